@@ -1,0 +1,160 @@
+/*
+ * tad.h - C ABI of tad (Triton AutoDiff), version 1.
+ *
+ * tad reads a Python file holding @triton.jit forward kernel(s) and a stub that launches them,
+ * generates a backward (Triton kernels, launcher, torch.autograd.Function), verifies it (on the CPU
+ * interpreter or on a GPU through a Python worker process) and benchmarks it.
+ *
+ * Conventions
+ *  - Every function returns an int status: TAD_OK (0) or a negative tad_status. The message of the
+ *    last failure on the calling thread comes from tad_error_last(), which never returns NULL.
+ *  - On failure a session is left as it was before the call.
+ *  - Strings returned through `char **out` belong to the caller: release them with tad_string_free().
+ *  - Options structs start with `unsigned int version`; initialise them with the *_INIT macro or the
+ *    *_options_init() function. Zero / NULL fields mean "default".
+ *  - A session is used by one thread at a time; distinct sessions are independent.
+ *  - Reports are JSON text; docs/reports.md documents their schemas.
+ */
+#ifndef TAD_H
+#define TAD_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define TAD_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define TAD_API __attribute__((visibility("default")))
+#else
+#define TAD_API
+#endif
+
+#define TAD_VERSION_MAJOR 0
+#define TAD_VERSION_MINOR 1
+#define TAD_VERSION_PATCH 0
+
+typedef enum tad_status {
+    TAD_OK = 0,
+    TAD_ERR_INVALID_ARGUMENT = -1, /* NULL handle, bad option, unknown name */
+    TAD_ERR_IO = -2,               /* file missing or unreadable, disk error */
+    TAD_ERR_SYNTAX = -3,           /* the forward file does not parse */
+    TAD_ERR_UNSUPPORTED = -4,      /* a construct tad cannot differentiate (yet) */
+    TAD_ERR_NO_KERNEL = -5,        /* no @triton.jit kernel, no stub, or a stub launching nothing */
+    TAD_ERR_WORKER = -6,           /* the Python worker failed: import, crash, kernel error, OOM */
+    TAD_ERR_TIMEOUT = -7,          /* the worker did not answer in time and was killed */
+    TAD_ERR_MISMATCH = -8,         /* verification ran and a gradient disagrees */
+    TAD_ERR_NOT_FOUND = -9,        /* unknown snapshot id */
+    TAD_ERR_STATE = -10,           /* call out of order, e.g. verify before generate */
+    TAD_ERR_CANCELLED = -11,       /* the progress callback asked to stop */
+    TAD_ERR_NO_GPU = -12,          /* the GPU path was asked for and no GPU is present */
+    TAD_ERR_INTERNAL = -99
+} tad_status;
+
+/* "MAJOR.MINOR.PATCH". Static storage. */
+TAD_API const char *tad_version(void);
+
+/* Message of the last failure on this thread; "" if none. Never NULL. Valid until the next tad_ call
+ * on this thread. */
+TAD_API const char *tad_error_last(void);
+
+/* Name of a status code, e.g. "TAD_ERR_SYNTAX". Static storage; never NULL. */
+TAD_API const char *tad_status_name(int status);
+
+TAD_API void tad_string_free(char *s);
+
+typedef struct tad_session tad_session;
+
+/* Progress of a long step. `stage` is e.g. "trace", "generate", "verify", "bench"; `fraction` is in
+ * [0, 1] or negative when unknown. Return non-zero to cancel the step (it fails with
+ * TAD_ERR_CANCELLED). */
+typedef int (*tad_progress_fn)(const char *stage, const char *message, double fraction,
+                               void *payload);
+
+#define TAD_SESSION_OPTIONS_VERSION 1
+typedef struct tad_session_options {
+    unsigned int version;
+    const char *work_dir;         /* session directory; NULL: "./.tad" */
+    const char *python;           /* worker interpreter; NULL: $TAD_PYTHON, else "python3" */
+    int device_index;             /* CUDA device used by the worker */
+    double worker_timeout_s;      /* limit for one worker request; 0: 600 */
+    double startup_timeout_s;     /* limit for the worker to import torch/triton; 0: 120 */
+    tad_progress_fn progress;     /* may be NULL */
+    void *progress_payload;
+} tad_session_options;
+#define TAD_SESSION_OPTIONS_INIT {TAD_SESSION_OPTIONS_VERSION, 0, 0, 0, 0.0, 0.0, 0, 0}
+TAD_API int tad_session_options_init(tad_session_options *opts);
+
+/* Opens (creating if needed) the session directory. An existing directory keeps its snapshots. */
+TAD_API int tad_session_new(const tad_session_options *opts, tad_session **out);
+TAD_API void tad_session_free(tad_session *session);
+
+/* Loads the forward file. `source` NULL: read `path`. Otherwise `source` is the file's text and
+ * `path` names it in diagnostics and is where the worker imports it from (the text is written to the
+ * session directory when `path` does not exist). Parses it and finds the kernels and the stub. */
+TAD_API int tad_load_forward(tad_session *session, const char *path, const char *source);
+
+#define TAD_GENERATE_OPTIONS_VERSION 1
+typedef struct tad_generate_options {
+    unsigned int version;
+    const char *backend;     /* NULL or "ad": the compiler's reverse mode */
+    const char *dims_json;   /* dims to trace the stub with, e.g. {"M":4,"N":64}; NULL: first SWEEP entry */
+    const char *launch_json; /* a trace record (docs/reports.md) to use instead of running the worker */
+} tad_generate_options;
+#define TAD_GENERATE_OPTIONS_INIT {TAD_GENERATE_OPTIONS_VERSION, 0, 0, 0}
+TAD_API int tad_generate_options_init(tad_generate_options *opts);
+
+/* Generates a backward for the loaded forward. The candidate becomes the current one and is stored as
+ * a snapshot; its id is returned through `out_id` (may be NULL). */
+TAD_API int tad_generate(tad_session *session, const tad_generate_options *opts, char **out_id);
+
+/* The generated Python source of a snapshot (NULL id: the current candidate). */
+TAD_API int tad_candidate_source(tad_session *session, const char *id, char **out_source);
+
+#define TAD_VERIFY_OPTIONS_VERSION 1
+typedef struct tad_verify_options {
+    unsigned int version;
+    int cpu;                 /* 1: CPU interpreter in float64; 0: GPU through the worker */
+    const char *dims_json;   /* a JSON list of dims to check; NULL: the file's SWEEP */
+    const char *dtypes;      /* GPU: comma-separated torch dtype names; NULL: "float32,float16" */
+    long long max_elements;  /* CPU: skip dims whose tensors exceed this many elements; 0: 1<<20 */
+    unsigned int seed;
+} tad_verify_options;
+#define TAD_VERIFY_OPTIONS_INIT {TAD_VERIFY_OPTIONS_VERSION, 0, 0, 0, 0, 0}
+TAD_API int tad_verify_options_init(tad_verify_options *opts);
+
+/* Verifies the current candidate. The report (JSON) is returned through `out_report` even when a
+ * gradient disagrees; the status is then TAD_ERR_MISMATCH. The report is kept in the snapshot. */
+TAD_API int tad_verify(tad_session *session, const tad_verify_options *opts, char **out_report);
+
+#define TAD_BENCH_OPTIONS_VERSION 1
+typedef struct tad_bench_options {
+    unsigned int version;
+    const char *dims_json;   /* a JSON list of dims; NULL: the file's SWEEP */
+    const char *dtypes;      /* NULL: "float32,float16" */
+    int reps;                /* timed repetitions per measurement; 0: 100 */
+} tad_bench_options;
+#define TAD_BENCH_OPTIONS_INIT {TAD_BENCH_OPTIONS_VERSION, 0, 0, 0}
+TAD_API int tad_bench_options_init(tad_bench_options *opts);
+
+/* Benchmarks the current candidate on the GPU (it must have passed verification). */
+TAD_API int tad_bench(tad_session *session, const tad_bench_options *opts, char **out_report);
+
+/* Stores the current candidate with its reports as a new snapshot labelled `label` (may be NULL). */
+TAD_API int tad_snapshot(tad_session *session, const char *label, char **out_id);
+
+/* Makes snapshot `id` the current candidate again (its forward source and generated code). */
+TAD_API int tad_rollback(tad_session *session, const char *id);
+
+/* JSON list of the session's snapshots, oldest first (schema in docs/reports.md). */
+TAD_API int tad_snapshot_list(tad_session *session, char **out_json);
+
+/* Typed accessors for reports. `passed`: 1 if every check passed. `key` is a dotted path into the
+ * report, e.g. "summary.max_rel_err"; the value must be a number. */
+TAD_API int tad_report_passed(const char *report_json, int *passed);
+TAD_API int tad_report_number(const char *report_json, const char *key, double *value);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TAD_H */
