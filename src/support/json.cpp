@@ -1,6 +1,6 @@
 #include "support/json.h"
 
-#include <cJSON.h>
+#include <cjson/cJSON.h>
 
 #include <cmath>
 
