@@ -1,0 +1,66 @@
+// The session: one forward file, its candidates and their reports. The C ABI (tad.cpp) is a thin
+// exception-catching layer over this class; the CLI and all bindings go through the C ABI.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "support/json.h"
+
+namespace tad {
+
+struct SessionOptions {
+    std::string work_dir = ".tad";
+    std::string python;              // empty: $TAD_PYTHON, else "python3"
+    int device_index = 0;
+    double worker_timeout_s = 600;
+    double startup_timeout_s = 120;
+    // (stage, message, fraction) -> false to cancel
+    std::function<bool(const std::string &, const std::string &, double)> progress;
+};
+
+struct GenerateOptions {
+    std::string backend = "ad";
+    std::string dims_json;    // empty: first SWEEP entry
+    std::string launch_json;  // empty: trace with the worker
+};
+
+struct VerifyOptions {
+    bool cpu = false;
+    std::string dims_json;    // JSON list; empty: SWEEP
+    std::string dtypes = "float32,float16";
+    long long max_elements = 1 << 20;
+    unsigned seed = 0;
+};
+
+struct BenchOptions {
+    std::string dims_json;
+    std::string dtypes = "float32,float16";
+    int reps = 100;
+};
+
+class Session {
+public:
+    explicit Session(SessionOptions opts);
+    ~Session();
+    Session(const Session &) = delete;
+    Session &operator=(const Session &) = delete;
+
+    void load_forward(const std::string &path, const std::optional<std::string> &source);
+    std::string generate(const GenerateOptions &opts);              // new snapshot id
+    std::string candidate_source(const std::string &id) const;      // "" id: current
+    // Reports are JSON (docs/reports.md); `passed` is set from the report.
+    std::string verify(const VerifyOptions &opts, bool *passed);
+    std::string bench(const BenchOptions &opts);
+    std::string snapshot(const std::string &label);
+    void rollback(const std::string &id);
+    std::string snapshot_list() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tad

@@ -1,0 +1,149 @@
+#include "frontend/kernel_file.h"
+
+#include "support/error.h"
+
+namespace tad::frontend {
+
+namespace {
+
+// Dotted name of a Name / Attribute chain ("triton.jit"), or "" for anything else.
+std::string dotted(const ast::Node *n) {
+    if (!n) return "";
+    if (n->is("Name")) return n->str("id");
+    if (n->is("Attribute")) {
+        std::string base = dotted(n->node("value").get());
+        return base.empty() ? "" : base + "." + n->str("attr");
+    }
+    return "";
+}
+
+std::string at(const ast::File &f, const ast::Node &n) { return where(f.path, n.loc.line, n.loc.col + 1); }
+
+bool is_autodiff_decorator(const ast::Node &d) {
+    std::string name = dotted(d.is("Call") ? d.node("func").get() : &d);
+    return name == "tad.autodiff" || name == "autodiff";
+}
+
+// Collects K in every `K[grid](...)` call inside `n`, in source order.
+void find_launches(const ast::NodePtr &n, std::vector<std::string> &out) {
+    if (!n) return;
+    if (n->is("Call")) {
+        ast::NodePtr f = n->node("func");
+        if (f && f->is("Subscript")) {
+            std::string k = dotted(f->node("value").get());
+            if (!k.empty()) out.push_back(k);
+        }
+    }
+    for (const auto &field : n->fields) {
+        if (auto p = std::get_if<ast::NodePtr>(&field.second)) find_launches(*p, out);
+        else if (auto l = std::get_if<ast::NodeList>(&field.second))
+            for (const auto &c : *l) find_launches(c, out);
+    }
+}
+
+void read_grad_inputs(const ast::File &file, const ast::Node &decorator, StubInfo &stub) {
+    const ast::Node *spec = nullptr;
+    if (decorator.is("Call")) {
+        for (const auto &kw : decorator.list("keywords")) {
+            const ast::Value *arg = kw->find("arg");
+            if (arg && std::holds_alternative<std::string>(*arg) && std::get<std::string>(*arg) == "grad_inputs")
+                spec = kw->node("value").get();
+        }
+        if (!spec && !decorator.list("args").empty()) spec = decorator.list("args")[0].get();
+    }
+    if (!spec)
+        fail(TAD_ERR_INVALID_ARGUMENT, at(file, decorator) + ": @tad.autodiff needs grad_inputs=(...) naming the stub's differentiable parameters");
+    std::vector<const ast::Node *> items;
+    if (spec->is("Tuple") || spec->is("List"))
+        for (const auto &e : spec->list("elts")) items.push_back(e.get());
+    else
+        items.push_back(spec);
+    std::string plist;
+    for (size_t i = 0; i < stub.params.size(); ++i) plist += (i ? ", " : "") + stub.params[i];
+    for (const ast::Node *it : items) {
+        const ast::Value *v = it->is("Constant") ? it->find("value") : nullptr;
+        std::string name;
+        if (v && std::holds_alternative<std::string>(*v)) {
+            name = std::get<std::string>(*v);
+        } else if (v && std::holds_alternative<int64_t>(*v)) {
+            int64_t idx = std::get<int64_t>(*v);
+            if (idx < 0 || idx >= static_cast<int64_t>(stub.params.size()))
+                fail(TAD_ERR_INVALID_ARGUMENT, at(file, *it) + ": grad_inputs index " + std::to_string(idx) +
+                                                   " is out of range for stub '" + stub.name + "' (parameters: " + plist + ")");
+            name = stub.params[idx];
+        } else {
+            fail(TAD_ERR_INVALID_ARGUMENT, at(file, *it) + ": grad_inputs entries must be parameter names or indices");
+        }
+        bool known = false;
+        for (const auto &p : stub.params) known = known || p == name;
+        if (!known)
+            fail(TAD_ERR_INVALID_ARGUMENT, at(file, *it) + ": grad_inputs names '" + name + "', which is not a parameter of stub '" +
+                                               stub.name + "' (parameters: " + plist + ")");
+        stub.grad_inputs.push_back(name);
+    }
+}
+
+}  // namespace
+
+bool is_jit_decorator(const ast::Node &d) {
+    std::string name = dotted(d.is("Call") ? d.node("func").get() : &d);
+    return name == "triton.jit" || name == "jit";
+}
+
+std::vector<std::string> param_names(const ast::Node &fn) {
+    std::vector<std::string> out;
+    ast::NodePtr args = fn.node("args");
+    for (const char *field : {"posonlyargs", "args", "kwonlyargs"})
+        for (const auto &a : args->list(field)) out.push_back(a->str("arg"));
+    return out;
+}
+
+const ast::NodePtr &KernelFile::jit(const std::string &name) const {
+    auto it = jit_functions.find(name);
+    if (it == jit_functions.end()) fail(TAD_ERR_NO_KERNEL, file.path + ": no @triton.jit function named '" + name + "'");
+    return it->second;
+}
+
+KernelFile analyze(ast::File file) {
+    KernelFile kf;
+    kf.file = std::move(file);
+    const ast::Node *stub_decorator = nullptr;
+    for (const auto &stmt : kf.file.module->list("body")) {
+        if (stmt->is("FunctionDef")) {
+            const std::string &name = stmt->str("name");
+            for (const auto &d : stmt->list("decorator_list")) {
+                if (is_jit_decorator(*d)) {
+                    kf.jit_functions[name] = stmt;
+                    kf.jit_order.push_back(name);
+                } else if (is_autodiff_decorator(*d)) {
+                    if (stub_decorator)
+                        fail(TAD_ERR_INVALID_ARGUMENT, at(kf.file, *d) + ": a second @tad.autodiff stub '" + name +
+                                                           "' (tad handles one stub per file; the first is '" + kf.stub.name + "')");
+                    stub_decorator = d.get();
+                    kf.stub.name = name;
+                    kf.stub.def = stmt;
+                    kf.stub.params = param_names(*stmt);
+                }
+            }
+            if (name == "make_args") kf.has_make_args = true;
+            if (name == "reference") kf.has_reference = true;
+        } else if (stmt->is("Assign")) {
+            for (const auto &t : stmt->list("targets"))
+                if (t->is("Name") && t->str("id") == "SWEEP") kf.has_sweep = true;
+        }
+    }
+    if (kf.jit_functions.empty()) fail(TAD_ERR_NO_KERNEL, kf.file.path + ": no @triton.jit kernel found");
+    if (!stub_decorator)
+        fail(TAD_ERR_NO_KERNEL, kf.file.path + ": no stub marked @tad.autodiff(grad_inputs=...) found");
+    read_grad_inputs(kf.file, *stub_decorator, kf.stub);
+    find_launches(kf.stub.def, kf.stub.launched);
+    std::vector<std::string> kernels;
+    for (const auto &k : kf.stub.launched)
+        if (kf.jit_functions.count(k)) kernels.push_back(k);
+    if (kernels.empty())
+        fail(TAD_ERR_NO_KERNEL, at(kf.file, *kf.stub.def) + ": stub '" + kf.stub.name + "' launches no @triton.jit kernel");
+    kf.stub.launched = kernels;
+    return kf;
+}
+
+}  // namespace tad::frontend

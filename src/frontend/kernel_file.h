@@ -1,0 +1,42 @@
+// What tad needs to know about a forward file: its @triton.jit functions, the stub marked
+// @tad.autodiff(grad_inputs=...), and the optional protocol functions (SWEEP, make_args, reference).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "frontend/ast.h"
+
+namespace tad::frontend {
+
+struct StubInfo {
+    std::string name;
+    ast::NodePtr def;                       // the FunctionDef
+    std::vector<std::string> params;        // parameter names in order
+    std::vector<std::string> grad_inputs;   // resolved to parameter names
+    std::vector<std::string> launched;      // kernels launched as K[grid](...), in source order
+};
+
+struct KernelFile {
+    ast::File file;
+    std::map<std::string, ast::NodePtr> jit_functions;  // name -> FunctionDef
+    std::vector<std::string> jit_order;                 // source order
+    StubInfo stub;
+    bool has_sweep = false, has_make_args = false, has_reference = false;
+
+    const ast::NodePtr &jit(const std::string &name) const;
+};
+
+// Parses and analyses a forward file. Errors (tad::Error): TAD_ERR_IO, TAD_ERR_SYNTAX,
+// TAD_ERR_NO_KERNEL (no jit function, no stub, stub launching nothing), TAD_ERR_INVALID_ARGUMENT
+// (grad_inputs naming an unknown parameter).
+KernelFile analyze(ast::File file);
+
+// True if `decorator` is triton.jit / jit / triton.jit(...).
+bool is_jit_decorator(const ast::Node &decorator);
+
+// The parameter names of a FunctionDef, in order (posonly, regular, kw-only).
+std::vector<std::string> param_names(const ast::Node &function_def);
+
+}  // namespace tad::frontend

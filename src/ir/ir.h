@@ -1,0 +1,184 @@
+// tad's tile IR.
+//
+// Semantics
+// - A Function is the body of one Triton program: it runs once per program id of the launch grid,
+//   and programs share nothing but global memory.
+// - Values are SSA. Each is defined by exactly one Op (or is a Function parameter) and has a Type:
+//   an element type and a shape. An empty shape is a scalar; otherwise a tile whose dims each carry
+//   a bound value and the source expression it came from ("BLOCK_SIZE", "16"), so emitted code stays
+//   symbolic in the user's constexpr names.
+// - Element types: i1 (masks), i32, i64, f16, bf16, f32, f64, and pointers to any of those.
+// - Elementwise ops take operands of identical shape: the frontend inserts explicit Broadcast ops
+//   (numpy rules: align right, 1 stretches), so reverse mode can reduce gradients back over exactly
+//   the broadcast dims. Likewise it inserts explicit Casts for Triton's type promotion, and a Store's
+//   value always has the pointee's element type.
+// - Integer Div and Mod truncate toward zero (C semantics, as Triton's arith.divsi / remsi).
+// - Load / Store / AtomicAdd address memory through pointer tiles; lanes whose mask is false neither
+//   read nor write (a masked-off Load yields `other`, or an undefined value when absent).
+// - Ops run in order. The body is straight-line; control-flow regions come with loops.
+// Printing (printer.cpp) is deterministic: values are numbered in definition order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tad::ir {
+
+enum class DType { I1, I32, I64, F16, BF16, F32, F64 };
+
+const char *dtype_name(DType t);         // "f32"
+const char *dtype_triton(DType t);       // "tl.float32"
+const char *dtype_torch(DType t);        // "float32"
+bool dtype_is_float(DType t);
+int dtype_rank(DType t);                 // promotion order within ints / within floats
+bool dtype_from_torch(const std::string &name, DType *out);  // "float16" -> F16
+
+struct Dim {
+    int64_t value = 1;
+    std::string expr;  // symbolic spelling; equals std::to_string(value) for literals
+};
+
+struct Type {
+    DType elem = DType::F32;
+    bool is_ptr = false;
+    std::vector<Dim> shape;  // empty: scalar
+
+    bool scalar() const { return shape.empty(); }
+    bool is_float() const { return !is_ptr && dtype_is_float(elem); }
+    size_t rank() const { return shape.size(); }
+    int64_t numel() const;
+    Type with_elem(DType e) const;       // same shape, non-pointer element e
+    Type with_shape(std::vector<Dim> s) const;
+    bool same_shape(const Type &o) const;  // dims compared by value
+    bool operator==(const Type &o) const;
+    std::string str() const;             // "f32[BLOCK_SIZE]", "ptr<f16>", "i1[BLOCK_M,BLOCK_N]"
+};
+
+using ValueId = int;
+constexpr ValueId kNoValue = -1;
+
+// Where an op came from, for diagnostics and for comments in emitted code.
+struct SrcLoc {
+    int line = 0;
+    int col = 0;  // 1-based
+};
+
+enum class OpKind {
+    // Leaves.
+    Param,        // function parameter `index` (pointers and runtime scalars)
+    Const,        // scalar constant `fval`; `name` set when it is a constexpr the emitter spells by name
+    ProgramId,    // tl.program_id(axis)
+    NumPrograms,  // tl.num_programs(axis)
+    Arange,       // tl.arange(start=ival, end=ival2): i32[end-start]
+    // Shape.
+    Broadcast,    // operand 0 to result shape (numpy rules)
+    ExpandDims,   // insert a dim of size 1 at `axis`
+    // Elementwise, same-shape operands.
+    Add, Sub, Mul, Div, Mod, Maximum, Minimum,
+    Lt, Le, Gt, Ge, Eq, Ne,  // -> i1
+    And, Or, Xor,            // bitwise on integers, logical on i1
+    Neg, Not,
+    Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sigmoid, Abs, Erf, Tanh, Sin, Cos, Floor, Ceil,
+    Where,        // select(cond, a, b)
+    Cast,         // to result element type
+    AddPtr,       // pointer + integer offset (in elements)
+    // Reductions over `axis` (-1: all dims, giving a scalar); `keep_dims` keeps a size-1 dim.
+    ReduceSum, ReduceMax, ReduceMin,
+    // Memory. Operands: ptr[, mask[, other]] for Load; ptr, value[, mask] for Store / AtomicAdd.
+    Load, Store, AtomicAdd,
+};
+
+const char *op_name(OpKind k);  // "add", "reduce_sum", ...
+
+struct Op {
+    Op(OpKind k, std::vector<ValueId> ops = {}) : kind(k), operands(std::move(ops)) {}
+    OpKind kind;
+    std::vector<ValueId> operands;
+    ValueId result = kNoValue;  // none for Store / AtomicAdd
+    // Attributes; which ones apply depends on kind (see OpKind).
+    int axis = 0;
+    bool keep_dims = false;
+    bool has_mask = false;
+    bool has_other = false;
+    double fval = 0.0;
+    int64_t ival = 0, ival2 = 0;
+    std::string name;      // Const: constexpr name; AtomicAdd: memory semantics ("relaxed")
+    SrcLoc loc;
+};
+
+enum class ParamKind { Pointer, Int, Float };
+
+struct Param {
+    std::string name;
+    ParamKind kind;
+    ValueId value = kNoValue;
+};
+
+struct ValueInfo {
+    Type type;
+    int def_op = -1;       // index into Function::ops
+    std::string name;      // the source variable it was bound to, if any ("x", "mean")
+};
+
+// A constexpr parameter of the kernel: kept in the signature so the emitted code stays symbolic.
+struct Constexpr {
+    std::string name;
+    double value = 0;
+    bool is_int = true;
+};
+
+struct Function {
+    std::string name;
+    std::vector<Param> params;
+    std::vector<Constexpr> constexprs;  // after params in the signature
+    std::vector<ValueInfo> values;
+    std::vector<Op> ops;
+    std::string source_path;  // the file the function was lowered from
+
+    const Type &type(ValueId v) const { return values.at(v).type; }
+    const Op &def(ValueId v) const { return ops.at(values.at(v).def_op); }
+    int param_index(const std::string &name) const;  // -1 if absent
+};
+
+// Appends ops to a Function, computing result types.
+class Builder {
+public:
+    explicit Builder(Function &f) : f_(f) {}
+    Function &func() { return f_; }
+    SrcLoc loc;  // attached to every op built until changed
+
+    ValueId param(const std::string &name, ParamKind kind, Type t);
+    ValueId constant(double v, DType t, const std::string &constexpr_name = "");
+    ValueId program_id(int axis);
+    ValueId num_programs(int axis);
+    ValueId arange(int64_t start, int64_t end, const std::string &len_expr);
+    ValueId broadcast(ValueId v, const std::vector<Dim> &shape);
+    ValueId expand_dims(ValueId v, int axis);
+    ValueId binary(OpKind k, ValueId a, ValueId b);  // operands must already agree in type
+    ValueId unary(OpKind k, ValueId a);
+    ValueId where(ValueId c, ValueId a, ValueId b);
+    ValueId cast(ValueId v, DType to);
+    ValueId add_ptr(ValueId p, ValueId off);
+    ValueId reduce(OpKind k, ValueId v, int axis, bool keep_dims);
+    ValueId load(ValueId p, ValueId mask, ValueId other);  // mask / other may be kNoValue
+    void store(ValueId p, ValueId v, ValueId mask);
+    void atomic_add(ValueId p, ValueId v, ValueId mask, const std::string &sem);
+
+    // Low-level: appends an op whose result (if `has_result`) has type `t`.
+    ValueId append(Op op, const Type &t, bool has_result = true);
+
+private:
+    Function &f_;
+};
+
+// Broadcast shape of two shapes under numpy rules; false if incompatible.
+bool broadcast_shapes(const std::vector<Dim> &a, const std::vector<Dim> &b, std::vector<Dim> *out);
+
+// Deterministic text form of a function (tests/ir goldens).
+std::string print(const Function &f);
+
+// Checks SSA order, operand types and shapes; returns "" when valid, else the first problem.
+std::string verify(const Function &f);
+
+}  // namespace tad::ir

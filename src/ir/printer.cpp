@@ -1,0 +1,118 @@
+#include <cstdio>
+#include <sstream>
+
+#include "ir/ir.h"
+
+namespace tad::ir {
+
+const char *op_name(OpKind k) {
+    switch (k) {
+    case OpKind::Param: return "param";
+    case OpKind::Const: return "const";
+    case OpKind::ProgramId: return "program_id";
+    case OpKind::NumPrograms: return "num_programs";
+    case OpKind::Arange: return "arange";
+    case OpKind::Broadcast: return "broadcast";
+    case OpKind::ExpandDims: return "expand_dims";
+    case OpKind::Add: return "add";
+    case OpKind::Sub: return "sub";
+    case OpKind::Mul: return "mul";
+    case OpKind::Div: return "div";
+    case OpKind::Mod: return "mod";
+    case OpKind::Maximum: return "maximum";
+    case OpKind::Minimum: return "minimum";
+    case OpKind::Lt: return "lt";
+    case OpKind::Le: return "le";
+    case OpKind::Gt: return "gt";
+    case OpKind::Ge: return "ge";
+    case OpKind::Eq: return "eq";
+    case OpKind::Ne: return "ne";
+    case OpKind::And: return "and";
+    case OpKind::Or: return "or";
+    case OpKind::Xor: return "xor";
+    case OpKind::Neg: return "neg";
+    case OpKind::Not: return "not";
+    case OpKind::Exp: return "exp";
+    case OpKind::Exp2: return "exp2";
+    case OpKind::Log: return "log";
+    case OpKind::Log2: return "log2";
+    case OpKind::Sqrt: return "sqrt";
+    case OpKind::Rsqrt: return "rsqrt";
+    case OpKind::Sigmoid: return "sigmoid";
+    case OpKind::Abs: return "abs";
+    case OpKind::Erf: return "erf";
+    case OpKind::Tanh: return "tanh";
+    case OpKind::Sin: return "sin";
+    case OpKind::Cos: return "cos";
+    case OpKind::Floor: return "floor";
+    case OpKind::Ceil: return "ceil";
+    case OpKind::Where: return "where";
+    case OpKind::Cast: return "cast";
+    case OpKind::AddPtr: return "add_ptr";
+    case OpKind::ReduceSum: return "reduce_sum";
+    case OpKind::ReduceMax: return "reduce_max";
+    case OpKind::ReduceMin: return "reduce_min";
+    case OpKind::Load: return "load";
+    case OpKind::Store: return "store";
+    case OpKind::AtomicAdd: return "atomic_add";
+    }
+    return "?";
+}
+
+namespace {
+std::string num(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+}  // namespace
+
+std::string print(const Function &f) {
+    std::ostringstream os;
+    os << "func @" << f.name << "(";
+    for (size_t i = 0; i < f.params.size(); ++i) {
+        const Param &p = f.params[i];
+        os << (i ? ", " : "") << p.name << ": " << f.type(p.value).str();
+    }
+    for (const Constexpr &c : f.constexprs)
+        os << ", " << c.name << ": constexpr = " << (c.is_int ? std::to_string((long long)c.value) : num(c.value));
+    os << ") {\n";
+    for (const Op &op : f.ops) {
+        if (op.kind == OpKind::Param) continue;
+        os << "  ";
+        if (op.result != kNoValue) os << "%" << op.result << " = ";
+        os << op_name(op.kind);
+        for (size_t i = 0; i < op.operands.size(); ++i) os << (i ? ", %" : " %") << op.operands[i];
+        switch (op.kind) {
+        case OpKind::Const:
+            os << " " << num(op.fval);
+            if (!op.name.empty()) os << " (" << op.name << ")";
+            break;
+        case OpKind::ProgramId:
+        case OpKind::NumPrograms:
+        case OpKind::ExpandDims: os << " axis=" << op.axis; break;
+        case OpKind::Arange: os << " " << op.ival << ", " << op.ival2; break;
+        case OpKind::ReduceSum:
+        case OpKind::ReduceMax:
+        case OpKind::ReduceMin:
+            os << " axis=" << op.axis << (op.keep_dims ? " keep_dims" : "");
+            break;
+        case OpKind::Load:
+        case OpKind::Store:
+            if (op.has_mask) os << " masked";
+            break;
+        case OpKind::AtomicAdd: os << " sem=" << op.name; break;
+        default: break;
+        }
+        if (op.result != kNoValue) {
+            os << " : " << f.type(op.result).str();
+            const std::string &n = f.values[op.result].name;
+            if (!n.empty()) os << "  // " << n;
+        }
+        os << "\n";
+    }
+    os << "}\n";
+    return os.str();
+}
+
+}  // namespace tad::ir

@@ -1,0 +1,34 @@
+#include "passes/passes.h"
+
+namespace tad::passes {
+
+ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const std::vector<ir::ValueId> &repl) {
+    ir::Function out;
+    out.name = f.name;
+    out.constexprs = f.constexprs;
+    out.source_path = f.source_path;
+    std::vector<ir::ValueId> renum(f.values.size(), ir::kNoValue);
+    for (size_t i = 0; i < f.ops.size(); ++i) {
+        if (!keep[i]) continue;
+        ir::Op op = f.ops[i];
+        for (ir::ValueId &v : op.operands) v = renum.at(repl[v]);
+        if (op.result != ir::kNoValue) {
+            ir::ValueId nv = static_cast<ir::ValueId>(out.values.size());
+            ir::ValueInfo info = f.values[op.result];
+            info.def_op = static_cast<int>(out.ops.size());
+            out.values.push_back(info);
+            renum[op.result] = nv;
+            op.result = nv;
+        }
+        if (op.kind == ir::OpKind::Param) {
+            op.ival = static_cast<int64_t>(out.params.size());
+            ir::Param p = f.params.at(static_cast<size_t>(f.ops[i].ival));
+            p.value = op.result;
+            out.params.push_back(p);
+        }
+        out.ops.push_back(std::move(op));
+    }
+    return out;
+}
+
+}  // namespace tad::passes

@@ -1,0 +1,38 @@
+// Transformations and analyses over tile IR.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tad::passes {
+
+// Common-subexpression elimination by value numbering (memory ops are never merged), so that
+// structurally equal address expressions become the same SSA values.
+ir::Function cse(const ir::Function &f);
+
+// Removes ops whose results are unused and that have no effect on memory.
+ir::Function dce(const ir::Function &f);
+
+// How the backward writes the gradient of one pointer parameter.
+struct GradWrite {
+    enum Kind { Store, Atomic } kind = Atomic;
+    // Store: the output parameter whose forward store has the same addresses and mask as the load
+    // (so programs write disjoint gradient elements, by race freedom of the forward).
+    std::string mirror;
+    // Store: scalar parameter pairs that must be equal at run time for the addresses to coincide
+    // (e.g. stride_x == stride_y); empty when they coincide structurally.
+    std::vector<std::pair<std::string, std::string>> guards;
+};
+
+// Decides, for each pointer parameter in `wrt`, whether its gradient can be written with plain
+// stores. Expects `f` after cse(). A parameter loaded more than once is accumulated atomically.
+std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, const std::vector<std::string> &wrt,
+                                                      const std::vector<std::string> &outputs);
+
+// Rebuilds `f` keeping ops with keep[i] and renaming operands through `repl` (value -> value).
+ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const std::vector<ir::ValueId> &repl);
+
+}  // namespace tad::passes
