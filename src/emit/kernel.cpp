@@ -1,0 +1,275 @@
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "emit/emit.h"
+#include "support/error.h"
+
+namespace tad::emit {
+
+namespace {
+
+using ir::OpKind;
+using ir::ValueId;
+
+struct Expr {
+    std::string text;
+    int prec;  // Python binding strength: 100 atoms/calls, 80 unary, 70 * /, 60 + -, 45 &, 44 ^, 43 |, 40 compare
+};
+
+std::string float_literal(double v) {
+    if (std::isinf(v)) return v > 0 ? "float(\"inf\")" : "-float(\"inf\")";
+    if (std::isnan(v)) return "float(\"nan\")";
+    char buf[40];
+    for (int p = 1; p <= 17; ++p) {
+        std::snprintf(buf, sizeof buf, "%.*g", p, v);
+        if (std::strtod(buf, nullptr) == v) break;
+    }
+    std::string s = buf;
+    if (s.find_first_of(".en") == std::string::npos) s += ".0";
+    return s;
+}
+
+bool is_identifier(const std::string &s) {
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+    for (char c : s)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+    return true;
+}
+
+// Users that broadcast their operands implicitly in Triton, so a Broadcast feeding them can be
+// spelled as its operand.
+bool broadcasts_implicitly(const ir::Op &user, size_t operand) {
+    switch (user.kind) {
+    case OpKind::Load:
+    case OpKind::Store:
+    case OpKind::AtomicAdd: return operand != 0;
+    case OpKind::Broadcast:
+    case OpKind::ExpandDims:
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin: return false;
+    default: return true;
+    }
+}
+
+class KernelEmitter {
+public:
+    explicit KernelEmitter(const ir::Function &f) : f_(f), uses_(f.values.size()), last_use_(f.values.size(), -1) {
+        for (size_t i = 0; i < f.ops.size(); ++i)
+            for (size_t k = 0; k < f.ops[i].operands.size(); ++k) {
+                ValueId v = f.ops[i].operands[k];
+                uses_[v].push_back({static_cast<int>(i), k});
+                last_use_[v] = static_cast<int>(i);
+            }
+    }
+
+    std::string run(const std::string &doc) {
+        std::ostringstream os;
+        os << "@triton.jit\ndef " << f_.name << "(";
+        std::vector<std::string> params;
+        for (const ir::Param &p : f_.params) {
+            names_[p.value] = p.name;
+            bound_[p.name] = p.value;
+            params.push_back(p.name);
+        }
+        for (const ir::Constexpr &c : f_.constexprs) params.push_back(c.name + ": tl.constexpr");
+        for (size_t i = 0; i < params.size(); ++i) os << (i ? ", " : "") << params[i];
+        os << "):\n";
+        if (!doc.empty()) os << "    \"\"\"" << doc << "\"\"\"\n";
+        for (size_t i = 0; i < f_.ops.size(); ++i) {
+            const ir::Op &op = f_.ops[i];
+            if (op.kind == OpKind::Param || (op.result != ir::kNoValue && inline_value(op.result))) continue;
+            if (op.result != ir::kNoValue && uses_[op.result].empty()) continue;
+            std::string rhs = expr(op).text;
+            if (op.result == ir::kNoValue) {
+                os << "    " << rhs << "\n";
+            } else {
+                std::string n = assign_name(op.result, static_cast<int>(i));
+                os << "    " << n << " = " << rhs << "\n";
+            }
+        }
+        return os.str();
+    }
+
+private:
+    const ir::Function &f_;
+    std::vector<std::vector<std::pair<int, size_t>>> uses_;
+    std::vector<int> last_use_;
+    std::map<ValueId, std::string> names_;
+    std::map<std::string, ValueId> bound_;
+    int temp_counter_ = 0;
+
+    bool inline_value(ValueId v) const {
+        const ir::Op &op = f_.def(v);
+        if (op.kind == OpKind::Const || op.kind == OpKind::Broadcast) return true;
+        if (op.kind == OpKind::Load || op.kind == OpKind::Param) return false;
+        return f_.values[v].name.empty() && uses_[v].size() == 1;
+    }
+
+    std::string assign_name(ValueId v, int at) {
+        static const std::set<std::string> reserved = {"tl", "triton", "torch", "lambda", "def", "in", "is", "not",
+                                                       "and", "or", "if", "else", "for", "while", "return", "None",
+                                                       "True", "False", "class", "from", "import", "pass", "with"};
+        std::string base = f_.values[v].name;
+        if (!is_identifier(base) || reserved.count(base)) base = base.empty() ? "" : base + "_";
+        if (base.empty()) base = "t" + std::to_string(temp_counter_++);
+        std::string n = base;
+        for (int k = 1;; ++k) {
+            auto it = bound_.find(n);
+            // Rebinding a name is fine once its previous value has no later use.
+            if (it == bound_.end() || last_use_[it->second] <= at) break;
+            n = base + "_" + std::to_string(k);
+        }
+        for (const ir::Constexpr &c : f_.constexprs)
+            if (c.name == n) n += "_";
+        bound_[n] = v;
+        names_[v] = n;
+        return n;
+    }
+
+    Expr operand(const ir::Op &user, size_t k) {
+        ValueId v = user.operands[k];
+        const ir::Op &def = f_.def(v);
+        if (def.kind == OpKind::Broadcast && broadcasts_implicitly(user, k)) {
+            ValueId src = def.operands[0];
+            const ir::Op &sdef = f_.def(src);
+            if (sdef.kind != OpKind::Broadcast || broadcasts_implicitly(sdef, 0)) return value(src);
+        }
+        return value(v);
+    }
+
+    Expr value(ValueId v) {
+        auto it = names_.find(v);
+        if (it != names_.end()) return {it->second, 100};
+        return expr(f_.def(v));
+    }
+
+    static std::string wrap(const Expr &e, int need) { return e.prec >= need ? e.text : "(" + e.text + ")"; }
+
+    std::string shape_tuple(const std::vector<ir::Dim> &shape) {
+        std::string s = "(";
+        for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + shape[i].expr;
+        return s + (shape.size() == 1 ? ",)" : ")");
+    }
+
+    Expr binary(const ir::Op &op, const char *sym, int prec) {
+        Expr a = operand(op, 0), b = operand(op, 1);
+        bool compare = prec == 40;
+        return {wrap(a, compare ? prec + 1 : prec) + " " + sym + " " + wrap(b, prec + 1), prec};
+    }
+
+    Expr call(const std::string &fn, const ir::Op &op) {
+        std::string s = fn + "(";
+        for (size_t k = 0; k < op.operands.size(); ++k) s += (k ? ", " : "") + operand(op, k).text;
+        return {s + ")", 100};
+    }
+
+    Expr constant(const ir::Op &op) {
+        if (!op.name.empty()) return {op.name, is_identifier(op.name) ? 100 : 0};
+        const ir::Type &t = f_.type(op.result);
+        std::string s;
+        if (t.is_float()) s = float_literal(op.fval);
+        else if (t.elem == ir::DType::I1) s = op.fval != 0 ? "True" : "False";
+        else s = std::to_string(static_cast<long long>(op.fval));
+        return {s, s[0] == '-' ? 80 : 100};
+    }
+
+    Expr memory(const ir::Op &op) {
+        std::string ptr = operand(op, 0).text;
+        if (f_.def(op.operands[0]).kind == OpKind::Broadcast) ptr = value(op.operands[0]).text;
+        if (op.kind == OpKind::Load) {
+            std::string s = "tl.load(" + ptr;
+            if (op.has_mask) s += ", mask=" + operand(op, 1).text;
+            if (op.has_other) s += ", other=" + operand(op, 2).text;
+            return {s + ")", 100};
+        }
+        std::string s = std::string(op.kind == OpKind::Store ? "tl.store(" : "tl.atomic_add(") + ptr + ", " + operand(op, 1).text;
+        if (op.has_mask) s += ", mask=" + operand(op, 2).text;
+        if (op.kind == OpKind::AtomicAdd) s += ", sem=\"" + op.name + "\"";
+        return {s + ")", 100};
+    }
+
+    Expr expr(const ir::Op &op) {
+        const ir::Type *rt = op.result != ir::kNoValue ? &f_.type(op.result) : nullptr;
+        switch (op.kind) {
+        case OpKind::Param: return {op.name, 100};
+        case OpKind::Const: return constant(op);
+        case OpKind::ProgramId: return {"tl.program_id(" + std::to_string(op.axis) + ")", 100};
+        case OpKind::NumPrograms: return {"tl.num_programs(" + std::to_string(op.axis) + ")", 100};
+        case OpKind::Arange: return {"tl.arange(" + std::to_string(op.ival) + ", " + rt->shape[0].expr + ")", 100};
+        case OpKind::Broadcast: {
+            const ir::Op &src = f_.def(op.operands[0]);
+            if (src.kind == OpKind::Const && f_.type(op.operands[0]).scalar())
+                return {"tl.full(" + shape_tuple(rt->shape) + ", " + constant(src).text + ", " + ir::dtype_triton(rt->elem) + ")", 100};
+            return {"tl.broadcast_to(" + value(op.operands[0]).text + ", " + shape_tuple(rt->shape) + ")", 100};
+        }
+        case OpKind::ExpandDims: {
+            Expr x = operand(op, 0);
+            if (f_.type(op.operands[0]).scalar()) return {"tl.expand_dims(" + x.text + ", 0)", 100};
+            std::string idx;
+            for (size_t i = 0; i < rt->rank(); ++i) idx += std::string(i ? ", " : "") + (static_cast<int>(i) == op.axis ? "None" : ":");
+            return {wrap(x, 100) + "[" + idx + "]", 100};
+        }
+        case OpKind::Add: return binary(op, "+", 60);
+        case OpKind::Sub: return binary(op, "-", 60);
+        case OpKind::Mul: return binary(op, "*", 70);
+        case OpKind::Div: return binary(op, f_.type(op.operands[0]).is_float() ? "/" : "//", 70);
+        case OpKind::Mod: return binary(op, "%", 70);
+        case OpKind::Lt: return binary(op, "<", 40);
+        case OpKind::Le: return binary(op, "<=", 40);
+        case OpKind::Gt: return binary(op, ">", 40);
+        case OpKind::Ge: return binary(op, ">=", 40);
+        case OpKind::Eq: return binary(op, "==", 40);
+        case OpKind::Ne: return binary(op, "!=", 40);
+        case OpKind::And: return binary(op, "&", 45);
+        case OpKind::Or: return binary(op, "|", 43);
+        case OpKind::Xor: return binary(op, "^", 44);
+        case OpKind::Neg: return {"-" + wrap(operand(op, 0), 80), 80};
+        case OpKind::Not: return {"~" + wrap(operand(op, 0), 80), 80};
+        case OpKind::Maximum: return call("tl.maximum", op);
+        case OpKind::Minimum: return call("tl.minimum", op);
+        case OpKind::Exp: return call("tl.exp", op);
+        case OpKind::Exp2: return call("tl.exp2", op);
+        case OpKind::Log: return call("tl.log", op);
+        case OpKind::Log2: return call("tl.log2", op);
+        case OpKind::Sqrt: return call("tl.sqrt", op);
+        case OpKind::Rsqrt: return call("tl.rsqrt", op);
+        case OpKind::Sigmoid: return call("tl.sigmoid", op);
+        case OpKind::Abs: return call("tl.abs", op);
+        case OpKind::Erf: return call("tl.erf", op);
+        case OpKind::Tanh: return call("libdevice.tanh", op);
+        case OpKind::Sin: return call("tl.sin", op);
+        case OpKind::Cos: return call("tl.cos", op);
+        case OpKind::Floor: return call("tl.floor", op);
+        case OpKind::Ceil: return call("tl.ceil", op);
+        case OpKind::Where: return call("tl.where", op);
+        case OpKind::Cast: return {wrap(operand(op, 0), 100) + ".to(" + ir::dtype_triton(rt->elem) + ")", 100};
+        case OpKind::AddPtr: {
+            Expr p = operand(op, 0), o = operand(op, 1);
+            return {wrap(p, 60) + " + " + wrap(o, 61), 60};
+        }
+        case OpKind::ReduceSum:
+        case OpKind::ReduceMax:
+        case OpKind::ReduceMin: {
+            const char *fn = op.kind == OpKind::ReduceSum ? "tl.sum(" : op.kind == OpKind::ReduceMax ? "tl.max(" : "tl.min(";
+            std::string s = fn + operand(op, 0).text;
+            if (op.axis >= 0) s += ", axis=" + std::to_string(op.axis);
+            if (op.keep_dims) s += ", keep_dims=True";
+            return {s + ")", 100};
+        }
+        case OpKind::Load:
+        case OpKind::Store:
+        case OpKind::AtomicAdd: return memory(op);
+        }
+        fail(TAD_ERR_INTERNAL, std::string("emitter has no spelling for op ") + ir::op_name(op.kind));
+    }
+};
+
+}  // namespace
+
+std::string emit_kernel(const ir::Function &fn, const std::string &doc) { return KernelEmitter(fn).run(doc); }
+
+}  // namespace tad::emit

@@ -1,0 +1,334 @@
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "emit/emit.h"
+#include "support/error.h"
+
+namespace tad::emit {
+
+namespace {
+
+// Names a statement defines at module level, and names an AST uses.
+void used_names(const ast::NodePtr &n, std::set<std::string> &out) {
+    if (!n) return;
+    if (n->is("Name")) out.insert(n->str("id"));
+    for (const auto &field : n->fields) {
+        if (auto p = std::get_if<ast::NodePtr>(&field.second)) used_names(*p, out);
+        else if (auto l = std::get_if<ast::NodeList>(&field.second))
+            for (const auto &c : *l) used_names(c, out);
+    }
+}
+
+std::vector<std::string> defined_names(const ast::Node &s) {
+    std::vector<std::string> out;
+    if (s.is("FunctionDef") || s.is("ClassDef")) out.push_back(s.str("name"));
+    if (s.is("Assign"))
+        for (const auto &t : s.list("targets"))
+            if (t->is("Name")) out.push_back(t->str("id"));
+    if (s.is("AnnAssign") && s.node("target")->is("Name")) out.push_back(s.node("target")->str("id"));
+    return out;
+}
+
+bool is_tad_import(const ast::Node &s) {
+    if (s.is("Import"))
+        for (const auto &a : s.list("names"))
+            if (a->str("name") == "tad") return true;
+    return s.is("ImportFrom") && s.find("module") && std::holds_alternative<std::string>(*s.find("module")) &&
+           s.str("module") == "tad";
+}
+
+// Source of a statement including its decorators; the stub's @tad.autodiff decorator is dropped.
+std::string statement_source(const frontend::KernelFile &kf, const ast::Node &s, bool drop_autodiff) {
+    ast::Loc loc = s.loc;
+    if (s.is("FunctionDef") || s.is("ClassDef")) {
+        const ast::NodeList &decs = s.list("decorator_list");
+        std::string out;
+        for (const auto &d : decs) {
+            std::string text = kf.file.slice(d->loc);
+            if (drop_autodiff && (text.rfind("tad.autodiff", 0) == 0 || text.rfind("autodiff", 0) == 0)) continue;
+            out += "@" + text + "\n";
+        }
+        return out + kf.file.slice(loc);
+    }
+    return kf.file.slice(loc);
+}
+
+std::string class_name(const std::string &stub) {
+    std::string out;
+    bool up = true;
+    for (char c : stub) {
+        if (c == '_') {
+            up = true;
+            continue;
+        }
+        out += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+        up = false;
+    }
+    return out + "Function";
+}
+
+std::string join(const std::vector<std::string> &items) {
+    std::string s;
+    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
+    return s;
+}
+
+std::string py_tuple(const std::vector<std::string> &items, bool quote) {
+    std::string s = "(";
+    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + (quote ? "\"" + items[i] + "\"" : items[i]);
+    return s + (items.size() == 1 ? ",)" : ")");
+}
+
+const char *kRuntime = R"(# ---- launch recording: the backward reuses each forward launch's grid and scalar arguments ----
+class _Launch:
+    def __init__(self, grid, args, options):
+        self.grid = grid
+        self.args = args
+        self.options = options
+
+
+_capture = threading.local()
+
+
+class _capturing:
+    def __enter__(self):
+        self.saved = getattr(_capture, "launches", None)
+        _capture.launches = []
+        return _capture.launches
+
+    def __exit__(self, *exc):
+        _capture.launches = self.saved
+
+
+class _Recorded:
+    """Launches a forward kernel and, inside _capturing(), records the launch."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.signature = inspect.signature(kernel.fn)
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            options = {k: kwargs.pop(k) for k in list(kwargs) if k not in self.signature.parameters}
+            bound = self.signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            grid_ = grid(dict(bound.arguments, **options)) if callable(grid) else grid
+            grid_ = tuple(grid_) if isinstance(grid_, (tuple, list)) else (grid_,)
+            log = getattr(_capture, "launches", None)
+            if log is not None:
+                scalars = {k: v for k, v in bound.arguments.items() if not isinstance(v, torch.Tensor)}
+                log.append(_Launch(grid_, scalars, options))
+            return self.kernel[grid_](*args, **kwargs, **options)
+
+        return launch
+
+
+def _as_layout(g, layout):
+    """The incoming gradient with the strides of the forward output it belongs to."""
+    shape, stride, dtype, device = layout
+    if g is None:
+        return torch.zeros(shape, dtype=dtype, device=device)
+    if tuple(g.stride()) == stride and g.dtype == dtype:
+        return g
+    out = torch.empty_strided(shape, stride, dtype=dtype, device=device)
+    out.copy_(g)
+    return out
+
+
+def _store_buffer(t, mirror):
+    """Gradient written with plain stores mirroring the forward's store to `mirror`: every element
+    is written when `t` has the mirror's layout, otherwise unwritten elements must read as zero."""
+    if tuple(t.shape) == tuple(mirror[0]) and tuple(t.stride()) == tuple(mirror[1]):
+        return torch.empty_like(t)
+    return torch.zeros_like(t)
+)";
+
+struct Mapping {
+    std::map<std::string, int> input_of;   // kernel param -> stub input index
+    std::map<std::string, int> output_of;  // kernel param -> stub output index
+};
+
+}  // namespace
+
+std::string emit_module(const ModuleInput &in) {
+    const frontend::KernelFile &kf = *in.kf;
+    const frontend::StubInfo &stub = kf.stub;
+    JsonRef launch = in.trace.at("launches")[0];
+
+    Mapping map;
+    for (size_t i = 0; i < launch.at("args").size(); ++i) {
+        JsonRef a = launch.at("args")[i];
+        if (a.str_or("kind", "") != "tensor") continue;
+        JsonRef ref = a.at("ref");
+        if (ref.has("input")) map.input_of[a.at("name").str()] = static_cast<int>(ref.at("input").integer());
+        if (ref.has("output")) map.output_of[a.at("name").str()] = static_cast<int>(ref.at("output").integer());
+    }
+    size_t n_outputs = in.trace.at("outputs").size();
+
+    std::ostringstream os;
+    std::vector<std::string> kernel_names;
+    for (const Variant &v : in.variants) kernel_names.push_back(v.bwd.fn.name);
+    os << "# Generated by tad " << TAD_VERSION_MAJOR << "." << TAD_VERSION_MINOR << "." << TAD_VERSION_PATCH
+       << " from " << kf.file.path << ": backward of stub `" << stub.name << "` with respect to ";
+    for (size_t i = 0; i < stub.grad_inputs.size(); ++i) os << (i ? ", " : "") << stub.grad_inputs[i];
+    os << ".\n# Backward kernels are reverse-mode derivatives of `" << in.kernel
+       << "`: each program recomputes its forward values, then\n# propagates gradients in reverse. Regenerate "
+          "with `tad generate`; do not edit.\n";
+    os << "import inspect\nimport threading\n\nimport torch\nimport triton\nimport triton.language as tl\n";
+    os << "from triton.language.extra import libdevice\n\n";
+
+    // Forward: imports, jit functions, the stub and module-level names it needs, in source order.
+    std::set<std::string> needed;
+    used_names(stub.def, needed);
+    for (const auto &[name, def] : kf.jit_functions) used_names(def, needed);
+    static const std::set<std::string> protocol = {"SWEEP", "make_args", "reference", "bytes", "flops"};
+    const ast::NodeList &body = kf.file.module->list("body");
+    std::vector<bool> take(body.size(), false);
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (size_t i = body.size(); i-- > 0;) {
+            if (take[i]) continue;
+            const ast::Node &s = *body[i];
+            bool want = false;
+            for (const auto &n : defined_names(s))
+                want = want || (needed.count(n) && !protocol.count(n)) || kf.jit_functions.count(n) || n == stub.name;
+            if (want) {
+                take[i] = changed = true;
+                used_names(body[i], needed);
+            }
+        }
+    }
+    os << "# ---- forward, copied from " << kf.file.path << " ----\n";
+    for (size_t i = 0; i < body.size(); ++i) {
+        const ast::Node &s = *body[i];
+        bool import = (s.is("Import") || s.is("ImportFrom")) && !is_tad_import(s);
+        if (!import && !take[i]) continue;
+        os << statement_source(kf, s, s.is("FunctionDef") && s.str("name") == stub.name) << "\n";
+        if (!import) os << "\n\n";
+    }
+    os << "\n" << kRuntime << "\n\n";
+    for (const std::string &k : stub.launched) os << k << " = _Recorded(" << k << ")\n";
+    os << "\n\n# ---- backward ----\n";
+    for (const Variant &v : in.variants) {
+        std::string doc = "Reverse mode of " + in.kernel + ".";
+        for (const auto &[param, w] : v.bwd.writes)
+            doc += " d" + param + (w.kind == passes::GradWrite::Store ? ": plain stores (disjoint per program)." : ": relaxed atomic adds.");
+        os << emit_kernel(v.bwd.fn, doc) << "\n\n";
+    }
+
+    // The launcher.
+    auto input_name = [&](int i) { return stub.params.at(static_cast<size_t>(i)); };
+    std::set<std::string> saved;
+    std::string fn = stub.name + "_backward";
+    std::vector<std::string> largs = {"launch"};
+    for (const std::string &p : stub.params) largs.push_back(p);
+    largs.push_back("out_layouts");
+    largs.push_back("grads");
+    os << "def " << fn << "(" << join(largs) << "):\n";
+    os << "    \"\"\"Gradients of the stub's inputs from the gradients of its outputs.\"\"\"\n";
+    os << "    a = launch.args\n";
+    std::set<std::string> grad_vars;
+    auto emit_variant = [&](const Variant &v, const std::string &indent) {
+        std::vector<std::string> call_args, finals;
+        for (size_t i = 0; i < v.bwd.fn.params.size(); ++i) {
+            const ir::Param &p = v.bwd.fn.params[i];
+            const ad::ParamOrigin &o = v.bwd.origins[i];
+            if (p.kind != ir::ParamKind::Pointer) {
+                call_args.push_back("a[\"" + p.name + "\"]");
+                continue;
+            }
+            if (o.kind == ad::ParamOrigin::Primal) {
+                if (!map.input_of.count(o.primal))
+                    fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": the backward of '" + in.kernel + "' reads '" + o.primal +
+                                                  "', which is not a stub input (saving intermediate buffers is not supported yet)");
+                std::string var = input_name(map.input_of.at(o.primal));
+                saved.insert(var);
+                call_args.push_back(var);
+                continue;
+            }
+            if (map.output_of.count(o.primal)) {
+                int j = map.output_of.at(o.primal);
+                std::string var = "g" + std::to_string(j);
+                os << indent << var << " = _as_layout(grads[" << j << "], out_layouts[" << j << "])\n";
+                call_args.push_back(var);
+                continue;
+            }
+            std::string var = input_name(map.input_of.at(o.primal));
+            std::string gvar = "d_" + var;
+            grad_vars.insert(var);
+            const ir::Type &t = v.bwd.fn.type(p.value);
+            auto w = v.bwd.writes.find(o.primal);
+            if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store) {
+                os << indent << gvar << " = _store_buffer(" << var << ", out_layouts[" << map.output_of.at(w->second.mirror) << "])\n";
+            } else {
+                os << indent << gvar << " = torch.zeros(" << var << ".shape, dtype=torch." << ir::dtype_torch(t.elem)
+                   << ", device=" << var << ".device)\n";
+                finals.push_back(gvar);
+            }
+            call_args.push_back(gvar);
+        }
+        for (const ir::Constexpr &c : v.bwd.fn.constexprs) call_args.push_back(c.name + "=a[\"" + c.name + "\"]");
+        os << indent << v.bwd.fn.name << "[launch.grid](";
+        for (size_t i = 0; i < call_args.size(); ++i) os << (i ? ", " : "") << call_args[i];
+        os << ", **launch.options)\n";
+        std::vector<std::string> rets;
+        for (const std::string &p : stub.params) {
+            if (!grad_vars.count(p)) {
+                rets.push_back("None");
+                continue;
+            }
+            std::string g = "d_" + p;
+            rets.push_back(std::find(finals.begin(), finals.end(), g) != finals.end() ? g + ".to(" + p + ".dtype)" : g);
+        }
+        os << indent << "return " << py_tuple(rets, false) << "\n";
+    };
+    for (const Variant &v : in.variants) {
+        if (v.guards.empty()) {
+            emit_variant(v, "    ");
+            break;
+        }
+        std::string cond;
+        for (size_t i = 0; i < v.guards.size(); ++i)
+            cond += (i ? " and " : "") + std::string("a[\"") + v.guards[i].first + "\"] == a[\"" + v.guards[i].second + "\"]";
+        os << "    if " << cond << ":\n";
+        emit_variant(v, "        ");
+    }
+
+    // The autograd.Function and the entry points. Gradient inputs are always saved (their gradient
+    // buffers take their shape and device); other stub arguments reach the launcher as None.
+    for (const std::string &g : stub.grad_inputs) saved.insert(g);
+    std::string cls = class_name(stub.name);
+    std::vector<std::string> saved_list, launcher_args;
+    for (const std::string &p : stub.params) {
+        if (saved.count(p)) saved_list.push_back(p);
+        launcher_args.push_back(saved.count(p) ? p : "None");
+    }
+    os << "\n\nclass " << cls << "(torch.autograd.Function):\n";
+    os << "    @staticmethod\n    def forward(ctx, " << join(stub.params) << "):\n";
+    os << "        with _capturing() as launches:\n";
+    os << "            out = " << stub.name << "(" << join(stub.params) << ")\n";
+    os << "        if len(launches) != 1:\n";
+    os << "            raise RuntimeError(f\"" << stub.name << " launched {len(launches)} kernels; the backward was generated for one\")\n";
+    os << "        outs = out if isinstance(out, tuple) else (out,)\n";
+    os << "        ctx.launch = launches[0]\n";
+    os << "        ctx.out_layouts = [(o.shape, tuple(o.stride()), o.dtype, o.device) for o in outs]\n";
+    os << "        ctx.save_for_backward(" << join(saved_list) << ")\n";
+    os << "        return out\n\n";
+    os << "    @staticmethod\n    def backward(ctx, *grads):\n";
+    os << "        " << join(saved_list) << (saved_list.size() == 1 ? "," : "") << " = ctx.saved_tensors\n";
+    os << "        return " << fn << "(ctx.launch, " << join(launcher_args) << ", ctx.out_layouts, grads)\n";
+    os << "\n\nGRAD_INPUTS = " << py_tuple(stub.grad_inputs, true) << "\n";
+    os << "NUM_OUTPUTS = " << n_outputs << "\n";
+    os << "_SIGNATURE = inspect.signature(" << stub.name << ")\n\n\n";
+    os << "def forward(*args, **kwargs):\n";
+    os << "    \"\"\"`" << stub.name << "` with a backward: same arguments and results, differentiable in GRAD_INPUTS.\"\"\"\n";
+    os << "    bound = _SIGNATURE.bind(*args, **kwargs)\n";
+    os << "    bound.apply_defaults()\n";
+    os << "    return " << cls << ".apply(*bound.arguments.values())\n";
+    return os.str();
+}
+
+}  // namespace tad::emit
