@@ -8,7 +8,7 @@ using ir::OpKind;
 using ir::ValueId;
 
 ValueId VjpContext::constant(double v, ValueId like) {
-    const ir::Type &t = b.func().type(like);
+    ir::Type t = b.func().type(like);  // a copy: building appends to the function's values
     return b.broadcast(b.constant(v, t.elem), t.shape);
 }
 
@@ -120,19 +120,19 @@ void vjp_cast(VjpContext &c) {  // x̄ += cast(ȳ, dtype(x)) between float types
 void vjp_reduce_sum(VjpContext &c) {  // x̄ += broadcast(ȳ) along the reduced axis
     const ir::Type &xt = c.fwd.type(c.op.operands[0]);
     ValueId g = c.g;
-    if (c.op.axis >= 0 && !c.op.keep_dims) g = c.b.expand_dims(g, c.op.axis);
+    if (c.op.axis >= 0 && !c.op.keep_dims && xt.rank() > 1) g = c.b.expand_dims(g, c.op.axis);
     c.accumulate(c.op.operands[0], c.b.broadcast(g, xt.shape));
 }
 void vjp_reduce_extremum(VjpContext &c) {  // x̄ += ȳ·[x = y]/#{x = y}: ties share the gradient equally
     const ir::Type &xt = c.fwd.type(c.op.operands[0]);
     ValueId y = c.y(), g = c.g;
-    if (c.op.axis >= 0 && !c.op.keep_dims) {
+    if (c.op.axis >= 0 && !c.op.keep_dims && xt.rank() > 1) {
         y = c.b.expand_dims(y, c.op.axis);
         g = c.b.expand_dims(g, c.op.axis);
     }
     ValueId hit = c.b.binary(OpKind::Eq, c.x(0), c.b.broadcast(y, xt.shape));
     ValueId ones = c.b.where(hit, c.constant(1.0, c.x(0)), c.constant(0.0, c.x(0)));
-    ValueId count = c.b.reduce(OpKind::ReduceSum, ones, c.op.axis, c.op.axis >= 0);
+    ValueId count = c.b.reduce(OpKind::ReduceSum, ones, c.op.axis, c.op.axis >= 0 && xt.rank() > 1);
     ValueId share = c.b.broadcast(div(c, g, c.b.cast(count, c.fwd.type(c.op.result).elem)), xt.shape);
     c.accumulate(c.op.operands[0], select(c, hit, share, c.constant(0, share)));
 }

@@ -102,11 +102,21 @@ private:
     std::map<std::string, ValueId> bound_;
     int temp_counter_ = 0;
 
+    // Uses of `v`, counting a use by a Broadcast (always spelled inline) as that broadcast's uses.
+    size_t effective_uses(ValueId v) const {
+        size_t n = 0;
+        for (const auto &[op, k] : uses_[v]) {
+            const ir::Op &user = f_.ops[op];
+            n += user.kind == OpKind::Broadcast ? effective_uses(user.result) : 1;
+        }
+        return n;
+    }
+
     bool inline_value(ValueId v) const {
         const ir::Op &op = f_.def(v);
         if (op.kind == OpKind::Const || op.kind == OpKind::Broadcast) return true;
         if (op.kind == OpKind::Load || op.kind == OpKind::Param) return false;
-        return f_.values[v].name.empty() && uses_[v].size() == 1;
+        return f_.values[v].name.empty() && effective_uses(v) == 1;
     }
 
     std::string assign_name(ValueId v, int at) {

@@ -138,6 +138,11 @@ def _as_layout(g, layout):
     return out
 
 
+def _atomic_buffer(t):
+    """Gradient accumulated with atomics: float32 (float64 for float64 inputs), zero-filled."""
+    return torch.zeros(t.shape, dtype=torch.float64 if t.dtype == torch.float64 else torch.float32, device=t.device)
+
+
 def _store_buffer(t, mirror):
     """Gradient written with plain stores mirroring the forward's store to `mirror`: every element
     is written when `t` has the mirror's layout, otherwise unwritten elements must read as zero."""
@@ -202,12 +207,22 @@ std::string emit_module(const ModuleInput &in) {
         }
     }
     os << "# ---- forward, copied from " << kf.file.path << " ----\n";
+    static const std::set<std::string> header_imports = {"import inspect", "import threading", "import torch", "import triton",
+                                                         "import triton.language as tl",
+                                                         "from triton.language.extra import libdevice"};
+    bool imports = false;
     for (size_t i = 0; i < body.size(); ++i) {
         const ast::Node &s = *body[i];
-        bool import = (s.is("Import") || s.is("ImportFrom")) && !is_tad_import(s);
-        if (!import && !take[i]) continue;
-        os << statement_source(kf, s, s.is("FunctionDef") && s.str("name") == stub.name) << "\n";
-        if (!import) os << "\n\n";
+        if ((s.is("Import") || s.is("ImportFrom")) && !is_tad_import(s) && !header_imports.count(kf.file.slice(s.loc))) {
+            os << kf.file.slice(s.loc) << "\n";
+            imports = true;
+        }
+    }
+    if (imports) os << "\n";
+    for (size_t i = 0; i < body.size(); ++i) {
+        const ast::Node &s = *body[i];
+        if (s.is("Import") || s.is("ImportFrom") || !take[i]) continue;
+        os << "\n" << statement_source(kf, s, s.is("FunctionDef") && s.str("name") == stub.name) << "\n\n";
     }
     os << "\n" << kRuntime << "\n\n";
     for (const std::string &k : stub.launched) os << k << " = _Recorded(" << k << ")\n";
@@ -259,13 +274,11 @@ std::string emit_module(const ModuleInput &in) {
             std::string var = input_name(map.input_of.at(o.primal));
             std::string gvar = "d_" + var;
             grad_vars.insert(var);
-            const ir::Type &t = v.bwd.fn.type(p.value);
             auto w = v.bwd.writes.find(o.primal);
             if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store) {
                 os << indent << gvar << " = _store_buffer(" << var << ", out_layouts[" << map.output_of.at(w->second.mirror) << "])\n";
             } else {
-                os << indent << gvar << " = torch.zeros(" << var << ".shape, dtype=torch." << ir::dtype_torch(t.elem)
-                   << ", device=" << var << ".device)\n";
+                os << indent << gvar << " = _atomic_buffer(" << var << ")\n";
                 finals.push_back(gvar);
             }
             call_args.push_back(gvar);

@@ -504,7 +504,7 @@ private:
         auto k = kinds.find(op);
         if (k == kinds.end()) unsupported(n, "operator '" + op + "'", "");
         auto [x, y] = unify(a, b, n);
-        const Type &t = fn_.type(x);
+        Type t = fn_.type(x);
         if (op == "Div" && !t.is_float()) {  // true division of integers gives float32 in Triton
             x = b_.cast(x, DType::F32);
             y = b_.cast(y, DType::F32);
@@ -617,7 +617,19 @@ private:
             bool first = name == "min" ? fold("LtE", x, y, e).i : fold("GtE", x, y, e).i;
             return first ? x : y;
         }
-        unsupported(e, "call of '" + name + "'", "Python builtins are not supported in kernels");
+        if (name == "float" && a.pos.size() == 1 && a.pos[0].kind == CV::Str) {
+            const std::string &s = a.pos[0].s;
+            std::string t;
+            for (char ch : s) t += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+            if (t == "inf" || t == "+inf" || t == "infinity") return CV::real(INFINITY);
+            if (t == "-inf" || t == "-infinity") return CV::real(-INFINITY);
+            if (t == "nan") return CV::real(NAN);
+            return CV::real(std::stod(s));
+        }
+        if ((name == "float" || name == "int") && a.pos.size() == 1 && (a.pos[0].kind == CV::Int || a.pos[0].kind == CV::Float))
+            return name == "float" ? CV::real(a.pos[0].kind == CV::Int ? static_cast<double>(a.pos[0].i) : a.pos[0].f)
+                                   : CV::integer(a.pos[0].kind == CV::Int ? a.pos[0].i : static_cast<int64_t>(a.pos[0].f));
+        unsupported(e, "call of '" + name + "'", "Python builtins other than float() and int() of constants are not supported in kernels");
     }
 
     DType dtype_arg(const CV &c, const ast::Node &n) {
@@ -666,7 +678,7 @@ private:
             return CV::value(b_.binary(name == "maximum" ? OpKind::Maximum : OpKind::Minimum, x, y));
         }
         if (name == "sum" || name == "max" || name == "min") return reduce(e, name, a);
-        if (name == "cast") return CV::value(b_.cast(value_arg(need(a, 0, "input", e, "tl.cast"), e), dtype_arg(need(a, 1, "dtype", e, "tl.cast"), e)));
+        if (name == "cast") return CV::value(b_.cast(value_arg(need(a, 0, "input", e, "tl.cast"), e), dtype_arg(need(a, 1, "dtype", e, "tl.cast"), e), true));
         if (name == "broadcast_to") {
             ValueId v = value_arg(need(a, 0, "input", e, "tl.broadcast_to"), e);
             return CV::value(b_.broadcast(v, shape_arg(need(a, 1, "shape", e, "tl.broadcast_to"), e)));
@@ -772,7 +784,7 @@ private:
 
     CV method(const ast::Node &e, const CV &m, const Args &a) {
         ValueId recv = m.items[0].v;
-        if (m.s == "to") return CV::value(b_.cast(recv, dtype_arg(need(a, 0, "dtype", e, ".to"), e)));
+        if (m.s == "to") return CV::value(b_.cast(recv, dtype_arg(need(a, 0, "dtype", e, ".to"), e), true));
         Args with_self = a;
         with_self.pos.insert(with_self.pos.begin(), m.items[0]);
         if (m.s == "sum" || m.s == "max" || m.s == "min") return reduce(e, m.s, with_self);

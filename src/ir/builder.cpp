@@ -57,7 +57,7 @@ ValueId Builder::arange(int64_t start, int64_t end, const std::string &len_expr)
     return append(op, Type{DType::I32, false, {Dim{end - start, len_expr}}});
 }
 
-ValueId Builder::broadcast(ValueId v, const std::vector<Dim> &shape) {
+ValueId Builder::broadcast(ValueId v, std::vector<Dim> shape) {
     const Type &t = f_.type(v);
     if (t.shape.size() == shape.size()) {
         bool same = true;
@@ -87,9 +87,9 @@ ValueId Builder::where(ValueId c, ValueId a, ValueId b) {
     return append(Op{OpKind::Where, {c, a, b}}, f_.type(a));
 }
 
-ValueId Builder::cast(ValueId v, DType to) {
+ValueId Builder::cast(ValueId v, DType to, bool keep) {
     const Type &t = f_.type(v);
-    if (!t.is_ptr && t.elem == to) return v;
+    if (!keep && !t.is_ptr && t.elem == to) return v;
     return append(Op{OpKind::Cast, {v}}, t.with_elem(to));
 }
 

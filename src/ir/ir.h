@@ -153,12 +153,14 @@ public:
     ValueId program_id(int axis);
     ValueId num_programs(int axis);
     ValueId arange(int64_t start, int64_t end, const std::string &len_expr);
-    ValueId broadcast(ValueId v, const std::vector<Dim> &shape);
+    ValueId broadcast(ValueId v, std::vector<Dim> shape);  // by value: callers pass shapes of this function's values
     ValueId expand_dims(ValueId v, int axis);
     ValueId binary(OpKind k, ValueId a, ValueId b);  // operands must already agree in type
     ValueId unary(OpKind k, ValueId a);
     ValueId where(ValueId c, ValueId a, ValueId b);
-    ValueId cast(ValueId v, DType to);
+    // A cast to the value's own type is elided unless `keep` (the user's explicit casts are kept, so
+    // the emitted backward stays right when the same code runs on another input dtype).
+    ValueId cast(ValueId v, DType to, bool keep = false);
     ValueId add_ptr(ValueId p, ValueId off);
     ValueId reduce(OpKind k, ValueId v, int axis, bool keep_dims);
     ValueId load(ValueId p, ValueId mask, ValueId other);  // mask / other may be kNoValue
