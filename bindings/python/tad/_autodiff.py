@@ -1,0 +1,185 @@
+"""@tad.autodiff: makes a Triton stub differentiable with a backward tad generates on first use.
+
+The first differentiable call for a specialization key traces the stub in this process (the kernels
+run once, their launches are recorded), hands the trace record to the library, which generates a
+standalone module, and caches that module on disk. Later calls, in this process or another one with
+the cache file present, go straight to the module's `forward`, an autograd.Function.
+"""
+
+import functools
+import hashlib
+import importlib.util
+import inspect
+import json
+import os
+import sys
+import tempfile
+import threading
+
+from . import _tad
+
+
+def autodiff(*, grad_inputs):
+    """Decorates a stub that launches @triton.jit kernels; `grad_inputs` names the parameters
+    (tensors) the backward produces gradients for. tad's compiler reads the same decorator from the
+    forward file's source."""
+    names = (grad_inputs,) if isinstance(grad_inputs, str) else tuple(grad_inputs)
+
+    def decorate(stub):
+        params = inspect.signature(stub).parameters
+        unknown = [n for n in names if n not in params]
+        if unknown or not names or len(set(names)) != len(names):
+            raise ValueError(f"@tad.autodiff on {stub.__qualname__}: grad_inputs {names!r} must be "
+                             f"distinct parameter names of {stub.__qualname__}{inspect.signature(stub)}")
+        return _Differentiable(stub, names).wrapper()
+
+    return decorate
+
+
+def specialization_key(signature, args, kwargs):
+    """What a generated backward is specialized on: per parameter, (dtype, ndim, device type) of a
+    tensor, or the type of any other value. Values themselves (sizes, eps, ...) are not in the key:
+    the generated module reads them at run time, as the stub does. The same call written with
+    positional or keyword arguments, or relying on a default, gives the same key."""
+    torch = sys.modules.get("torch")
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    key = []
+    for name, value in bound.arguments.items():
+        if torch is not None and torch.is_tensor(value):
+            key.append((name, "tensor", str(value.dtype).replace("torch.", ""), value.dim(),
+                        value.device.type))
+        else:
+            key.append((name, f"{type(value).__module__}.{type(value).__qualname__}"))
+    return tuple(key)
+
+
+def cache_dir():
+    """$TAD_CACHE_DIR, else ~/.cache/tad."""
+    return os.environ.get("TAD_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tad")
+
+
+def cache_file(stub, key):
+    """The generated module's path: a digest of everything the generated source depends on."""
+    with open(forward_file(stub), "rb") as f:
+        forward = f.read()
+    digest = hashlib.sha256()
+    digest.update(json.dumps([_tad.version(), stub.__qualname__, key]).encode())
+    digest.update(b"\0")
+    digest.update(forward)
+    return os.path.join(cache_dir(), f"{digest.hexdigest()}.py")
+
+
+def forward_file(stub):
+    """The file defining the stub: tad parses it and generates from its source."""
+    path = inspect.getsourcefile(stub)
+    if path is None or not os.path.isfile(path):
+        raise _tad.FileError(f"@tad.autodiff: {stub.__qualname__} is not defined in a file tad can "
+                             f"read ({path}); define it in a .py file")
+    return os.path.abspath(path)
+
+
+def generate_source(stub, args, kwargs, work_dir):
+    """Traces stub(*args, **kwargs) here and returns the source of the generated module."""
+    import torch
+
+    from . import _trace
+
+    module = sys.modules[stub.__module__]
+    try:
+        with torch.no_grad():  # the trace only records launches; no graph is needed
+            _, record = _trace.trace_call(module, stub, args, kwargs)
+    except _trace.TadError as e:
+        error = _tad.NoKernelError if e.kind in ("no_stub", "no_launch") else _tad.WorkerError
+        raise error(e.message) from e
+    record["dims"] = {}  # part of the trace record format; a call has arguments, not SWEEP dims
+    with _tad.Session(work_dir=work_dir) as session:
+        session.load_forward(forward_file(stub))
+        return session.candidate_source(session.generate(launch=record))
+
+
+def import_generated(path):
+    """Imports a generated module by path under a name derived from its (content-hash) file name."""
+    name = "tad_generated_" + os.path.splitext(os.path.basename(path))[0][:16]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    if not callable(getattr(module, "forward", None)) or not hasattr(module, "GRAD_INPUTS"):
+        del sys.modules[name]
+        raise _tad.InternalError(f"{path} is not a tad-generated module: it lacks forward() or "
+                                 "GRAD_INPUTS")
+    return module
+
+
+def write_atomically(path, text):
+    """Readers (other processes) see the whole file or none: temp file, fsync, rename."""
+    directory = os.path.dirname(path)
+    os.makedirs(directory, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".py")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
+
+
+class _Differentiable:
+    def __init__(self, stub, grad_inputs):
+        self.stub = stub
+        self.grad_inputs = grad_inputs
+        self.signature = inspect.signature(stub)
+        self.modules = {}  # specialization key -> generated module
+        self.lock = threading.Lock()  # one generation per key, even with several threads
+
+    def wrapper(self):
+        stub = self.stub
+
+        @functools.wraps(stub)
+        def wrapper(*args, **kwargs):
+            # Without torch imported there can be no tensor argument; otherwise the cheap scan
+            # below keeps inference calls as fast as calling the stub.
+            torch = sys.modules.get("torch")
+            if (torch is None or not torch.is_grad_enabled()
+                    or not any(torch.is_tensor(v) and v.requires_grad
+                               for v in (*args, *kwargs.values()))):
+                return stub(*args, **kwargs)
+            return self.differentiable_call(args, kwargs)
+
+        wrapper.__tad_stub__ = stub
+        wrapper.grad_inputs = self.grad_inputs
+        return wrapper
+
+    def differentiable_call(self, args, kwargs):
+        import torch
+        bound = self.signature.bind(*args, **kwargs)
+        stray = [n for n, v in bound.arguments.items()
+                 if torch.is_tensor(v) and v.requires_grad and n not in self.grad_inputs]
+        if stray:
+            # The backward has no gradient for these: going on would silently cut the graph.
+            raise ValueError(f"{self.stub.__qualname__}: {', '.join(stray)} require(s) grad but "
+                             f"grad_inputs is {self.grad_inputs!r}")
+        key = specialization_key(self.signature, args, kwargs)
+        module = self.modules.get(key)
+        if module is None:
+            with self.lock:
+                module = self.modules.get(key)
+                if module is None:
+                    module = self.load_or_generate(key, args, kwargs)
+                    self.modules[key] = module
+        return module.forward(*args, **kwargs)
+
+    def load_or_generate(self, key, args, kwargs):
+        path = cache_file(self.stub, key)
+        if not os.path.exists(path):
+            source = generate_source(self.stub, args, kwargs, os.path.join(cache_dir(), "work"))
+            write_atomically(path, source)
+        return import_generated(path)

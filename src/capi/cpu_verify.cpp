@@ -1,0 +1,311 @@
+#include "capi/cpu_verify.h"
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "capi/pipeline.h"
+#include "frontend/parser.h"
+#include "interp/interp.h"
+#include "support/base64.h"
+#include "support/error.h"
+
+namespace tad {
+
+namespace {
+
+int64_t storage_size(JsonRef shape, JsonRef stride) {
+    int64_t n = 1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+        if (shape[i].integer() == 0) return 0;
+        n += (shape[i].integer() - 1) * stride[i].integer();
+    }
+    return n;
+}
+
+std::vector<double> normal(size_t n, std::mt19937_64 &rng) {
+    std::normal_distribution<double> d(0.0, 1.0);
+    std::vector<double> v(n);
+    for (double &x : v) x = d(rng);
+    return v;
+}
+
+double dot(const std::vector<double> &a, const std::vector<double> &b) {
+    double s = 0;
+    for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+    return s;
+}
+
+// Buffers of one traced call: "input:i" / "output:j" / "temp:k" -> buffer id.
+struct Tensors {
+    interp::Memory mem;
+    std::map<std::string, int> ids;
+};
+
+int add_tensor(Tensors &t, const std::string &key, const std::string &name, JsonRef desc, double fill) {
+    ir::DType dt = ir::DType::F32;
+    ir::dtype_from_torch(desc.at("dtype").str(), &dt);
+    interp::Buffer b{name, dt, std::vector<double>(static_cast<size_t>(storage_size(desc.at("shape"), desc.at("stride"))), fill)};
+    return t.ids[key] = t.mem.add(std::move(b));
+}
+
+std::string ref_key(JsonRef ref) {
+    for (const char *k : {"input", "output", "temp"})
+        if (ref.has(k)) return std::string(k) + ":" + std::to_string(ref.at(k).integer());
+    fail(TAD_ERR_INVALID_ARGUMENT, "trace record: tensor argument without a ref");
+}
+
+std::vector<interp::ArgValue> args_for(const ir::Function &fn, const std::map<std::string, interp::ArgValue> &by_name) {
+    std::vector<interp::ArgValue> out;
+    for (const ir::Param &p : fn.params) out.push_back(by_name.at(p.name));
+    return out;
+}
+
+std::array<int64_t, 3> grid_of(JsonRef launch) {
+    std::array<int64_t, 3> g{1, 1, 1};
+    JsonRef grid = launch.at("grid");
+    for (size_t i = 0; i < grid.size() && i < 3; ++i) g[i] = grid[i].integer();
+    return g;
+}
+
+Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef trace, std::mt19937_64 &rng) {
+    Generated g = build_backward(in.kf, trace);
+    JsonRef launch = trace.at("launches")[0];
+    std::map<std::string, JsonRef> arg_desc;
+    for (size_t i = 0; i < launch.at("args").size(); ++i) arg_desc[launch.at("args")[i].at("name").str()] = launch.at("args")[i];
+
+    // Pick the variant the launcher would run with these scalars.
+    const emit::Variant *variant = &g.variants.back();
+    for (const emit::Variant &v : g.variants) {
+        bool ok = true;
+        for (const auto &[a, b] : v.guards) ok = ok && arg_desc.at(a).at("value").num() == arg_desc.at(b).at("value").num();
+        if (ok) {
+            variant = &v;
+            break;
+        }
+    }
+
+    Tensors t;
+    JsonRef inputs = trace.at("inputs");
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        JsonRef d = inputs[i];
+        if (d.at("kind").str() != "tensor") continue;
+        std::string key = "input:" + std::to_string(d.at("index").integer());
+        int id = add_tensor(t, key, d.at("name").str(), d, 0);
+        std::vector<double> data = base64::decode_float64(trace.at("data").at(key).str());
+        if (data.size() != t.mem.at(id).data.size())
+            fail(TAD_ERR_INVALID_ARGUMENT, "trace record: data of " + key + " has " + std::to_string(data.size()) + " values");
+        t.mem.at(id).data = std::move(data);
+    }
+    const double nan = std::nan("");
+    for (size_t j = 0; j < trace.at("outputs").size(); ++j)
+        add_tensor(t, "output:" + std::to_string(j), "output " + std::to_string(j), trace.at("outputs")[j], nan);
+    for (size_t k = 0; k < trace.at("temps").size(); ++k)
+        add_tensor(t, "temp:" + std::to_string(k), "temp " + std::to_string(k), trace.at("temps")[k], nan);
+
+    std::map<std::string, interp::ArgValue> fwd_args;
+    for (const frontend::ArgBinding &b : g.bindings) {
+        interp::ArgValue a{};
+        if (b.kind == frontend::ArgBinding::Tensor) {
+            a.kind = interp::ArgValue::Pointer;
+            a.buffer = t.ids.at(ref_key(arg_desc.at(b.name).at("ref")));
+        } else if (b.kind == frontend::ArgBinding::Float) {
+            a.kind = interp::ArgValue::Float;
+            a.fval = b.fval;
+        } else {
+            a.kind = interp::ArgValue::Int;
+            a.ival = b.ival;
+        }
+        fwd_args[b.name] = a;
+    }
+    std::array<int64_t, 3> grid = grid_of(launch);
+    ir::Function fwd = frontend::lower_kernel(in.kf, g.kernel, g.bindings);
+    std::vector<interp::ArgValue> fargs = args_for(fwd, fwd_args);
+
+    // L(x) = Σ_j <u_j, y_j(x)> for random cotangents u_j.
+    size_t n_out = trace.at("outputs").size();
+    std::vector<std::vector<double>> cot(n_out);
+    for (size_t j = 0; j < n_out; ++j) cot[j] = normal(t.mem.at(t.ids.at("output:" + std::to_string(j))).data.size(), rng);
+    auto loss = [&](interp::Memory mem) {
+        interp::run(fwd, fargs, grid, mem);
+        double s = 0;
+        for (size_t j = 0; j < n_out; ++j) s += dot(cot[j], mem.at(t.ids.at("output:" + std::to_string(j))).data);
+        return s;
+    };
+
+    // The backward, re-parsed from the emitted module, on the forward's inputs.
+    std::vector<frontend::ArgBinding> bwd_bind;
+    std::map<std::string, interp::ArgValue> bwd_args = fwd_args;
+    interp::Memory bmem = t.mem;
+    std::map<std::string, int> grad_buffer;  // stub input key -> shadow buffer
+    const ad::Backward &bw = variant->bwd;
+    for (size_t i = 0; i < bw.fn.params.size(); ++i) {
+        const ir::Param &p = bw.fn.params[i];
+        const ad::ParamOrigin &o = bw.origins[i];
+        if (o.kind == ad::ParamOrigin::Primal) {
+            for (const auto &b : g.bindings)
+                if (b.name == p.name) bwd_bind.push_back(b);
+            continue;
+        }
+        frontend::ArgBinding sb;
+        sb.kind = frontend::ArgBinding::Tensor;
+        sb.name = p.name;
+        sb.dtype = bw.fn.type(p.value).elem;
+        bwd_bind.push_back(sb);
+        JsonRef desc = arg_desc.at(o.primal);
+        std::string key = ref_key(desc.at("ref"));
+        interp::Buffer buf{p.name, sb.dtype, std::vector<double>(bmem.at(t.ids.at(key)).data.size(), 0.0)};
+        if (key.rfind("output:", 0) == 0) {
+            buf.data = cot.at(static_cast<size_t>(std::stoi(key.substr(7))));
+        } else {
+            auto w = bw.writes.find(o.primal);
+            if (w != bw.writes.end() && w->second.kind == passes::GradWrite::Store) {
+                // Uninitialised (poisoned) exactly when the emitted launcher would use torch.empty.
+                JsonRef in_desc = inputs[static_cast<size_t>(desc.at("ref").at("input").integer())];
+                JsonRef mirror = trace.at("outputs")[static_cast<size_t>(arg_desc.at(w->second.mirror).at("ref").at("output").integer())];
+                if (in_desc.at("shape").dump() == mirror.at("shape").dump() && in_desc.at("stride").dump() == mirror.at("stride").dump())
+                    std::fill(buf.data.begin(), buf.data.end(), nan);
+            }
+        }
+        int id = bmem.add(std::move(buf));
+        bwd_args[p.name] = interp::ArgValue{interp::ArgValue::Pointer, id, 0, 0, 0};
+        if (key.rfind("input:", 0) == 0) grad_buffer[key] = id;
+    }
+    for (const ir::Constexpr &c : bw.fn.constexprs)
+        for (const auto &b : g.bindings)
+            if (b.name == c.name) bwd_bind.push_back(b);
+    ir::Function bwd = frontend::lower_kernel(bwd_file, bw.fn.name, bwd_bind);
+    interp::run(bwd, args_for(bwd, bwd_args), grid, bmem);
+
+    Json entry = Json::object();
+    entry.set("method", "finite_differences");
+    JsonRef grads = entry.set_array("grads");
+    bool all_ok = true;
+    for (const auto &[key, buf] : grad_buffer) {
+        JsonRef desc = inputs[static_cast<size_t>(std::stoi(key.substr(6)))];
+        const std::vector<double> &gvec = bmem.at(buf).data;
+        JsonRef ge = grads.push_object();
+        ge.set("name", desc.at("name").str());
+        ge.set_copy("shape", desc.at("shape"));
+        size_t unwritten = 0;
+        for (double x : gvec) unwritten += std::isnan(x);
+        double max_abs = 0, max_rel = 0;
+        int xid = t.ids.at(key);
+        for (int k = 0; k < 3 && unwritten == 0; ++k) {
+            std::vector<double> v = normal(gvec.size(), rng);
+            const double h = 1e-6;
+            interp::Memory plus = t.mem, minus = t.mem;
+            for (size_t e = 0; e < v.size(); ++e) {
+                plus.at(xid).data[e] += h * v[e];
+                minus.at(xid).data[e] -= h * v[e];
+            }
+            double fd = (loss(plus) - loss(minus)) / (2 * h);
+            double an = dot(gvec, v);
+            double err = std::fabs(fd - an);
+            max_abs = std::max(max_abs, err);
+            max_rel = std::max(max_rel, err / std::max({std::fabs(fd), std::fabs(an), 1e-300}));
+        }
+        bool ok = unwritten == 0 && (max_rel < 1e-5 || max_abs < 1e-9);
+        ge.set("max_abs_err", unwritten ? std::nan("") : max_abs);
+        ge.set("max_rel_err", unwritten ? std::nan("") : max_rel);
+        ge.set_bool("ok", ok);
+        if (unwritten) ge.set("message", std::to_string(unwritten) + " gradient elements were never written");
+        all_ok = all_ok && ok;
+    }
+    entry.set("status", all_ok ? "pass" : "fail");
+    if (!all_ok) {
+        std::string msg;
+        for (size_t i = 0; i < grads.size(); ++i) {
+            JsonRef ge = grads[i];
+            if (ge.at("ok").boolean()) continue;
+            char buf[256];
+            std::snprintf(buf, sizeof buf, "gradient of '%s' (shape %s) disagrees: max abs err %.3g, max rel err %.3g",
+                          ge.at("name").str().c_str(), ge.at("shape").dump().c_str(), ge.num_or("max_abs_err", NAN),
+                          ge.num_or("max_rel_err", NAN));
+            msg += (msg.empty() ? "" : "; ") + (ge.has("message") ? "gradient of '" + ge.at("name").str() + "': " + ge.at("message").str() : std::string(buf));
+        }
+        entry.set("message", msg);
+    }
+    return entry;
+}
+
+}  // namespace
+
+void summarize_verify(Json &report) {
+    JsonRef results = report.at("results");
+    int64_t total = 0, passed = 0, failed = 0, skipped = 0;
+    double max_rel = 0;
+    for (size_t i = 0; i < results.size(); ++i) {
+        JsonRef r = results[i];
+        std::string s = r.str_or("status", "error");
+        ++total;
+        if (s == "pass") ++passed;
+        else if (s == "skipped") ++skipped;
+        else ++failed;
+        JsonRef grads = r.get("grads");
+        for (size_t k = 0; k < grads.size(); ++k) {
+            JsonRef e = grads[k].get("max_rel_err");
+            if (e.valid() && e.is_number()) max_rel = std::max(max_rel, e.num());
+        }
+    }
+    report.set_bool("passed", failed == 0 && passed > 0);
+    JsonRef s = report.set_object("summary");
+    s.set("total", total);
+    s.set("passed", passed);
+    s.set("failed", failed);
+    s.set("skipped", skipped);
+    s.set("max_rel_err", max_rel);
+}
+
+Json cpu_verify(const CpuVerifyInput &in, JsonRef dims_list, Worker &worker, const ProgressFn &progress) {
+    ast::File bwd_file = frontend::parse_source(in.backward_path, in.backward_source);
+    std::mt19937_64 rng(in.seed ? in.seed : 0x7ad);
+    Json report = Json::object();
+    report.set("kind", "verify");
+    report.set("mode", "cpu");
+    report.set_null("device");
+    JsonRef results = report.set_array("results");
+    for (size_t i = 0; i < dims_list.size(); ++i) {
+        Json dims = Json::copy(dims_list[i]);
+        dims.set("dtype", "float32");
+        if (progress && !progress("[" + std::to_string(i + 1) + "/" + std::to_string(dims_list.size()) + "] " + dims.dump(), double(i) / dims_list.size()))
+            fail(TAD_ERR_CANCELLED, "verify: cancelled");
+        Json args = Json::object();
+        args.set("file", in.import_path);
+        args.set("stub", in.kf.stub.name);
+        args.set_copy("dims", dims);
+        Json entry = Json::object();
+        try {
+            // Size first (no data), so that large SWEEP entries are skipped without shipping them.
+            args.set_bool("with_data", false);
+            Json shape_only = worker.request("trace", Json::copy(args));
+            int64_t elements = 0;
+            for (size_t k = 0; k < shape_only.at("inputs").size(); ++k) {
+                JsonRef d = shape_only.at("inputs")[k];
+                if (d.at("kind").str() != "tensor") continue;
+                int64_t n = 1;
+                for (size_t s = 0; s < d.at("shape").size(); ++s) n *= d.at("shape")[s].integer();
+                elements += n;
+            }
+            if (elements > in.max_elements) {
+                entry.set("status", "skipped");
+                entry.set("message", std::to_string(elements) + " input elements exceed the CPU interpreter's limit of " +
+                                         std::to_string(in.max_elements));
+            } else {
+                args.set_bool("with_data", true);
+                entry = check_entry(in, bwd_file, worker.request("trace", std::move(args)), rng);
+            }
+        } catch (const Error &e) {
+            if (e.status() == TAD_ERR_CANCELLED || e.status() == TAD_ERR_TIMEOUT) throw;
+            entry.set("status", "error");
+            entry.set("message", e.what());
+        }
+        entry.set_copy("dims", dims);
+        entry.set("dtype", "float64");
+        results.push_copy(entry);
+    }
+    summarize_verify(report);
+    return report;
+}
+
+}  // namespace tad

@@ -1,0 +1,237 @@
+#include "capi/session.h"
+
+#include <cstdlib>
+
+#include "capi/cpu_verify.h"
+#include "capi/pipeline.h"
+#include "frontend/parser.h"
+#include "runtime/worker.h"
+#include "store/store.h"
+#include "support/error.h"
+#include "support/fs.h"
+
+namespace tad {
+
+struct Session::Impl {
+    SessionOptions opts;
+    store::Store store;
+    std::unique_ptr<Worker> worker;
+    std::optional<frontend::KernelFile> forward;
+    std::string forward_path;    // absolute
+    std::string forward_source;
+
+    explicit Impl(SessionOptions o) : opts(std::move(o)), store(store::Store::open(opts.work_dir)) {}
+
+    Worker &get_worker() {
+        if (!worker) {
+            WorkerOptions w;
+            const char *env = std::getenv("TAD_PYTHON");
+            w.python = !opts.python.empty() ? opts.python : (env && *env ? env : "python3");
+            w.device = opts.device_index;
+            w.startup_timeout_s = opts.startup_timeout_s;
+            w.request_timeout_s = opts.worker_timeout_s;
+            w.log_path = fs::join(opts.work_dir, "worker.log");
+            worker = std::make_unique<Worker>(w);
+        }
+        return *worker;
+    }
+
+    ProgressFn progress(const std::string &stage) {
+        if (!opts.progress) return {};
+        return [this, stage](const std::string &m, double f) { return opts.progress(stage, m, f); };
+    }
+
+    void report(const std::string &stage, const std::string &message) {
+        if (opts.progress && !opts.progress(stage, message, -1)) fail(TAD_ERR_CANCELLED, stage + ": cancelled");
+    }
+
+    const frontend::KernelFile &need_forward(const char *what) const {
+        if (!forward) fail(TAD_ERR_STATE, std::string(what) + ": no forward file loaded (call tad_load_forward first)");
+        return *forward;
+    }
+
+    std::string need_current(const char *what) const {
+        auto id = store.current();
+        if (!id) fail(TAD_ERR_STATE, std::string(what) + ": no candidate yet (call tad_generate first)");
+        return *id;
+    }
+
+    // The file the worker imports for a snapshot: the forward path while it still holds the
+    // snapshot's source, otherwise the snapshot's own copy.
+    std::string import_path(const std::string &id) const {
+        if (fs::exists(forward_path) && fs::read_file(forward_path) == forward_source) return forward_path;
+        return fs::join(fs::join(fs::join(store.work_dir(), "snapshots"), id), "forward.py");
+    }
+
+    Json dims_list(const std::string &dims_json, const std::string &file) {
+        if (!dims_json.empty()) {
+            Json d = Json::parse(dims_json, "dims");
+            if (d.is_object()) {
+                Json l = Json::array();
+                l.push_copy(d);
+                return l;
+            }
+            return d;
+        }
+        Json args = Json::object();
+        args.set("file", file);
+        Json info = get_worker().request("info", std::move(args));
+        return Json::copy(info.at("sweep"));
+    }
+};
+
+Session::Session(SessionOptions opts) : impl_(std::make_unique<Impl>(std::move(opts))) {}
+Session::~Session() = default;
+
+void Session::load_forward(const std::string &path, const std::optional<std::string> &source) {
+    std::string abs = fs::absolute(path);
+    std::string text;
+    if (source) {
+        text = *source;
+        if (!fs::exists(abs)) {
+            std::string dir = fs::join(impl_->opts.work_dir, "sources");
+            fs::make_dirs(dir);
+            abs = fs::absolute(fs::join(dir, path.substr(path.find_last_of('/') + 1)));
+            fs::write_file_atomic(abs, text);
+        }
+    } else {
+        text = fs::read_file(path);
+    }
+    frontend::KernelFile kf = frontend::analyze(frontend::parse_source(path, text));
+    impl_->forward = std::move(kf);
+    impl_->forward_path = abs;
+    impl_->forward_source = text;
+}
+
+std::string Session::generate(const GenerateOptions &opts) {
+    const frontend::KernelFile &kf = impl_->need_forward("tad_generate");
+    if (!opts.backend.empty() && opts.backend != "ad")
+        fail(TAD_ERR_INVALID_ARGUMENT, "tad_generate: unknown backend '" + opts.backend + "' (available: ad)");
+    Json trace;
+    if (!opts.launch_json.empty()) {
+        trace = Json::parse(opts.launch_json, "launch record");
+    } else {
+        Json dims = Json::object();
+        if (!opts.dims_json.empty()) {
+            dims = Json::parse(opts.dims_json, "dims");
+        } else {
+            Json list = impl_->dims_list("", impl_->forward_path);
+            if (list.size() == 0) fail(TAD_ERR_INVALID_ARGUMENT, kf.file.path + ": SWEEP is empty; pass dims to trace with");
+            dims = Json::copy(list[0]);
+        }
+        impl_->report("trace", "tracing " + kf.stub.name + " with " + dims.dump());
+        Json args = Json::object();
+        args.set("file", impl_->forward_path);
+        args.set("stub", kf.stub.name);
+        args.set_copy("dims", dims);
+        args.set_bool("with_data", false);
+        trace = impl_->get_worker().request("trace", std::move(args), impl_->progress("trace"));
+    }
+    impl_->report("generate", "differentiating " + kf.stub.name);
+    Generated g = build_backward(kf, trace);
+    store::Candidate c;
+    c.label = "";
+    c.parent = impl_->store.current();
+    c.forward_path = impl_->forward_path;
+    c.forward_source = impl_->forward_source;
+    c.backend = "ad";
+    c.kind = "generate";
+    c.backward_source = g.source;
+    c.launch_json = trace.dump(true);
+    return impl_->store.add(c);
+}
+
+std::string Session::candidate_source(const std::string &id) const {
+    return impl_->store.load(id.empty() ? impl_->need_current("tad_candidate_source") : id).backward_source;
+}
+
+std::string Session::verify(const VerifyOptions &opts, bool *passed) {
+    const frontend::KernelFile &kf = impl_->need_forward("tad_verify");
+    std::string id = impl_->need_current("tad_verify");
+    store::Candidate c = impl_->store.load(id);
+    std::string file = impl_->import_path(id);
+    Json list = impl_->dims_list(opts.dims_json, file);
+    Json report;
+    if (opts.cpu) {
+        CpuVerifyInput in{kf, c.backward_source, fs::join(fs::join(fs::join(impl_->store.work_dir(), "snapshots"), id), "backward.py"),
+                          file, opts.max_elements, opts.seed};
+        report = cpu_verify(in, list, impl_->get_worker(), impl_->progress("verify"));
+    } else {
+        Json args = Json::object();
+        args.set("file", file);
+        args.set("stub", kf.stub.name);
+        args.set("generated", fs::join(fs::join(fs::join(impl_->store.work_dir(), "snapshots"), id), "backward.py"));
+        args.set_copy("dims_list", list);
+        JsonRef dtypes = args.set_array("dtypes");
+        std::string d = opts.dtypes.empty() ? "float32,float16" : opts.dtypes;
+        for (size_t s = 0, e; s <= d.size(); s = e + 1) {
+            e = d.find(',', s);
+            if (e == std::string::npos) e = d.size();
+            if (e > s) dtypes.push(d.substr(s, e - s));
+        }
+        args.set("seed", static_cast<int64_t>(opts.seed));
+        Json results = impl_->get_worker().request("verify", std::move(args), impl_->progress("verify"));
+        report = Json::object();
+        report.set("kind", "verify");
+        report.set("mode", "gpu");
+        JsonRef hello = impl_->get_worker().hello();
+        if (hello.valid() && hello.has("device") && !hello.at("device").is_null()) report.set("device", hello.at("device").str());
+        else report.set_null("device");
+        report.set_copy("results", results.has("results") ? results.at("results") : JsonRef(results.raw()));
+        summarize_verify(report);
+    }
+    impl_->store.set_report(id, "verify", report.dump(true));
+    bool ok = report.at("passed").boolean();
+    if (passed) *passed = ok;
+    return report.dump(true);
+}
+
+std::string Session::bench(const BenchOptions &opts) {
+    const frontend::KernelFile &kf = impl_->need_forward("tad_bench");
+    std::string id = impl_->need_current("tad_bench");
+    std::string file = impl_->import_path(id);
+    Json args = Json::object();
+    args.set("file", file);
+    args.set("stub", kf.stub.name);
+    args.set("generated", fs::join(fs::join(fs::join(impl_->store.work_dir(), "snapshots"), id), "backward.py"));
+    args.set_copy("dims_list", impl_->dims_list(opts.dims_json, file));
+    JsonRef dtypes = args.set_array("dtypes");
+    std::string d = opts.dtypes.empty() ? "float32,float16" : opts.dtypes;
+    for (size_t s = 0, e; s <= d.size(); s = e + 1) {
+        e = d.find(',', s);
+        if (e == std::string::npos) e = d.size();
+        if (e > s) dtypes.push(d.substr(s, e - s));
+    }
+    args.set("reps", static_cast<int64_t>(opts.reps > 0 ? opts.reps : 100));
+    Json results = impl_->get_worker().request("bench", std::move(args), impl_->progress("bench"));
+    Json report = Json::object();
+    report.set("kind", "bench");
+    JsonRef hello = impl_->get_worker().hello();
+    if (hello.valid() && hello.has("device") && !hello.at("device").is_null()) report.set("device", hello.at("device").str());
+    else report.set_null("device");
+    report.set_copy("results", results.has("results") ? results.at("results") : JsonRef(results.raw()));
+    impl_->store.set_report(id, "bench", report.dump(true));
+    return report.dump(true);
+}
+
+std::string Session::snapshot(const std::string &label) {
+    std::string id = impl_->need_current("tad_snapshot");
+    store::Candidate c = impl_->store.load(id);
+    c.label = label;
+    c.parent = id;
+    c.kind = "snapshot";
+    return impl_->store.add(c);
+}
+
+void Session::rollback(const std::string &id) {
+    store::Candidate c = impl_->store.load(id);
+    frontend::KernelFile kf = frontend::analyze(frontend::parse_source(c.forward_path, c.forward_source));
+    impl_->store.set_current(id);
+    impl_->forward = std::move(kf);
+    impl_->forward_path = c.forward_path;
+    impl_->forward_source = c.forward_source;
+}
+
+std::string Session::snapshot_list() const { return impl_->store.list_json(); }
+
+}  // namespace tad

@@ -1,0 +1,60 @@
+// The CPU tier for every example: trace with Debian's CPU torch (recording stand-in for triton),
+// generate the backward, re-parse it and check it on the interpreter against finite differences.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "capi/session.h"
+#include "support/fs.h"
+#include "support/json.h"
+
+using namespace tad;
+
+namespace {
+
+const char *kPython = "/usr/bin/python3";
+
+bool torch_available() {
+    std::string cmd = std::string(kPython) + " -c 'import torch' >/dev/null 2>&1";
+    return std::system(cmd.c_str()) == 0;
+}
+
+class ExampleCpu : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(ExampleCpu, GeneratedBackwardMatchesFiniteDifferences) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    fs::TempDir dir;
+    SessionOptions opts;
+    opts.work_dir = dir.path();
+    opts.python = kPython;
+    Session s(opts);
+    s.load_forward(std::string(TAD_SOURCE_DIR) + "/examples/" + GetParam(), std::nullopt);
+    s.generate(GenerateOptions{});
+    VerifyOptions v;
+    v.cpu = true;
+    v.max_elements = 1 << 18;
+    bool passed = false;
+    Json report = Json::parse(s.verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+    JsonRef results = report.at("results");
+    int checked = 0;
+    for (size_t i = 0; i < results.size(); ++i) {
+        std::string status = results[i].at("status").str();
+        EXPECT_TRUE(status == "pass" || status == "skipped") << results[i].dump(true);
+        if (status != "pass") continue;
+        ++checked;
+        JsonRef grads = results[i].at("grads");
+        ASSERT_GT(grads.size(), 0u);
+        for (size_t g = 0; g < grads.size(); ++g) EXPECT_LT(grads[g].at("max_rel_err").num(), 1e-5) << grads[g].dump();
+    }
+    EXPECT_GE(checked, 2) << "fewer than two SWEEP entries fit the CPU interpreter";
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ExampleCpu, ::testing::Values("gelu.py", "softmax.py", "layernorm.py"),
+                         [](const auto &info) {
+                             std::string n = info.param;
+                             return n.substr(0, n.find('.'));
+                         });
+
+}  // namespace
