@@ -51,6 +51,13 @@ void vjp_div(VjpContext &c) {  // y = a/b: ā += ȳ/b, b̄ -= ȳ·y/b
     c.accumulate(c.op.operands[0], ga);
     c.accumulate(c.op.operands[1], neg(c, mul(c, ga, c.y())));
 }
+void vjp_mod(VjpContext &c) {  // a % b = a − b·trunc(a/b): ā += ȳ, b̄ −= ȳ·trunc(a/b)
+    ValueId q = div(c, c.x(0), c.x(1));
+    ValueId nonneg = c.b.binary(OpKind::Ge, q, c.constant(0, q));
+    ValueId trunc = select(c, nonneg, c.b.unary(OpKind::Floor, q), c.b.unary(OpKind::Ceil, q));
+    c.accumulate(c.op.operands[0], c.g);
+    c.accumulate(c.op.operands[1], neg(c, mul(c, c.g, trunc)));
+}
 void vjp_maximum(VjpContext &c) {  // ties go to a: ā += [a ≥ b]·ȳ, b̄ += [a < b]·ȳ
     ValueId pick_a = c.b.binary(OpKind::Ge, c.x(0), c.x(1));
     ValueId zero = c.constant(0, c.g);
@@ -151,7 +158,7 @@ const std::vector<Rule> &rules() {
         {OpKind::ExpandDims, D, vjp_expand_dims},
         {OpKind::Add, D, vjp_add},          {OpKind::Sub, D, vjp_sub},
         {OpKind::Mul, D, vjp_mul},          {OpKind::Div, D, vjp_div},
-        {OpKind::Mod, N, nullptr},          // piecewise linear in a; treated as index arithmetic
+        {OpKind::Mod, D, vjp_mod},
         {OpKind::Maximum, D, vjp_maximum},  {OpKind::Minimum, D, vjp_minimum},
         {OpKind::Lt, N, nullptr},           {OpKind::Le, N, nullptr},
         {OpKind::Gt, N, nullptr},           {OpKind::Ge, N, nullptr},

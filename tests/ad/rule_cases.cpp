@@ -62,6 +62,10 @@ const std::vector<RuleCase> &rule_cases() {
         {"sub", {{C}, {C}}, -1, 1, [](B &b, V x) { return bin(b, OpKind::Sub, x[0], x[1]); }},
         {"mul", {{C}, {C}}, -1, 1, [](B &b, V x) { return bin(b, OpKind::Mul, x[0], x[1]); }},
         {"div", {{C}, {C}}, 0.5, 2, [](B &b, V x) { return bin(b, OpKind::Div, x[0], x[1]); }},
+        {"mod", {{C}, {C}}, 0.7, 1.3, [](B &b, V x) {
+             ValueId three = b.broadcast(b.constant(3, DType::F32), {C});
+             return bin(b, OpKind::Mod, bin(b, OpKind::Mul, x[0], three), x[1]);
+         }},
         {"maximum", {{C}, {C}}, -1, 1, [](B &b, V x) { return bin(b, OpKind::Maximum, x[0], x[1]); }},
         {"minimum", {{C}, {C}}, -1, 1, [](B &b, V x) { return bin(b, OpKind::Minimum, x[0], x[1]); }},
         {"neg", {{C}}, -1, 1, [](B &b, V x) { return un(b, OpKind::Neg, x[0]); }},

@@ -1,0 +1,201 @@
+// Bad input: every diagnostic asserted by its exact text, with file:line:col where there is one.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "capi/session.h"
+#include "store/store.h"
+#include "support/error.h"
+#include "support/fs.h"
+#include "support/json.h"
+
+using namespace tad;
+
+namespace {
+
+const char *kPython = "/usr/bin/python3";
+
+bool torch_available() { return std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0; }
+
+const char *kKernel = R"(import torch
+import triton
+import triton.language as tl
+
+import tad
+
+
+@triton.jit
+def _double(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(Y + offs, 2.0 * tl.load(X + offs, mask=mask), mask=mask)
+)";
+
+const char *kStub = R"(
+
+@tad.autodiff(grad_inputs=("x",))
+def double(x):
+    y = torch.empty_like(x)
+    _double[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
+    return y
+
+
+SWEEP = [{"n": 100}]
+
+
+def make_args(dims):
+    return (torch.randn(dims["n"], device=dims.get("device", "cuda")),), {}
+)";
+
+class Errors : public ::testing::Test {
+protected:
+    fs::TempDir dir;
+
+    std::string write(const std::string &name, const std::string &text) {
+        std::string p = fs::join(dir.path(), name);
+        std::ofstream(p) << text;
+        return p;
+    }
+
+    Session session() {
+        SessionOptions o;
+        o.work_dir = fs::join(dir.path(), "work");
+        o.python = kPython;
+        return Session(o);
+    }
+
+    // The status and message of what `f` throws.
+    template <class F>
+    std::pair<int, std::string> error_of(F f) {
+        try {
+            f();
+        } catch (const Error &e) {
+            return {e.status(), e.what()};
+        }
+        return {TAD_OK, "no error"};
+    }
+};
+
+TEST_F(Errors, MissingFile) {
+    Session s = session();
+    std::string p = fs::join(dir.path(), "absent.py");
+    auto [status, msg] = error_of([&] { s.load_forward(p, std::nullopt); });
+    EXPECT_EQ(status, TAD_ERR_IO);
+    EXPECT_EQ(msg, p + ": cannot read file: No such file or directory");
+}
+
+TEST_F(Errors, SyntaxError) {
+    Session s = session();
+    std::string p = write("bad.py", "import triton\n\nx = (1,\ny = 2\n");
+    auto [status, msg] = error_of([&] { s.load_forward(p, std::nullopt); });
+    EXPECT_EQ(status, TAD_ERR_SYNTAX);
+    EXPECT_EQ(msg.rfind(p + ":3:5: syntax error: ", 0), 0u) << msg;
+}
+
+TEST_F(Errors, NoJitKernel) {
+    Session s = session();
+    std::string p = write("plain.py", "import torch\n\ndef f(x):\n    return x\n");
+    auto [status, msg] = error_of([&] { s.load_forward(p, std::nullopt); });
+    EXPECT_EQ(status, TAD_ERR_NO_KERNEL);
+    EXPECT_EQ(msg, p + ": no @triton.jit kernel found");
+}
+
+TEST_F(Errors, NoStub) {
+    Session s = session();
+    std::string p = write("nostub.py", kKernel);
+    auto [status, msg] = error_of([&] { s.load_forward(p, std::nullopt); });
+    EXPECT_EQ(status, TAD_ERR_NO_KERNEL);
+    EXPECT_EQ(msg, p + ": no stub marked @tad.autodiff(grad_inputs=...) found");
+}
+
+TEST_F(Errors, StubLaunchingNoKernel) {
+    Session s = session();
+    std::string p = write("nolaunch.py", std::string(kKernel) + R"(
+
+@tad.autodiff(grad_inputs=("x",))
+def double(x):
+    return 2 * x
+)");
+    auto [status, msg] = error_of([&] { s.load_forward(p, std::nullopt); });
+    EXPECT_EQ(status, TAD_ERR_NO_KERNEL);
+    EXPECT_EQ(msg, p + ":16:1: stub 'double' launches no @triton.jit kernel");
+}
+
+TEST_F(Errors, GradInputsNamingUnknownArgument) {
+    Session s = session();
+    std::string stub = kStub;
+    stub.replace(stub.find("(\"x\",)"), 6, "(\"x\", \"scale\")");
+    std::string p = write("unknown.py", std::string(kKernel) + stub);
+    auto [status, msg] = error_of([&] { s.load_forward(p, std::nullopt); });
+    EXPECT_EQ(status, TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(msg, p + ":15:33: grad_inputs names 'scale', which is not a parameter of stub 'double' (parameters: x)");
+}
+
+TEST_F(Errors, UnsupportedConstruct) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string kernel = kKernel;
+    kernel.replace(kernel.find("    tl.store("), 0, "    for i in range(4):\n        pass\n");
+    std::string p = write("loop.py", kernel + kStub);
+    s.load_forward(p, std::nullopt);
+    auto [status, msg] = error_of([&] { s.generate(GenerateOptions{}); });
+    EXPECT_EQ(status, TAD_ERR_UNSUPPORTED);
+    EXPECT_EQ(msg, p + ":12:5: unsupported construct 'for loop': loops are not supported yet");
+}
+
+TEST_F(Errors, WorkerCannotImportTorch) {
+    // A fake torch package that fails to import, shadowing the real one.
+    std::string fake = fs::join(dir.path(), "fake");
+    fs::make_dirs(fs::join(fake, "torch"));
+    write("fake/torch/__init__.py", "raise ImportError('simulated broken install')\n");
+    std::string py = write("python", "#!/bin/sh\nPYTHONPATH=" + fake + " exec " + kPython + " \"$@\"\n");
+    ASSERT_EQ(std::system(("chmod +x " + py).c_str()), 0);
+    SessionOptions o;
+    o.work_dir = fs::join(dir.path(), "work");
+    o.python = py;
+    Session s(o);
+    s.load_forward(write("k.py", std::string(kKernel) + kStub), std::nullopt);
+    auto [status, msg] = error_of([&] { s.generate(GenerateOptions{}); });
+    EXPECT_EQ(status, TAD_ERR_WORKER);
+    EXPECT_EQ(msg, "import: cannot import torch: simulated broken install");
+}
+
+TEST_F(Errors, KernelRaisingAtLaunch) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string stub = kStub;
+    stub.replace(stub.find("(x, y, x.numel(), BLOCK=64)"), 27, "(x, y, BLOCK=64)");
+    s.load_forward(write("launch.py", std::string(kKernel) + stub), std::nullopt);
+    auto [status, msg] = error_of([&] { s.generate(GenerateOptions{}); });
+    EXPECT_EQ(status, TAD_ERR_WORKER);
+    EXPECT_EQ(msg.rfind("launch: ", 0), 0u) << msg;
+    EXPECT_NE(msg.find("_double"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'n'"), std::string::npos) << msg;
+}
+
+TEST_F(Errors, GradientMismatchNamesInputShapeAndErrors) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    s.load_forward(write("k.py", std::string(kKernel) + kStub), std::nullopt);
+    std::string id = s.generate(GenerateOptions{});
+    // Tamper with the stored backward (doubling its gradient) and make it the current candidate.
+    store::Store st = store::Store::open(fs::join(dir.path(), "work"));
+    store::Candidate c = st.load(id);
+    size_t at = c.backward_source.find("tl.store(DX + offs, ");
+    ASSERT_NE(at, std::string::npos) << c.backward_source;
+    c.backward_source.replace(at, 20, "tl.store(DX + offs, 2.0 * ");
+    std::string bad = st.add(c);
+    s.rollback(bad);
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = true;
+    Json report = Json::parse(s.verify(v, &passed), "report");
+    EXPECT_FALSE(passed);
+    JsonRef r = report.at("results")[0];
+    EXPECT_EQ(r.at("status").str(), "fail");
+    EXPECT_EQ(r.at("message").str().rfind("gradient of 'x' (shape [100]) disagrees: max abs err ", 0), 0u) << r.at("message").str();
+    EXPECT_NE(r.at("message").str().find(", max rel err 0.5"), std::string::npos) << r.at("message").str();
+}
+
+}  // namespace
