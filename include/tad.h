@@ -8,6 +8,8 @@
  * Conventions
  *  - Every function returns an int status: TAD_OK (0) or a negative tad_status. The message of the
  *    last failure on the calling thread comes from tad_error_last(), which never returns NULL.
+ *    A NULL session or out pointer is TAD_ERR_INVALID_ARGUMENT, "<function>: <argument> is NULL".
+ *  - On failure every `char **out` is set to NULL (except the report of a failed tad_verify).
  *  - On failure a session is left as it was before the call.
  *  - Strings returned through `char **out` belong to the caller: release them with tad_string_free().
  *  - Options structs start with `unsigned int version`; initialise them with the *_INIT macro or the
@@ -51,16 +53,19 @@ typedef enum tad_status {
     TAD_ERR_INTERNAL = -99
 } tad_status;
 
-/* "MAJOR.MINOR.PATCH". Static storage. */
+/* "MAJOR.MINOR.PATCH" of the library, which may be newer than this header. Static storage. */
 TAD_API const char *tad_version(void);
 
-/* Message of the last failure on this thread; "" if none. Never NULL. Valid until the next tad_ call
- * on this thread. */
+/* Message of the last failure on this thread; "" if no call has failed on it yet. Never NULL. As in
+ * libgit2, a successful call does not clear it: test the status first, then read the message. The
+ * pointer stays valid until the next failing tad_ call on this thread. */
 TAD_API const char *tad_error_last(void);
 
-/* Name of a status code, e.g. "TAD_ERR_SYNTAX". Static storage; never NULL. */
+/* Name of a status code, e.g. "TAD_ERR_SYNTAX"; "TAD_UNKNOWN_STATUS" for a code not listed above.
+ * Static storage; never NULL. */
 TAD_API const char *tad_status_name(int status);
 
+/* Frees a string returned through `char **out`; NULL is a no-op. */
 TAD_API void tad_string_free(char *s);
 
 typedef struct tad_session tad_session;
@@ -140,7 +145,8 @@ TAD_API int tad_bench_options_init(tad_bench_options *opts);
 /* Benchmarks the current candidate on the GPU (it must have passed verification). */
 TAD_API int tad_bench(tad_session *session, const tad_bench_options *opts, char **out_report);
 
-/* Stores the current candidate with its reports as a new snapshot labelled `label` (may be NULL). */
+/* Stores the current candidate with its reports as a new snapshot labelled `label` (may be NULL); its
+ * id is returned through `out_id` (may be NULL). */
 TAD_API int tad_snapshot(tad_session *session, const char *label, char **out_id);
 
 /* Makes snapshot `id` the current candidate again (its forward source and generated code). */
@@ -149,8 +155,14 @@ TAD_API int tad_rollback(tad_session *session, const char *id);
 /* JSON list of the session's snapshots, oldest first (schema in docs/reports.md). */
 TAD_API int tad_snapshot_list(tad_session *session, char **out_json);
 
-/* Typed accessors for reports. `passed`: 1 if every check passed. `key` is a dotted path into the
- * report, e.g. "summary.max_rel_err"; the value must be a number. */
+/* Typed accessors for reports; the outputs are set only on success.
+ * tad_report_passed: the report's top-level boolean "passed" (1 or 0); TAD_ERR_NOT_FOUND when it has
+ * none (bench reports).
+ * tad_report_number: `key` is a dotted path into the report, where a segment of digits indexes an
+ * array: "summary.max_rel_err", "results.0.bwd_ms". TAD_ERR_NOT_FOUND "key '<key>' not in report"
+ * when the path leads nowhere or to null (a number that could not be measured);
+ * TAD_ERR_INVALID_ARGUMENT when the value is not a number, the key is malformed ("", "a..b") or the
+ * text is not JSON. */
 TAD_API int tad_report_passed(const char *report_json, int *passed);
 TAD_API int tad_report_number(const char *report_json, const char *key, double *value);
 

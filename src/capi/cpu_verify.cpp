@@ -235,6 +235,7 @@ void summarize_verify(Json &report) {
     JsonRef results = report.at("results");
     int64_t total = 0, passed = 0, failed = 0, skipped = 0;
     double max_rel = 0;
+    bool any_err = false;
     for (size_t i = 0; i < results.size(); ++i) {
         JsonRef r = results[i];
         std::string s = r.str_or("status", "error");
@@ -245,7 +246,10 @@ void summarize_verify(Json &report) {
         JsonRef grads = r.get("grads");
         for (size_t k = 0; k < grads.size(); ++k) {
             JsonRef e = grads[k].get("max_rel_err");
-            if (e.valid() && e.is_number()) max_rel = std::max(max_rel, e.num());
+            if (e.valid() && e.is_number()) {
+                max_rel = std::max(max_rel, e.num());
+                any_err = true;
+            }
         }
     }
     report.set_bool("passed", failed == 0 && passed > 0);
@@ -254,7 +258,8 @@ void summarize_verify(Json &report) {
     s.set("passed", passed);
     s.set("failed", failed);
     s.set("skipped", skipped);
-    s.set("max_rel_err", max_rel);
+    if (any_err) s.set("max_rel_err", max_rel);
+    else s.set_null("max_rel_err");
 }
 
 Json cpu_verify(const CpuVerifyInput &in, JsonRef dims_list, Worker &worker, const ProgressFn &progress) {
@@ -268,7 +273,10 @@ Json cpu_verify(const CpuVerifyInput &in, JsonRef dims_list, Worker &worker, con
     for (size_t i = 0; i < dims_list.size(); ++i) {
         Json dims = Json::copy(dims_list[i]);
         dims.set("dtype", "float32");
-        if (progress && !progress("[" + std::to_string(i + 1) + "/" + std::to_string(dims_list.size()) + "] " + dims.dump(), double(i) / dims_list.size()))
+        std::string label;
+        for (const std::string &k : dims.keys())
+            if (k != "required") label += " " + k + "=" + (dims.at(k).is_string() ? dims.at(k).str() : dims.at(k).dump());
+        if (progress && !progress(std::to_string(i + 1) + "/" + std::to_string(dims_list.size()) + label, double(i) / dims_list.size()))
             fail(TAD_ERR_CANCELLED, "verify: cancelled");
         Json args = Json::object();
         args.set("file", in.import_path);
@@ -295,8 +303,13 @@ Json cpu_verify(const CpuVerifyInput &in, JsonRef dims_list, Worker &worker, con
                 args.set_bool("with_data", true);
                 entry = check_entry(in, bwd_file, worker.request("trace", std::move(args)), rng);
             }
+        } catch (const WorkerError &e) {
+            // A broken environment fails the whole verification; a failing user file fails its case.
+            if (e.kind() == "import" || e.kind() == "no_gpu") throw;
+            entry.set("status", "error");
+            entry.set("message", e.what());
         } catch (const Error &e) {
-            if (e.status() == TAD_ERR_CANCELLED || e.status() == TAD_ERR_TIMEOUT) throw;
+            if (e.status() == TAD_ERR_CANCELLED || e.status() == TAD_ERR_TIMEOUT || e.status() == TAD_ERR_WORKER) throw;
             entry.set("status", "error");
             entry.set("message", e.what());
         }

@@ -1,5 +1,6 @@
 #include "capi/session.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "capi/cpu_verify.h"
@@ -79,6 +80,38 @@ struct Session::Impl {
         return Json::copy(info.at("sweep"));
     }
 };
+
+namespace {
+
+void push_dtypes(JsonRef args, const std::string &csv) {
+    JsonRef dtypes = args.set_array("dtypes");
+    std::string d = csv.empty() ? "float32,float16" : csv;
+    for (size_t s = 0, e; s <= d.size(); s = e + 1) {
+        e = d.find(',', s);
+        if (e == std::string::npos) e = d.size();
+        if (e > s) dtypes.push(d.substr(s, e - s));
+    }
+}
+
+// The worker's entries in the report schema of docs/reports.md.
+Json report_results(JsonRef reply) {
+    Json results = Json::copy(reply.at("results"));
+    for (size_t i = 0; i < results.size(); ++i) {
+        JsonRef e = results[i];
+        if (e.has("reference") && !e.has("method"))
+            e.set("method", e.at("reference").str() == "reference()" ? "reference" : "finite_differences");
+        if (!e.has("message")) e.set_null("message");
+    }
+    return results;
+}
+
+void set_device(Json &report, Worker &w) {
+    JsonRef hello = w.hello();
+    if (hello.valid() && hello.has("device") && !hello.at("device").is_null()) report.set("device", hello.at("device").str());
+    else report.set_null("device");
+}
+
+}  // namespace
 
 Session::Session(SessionOptions opts) : impl_(std::make_unique<Impl>(std::move(opts))) {}
 Session::~Session() = default;
@@ -162,22 +195,14 @@ std::string Session::verify(const VerifyOptions &opts, bool *passed) {
         args.set("stub", kf.stub.name);
         args.set("generated", fs::join(fs::join(fs::join(impl_->store.work_dir(), "snapshots"), id), "backward.py"));
         args.set_copy("dims_list", list);
-        JsonRef dtypes = args.set_array("dtypes");
-        std::string d = opts.dtypes.empty() ? "float32,float16" : opts.dtypes;
-        for (size_t s = 0, e; s <= d.size(); s = e + 1) {
-            e = d.find(',', s);
-            if (e == std::string::npos) e = d.size();
-            if (e > s) dtypes.push(d.substr(s, e - s));
-        }
+        push_dtypes(args, opts.dtypes);
         args.set("seed", static_cast<int64_t>(opts.seed));
-        Json results = impl_->get_worker().request("verify", std::move(args), impl_->progress("verify"));
+        Json reply = impl_->get_worker().request("verify", std::move(args), impl_->progress("verify"));
         report = Json::object();
         report.set("kind", "verify");
         report.set("mode", "gpu");
-        JsonRef hello = impl_->get_worker().hello();
-        if (hello.valid() && hello.has("device") && !hello.at("device").is_null()) report.set("device", hello.at("device").str());
-        else report.set_null("device");
-        report.set_copy("results", results.has("results") ? results.at("results") : JsonRef(results.raw()));
+        set_device(report, impl_->get_worker());
+        report.set_copy("results", report_results(reply));
         summarize_verify(report);
     }
     impl_->store.set_report(id, "verify", report.dump(true));
@@ -195,21 +220,27 @@ std::string Session::bench(const BenchOptions &opts) {
     args.set("stub", kf.stub.name);
     args.set("generated", fs::join(fs::join(fs::join(impl_->store.work_dir(), "snapshots"), id), "backward.py"));
     args.set_copy("dims_list", impl_->dims_list(opts.dims_json, file));
-    JsonRef dtypes = args.set_array("dtypes");
-    std::string d = opts.dtypes.empty() ? "float32,float16" : opts.dtypes;
-    for (size_t s = 0, e; s <= d.size(); s = e + 1) {
-        e = d.find(',', s);
-        if (e == std::string::npos) e = d.size();
-        if (e > s) dtypes.push(d.substr(s, e - s));
-    }
+    push_dtypes(args, opts.dtypes);
     args.set("reps", static_cast<int64_t>(opts.reps > 0 ? opts.reps : 100));
-    Json results = impl_->get_worker().request("bench", std::move(args), impl_->progress("bench"));
+    Json reply = impl_->get_worker().request("bench", std::move(args), impl_->progress("bench"));
     Json report = Json::object();
     report.set("kind", "bench");
-    JsonRef hello = impl_->get_worker().hello();
-    if (hello.valid() && hello.has("device") && !hello.at("device").is_null()) report.set("device", hello.at("device").str());
-    else report.set_null("device");
-    report.set_copy("results", results.has("results") ? results.at("results") : JsonRef(results.raw()));
+    set_device(report, impl_->get_worker());
+    JsonRef results = report.set_copy("results", report_results(reply));
+    std::vector<double> speedups;
+    for (size_t i = 0; i < results.size(); ++i) {
+        JsonRef r = results[i];
+        JsonRef ref = r.get("ref_bwd_ms"), bwd = r.get("bwd_ms");
+        if (ref.is_number() && bwd.is_number() && bwd.num() > 0) speedups.push_back(ref.num() / bwd.num());
+    }
+    JsonRef summary = report.set_object("summary");
+    if (speedups.empty()) {
+        summary.set_null("median_bwd_speedup_vs_ref");
+    } else {
+        std::sort(speedups.begin(), speedups.end());
+        size_t n = speedups.size();
+        summary.set("median_bwd_speedup_vs_ref", n % 2 ? speedups[n / 2] : 0.5 * (speedups[n / 2 - 1] + speedups[n / 2]));
+    }
     impl_->store.set_report(id, "bench", report.dump(true));
     return report.dump(true);
 }

@@ -1,0 +1,399 @@
+// The C ABI (include/tad.h) over tad::Session. Each entry point runs its body through guard(),
+// which turns every exception into a status plus the thread's last-error message, so none crosses
+// the ABI.
+// The checks of NULL pointers and options structs live here: the Session takes C++ values that
+// cannot be NULL, so these failures can only arise at this boundary.
+#include "tad.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "capi/session.h"
+#include "support/error.h"
+#include "support/json.h"
+
+struct tad_session {
+    explicit tad_session(tad::SessionOptions opts) : impl(std::move(opts)) {}
+    tad::Session impl;
+};
+
+namespace {
+
+// libgit2's convention: the message survives successful calls, so a caller may free strings or
+// query reports before reading it. last_error points into last_message, or at a literal when
+// copying the message itself ran out of memory.
+thread_local std::string last_message;
+thread_local const char *last_error = "";
+
+// Stores "<fn>: <message>" (just the message when fn is NULL) without allocating anywhere but in
+// the try block, so that it is safe inside a catch handler.
+int record(int status, const char *fn, const char *message) noexcept {
+    if (status >= TAD_OK) status = TAD_ERR_INTERNAL;  // a failure must never read as success
+    try {
+        last_message.clear();
+        if (fn) last_message.append(fn).append(": ");
+        last_message.append(message);
+        last_error = last_message.c_str();
+    } catch (...) {
+        last_error = "out of memory";
+    }
+    return status;
+}
+
+// Runs `body(fn)` (returning a status) and converts what it throws. tad::Error messages are
+// diagnostics that stand on their own; anything else is a bug, so the message names the function.
+template <typename Body>
+int guard(const char *fn, Body &&body) noexcept {
+    try {
+        return body(fn);
+    } catch (const tad::Error &e) {
+        return record(e.status(), nullptr, e.what());
+    } catch (const std::bad_alloc &) {
+        return record(TAD_ERR_INTERNAL, nullptr, "out of memory");
+    } catch (const std::exception &e) {
+        return record(TAD_ERR_INTERNAL, fn, e.what());
+    } catch (...) {
+        return record(TAD_ERR_INTERNAL, fn, "unknown exception");
+    }
+}
+
+[[noreturn]] void invalid(const char *fn, const std::string &what) {
+    tad::fail(TAD_ERR_INVALID_ARGUMENT, std::string(fn) + ": " + what);
+}
+
+template <typename T>
+void need(const T *p, const char *fn, const char *name) {
+    if (!p) invalid(fn, std::string(name) + " is NULL");
+}
+
+// Clears an out pointer before anything can fail, so that a failing call leaves NULL behind.
+void clear(char **out) {
+    if (out) *out = nullptr;
+}
+
+char *c_string(const std::string &s) {
+    char *p = static_cast<char *>(std::malloc(s.size() + 1));
+    if (!p) throw std::bad_alloc();
+    std::memcpy(p, s.c_str(), s.size() + 1);
+    return p;
+}
+
+template <typename Opts>
+void check_version(const Opts &o, unsigned known, const char *fn) {
+    if (o.version == 0 || o.version > known)
+        invalid(fn, "unsupported options version " + std::to_string(o.version));
+}
+
+// %g: errors span 1e-12 to 1e3, which std::to_string's fixed six decimals would flatten.
+std::string number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+}
+
+std::string text_or(const char *s, const std::string &dflt) { return (s && *s) ? s : dflt; }
+
+double seconds_or(double v, double dflt, const char *fn, const char *field) {
+    if (v == 0) return dflt;
+    if (!(v > 0) || !std::isfinite(v))
+        invalid(fn, std::string(field) + " must be a positive number of seconds, got " + number(v));
+    return v;
+}
+
+tad::SessionOptions session_options(const tad_session_options *o, const char *fn) {
+    tad::SessionOptions so;
+    if (!o) return so;
+    check_version(*o, TAD_SESSION_OPTIONS_VERSION, fn);
+    so.work_dir = text_or(o->work_dir, so.work_dir);
+    so.python = text_or(o->python, "");
+    if (o->device_index < 0) invalid(fn, "device_index must not be negative");
+    so.device_index = o->device_index;
+    so.worker_timeout_s =
+        seconds_or(o->worker_timeout_s, so.worker_timeout_s, fn, "worker_timeout_s");
+    so.startup_timeout_s =
+        seconds_or(o->startup_timeout_s, so.startup_timeout_s, fn, "startup_timeout_s");
+    if (o->progress) {
+        tad_progress_fn cb = o->progress;
+        void *payload = o->progress_payload;
+        so.progress = [cb, payload](const std::string &stage, const std::string &message,
+                                    double fraction) {
+            return cb(stage.c_str(), message.c_str(), fraction, payload) == 0;
+        };
+    }
+    return so;
+}
+
+tad::GenerateOptions generate_options(const tad_generate_options *o, const char *fn) {
+    tad::GenerateOptions go;
+    if (!o) return go;
+    check_version(*o, TAD_GENERATE_OPTIONS_VERSION, fn);
+    go.backend = text_or(o->backend, go.backend);
+    go.dims_json = text_or(o->dims_json, "");
+    go.launch_json = text_or(o->launch_json, "");
+    return go;
+}
+
+tad::VerifyOptions verify_options(const tad_verify_options *o, const char *fn) {
+    tad::VerifyOptions vo;
+    if (!o) return vo;
+    check_version(*o, TAD_VERIFY_OPTIONS_VERSION, fn);
+    vo.cpu = o->cpu != 0;
+    vo.dims_json = text_or(o->dims_json, "");
+    vo.dtypes = text_or(o->dtypes, vo.dtypes);
+    if (o->max_elements < 0) invalid(fn, "max_elements must not be negative");
+    if (o->max_elements > 0) vo.max_elements = o->max_elements;
+    vo.seed = o->seed;
+    return vo;
+}
+
+tad::BenchOptions bench_options(const tad_bench_options *o, const char *fn) {
+    tad::BenchOptions bo;
+    if (!o) return bo;
+    check_version(*o, TAD_BENCH_OPTIONS_VERSION, fn);
+    bo.dims_json = text_or(o->dims_json, "");
+    bo.dtypes = text_or(o->dtypes, bo.dtypes);
+    if (o->reps < 0) invalid(fn, "reps must not be negative");
+    if (o->reps > 0) bo.reps = o->reps;
+    return bo;
+}
+
+// The status message of a failed verification, from the report's summary (docs/reports.md).
+std::string mismatch_message(const std::string &report) {
+    tad::Json r = tad::Json::parse(report, "verify report");
+    tad::JsonRef s = r.get("summary");
+    std::string msg = "verification failed";
+    if (!s.is_object()) return msg + " (see the report)";
+    int64_t bad = s.int_or("total", 0) - s.int_or("passed", 0) - s.int_or("skipped", 0);
+    msg += ": " + std::to_string(bad) + " of " + std::to_string(s.int_or("total", 0)) +
+           " cases did not pass";
+    if (s.get("max_rel_err").is_number())
+        msg += " (max rel err " + number(s.get("max_rel_err").num()) + ")";
+    return msg;
+}
+
+bool is_index(const std::string &seg) {
+    return !seg.empty() && seg.size() <= 9 &&
+           seg.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// Follows a dotted path (checked by the caller); an invalid ref when it leads nowhere.
+tad::JsonRef follow(tad::JsonRef node, const std::string &key) {
+    size_t start = 0;
+    while (node.valid()) {
+        size_t dot = key.find('.', start);
+        std::string seg = key.substr(start, dot == std::string::npos ? dot : dot - start);
+        if (!node.is_array())
+            node = node.get(seg);
+        else if (is_index(seg) && std::stoul(seg) < node.size())
+            node = node[std::stoul(seg)];
+        else
+            node = tad::JsonRef();
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+    }
+    return node;
+}
+
+[[noreturn]] void not_in_report(const std::string &key) {
+    tad::fail(TAD_ERR_NOT_FOUND, "key '" + key + "' not in report");
+}
+
+}  // namespace
+
+extern "C" {
+
+#define TAD_STR2(x) #x
+#define TAD_STR(x) TAD_STR2(x)
+
+const char *tad_version(void) {
+    return TAD_STR(TAD_VERSION_MAJOR) "." TAD_STR(TAD_VERSION_MINOR) "." TAD_STR(TAD_VERSION_PATCH);
+}
+
+const char *tad_error_last(void) { return last_error; }
+
+const char *tad_status_name(int status) {
+    switch (status) {
+    case TAD_OK: return "TAD_OK";
+    case TAD_ERR_INVALID_ARGUMENT: return "TAD_ERR_INVALID_ARGUMENT";
+    case TAD_ERR_IO: return "TAD_ERR_IO";
+    case TAD_ERR_SYNTAX: return "TAD_ERR_SYNTAX";
+    case TAD_ERR_UNSUPPORTED: return "TAD_ERR_UNSUPPORTED";
+    case TAD_ERR_NO_KERNEL: return "TAD_ERR_NO_KERNEL";
+    case TAD_ERR_WORKER: return "TAD_ERR_WORKER";
+    case TAD_ERR_TIMEOUT: return "TAD_ERR_TIMEOUT";
+    case TAD_ERR_MISMATCH: return "TAD_ERR_MISMATCH";
+    case TAD_ERR_NOT_FOUND: return "TAD_ERR_NOT_FOUND";
+    case TAD_ERR_STATE: return "TAD_ERR_STATE";
+    case TAD_ERR_CANCELLED: return "TAD_ERR_CANCELLED";
+    case TAD_ERR_NO_GPU: return "TAD_ERR_NO_GPU";
+    case TAD_ERR_INTERNAL: return "TAD_ERR_INTERNAL";
+    default: return "TAD_UNKNOWN_STATUS";
+    }
+}
+
+void tad_string_free(char *s) { std::free(s); }
+
+int tad_session_options_init(tad_session_options *opts) {
+    return guard(__func__, [&](const char *fn) {
+        need(opts, fn, "opts");
+        *opts = tad_session_options TAD_SESSION_OPTIONS_INIT;
+        return TAD_OK;
+    });
+}
+
+int tad_generate_options_init(tad_generate_options *opts) {
+    return guard(__func__, [&](const char *fn) {
+        need(opts, fn, "opts");
+        *opts = tad_generate_options TAD_GENERATE_OPTIONS_INIT;
+        return TAD_OK;
+    });
+}
+
+int tad_verify_options_init(tad_verify_options *opts) {
+    return guard(__func__, [&](const char *fn) {
+        need(opts, fn, "opts");
+        *opts = tad_verify_options TAD_VERIFY_OPTIONS_INIT;
+        return TAD_OK;
+    });
+}
+
+int tad_bench_options_init(tad_bench_options *opts) {
+    return guard(__func__, [&](const char *fn) {
+        need(opts, fn, "opts");
+        *opts = tad_bench_options TAD_BENCH_OPTIONS_INIT;
+        return TAD_OK;
+    });
+}
+
+int tad_session_new(const tad_session_options *opts, tad_session **out) {
+    return guard(__func__, [&](const char *fn) {
+        need(out, fn, "out");
+        *out = nullptr;  // cleared before the options are checked
+        *out = new tad_session(session_options(opts, fn));
+        return TAD_OK;
+    });
+}
+
+void tad_session_free(tad_session *session) { delete session; }
+
+int tad_load_forward(tad_session *session, const char *path, const char *source) {
+    return guard(__func__, [&](const char *fn) {
+        need(session, fn, "session");
+        need(path, fn, "path");
+        session->impl.load_forward(path,
+                                   source ? std::optional<std::string>(source) : std::nullopt);
+        return TAD_OK;
+    });
+}
+
+int tad_generate(tad_session *session, const tad_generate_options *opts, char **out_id) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_id);
+        need(session, fn, "session");
+        std::string id = session->impl.generate(generate_options(opts, fn));
+        if (out_id) *out_id = c_string(id);
+        return TAD_OK;
+    });
+}
+
+int tad_candidate_source(tad_session *session, const char *id, char **out_source) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_source);
+        need(session, fn, "session");
+        need(out_source, fn, "out_source");
+        *out_source = c_string(session->impl.candidate_source(id ? id : ""));
+        return TAD_OK;
+    });
+}
+
+int tad_verify(tad_session *session, const tad_verify_options *opts, char **out_report) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_report);
+        need(session, fn, "session");
+        need(out_report, fn, "out_report");
+        bool passed = false;
+        std::string report = session->impl.verify(verify_options(opts, fn), &passed);
+        // Everything that can throw happens before the report is handed over, so that a failure
+        // never leaves a report behind with a status that says it is not there.
+        std::string message = passed ? "" : mismatch_message(report);
+        *out_report = c_string(report);
+        return passed ? TAD_OK : record(TAD_ERR_MISMATCH, nullptr, message.c_str());
+    });
+}
+
+int tad_bench(tad_session *session, const tad_bench_options *opts, char **out_report) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_report);
+        need(session, fn, "session");
+        need(out_report, fn, "out_report");
+        *out_report = c_string(session->impl.bench(bench_options(opts, fn)));
+        return TAD_OK;
+    });
+}
+
+int tad_snapshot(tad_session *session, const char *label, char **out_id) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_id);
+        need(session, fn, "session");
+        std::string id = session->impl.snapshot(label ? label : "");
+        if (out_id) *out_id = c_string(id);
+        return TAD_OK;
+    });
+}
+
+int tad_rollback(tad_session *session, const char *id) {
+    return guard(__func__, [&](const char *fn) {
+        need(session, fn, "session");
+        need(id, fn, "id");
+        session->impl.rollback(id);
+        return TAD_OK;
+    });
+}
+
+int tad_snapshot_list(tad_session *session, char **out_json) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_json);
+        need(session, fn, "session");
+        need(out_json, fn, "out_json");
+        *out_json = c_string(session->impl.snapshot_list());
+        return TAD_OK;
+    });
+}
+
+int tad_report_passed(const char *report_json, int *passed) {
+    return guard(__func__, [&](const char *fn) {
+        need(report_json, fn, "report_json");
+        need(passed, fn, "passed");
+        tad::Json report = tad::Json::parse(report_json, "report");
+        tad::JsonRef p = report.get("passed");
+        if (!p.valid()) not_in_report("passed");
+        if (!p.is_bool()) invalid(fn, "key 'passed' is not a boolean");
+        *passed = p.boolean() ? 1 : 0;
+        return TAD_OK;
+    });
+}
+
+int tad_report_number(const char *report_json, const char *key, double *value) {
+    return guard(__func__, [&](const char *fn) {
+        need(report_json, fn, "report_json");
+        need(key, fn, "key");
+        need(value, fn, "value");
+        std::string k = key;
+        if (k.empty() || k.front() == '.' || k.back() == '.' || k.find("..") != std::string::npos)
+            invalid(fn, "malformed key '" + k + "'");
+        tad::Json report = tad::Json::parse(report_json, "report");
+        tad::JsonRef v = follow(report, k);
+        if (!v.valid() || v.is_null()) not_in_report(k);
+        if (!v.is_number()) invalid(fn, "key '" + k + "' is not a number");
+        *value = v.num();
+        return TAD_OK;
+    });
+}
+
+}  // extern "C"

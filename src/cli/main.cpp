@@ -1,1 +1,83 @@
-int main() { return 0; }
+// `tad`: the command-line program. It links the shared library through tad.h only, like any other
+// binding, so it doubles as a check that the C ABI is enough to drive the whole pipeline.
+#include <iostream>
+#include <new>
+
+#include "args.h"
+#include "commands.h"
+#include "errors.h"
+#include "tad.h"
+
+namespace {
+
+const char kUsage[] = R"(usage: tad [options] COMMAND [ARGS]
+
+Commands:
+  generate FILE [-o OUT] [--dims JSON] [--launch TRACE]
+                      generate a backward; prints the snapshot id (-o OUT also writes the
+                      generated Python to OUT, -o - prints it instead of the id)
+  verify FILE [--cpu] [--dims JSON] [--dtypes a,b] [--seed N] [--max-elements N] [--json]
+                      generate, then check the gradients (GPU; --cpu: CPU interpreter)
+  bench FILE [--dims JSON] [--dtypes a,b] [--reps N] [--json]
+                      generate, verify on the GPU, then time forward and backward
+  run FILE [--cpu-only] [--dims JSON] [--dtypes a,b] [--reps N] [--seed N] [--max-elements N]
+                      generate, verify on the CPU, then on the GPU and bench when one is present
+  snapshots [--json]  list the session's snapshots
+  rollback ID         make snapshot ID the current candidate again
+  help, --version
+
+Options of every command:
+  --work-dir DIR      session directory (default .tad)
+  --python PATH       interpreter of the worker (default $TAD_PYTHON, else python3)
+  --device N          CUDA device (default 0)
+  --timeout S         limit for one worker request in seconds (default 600)
+  -q, --quiet         no progress lines on stderr
+
+--dims takes a JSON object ('{"M": 4, "N": 64}') or a list of them; without it the file's SWEEP
+is used. --launch TRACE (generate, verify, bench, run) generates from a trace record file instead
+of tracing the stub.
+
+Exit codes: 0 ok, 1 verification mismatch, 2 usage, 3 input, 4 worker or GPU failure, 5 no GPU,
+70 internal error (docs/cli.md).
+)";
+
+int dispatch(const tad_cli::Args &a) {
+    using namespace tad_cli;
+    if (a.command == "help") {
+        std::cout << kUsage;
+        return kExitOk;
+    }
+    if (a.command == "version") {
+        std::cout << "tad " << tad_version() << '\n';
+        return kExitOk;
+    }
+    if (a.command == "generate") return cmd_generate(a);
+    if (a.command == "verify") return cmd_verify(a);
+    if (a.command == "bench") return cmd_bench(a);
+    if (a.command == "run") return cmd_run(a);
+    if (a.command == "snapshots") return cmd_snapshots(a);
+    return cmd_rollback(a);  // parse_args accepts no other command
+}
+
+int fail(const std::string &message, int code) {
+    std::cout.flush();  // the table of what ran comes before the error
+    std::cerr << "tad: error: " << message << '\n';
+    return code;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    using namespace tad_cli;
+    try {
+        return dispatch(parse_args(argc, argv));
+    } catch (const UsageError &e) {
+        return fail(std::string(e.what()) + " (see 'tad help')", kExitUsage);
+    } catch (const Failure &f) {
+        return fail(f.message, exit_code(f.status));
+    } catch (const std::bad_alloc &) {
+        return fail("out of memory", kExitInternal);
+    } catch (const std::exception &e) {
+        return fail(e.what(), kExitInternal);
+    }
+}

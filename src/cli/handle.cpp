@@ -1,0 +1,98 @@
+#include "handle.h"
+
+#include <climits>
+#include <cstdio>
+#include <memory>
+
+#include "errors.h"
+
+namespace tad_cli {
+
+namespace {
+
+// "[verify] 3/8 M=4096 N=1024 float16": the message already counts the steps, so the fraction
+// would only repeat it.
+int print_progress(const char *stage, const char *message, double, void *payload) {
+    std::FILE *out = static_cast<std::FILE *>(payload);
+    std::fprintf(out, "[%s] %s\n", stage, message);
+    std::fflush(out);
+    return 0;
+}
+
+struct StringFree {
+    void operator()(char *s) const { tad_string_free(s); }
+};
+
+// Runs a call that returns a string through `char **out` and takes ownership of it.
+template <typename Call>
+std::string take(int *status, Call &&call) {
+    char *raw = nullptr;
+    *status = call(&raw);
+    std::unique_ptr<char, StringFree> owned(raw);
+    return raw ? raw : "";
+}
+
+}  // namespace
+
+Session::Session(const Args &args) {
+    tad_session_options o = TAD_SESSION_OPTIONS_INIT;
+    std::string work_dir = args.value("--work-dir");
+    std::string python = args.value("--python");
+    o.work_dir = work_dir.empty() ? nullptr : work_dir.c_str();
+    o.python = python.empty() ? nullptr : python.c_str();
+    o.device_index = static_cast<int>(args.integer("--device", 0, 0, INT_MAX));
+    o.worker_timeout_s = args.seconds("--timeout", 0);
+    if (!args.has("--quiet")) {
+        o.progress = print_progress;
+        o.progress_payload = stderr;
+    }
+    check(tad_session_new(&o, &s_));
+}
+
+void Session::load(const std::string &path) { check(tad_load_forward(s_, path.c_str(), nullptr)); }
+
+std::string Session::generate(const std::string &dims_json, const std::string &launch_json) {
+    tad_generate_options o = TAD_GENERATE_OPTIONS_INIT;
+    o.dims_json = dims_json.empty() ? nullptr : dims_json.c_str();
+    o.launch_json = launch_json.empty() ? nullptr : launch_json.c_str();
+    int status = TAD_OK;
+    std::string id = take(&status, [&](char **out) { return tad_generate(s_, &o, out); });
+    check(status);
+    return id;
+}
+
+std::string Session::source(const std::string &id) {
+    int status = TAD_OK;
+    std::string src =
+        take(&status, [&](char **out) { return tad_candidate_source(s_, id.c_str(), out); });
+    check(status);
+    return src;
+}
+
+Verified Session::verify(const tad_verify_options &opts) {
+    Verified v{TAD_OK, "", ""};
+    v.report = take(&v.status, [&](char **out) { return tad_verify(s_, &opts, out); });
+    if (v.status == TAD_ERR_MISMATCH)
+        v.message = tad_error_last();
+    else
+        check(v.status);
+    return v;
+}
+
+std::string Session::bench(const tad_bench_options &opts) {
+    int status = TAD_OK;
+    std::string report = take(&status, [&](char **out) { return tad_bench(s_, &opts, out); });
+    check(status);
+    return report;
+}
+
+void Session::rollback(const std::string &id) { check(tad_rollback(s_, id.c_str())); }
+
+std::string Session::snapshot_list() {
+    int status = TAD_OK;
+    std::string list = take(&status, [&](char **out) { return tad_snapshot_list(s_, out); });
+    check(status);
+    return list;
+}
+
+}  // namespace tad_cli

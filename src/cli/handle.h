@@ -1,0 +1,41 @@
+// The CLI's view of a tad_session: each call either succeeds or throws Failure with the library's
+// message, and strings the library allocates are copied and freed at once.
+#pragma once
+
+#include <string>
+
+#include "args.h"
+#include "tad.h"
+
+namespace tad_cli {
+
+// The outcome of tad_verify: TAD_OK or TAD_ERR_MISMATCH, both with a report.
+struct Verified {
+    int status;
+    std::string report;
+    std::string message;  // tad_error_last() when the status is TAD_ERR_MISMATCH
+};
+
+class Session {
+public:
+    // Opens the session with the common options (--work-dir, --python, --device, --timeout);
+    // progress lines go to stderr unless -q.
+    explicit Session(const Args &args);
+    ~Session() { tad_session_free(s_); }
+    Session(const Session &) = delete;
+    Session &operator=(const Session &) = delete;
+
+    void load(const std::string &path);
+    std::string generate(const std::string &dims_json, const std::string &launch_json);
+    std::string source(const std::string &id);
+    // Other statuses than TAD_OK and TAD_ERR_MISMATCH throw.
+    Verified verify(const tad_verify_options &opts);
+    std::string bench(const tad_bench_options &opts);
+    void rollback(const std::string &id);
+    std::string snapshot_list();
+
+private:
+    tad_session *s_ = nullptr;
+};
+
+}  // namespace tad_cli

@@ -1,0 +1,29 @@
+// A plain-text table: columns padded to their widest cell, so that the output lines up in a
+// terminal and stays easy to cut with awk.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tad_cli {
+
+class Table {
+public:
+    explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+    void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+    bool empty() const { return rows_.empty(); }
+    void print(std::ostream &out) const;
+
+private:
+    std::vector<std::string> header_;
+    std::vector<std::vector<std::string>> rows_;
+};
+
+// Number formats shared by every table.
+std::string fmt_err(double v);    // 1.23e-07
+std::string fmt_ms(double v);     // 0.123
+std::string fmt_ratio(double v);  // 2.50x
+
+}  // namespace tad_cli

@@ -1,0 +1,303 @@
+"""Records what one call of a stub launched: the trace record of docs/worker-protocol.md.
+
+Shared by the worker (tad_worker.py) and the Python binding. With real triton every launch is
+recorded and then run; with tad's CPU stand-in (standin/triton) launches are only recorded.
+
+Launches are caught by patching __getitem__ on the classes of the module's kernel objects for the
+duration of the call, not by rebinding the module's globals: triton resolves @triton.jit helpers
+through the kernel's globals when it compiles, and would reject a proxy found there.
+"""
+
+import array
+import base64
+import contextlib
+import inspect
+import math
+import numbers
+import sys
+from collections import namedtuple
+
+
+class TadError(Exception):
+    """A failure with a protocol error kind (no_stub, no_launch, launch, ...)."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def find_stub(module, name):
+    """The raw stub function `name` of `module`, unwrapping the @tad.autodiff decorator."""
+    obj = getattr(module, name, None)
+    where = getattr(module, "__file__", module.__name__)
+    if obj is None:
+        raise TadError("no_stub", f"{where} has no function '{name}'")
+    fn = getattr(obj, "__tad_stub__", obj)
+    if not callable(fn):
+        raise TadError("no_stub", f"'{name}' in {where} is not a function")
+    return fn
+
+
+def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False):
+    """Calls stub_fn(*args, **kwargs), recording the launches of module's kernels.
+
+    Returns (outputs, record); record follows the trace record format minus "dims", which only the
+    caller knows. kernel_names, if given, limits recording to kernels with these (global or def)
+    names.
+    """
+    import torch
+
+    classes = _kernel_classes()
+    kernels = {id(k): k for name, k in vars(module).items()
+               if isinstance(k, classes.interface)
+               and (kernel_names is None or name in kernel_names
+                    or _base_fn(k, classes).__name__ in kernel_names)}
+    bound = inspect.signature(stub_fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    params = list(bound.arguments.items())
+    data = {}
+    if with_data:
+        for index, (_, value) in enumerate(params):
+            if torch.is_tensor(value) and not value.is_complex():
+                data[f"input:{index}"] = _float64_base64(value)
+
+    recorder = _Recorder(kernels, classes)
+    with recorder.patched():
+        outputs = stub_fn(*args, **kwargs)
+        _synchronize(torch)
+    if not recorder.launches:
+        raise TadError("no_launch", f"stub '{stub_fn.__name__}' launched no @triton.jit kernel")
+
+    returned = list(outputs) if isinstance(outputs, (tuple, list)) else (
+        [] if outputs is None else [outputs])
+    memory = _Memory([({"input": i}, v) for i, (_, v) in enumerate(params) if torch.is_tensor(v)]
+                     + [({"output": i}, v) for i, v in enumerate(returned) if torch.is_tensor(v)],
+                     [v for launch in recorder.launches for _, v in launch[3] if torch.is_tensor(v)])
+    inputs = [{"name": name, "index": index, **_entry(value)} for index, (name, value)
+              in enumerate(params)]
+    for entry, (_, value) in zip(inputs, params):
+        if torch.is_tensor(value):
+            entry["requires_grad"] = bool(value.requires_grad)
+    launches = [{"kernel": kernel, "grid": grid, "options": options,
+                 "args": [_arg_entry(name, value, memory) for name, value in kernel_args]}
+                for kernel, grid, options, kernel_args in recorder.launches]
+    record = {"stub": stub_fn.__name__, "inputs": inputs,
+              "outputs": [{"index": i, **_entry(v)} for i, v in enumerate(returned)],
+              "temps": [{"id": i, **_tensor_entry(t, kind=False)} for i, t in enumerate(memory.temps)],
+              "launches": launches}
+    if with_data:
+        record["data"] = data
+    return outputs, record
+
+
+_Classes = namedtuple("_Classes", "standin interface jit autotuner heuristics")
+
+
+def _kernel_classes():
+    import triton
+    if getattr(triton, "TAD_STANDIN", False):
+        return _Classes(True, triton.KernelInterface, triton.JITFunction, triton.Autotuner,
+                        triton.Heuristics)
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    from triton.runtime.jit import JITFunction, KernelInterface
+    return _Classes(False, KernelInterface, JITFunction, Autotuner, Heuristics)
+
+
+def _base_fn(kernel, classes):
+    while not isinstance(kernel, classes.jit):
+        kernel = kernel.fn
+    return kernel.fn
+
+
+def _synchronize(torch):
+    # Kernels run asynchronously: a fault shows up at the next synchronisation, so make it here.
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        try:
+            torch.cuda.synchronize()
+        except Exception as e:
+            raise TadError("launch", f"a kernel failed: {type(e).__name__}: {e}") from e
+
+
+class _Recorder:
+    def __init__(self, kernels, classes):
+        self.kernels = kernels
+        self.classes = classes
+        self.originals = {}
+        self.launches = []  # (kernel name, grid, options, [(param, value)]); keeps tensors alive
+
+    @contextlib.contextmanager
+    def patched(self):
+        saved = []
+        for cls in {type(k) for k in self.kernels.values()}:
+            saved.append((cls, cls.__dict__.get("__getitem__")))
+            self.originals[cls] = cls.__getitem__
+            cls.__getitem__ = self._getitem(cls.__getitem__)
+        try:
+            yield
+        finally:
+            for cls, own in reversed(saved):
+                if own is None:
+                    delattr(cls, "__getitem__")
+                else:
+                    cls.__getitem__ = own
+
+    def _getitem(self, original):
+        def getitem(kernel, grid):
+            if id(kernel) not in self.kernels:
+                return original(kernel, grid)
+            return lambda *args, **kwargs: self._launch(kernel, grid, args, kwargs)
+        return getitem
+
+    def _launch(self, kernel, grid, args, kwargs):
+        name = _base_fn(kernel, self.classes).__name__
+        result = None
+        if not self.classes.standin:
+            try:
+                result = self.originals[type(kernel)](kernel, grid)(*args, **kwargs)
+            except Exception as e:
+                raise TadError("launch", f"kernel '{name}': {type(e).__name__}: {e}") from e
+        self.launches.append(self._describe(kernel, name, grid, args, kwargs))
+        return result
+
+    def _describe(self, kernel, name, grid, args, kwargs):
+        # Walk the wrappers outermost first, as triton's run() does, so that heuristics see the
+        # autotuner's choice exactly when triton's would.
+        kwargs = dict(kwargs)
+        layer = kernel
+        while not isinstance(layer, self.classes.jit):
+            if isinstance(layer, self.classes.heuristics):
+                for key, heuristic in layer.values.items():
+                    kwargs[key] = heuristic({**dict(zip(layer.arg_names, args)), **kwargs})
+            elif isinstance(layer, self.classes.autotuner):
+                config = getattr(layer, "best_config", None) or layer.configs[0]
+                kwargs.update(config.all_kwargs())
+            layer = layer.fn
+        signature = inspect.signature(layer.fn)
+        options = {k: _plain(kwargs.pop(k)) for k in list(kwargs) if k not in signature.parameters}
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TadError("launch", f"kernel '{name}': {e}") from e
+        bound.apply_defaults()
+        meta = dict(bound.arguments)
+        if callable(grid):
+            grid = grid(meta)
+        grid = [int(_unwrap(g)) for g in (grid if isinstance(grid, (tuple, list)) else (grid,))]
+        return name, grid + [1] * (3 - len(grid)), options, list(meta.items())
+
+
+class _Memory:
+    """Finds which input, output or temp holds a kernel's tensor argument, by address."""
+
+    def __init__(self, known, passed):
+        self.known = known  # [(ref, tensor)]: inputs first, then outputs
+        self.temps = []     # one per storage, represented by its lowest (then largest) view
+        for t in passed:
+            if self._find_known(t) is None:
+                i = self._find_temp(t)
+                if i is None:
+                    self.temps.append(t)
+                elif (t.data_ptr(), -t.numel()) < (self.temps[i].data_ptr(), -self.temps[i].numel()):
+                    self.temps[i] = t
+
+    def resolve(self, t):
+        found = self._find_known(t)
+        if found is None:
+            i = self._find_temp(t)
+            found = ({"temp": i}, self.temps[i])
+        ref, holder = found
+        return ref, (t.data_ptr() - holder.data_ptr()) // t.element_size()
+
+    def _find_known(self, t):
+        ptr = t.data_ptr()
+        for ref, c in self.known:
+            if c is t or (c.device == t.device and c.data_ptr() <= ptr < c.data_ptr() + _extent(c)):
+                return ref, c
+        for ref, c in self.known:
+            if c.device == t.device and _within_storage(ptr, c):
+                return ref, c
+        return None
+
+    def _find_temp(self, t):
+        for i, c in enumerate(self.temps):
+            if c is t or (c.device == t.device and _within_storage(t.data_ptr(), c)):
+                return i
+        return None
+
+
+def _extent(t):
+    if t.numel() == 0:
+        return 0
+    return (sum((n - 1) * s for n, s in zip(t.shape, t.stride())) + 1) * t.element_size()
+
+
+def _within_storage(ptr, t):
+    storage = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+    return storage.data_ptr() <= ptr < storage.data_ptr() + storage.nbytes()
+
+
+def dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def _tensor_entry(t, kind=True):
+    entry = {"kind": "tensor"} if kind else {}
+    return {**entry, "dtype": dtype_name(t.dtype), "shape": list(t.shape), "stride": list(t.stride())}
+
+
+def _entry(v):
+    import torch
+    return _tensor_entry(v) if torch.is_tensor(v) else _value_entry(v)
+
+
+def _arg_entry(name, value, memory):
+    import torch
+    if not torch.is_tensor(value):
+        return {"name": name, **_value_entry(value)}
+    ref, offset = memory.resolve(value)
+    return {"name": name, "kind": "tensor", "ref": ref, "offset": offset,
+            "dtype": dtype_name(value.dtype)}
+
+
+def _unwrap(v):
+    """The value inside a tl.constexpr (real or stand-in)."""
+    return v.value if type(v).__name__ == "constexpr" and hasattr(v, "value") else v
+
+
+def _value_entry(v):
+    v = _unwrap(v)
+    if v is None:
+        return {"kind": "none"}
+    if isinstance(v, bool):
+        return {"kind": "bool", "value": v}
+    if isinstance(v, numbers.Integral):
+        return {"kind": "int", "value": int(v)}
+    if isinstance(v, numbers.Real):
+        return {"kind": "float", "value": _json_float(float(v))}
+    if isinstance(v, str):
+        return {"kind": "str", "value": v}
+    return {"kind": "other", "value": repr(v)}
+
+
+def _json_float(x):
+    # JSON has no inf/nan; a scalar argument such as -inf is still a value the compiler needs.
+    return x if math.isfinite(x) else repr(x)
+
+
+def _plain(v):
+    v = _unwrap(v)
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return _json_float(v)
+    return repr(v)
+
+
+def _float64_base64(t):
+    import torch
+    flat = t.detach().to("cpu", torch.float64).contiguous().reshape(-1)
+    values = array.array("d", flat.tolist())
+    if sys.byteorder == "big":
+        values.byteswap()
+    return base64.b64encode(values.tobytes()).decode("ascii")

@@ -1,0 +1,88 @@
+"""Importing a user's forward file (or a module emitted by tad) and building its arguments."""
+
+import importlib.util
+import inspect
+import itertools
+import os
+import re
+import sys
+import types
+
+from tad_trace import TadError
+
+_serial = itertools.count()
+_loaded = {}  # absolute path -> name of its latest module in sys.modules
+
+
+def install_tad_shim():
+    """Makes `import tad` / `@tad.autodiff(...)` work in user files when the binding is absent."""
+    try:
+        import tad  # noqa: F401
+    except ImportError:
+        shim = types.ModuleType("tad", "tad worker shim: @tad.autodiff only marks the stub.")
+
+        def autodiff(fn=None, **_options):
+            def mark(f):
+                f.__tad_stub__ = f
+                return f
+            return mark if fn is None else mark(fn)
+
+        shim.autodiff = autodiff
+        sys.modules["tad"] = shim
+
+
+def load_module(path):
+    """Imports the file at `path` afresh under a unique module name (the file may have changed).
+
+    The source is compiled directly rather than through the import system so that no stale
+    bytecode cache can stand in for an edited file.
+    """
+    path = os.path.abspath(path)
+    try:
+        with open(path, "rb") as f:
+            source = importlib.util.decode_source(f.read())
+    except OSError as e:
+        raise TadError("import", f"cannot import {path}: {e.strerror}") from e
+    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+    name = f"tad_user_{next(_serial)}_{stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    directory = os.path.dirname(path)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)  # sibling imports work as with `python file.py`
+    sys.modules.pop(_loaded.pop(path, ""), None)
+    sys.modules[name] = module
+    try:
+        exec(compile(source, path, "exec"), module.__dict__)
+    except (Exception, SystemExit) as e:
+        del sys.modules[name]
+        raise TadError("import", f"cannot import {path}: {type(e).__name__}: {e}") from e
+    _loaded[path] = name
+    return module
+
+
+def make_args(module, dims):
+    """Calls the file's make_args(dims) -> (args, kwargs).
+
+    make_args may return (args_tuple, kwargs_dict), a dict of keyword arguments, or a tuple of
+    positional arguments.
+    """
+    fn = getattr(module, "make_args", None)
+    if not callable(fn):
+        raise TadError("no_make_args", f"{module.__file__} has no make_args(dims)")
+    result = fn(dict(dims))
+    if isinstance(result, dict):
+        return (), dict(result)
+    if (isinstance(result, (tuple, list)) and len(result) == 2
+            and isinstance(result[0], (tuple, list)) and isinstance(result[1], dict)):
+        return tuple(result[0]), dict(result[1])
+    if isinstance(result, (tuple, list)):
+        return tuple(result), {}
+    return (result,), {}
+
+
+def bind(stub, args, kwargs):
+    """The stub's parameters bound to args/kwargs, defaults applied."""
+    bound = inspect.signature(stub).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound

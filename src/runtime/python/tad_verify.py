@@ -1,0 +1,234 @@
+"""The worker's verify command: gradients of a generated backward against reference gradients.
+
+For each dims x dtype the generated module's forward runs on make_args' inputs, a random cotangent
+is pulled back through its backward, and the result is compared with
+  - the gradients of the file's reference() run in float64 on float64 copies of the inputs, or,
+    without reference(),
+  - the generated backward run in float64, itself checked against directional central finite
+    differences of the stub in float64 (FD_DIRECTIONS random directions per gradient input).
+Errors are relative to the largest reference magnitude: max|g - r| / max(max|r|, TINY).
+"""
+
+import gc
+import itertools
+import time
+
+import torch
+
+import tad_userfile as userfile
+from tad_errors import error_of
+from tad_trace import TadError, dtype_name
+
+# Relative tolerance per dtype: a few ulps of accumulated rounding at each precision; bfloat16 has
+# three fewer mantissa bits than float16, hence its looser bound.
+RTOL = {"float64": 1e-6, "float32": 1e-3, "float16": 2e-2, "bfloat16": 5e-2}
+FD_RTOL = 1e-5      # central differences in float64 with FD_STEP: ~1e-8 rounding and truncation
+FD_STEP = 1e-5      # relative to max(1, max|x|)
+FD_DIRECTIONS = 2
+TINY = 1e-30
+
+
+def verify(module, stub, generated, dims_list, dtypes, seed, grad_inputs, device, progress,
+           tolerances=None):
+    rtol = {**RTOL, **(tolerances or {})}
+    cases = list(itertools.product(dims_list, dtypes))
+    entries = []
+    for k, (dims, dtype) in enumerate(cases):
+        progress(f"verify {k + 1}/{len(cases)}: {dims} {dtype}", k / len(cases))
+        entries.append(verify_case(module, stub, generated, dims, dtype, seed, grad_inputs, device,
+                                   rtol.get(dtype, RTOL["float32"])))
+        release_memory(device)
+    return {"results": entries}
+
+
+def verify_case(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol):
+    entry = {"dims": dims, "dtype": dtype, "rtol": rtol, "message": None, "outputs": [],
+             "grads": []}
+    start = time.perf_counter()
+    try:
+        entry.update(_check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol))
+        ok = all(o["ok"] for o in entry["outputs"]) and all(g["ok"] for g in entry["grads"])
+        entry["status"] = "pass" if ok else "fail"
+    except Exception as e:
+        entry["status"] = failed_case(entry, e, dims)
+    entry["seconds"] = time.perf_counter() - start
+    return entry
+
+
+def failed_case(entry, exc, dims):
+    """Records exc in entry; the status: skipped for an optional entry out of memory, else error."""
+    entry["error"] = error_of(exc)
+    entry["message"] = f"{entry['error']['kind']}: {entry['error']['message']}"
+    optional = dims.get("required", True) is False
+    return "skipped" if optional and entry["error"]["kind"] == "oom" else "error"
+
+
+def release_memory(device):
+    gc.collect()
+    if device == "cuda":
+        torch.cuda.empty_cache()
+
+
+def errors(got, ref):
+    """(max_abs_err, max_rel_err); equal elements, equal infinities included, differ by 0."""
+    if got.shape != ref.shape:
+        raise TadError("exception", f"shape {list(got.shape)} where the reference has "
+                                    f"{list(ref.shape)}")
+    got, ref = got.detach().double(), ref.detach().double()
+    diff = torch.where(got == ref, torch.zeros_like(got), (got - ref).abs())
+    max_abs = diff.max().item() if diff.numel() else 0.0
+    scale = ref.abs().max().item() if ref.numel() else 0.0
+    return max_abs, max_abs / max(scale, TINY)
+
+
+def tensor_outputs(result):
+    """(index, tensor) for each tensor the stub returned."""
+    values = result if isinstance(result, (tuple, list)) else (result,)
+    return [(i, v) for i, v in enumerate(values) if torch.is_tensor(v)]
+
+
+def seeded_randn(like, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(like.shape, generator=gen, dtype=torch.float64).to(like.device)
+
+
+def grad_leaves(bound, names, convert=lambda t: t):
+    """Replaces each gradient input of `bound` by a fresh leaf requiring grad; returns the leaves."""
+    leaves = []
+    for name in names:
+        value = bound.arguments.get(name)
+        if not (torch.is_tensor(value) and value.is_floating_point()):
+            raise TadError("bad_request", f"gradient input '{name}' is not a floating-point tensor "
+                                          "argument of the stub")
+        leaf = convert(value.detach()).clone().requires_grad_()
+        bound.arguments[name] = leaf
+        leaves.append(leaf)
+    return leaves
+
+
+def pull_back(outputs, leaves, cotangents):
+    """Gradients of sum(cotangent * output) w.r.t. leaves (zeros where one does not depend)."""
+    pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
+    grads = torch.autograd.grad([o for o, _ in pairs], leaves, [c for _, c in pairs],
+                                allow_unused=True) if pairs else [None] * len(leaves)
+    return [torch.zeros_like(x) if g is None else g for g, x in zip(grads, leaves)]
+
+
+def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol):
+    torch.manual_seed(seed)
+    args, kwargs = userfile.make_args(module, {**dims, "dtype": dtype, "device": device})
+    plain = userfile.bind(stub, args, kwargs)
+    bound = userfile.bind(stub, args, kwargs)
+    leaves = grad_leaves(bound, grad_inputs)
+    out_gen = tensor_outputs(generated.forward(*bound.args, **bound.kwargs))
+    with torch.no_grad():
+        out_stub = dict(tensor_outputs(stub(*plain.args, **plain.kwargs)))
+    outputs = []
+    for i, o in out_gen:
+        if i not in out_stub:
+            raise TadError("exception", f"the generated forward returned a tensor at position {i} "
+                                        "where the stub did not")
+        max_abs, max_rel = errors(o, out_stub[i])
+        outputs.append({"index": i, "shape": list(o.shape), "dtype": dtype_name(o.dtype),
+                        "max_abs_err": max_abs, "max_rel_err": max_rel, "ok": max_rel <= rtol})
+    diff = [(i, o) for i, o in out_gen if o.requires_grad]
+    # Rounded to the output's dtype first, so that every run pulls back the same cotangent.
+    cot64 = [seeded_randn(o, seed + 1 + i).to(o.dtype).double() for i, o in diff]
+    grads = pull_back([o for _, o in diff], leaves, [c.to(o.dtype) for c, (_, o) in zip(cot64, diff)])
+
+    if callable(getattr(module, "reference", None)):
+        ref_grads = _reference(module, stub, plain, grad_inputs, diff, cot64, out_stub, outputs, rtol)
+        fd = None
+    else:
+        ref_grads, fd = _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff,
+                                            cot64, seed, device)
+    report = []
+    for k, (name, g) in enumerate(zip(grad_inputs, grads)):
+        entry = {"name": name, "shape": list(g.shape), "dtype": dtype_name(g.dtype)}
+        if fd is not None and dtype == "float64":
+            max_abs, max_rel = fd[k]
+            entry.update(max_abs_err=max_abs, max_rel_err=max_rel, ok=max_rel <= FD_RTOL)
+        else:
+            max_abs, max_rel = errors(g, ref_grads[k])
+            entry.update(max_abs_err=max_abs, max_rel_err=max_rel, ok=max_rel <= rtol)
+            if fd is not None:
+                entry.update(fd_abs_err=fd[k][0], fd_rel_err=fd[k][1],
+                             ok=entry["ok"] and fd[k][1] <= FD_RTOL)
+        report.append(entry)
+    return {"reference": "finite differences" if fd is not None else "reference()",
+            "outputs": outputs, "grads": report}
+
+
+def _reference(module, stub, plain, grad_inputs, diff, cot64, out_stub, outputs, rtol):
+    """Gradients of reference() in float64; also checks the stub's outputs against its outputs.
+
+    reference() takes the stub's arguments; floating-point tensors become float64 copies.
+    """
+    ref = userfile.bind(stub, plain.args, plain.kwargs)
+    for name, value in ref.arguments.items():
+        if torch.is_tensor(value) and value.is_floating_point():
+            ref.arguments[name] = value.detach().double()
+    leaves = grad_leaves(ref, grad_inputs)
+    ref_out = dict(tensor_outputs(module.reference(*ref.args, **ref.kwargs)))
+    for o in outputs:
+        r = ref_out.get(o["index"])
+        if r is None:
+            raise TadError("exception", f"reference() returned no tensor at position {o['index']}")
+        o["ref_max_abs_err"], o["ref_max_rel_err"] = errors(out_stub[o["index"]], r)
+        o["ok"] = o["ok"] and o["ref_max_rel_err"] <= rtol
+    return pull_back([ref_out[i] for i, _ in diff], leaves, cot64)
+
+
+def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff, cot64, seed,
+                        device):
+    """The generated backward in float64, and its directional errors against central differences
+    of the stub: [(max_abs_err, max_rel_err)] per gradient input."""
+    torch.manual_seed(seed)
+    try:
+        args, kwargs = userfile.make_args(module, {**dims, "dtype": "float64", "device": device})
+    except Exception as e:
+        raise TadError("exception", "without reference() gradients are checked by finite "
+                                    "differences in float64, and make_args failed for dtype "
+                                    f"float64: {type(e).__name__}: {e}") from e
+    base = userfile.bind(stub, args, kwargs)
+    for name, value in base.arguments.items():
+        test = plain.arguments.get(name)
+        if (torch.is_tensor(value) and value.is_floating_point() and torch.is_tensor(test)
+                and test.shape == value.shape):
+            base.arguments[name] = test.detach().to(value.dtype)  # the point of the test run
+    bound = userfile.bind(stub, base.args, base.kwargs)
+    leaves = grad_leaves(bound, grad_inputs)
+    try:
+        out = dict(tensor_outputs(generated.forward(*bound.args, **bound.kwargs)))
+        g64 = pull_back([out[i] for i, _ in diff], leaves, cot64)
+    except Exception as e:
+        raise TadError("exception", "the generated backward failed in float64, which finite "
+                                    "differences need (a reference() in the file avoids them): "
+                                    f"{type(e).__name__}: {e}") from e
+
+    def loss(name, x):
+        b = userfile.bind(stub, base.args, base.kwargs)
+        b.arguments[name] = x
+        try:
+            with torch.no_grad():
+                out = dict(tensor_outputs(stub(*b.args, **b.kwargs)))
+        except Exception as e:
+            raise TadError("exception", "the stub failed in float64, which finite differences "
+                                        "need (a reference() in the file avoids them): "
+                                        f"{type(e).__name__}: {e}") from e
+        return sum((c * out[i].double()).sum().item() for c, (i, _) in zip(cot64, diff))
+
+    fd = []
+    for k, name in enumerate(grad_inputs):
+        x = base.arguments[name].detach()
+        h = FD_STEP * max(1.0, x.abs().max().item() if x.numel() else 0.0)
+        worst, scale = 0.0, 0.0
+        for d in range(FD_DIRECTIONS):
+            v = seeded_randn(x, seed + 1000 + FD_DIRECTIONS * k + d).to(x.dtype)
+            v = v / max(v.abs().max().item() if v.numel() else 0.0, TINY)
+            numeric = (loss(name, x + h * v) - loss(name, x - h * v)) / (2 * h)
+            analytic = (g64[k].double() * v.double()).sum().item()
+            worst = max(worst, abs(numeric - analytic))
+            scale = max(scale, abs(numeric), abs(analytic))
+        fd.append((worst, worst / max(scale, TINY)))
+    return g64, fd

@@ -1,0 +1,106 @@
+/* The C ABI from C: tad.h must compile as strict C99 (-std=c99 -pedantic -Werror) and its calls
+ * must behave as documented without a pipeline. Prints "N passed, M failed"; exits non-zero on
+ * failure. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tad.h"
+
+static int passed_count = 0;
+static int failed_count = 0;
+
+static void check(int ok, const char *what, int line) {
+    if (ok) {
+        passed_count++;
+    } else {
+        failed_count++;
+        fprintf(stderr, "abi_test.c:%d: FAILED: %s (last error: \"%s\")\n", line, what,
+                tad_error_last());
+    }
+}
+#define CHECK(cond) check((cond) ? 1 : 0, #cond, __LINE__)
+#define CHECK_MSG(text) CHECK(strcmp(tad_error_last(), (text)) == 0)
+
+static void test_version(void) {
+    char want[64];
+    sprintf(want, "%d.%d.%d", TAD_VERSION_MAJOR, TAD_VERSION_MINOR, TAD_VERSION_PATCH);
+    CHECK(strcmp(tad_version(), want) == 0);
+    CHECK(strcmp(tad_status_name(TAD_ERR_NO_GPU), "TAD_ERR_NO_GPU") == 0);
+    CHECK(strcmp(tad_status_name(12345), "TAD_UNKNOWN_STATUS") == 0);
+}
+
+static void test_options(void) {
+    tad_session_options s = TAD_SESSION_OPTIONS_INIT;
+    tad_generate_options g = TAD_GENERATE_OPTIONS_INIT;
+    tad_verify_options v = TAD_VERIFY_OPTIONS_INIT;
+    tad_bench_options b = TAD_BENCH_OPTIONS_INIT;
+    tad_session_options s2;
+    tad_verify_options v2;
+    memset(&s2, 0xab, sizeof s2);
+    memset(&v2, 0xab, sizeof v2);
+    CHECK(s.version == TAD_SESSION_OPTIONS_VERSION && s.work_dir == NULL && s.progress == NULL);
+    CHECK(g.version == TAD_GENERATE_OPTIONS_VERSION && g.backend == NULL);
+    CHECK(v.version == TAD_VERIFY_OPTIONS_VERSION && v.cpu == 0 && v.max_elements == 0);
+    CHECK(b.version == TAD_BENCH_OPTIONS_VERSION && b.reps == 0);
+    CHECK(tad_session_options_init(&s2) == TAD_OK);
+    CHECK(s2.version == s.version && s2.python == NULL && s2.device_index == 0 &&
+          s2.worker_timeout_s == 0.0 && s2.progress_payload == NULL);
+    CHECK(tad_verify_options_init(&v2) == TAD_OK);
+    CHECK(v2.version == v.version && v2.dtypes == NULL && v2.seed == 0);
+    CHECK(tad_generate_options_init(NULL) == TAD_ERR_INVALID_ARGUMENT);
+    CHECK_MSG("tad_generate_options_init: opts is NULL");
+}
+
+static void test_null_arguments(void) {
+    tad_session *session = NULL;
+    tad_session_options bad = TAD_SESSION_OPTIONS_INIT;
+    char sentinel = 0;
+    char *out = &sentinel;
+    bad.version = 0;
+    CHECK(tad_session_new(&bad, &session) == TAD_ERR_INVALID_ARGUMENT);
+    CHECK_MSG("tad_session_new: unsupported options version 0");
+    CHECK(session == NULL);
+    CHECK(tad_session_new(NULL, NULL) == TAD_ERR_INVALID_ARGUMENT);
+    CHECK_MSG("tad_session_new: out is NULL");
+    CHECK(tad_verify(NULL, NULL, &out) == TAD_ERR_INVALID_ARGUMENT);
+    CHECK_MSG("tad_verify: session is NULL");
+    CHECK(out == NULL);
+    CHECK(tad_load_forward(NULL, "f.py", NULL) == TAD_ERR_INVALID_ARGUMENT);
+    CHECK_MSG("tad_load_forward: session is NULL");
+    tad_session_free(NULL);
+    tad_string_free(NULL);
+}
+
+static void test_error_last(void) {
+    tad_bench_options b;
+    CHECK(tad_error_last() != NULL);
+    CHECK(tad_rollback(NULL, "x") == TAD_ERR_INVALID_ARGUMENT);
+    CHECK(tad_bench_options_init(&b) == TAD_OK);
+    CHECK_MSG("tad_rollback: session is NULL"); /* a success keeps the last failure's message */
+}
+
+static void test_reports(void) {
+    const char *report = "{\"kind\":\"verify\",\"passed\":true,\"results\":[{\"grads\":"
+                         "[{\"name\":\"x\",\"max_rel_err\":0.25}]}],\"summary\":{\"total\":3}}";
+    int passed = -1;
+    double value = -1;
+    CHECK(tad_report_passed(report, &passed) == TAD_OK && passed == 1);
+    CHECK(tad_report_number(report, "summary.total", &value) == TAD_OK && value == 3.0);
+    CHECK(tad_report_number(report, "results.0.grads.0.max_rel_err", &value) == TAD_OK &&
+          value == 0.25);
+    CHECK(tad_report_number(report, "summary.max_rel_err", &value) == TAD_ERR_NOT_FOUND);
+    CHECK_MSG("key 'summary.max_rel_err' not in report");
+    CHECK(value == 0.25);
+    CHECK(tad_report_number(report, "kind", &value) == TAD_ERR_INVALID_ARGUMENT);
+    CHECK(tad_report_passed("not json", &passed) == TAD_ERR_INVALID_ARGUMENT);
+}
+
+int main(void) {
+    test_version();
+    test_options();
+    test_null_arguments();
+    test_error_last();
+    test_reports();
+    printf("%d passed, %d failed\n", passed_count, failed_count);
+    return failed_count == 0 ? 0 : 1;
+}

@@ -1,0 +1,66 @@
+// The GPU tier: every example's generated backward checked with real Triton across its SWEEP in
+// float32 and float16. Without a GPU each case prints "[SKIP] no GPU" and is reported as skipped.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "capi/session.h"
+#include "support/fs.h"
+#include "support/json.h"
+
+using namespace tad;
+
+namespace {
+
+std::string python() {
+    const char *p = std::getenv("TAD_PYTHON");
+    return p && *p ? p : "python3";
+}
+
+// Empty when a GPU with torch and triton is usable, else why not.
+std::string gpu_unavailable() {
+    std::string cmd = python() +
+                      " -c 'import torch, triton; assert torch.cuda.is_available(), \"CUDA unavailable\"' >/dev/null 2>&1";
+    return std::system(cmd.c_str()) == 0 ? "" : python() + " has no CUDA device with torch and triton";
+}
+
+class ExampleGpu : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(ExampleGpu, GradientsMatchReferenceAcrossSweep) {
+    std::string why = gpu_unavailable();
+    if (!why.empty()) {
+        std::printf("[SKIP] no GPU: %s\n", why.c_str());
+        GTEST_SKIP() << "[SKIP] no GPU: " << why;
+    }
+    fs::TempDir dir;
+    SessionOptions opts;
+    opts.work_dir = dir.path();
+    opts.python = python();
+    Session s(opts);
+    s.load_forward(std::string(TAD_SOURCE_DIR) + "/examples/" + GetParam(), std::nullopt);
+    s.generate(GenerateOptions{});
+    VerifyOptions v;
+    v.dtypes = "float32,float16";
+    bool passed = false;
+    std::string text = s.verify(v, &passed);
+    const char *out = std::getenv("TAD_GPU_REPORT_DIR");
+    if (out) std::ofstream(std::string(out) + "/verify_" + GetParam() + ".json") << text;
+    Json report = Json::parse(text, "report");
+    EXPECT_TRUE(passed) << text;
+    JsonRef results = report.at("results");
+    for (size_t i = 0; i < results.size(); ++i) {
+        std::string status = results[i].at("status").str();
+        bool optional = results[i].at("dims").bool_or("required", true) == false;
+        EXPECT_TRUE(status == "pass" || (optional && status == "skipped")) << results[i].dump(true);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ExampleGpu, ::testing::Values("gelu.py", "softmax.py", "layernorm.py"),
+                         [](const auto &info) {
+                             std::string n = info.param;
+                             return n.substr(0, n.find('.'));
+                         });
+
+}  // namespace

@@ -1,0 +1,201 @@
+"""The worker's verify and bench logic, run on the CPU with pure-torch stand-ins for the stub and
+the generated module (the worker itself only runs them on a GPU)."""
+
+import os
+import sys
+import tempfile
+import types
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYDIR = os.path.join(HERE, "..", "..", "src", "runtime", "python")
+sys.path[:0] = [os.path.join(PYDIR, "standin"), PYDIR]
+
+import torch  # noqa: E402
+
+import tad_bench  # noqa: E402
+import tad_userfile  # noqa: E402
+import tad_verify  # noqa: E402
+
+FORWARD = """
+import torch
+
+def stub(x, w, scale=2.0):
+    return torch.tanh(x) * w * scale, (x * x).sum()
+
+def make_args(dims):
+    if dims.get("fail") == dims["dtype"]:
+        raise ValueError("no " + dims["dtype"])
+    if dims.get("oom"):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 1 TiB")
+    dtype = getattr(torch, dims["dtype"])
+    x = torch.randn(dims["M"], dims["N"], dtype=dtype, device=dims["device"])
+    w = torch.randn(dims["N"], dtype=dtype, device=dims["device"])
+    return (x, w), {}
+"""
+
+REFERENCE = """
+def reference(x, w, scale=2.0):
+    return torch.tanh(x) * w * scale, (x * x).sum()
+
+def bytes(dims, mode):
+    return 4e6
+
+def flops(dims, mode):
+    return 2e9
+"""
+
+GENERATED = """
+import torch
+
+class _Fn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, scale):
+        ctx.save_for_backward(x, w)
+        ctx.scale = scale
+        return torch.tanh(x) * w * scale, (x * x).sum()
+
+    @staticmethod
+    def backward(ctx, dy, dsum):
+        x, w = ctx.saved_tensors
+        t = torch.tanh(x)
+        dx = dy * w * ctx.scale * (1 - t * t) + 2 * x * dsum * GX_FACTOR
+        dw = (dy * t * ctx.scale).sum(0)
+        return dx, dw, None
+
+GRAD_INPUTS = ("x", "w")
+
+def forward(x, w, scale=2.0):
+    return _Fn.apply(x, w, scale)
+"""
+
+
+def module_from(source, factor=1.0):
+    module = types.ModuleType("m")
+    module.__file__ = "<m>"
+    module.GX_FACTOR = factor
+    exec(source, module.__dict__)
+    return module
+
+
+def run(forward_src, factor=1.0, dims=None, dtypes=("float32",), grad_inputs=("x", "w")):
+    module = module_from(forward_src)
+    generated = module_from(GENERATED, factor)
+    progress = []
+    report = tad_verify.verify(module, module.stub, generated, [dims or {"M": 8, "N": 16}],
+                               list(dtypes), 3, list(grad_inputs), "cpu",
+                               lambda m, f: progress.append((m, f)))
+    return report["results"], progress
+
+
+class VerifyWithReference(unittest.TestCase):
+    def test_correct_backward_passes(self):
+        entries, progress = run(FORWARD + REFERENCE, dtypes=("float32", "float64"))
+        self.assertEqual([e["status"] for e in entries], ["pass", "pass"])
+        self.assertEqual(entries[0]["reference"], "reference()")
+        self.assertIsNone(entries[0]["message"])
+        self.assertEqual([g["name"] for g in entries[0]["grads"]], ["x", "w"])
+        self.assertEqual(entries[0]["grads"][0]["shape"], [8, 16])
+        self.assertLess(entries[1]["grads"][0]["max_rel_err"], 1e-12)
+        self.assertEqual([o["index"] for o in entries[0]["outputs"]], [0, 1])
+        self.assertLess(entries[0]["outputs"][0]["ref_max_rel_err"], 1e-6)
+        self.assertEqual(progress, [("verify 1/2: {'M': 8, 'N': 16} float32", 0.0),
+                                    ("verify 2/2: {'M': 8, 'N': 16} float64", 0.5)])
+
+    def test_wrong_backward_fails_on_the_wrong_gradient_only(self):
+        entries, _ = run(FORWARD + REFERENCE, factor=1.5)
+        self.assertEqual(entries[0]["status"], "fail")
+        ok = {g["name"]: g["ok"] for g in entries[0]["grads"]}
+        self.assertEqual(ok, {"x": False, "w": True})
+        self.assertGreater(entries[0]["grads"][0]["max_rel_err"], 1e-2)
+
+
+class VerifyWithFiniteDifferences(unittest.TestCase):
+    def test_correct_backward_passes(self):
+        entries, _ = run(FORWARD, dtypes=("float32", "float64"))
+        self.assertEqual([e["status"] for e in entries], ["pass", "pass"])
+        self.assertEqual(entries[0]["reference"], "finite differences")
+        self.assertLess(entries[0]["grads"][0]["fd_rel_err"], tad_verify.FD_RTOL)
+        self.assertLess(entries[1]["grads"][1]["max_rel_err"], tad_verify.FD_RTOL)
+
+    def test_wrong_backward_fails(self):
+        entries, _ = run(FORWARD, factor=1.5, dtypes=("float64",))
+        self.assertEqual(entries[0]["status"], "fail")
+        self.assertFalse(entries[0]["grads"][0]["ok"])
+        self.assertTrue(entries[0]["grads"][1]["ok"])
+
+    def test_make_args_failing_in_float64_is_explained(self):
+        entries, _ = run(FORWARD, dims={"M": 2, "N": 2, "fail": "float64"})
+        self.assertEqual(entries[0]["status"], "error")
+        self.assertEqual(entries[0]["error"]["kind"], "exception")
+        self.assertIn("make_args failed for dtype float64: ValueError: no float64",
+                      entries[0]["error"]["message"])
+
+
+class VerifyErrors(unittest.TestCase):
+    def test_oom_is_skipped_only_where_not_required(self):
+        optional, _ = run(FORWARD, dims={"M": 2, "N": 2, "oom": True, "required": False})
+        required, _ = run(FORWARD, dims={"M": 2, "N": 2, "oom": True})
+        self.assertEqual(optional[0]["status"], "skipped")
+        self.assertEqual(required[0]["status"], "error")
+        self.assertEqual(required[0]["error"]["kind"], "oom")
+        self.assertIn("OutOfMemoryError: CUDA out of memory", required[0]["error"]["message"])
+
+    def test_user_exception_has_message_and_traceback(self):
+        entries, _ = run(FORWARD, dims={"M": 2, "N": 2, "fail": "float32"})
+        error = entries[0]["error"]
+        self.assertEqual((error["kind"], error["message"]), ("exception", "ValueError: no float32"))
+        self.assertEqual(entries[0]["message"], "exception: ValueError: no float32")
+        self.assertIn("in make_args", error["traceback"])
+
+    def test_gradient_input_that_is_no_tensor(self):
+        entries, _ = run(FORWARD, grad_inputs=("x", "scale"))
+        self.assertEqual(entries[0]["error"]["kind"], "bad_request")
+        self.assertIn("'scale' is not a floating-point tensor", entries[0]["error"]["message"])
+
+
+class Bench(unittest.TestCase):
+    def test_times_every_measurement_with_the_given_timer(self):
+        module = module_from(FORWARD + REFERENCE)
+        generated = module_from(GENERATED)
+        calls = []
+
+        def timer(fn):
+            calls.append(fn())
+            return 2.0
+
+        report = tad_bench.bench(module, module.stub, generated, [{"M": 4, "N": 8}], ["float32"],
+                                 ["x", "w"], "cpu", timer, lambda m, f: None)
+        entry = report["results"][0]
+        self.assertEqual(entry["status"], "ok")
+        self.assertEqual((entry["fwd_ms"], entry["bwd_ms"], entry["ref_bwd_ms"]), (2.0, 2.0, 2.0))
+        self.assertAlmostEqual(entry["bwd_gbps"], 2.0)
+        self.assertAlmostEqual(entry["fwd_tflops"], 1.0)
+        self.assertEqual(len(calls[1]), 2)  # the backward returns one gradient per input
+        self.assertIn("compiled_ref_bwd_ms", entry)
+        self.assertIsNone(entry["message"])
+
+
+class UserFile(unittest.TestCase):
+    def test_reimport_sees_an_edited_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "f.py")
+            with open(path, "w") as f:
+                f.write("VALUE = 1\n")
+            first = tad_userfile.load_module(path)
+            with open(path, "w") as f:
+                f.write("VALUE = 2\n")
+            second = tad_userfile.load_module(path)
+            self.assertEqual((first.VALUE, second.VALUE), (1, 2))
+            self.assertNotIn(first.__name__, sys.modules)
+
+    def test_make_args_return_forms(self):
+        for result, expected in ((((1,), {"a": 2}), ((1,), {"a": 2})), ({"a": 2}, ((), {"a": 2})),
+                                 ((1, 2), ((1, 2), {})), (5, ((5,), {}))):
+            module = types.ModuleType("m")
+            module.make_args = lambda dims, r=result: r
+            self.assertEqual(tad_userfile.make_args(module, {}), expected)
+
+
+if __name__ == "__main__":
+    unittest.main()
