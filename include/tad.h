@@ -137,7 +137,7 @@ typedef struct tad_bench_options {
     unsigned int version;
     const char *dims_json;   /* a JSON list of dims; NULL: the file's SWEEP */
     const char *dtypes;      /* NULL: "float32,float16" */
-    int reps;                /* timed repetitions per measurement; 0: 100 */
+    int reps;                /* time budget of each measurement in ms (do_bench rep); 0: 100 */
 } tad_bench_options;
 #define TAD_BENCH_OPTIONS_INIT {TAD_BENCH_OPTIONS_VERSION, 0, 0, 0}
 TAD_API int tad_bench_options_init(tad_bench_options *opts);

@@ -29,6 +29,7 @@ public:
     Backward run(const std::string &name) {
         bwd_.name = name;
         bwd_.constexprs = fwd_.constexprs;
+        bwd_.specialized = fwd_.specialized;
         bwd_.source_path = fwd_.source_path;
         for (const ir::Op &op : fwd_.ops)
             if (op.kind == OpKind::AtomicAdd)

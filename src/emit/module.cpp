@@ -245,6 +245,15 @@ std::string emit_module(const ModuleInput &in) {
     os << "def " << fn << "(" << join(largs) << "):\n";
     os << "    \"\"\"Gradients of the stub's inputs from the gradients of its outputs.\"\"\"\n";
     os << "    a = launch.args\n";
+    // A static `if` in the forward was resolved for these constexpr values only.
+    for (const std::string &name : in.variants.front().bwd.fn.specialized)
+        for (const ir::Constexpr &c : in.variants.front().bwd.fn.constexprs)
+            if (c.name == name) {
+                std::string v = c.is_int ? std::to_string(static_cast<long long>(c.value)) : std::to_string(c.value);
+                os << "    if a[\"" << name << "\"] != " << v << ":\n";
+                os << "        raise RuntimeError(f\"this backward was generated for " << name << "=" << v << " (a static if depends on it); "
+                   << "regenerate it for " << name << "={a['" << name << "']}\")\n";
+            }
     std::set<std::string> grad_vars;
     auto emit_variant = [&](const Variant &v, const std::string &indent) {
         std::vector<std::string> call_args, finals;

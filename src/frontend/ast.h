@@ -5,7 +5,7 @@
 // same names, so a dump of this tree can be compared structurally with `ast.dump` (tests/frontend).
 // Operators (Add, Lt, And, USub, ...) and expression contexts (Load, Store, Del) are nodes without
 // location. Field values are a node, a list of nodes, an identifier/string, an int, a float, a bool,
-// bytes, an ellipsis or None, as in CPython.
+// bytes, an ellipsis, an imaginary number or None, as in CPython.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +27,10 @@ struct Loc {
 
 struct Node;
 using NodePtr = std::shared_ptr<Node>;
+// A null entry is CPython's None (Dict.keys for `**x`, arguments.kw_defaults without default).
 using NodeList = std::vector<NodePtr>;
+// Lists of identifiers: Global.names, Nonlocal.names, MatchClass.kwd_attrs.
+using StringList = std::vector<std::string>;
 
 struct NoneValue {};
 struct EllipsisValue {};
@@ -38,9 +41,13 @@ struct Bytes {
 struct BigInt {
     std::string digits;
 };
+// An imaginary literal (`2j`): CPython's complex(0, imag). Literals never have a real part.
+struct Imaginary {
+    double imag;
+};
 
 using Value = std::variant<NoneValue, NodePtr, NodeList, std::string, int64_t, BigInt, double,
-                           bool, Bytes, EllipsisValue>;
+                           bool, Bytes, EllipsisValue, Imaginary, StringList>;
 
 struct Node {
     std::string kind;  // CPython class name
@@ -56,6 +63,7 @@ struct Node {
     NodePtr node(const std::string &name) const;       // NodePtr or nullptr for None
     const NodeList &list(const std::string &name) const;
     const std::string &str(const std::string &name) const;
+    const StringList &strings(const std::string &name) const;
     void set(const std::string &name, Value v);
 };
 

@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <functional>
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "frontend/kernel_file.h"
 #include "support/error.h"
@@ -95,6 +97,22 @@ private:
     ir::Function fn_;
     ir::Builder b_;
     std::vector<std::string> call_stack_;
+    std::set<std::string> constexpr_names_;
+    std::set<std::string> *watch_ = nullptr;  // collects constexprs read while set
+
+    // Evaluates a static condition, recording the constexprs it reads as specializations.
+    CV condition(const ast::Node &test, Env &env) {
+        std::set<std::string> read;
+        std::set<std::string> *saved = watch_;
+        watch_ = &read;
+        CV c = eval(test, env);
+        watch_ = saved;
+        if (c.compile_time())
+            for (const auto &n : read)
+                if (std::find(fn_.specialized.begin(), fn_.specialized.end(), n) == fn_.specialized.end())
+                    fn_.specialized.push_back(n);
+        return c;
+    }
 
     static ir::SrcLoc loc_of(const ast::Node &n) { return ir::SrcLoc{n.loc.line, n.loc.col + 1}; }
     std::string at(const ast::Node &n) const { return tad::where(file_.path, n.loc.line, n.loc.col + 1); }
@@ -169,6 +187,7 @@ private:
     }
 
     void add_constexpr(const std::string &name, const CV &c) {
+        constexpr_names_.insert(name);
         if (c.kind == CV::Int || c.kind == CV::Bool) fn_.constexprs.push_back({name, static_cast<double>(c.i), true});
         else if (c.kind == CV::Float) fn_.constexprs.push_back({name, c.f, false});
     }
@@ -204,7 +223,7 @@ private:
             if (!(e.is("Constant"))) eval(e, env);  // docstrings are constants
         } else if (s.is("Pass") || s.is("Assert")) {
         } else if (s.is("If")) {
-            CV c = eval(*s.node("test"), env);
+            CV c = condition(*s.node("test"), env);
             if (!c.compile_time())
                 unsupported(s, "if", "conditions on run-time values are not supported yet (only tl.constexpr conditions)");
             const ast::NodeList &branch = truthy(c, s) ? s.list("body") : s.list("orelse");
@@ -273,7 +292,10 @@ private:
         if (e.is("Name")) {
             const std::string &id = e.str("id");
             auto it = env.find(id);
-            if (it != env.end()) return it->second;
+            if (it != env.end()) {
+                if (watch_ && constexpr_names_.count(id) && call_stack_.empty()) watch_->insert(id);
+                return it->second;
+            }
             if (jit_.count(id)) return CV::named(CV::Func, id);
             if (id == "tl" || id == "triton" || id == "libdevice" || id == "math") return CV::named(CV::Module, id);
             if (id == "True" || id == "False") return CV::boolean(id == "True");
@@ -303,7 +325,7 @@ private:
             return t;
         }
         if (e.is("IfExp")) {
-            CV c = eval(*e.node("test"), env);
+            CV c = condition(*e.node("test"), env);
             if (!c.compile_time()) {
                 CV a = eval(*e.node("body"), env), b = eval(*e.node("orelse"), env);
                 return where(c, a, b, e);

@@ -132,6 +132,9 @@ struct Function {
     std::string name;
     std::vector<Param> params;
     std::vector<Constexpr> constexprs;  // after params in the signature
+    // Constexprs whose values chose a branch of a static `if` while lowering: the function is only
+    // valid for those values.
+    std::vector<std::string> specialized;
     std::vector<ValueInfo> values;
     std::vector<Op> ops;
     std::string source_path;  // the file the function was lowered from

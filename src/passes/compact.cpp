@@ -6,6 +6,7 @@ ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const
     ir::Function out;
     out.name = f.name;
     out.constexprs = f.constexprs;
+    out.specialized = f.specialized;
     out.source_path = f.source_path;
     std::vector<ir::ValueId> renum(f.values.size(), ir::kNoValue);
     for (size_t i = 0; i < f.ops.size(); ++i) {

@@ -1,0 +1,146 @@
+// AST -> tile IR: static branches, Triton's type promotion, and rejected constructs.
+#include <gtest/gtest.h>
+
+#include "capi/pipeline.h"
+#include "frontend/lower.h"
+#include "frontend/parser.h"
+#include "support/error.h"
+#include "support/json.h"
+
+using namespace tad;
+
+namespace {
+
+frontend::ArgBinding tensor(const std::string &name, ir::DType t = ir::DType::F32) {
+    frontend::ArgBinding b;
+    b.kind = frontend::ArgBinding::Tensor;
+    b.name = name;
+    b.dtype = t;
+    return b;
+}
+
+frontend::ArgBinding integer(const std::string &name, int64_t v) {
+    frontend::ArgBinding b;
+    b.kind = frontend::ArgBinding::Int;
+    b.name = name;
+    b.ival = v;
+    return b;
+}
+
+ir::Function lower(const std::string &src, const std::vector<frontend::ArgBinding> &args) {
+    return frontend::lower_kernel(frontend::parse_source("k.py", src), "k", args);
+}
+
+const char *kBranch = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(X, Y, SCALE: tl.constexpr, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    x = tl.load(X + offs)
+    if SCALE:
+        y = x * 2.0
+    else:
+        y = x
+    tl.store(Y + offs, y)
+)";
+
+}  // namespace
+
+TEST(Lower, StaticIfTakesOneBranchAndRecordsTheSpecialization) {
+    ir::Function on = lower(kBranch, {tensor("X"), tensor("Y"), integer("SCALE", 1), integer("B", 16)});
+    ir::Function off = lower(kBranch, {tensor("X"), tensor("Y"), integer("SCALE", 0), integer("B", 16)});
+    EXPECT_NE(ir::print(on).find("mul"), std::string::npos) << ir::print(on);
+    EXPECT_EQ(ir::print(off).find("mul"), std::string::npos) << ir::print(off);
+    ASSERT_EQ(on.specialized.size(), 1u);
+    EXPECT_EQ(on.specialized[0], "SCALE");
+    ASSERT_EQ(on.constexprs.size(), 2u);
+    EXPECT_EQ(on.type(on.ops.back().operands[1]).str(), "f32[B]");
+}
+
+TEST(Lower, TritonPromotion) {
+    const char *src = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(X, Y, n, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    h = tl.load(X + offs)
+    a = h * 0.5
+    b = h + tl.load(Y + offs)
+    c = offs / n
+    tl.store(Y + offs, a + b + c)
+)";
+    ir::Function f = lower(src, {tensor("X", ir::DType::F16), tensor("Y", ir::DType::F32), integer("n", 7), integer("B", 8)});
+    std::string text = ir::print(f);
+    // A Python float keeps the f16 tile's type; f16 + f32 promotes to f32; int / int is f32.
+    EXPECT_NE(text.find("const 0.5 : f16"), std::string::npos) << text;
+    EXPECT_NE(text.find(": f32[B]  // b"), std::string::npos) << text;
+    EXPECT_NE(text.find(": f32[B]  // c"), std::string::npos) << text;
+    EXPECT_EQ(ir::verify(f), "");
+}
+
+TEST(Lower, RunTimeConditionIsRejectedWithLocation) {
+    const char *src = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(X, n, B: tl.constexpr):
+    if n > 4:
+        tl.store(X + tl.arange(0, B), 1.0)
+)";
+    try {
+        lower(src, {tensor("X"), integer("n", 3), integer("B", 8)});
+        FAIL() << "expected an error";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.status(), TAD_ERR_UNSUPPORTED);
+        EXPECT_EQ(std::string(e.what()),
+                  "k.py:7:5: unsupported construct 'if': conditions on run-time values are not supported yet (only tl.constexpr conditions)");
+    }
+}
+
+TEST(Lower, UnknownBuiltinIsRejected) {
+    const char *src = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(X, B: tl.constexpr):
+    x = tl.load(X + tl.arange(0, B))
+    tl.store(X + tl.arange(0, B), tl.cumsum(x, 0))
+)";
+    try {
+        lower(src, {tensor("X"), integer("B", 8)});
+        FAIL() << "expected an error";
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()), "k.py:8:35: unsupported construct 'tl.cumsum': not in tad's rules table yet");
+    }
+}
+
+TEST(Lower, LauncherRefusesOtherValuesOfASpecializedConstexpr) {
+    std::string src = std::string(kBranch) + R"(
+
+import tad
+
+
+@tad.autodiff(grad_inputs=("x",))
+def f(x):
+    y = x.new_empty(x.shape)
+    k[(1,)](x, y, SCALE=1, B=16)
+    return y
+)";
+    frontend::KernelFile kf = frontend::analyze(frontend::parse_source("k.py", src));
+    Json trace = Json::parse(R"({"stub": "f", "inputs": [{"name": "x", "index": 0, "kind": "tensor", "dtype": "float32",
+        "shape": [16], "stride": [1]}], "outputs": [{"index": 0, "kind": "tensor", "dtype": "float32", "shape": [16],
+        "stride": [1]}], "temps": [], "launches": [{"kernel": "k", "grid": [1, 1, 1], "options": {}, "args": [
+        {"name": "X", "kind": "tensor", "ref": {"input": 0}, "offset": 0, "dtype": "float32"},
+        {"name": "Y", "kind": "tensor", "ref": {"output": 0}, "offset": 0, "dtype": "float32"},
+        {"name": "SCALE", "kind": "int", "value": 1}, {"name": "B", "kind": "int", "value": 16}]}]})", "trace");
+    Generated g = build_backward(kf, trace);
+    EXPECT_NE(g.source.find("    if a[\"SCALE\"] != 1:\n        raise RuntimeError(f\"this backward was generated for SCALE=1"),
+              std::string::npos)
+        << g.source;
+}
