@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the build into a temporary prefix and builds two consumers against it: one through
+# pkg-config, one through find_package(tad). Usage: check_install.sh BUILD_DIR
+set -euo pipefail
+build=$1
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+libdir=$(ls -d "$tmp"/prefix/lib*/ | head -1)
+test -f "$tmp/prefix/include/tad.h"
+test -f "$tmp/prefix/share/tad/python/tad_worker.py"
+test -x "$tmp/prefix/bin/tad"
+
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+cc -std=c99 -Wall -Wextra -Werror "$here/consumer/main.c" $(pkg-config --cflags --libs tad) \
+   -Wl,-rpath,"$libdir" -o "$tmp/pc_consumer"
+(cd "$tmp" && ./pc_consumer)
+
+cmake -S "$here/consumer" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$tmp/cm" >/dev/null
+(cd "$tmp" && "$tmp/cm/consumer")
+"$tmp/prefix/bin/tad" --version
+echo "install ok"
