@@ -6,6 +6,7 @@
 
 #include "emit/emit.h"
 #include "support/error.h"
+#include "support/identifier.h"
 
 namespace tad::emit {
 
@@ -30,13 +31,6 @@ std::string float_literal(double v) {
     std::string s = buf;
     if (s.find_first_of(".en") == std::string::npos) s += ".0";
     return s;
-}
-
-bool is_identifier(const std::string &s) {
-    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-    for (char c : s)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-    return true;
 }
 
 // Users that broadcast their operands implicitly in Triton, so a Broadcast feeding them can be

@@ -8,6 +8,7 @@
 
 #include "frontend/kernel_file.h"
 #include "support/error.h"
+#include "support/identifier.h"
 
 namespace tad::frontend {
 
@@ -60,13 +61,6 @@ const std::map<std::string, DType> &dtype_names() {
         {"bf16", DType::BF16},   {"fp64", DType::F64},
     };
     return m;
-}
-
-bool is_identifier(const std::string &s) {
-    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-    for (char c : s)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
-    return true;
 }
 
 class Lowerer {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "../common/error_of.h"
 #include "capi/session.h"
 #include "store/store.h"
 #include "support/error.h"
@@ -11,6 +12,7 @@
 #include "support/json.h"
 
 using namespace tad;
+using tad::testing::error_of;
 
 namespace {
 
@@ -65,16 +67,6 @@ protected:
         return Session(o);
     }
 
-    // The status and message of what `f` throws.
-    template <class F>
-    std::pair<int, std::string> error_of(F f) {
-        try {
-            f();
-        } catch (const Error &e) {
-            return {e.status(), e.what()};
-        }
-        return {TAD_OK, "no error"};
-    }
 };
 
 TEST_F(Errors, MissingFile) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "../common/error_of.h"
+
 #include <regex>
 #include <set>
 #include <string>
@@ -14,6 +16,8 @@ namespace fs = tad::fs;
 using tad::Json;
 using tad::store::Candidate;
 using tad::store::Store;
+
+using tad::testing::error_of;
 
 namespace {
 
@@ -34,15 +38,6 @@ std::vector<std::string> listed_ids(const Store &s) {
     return ids;
 }
 
-template <class Fn>
-std::pair<int, std::string> error_of(Fn fn) {
-    try {
-        fn();
-    } catch (const tad::Error &e) {
-        return {e.status(), e.what()};
-    }
-    return {TAD_OK, "no error"};
-}
 
 }  // namespace
 

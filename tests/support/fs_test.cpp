@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "../common/error_of.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,19 +13,11 @@
 
 namespace fs = tad::fs;
 
+using tad::testing::error_of;
+
 namespace {
 using Names = std::vector<std::string>;
 
-// The status and text of the tad::Error that fn throws.
-template <class Fn>
-std::pair<int, std::string> error_of(Fn fn) {
-    try {
-        fn();
-    } catch (const tad::Error &e) {
-        return {e.status(), e.what()};
-    }
-    return {TAD_OK, "no error"};
-}
 }  // namespace
 
 TEST(Fs, ReadMissingFileNamesPathAndReason) {
