@@ -191,3 +191,40 @@ TEST_F(Errors, GradientMismatchNamesInputShapeAndErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+// On a machine whose torch sees CUDA but whose triton is broken, the worker falls back to the CPU
+// and the GPU verification says why.
+TEST_F(Errors, WorkerCannotImportTriton) {
+    std::string fake = fs::join(dir.path(), "fake");
+    fs::make_dirs(fs::join(fake, "torch"));
+    fs::make_dirs(fs::join(fake, "triton"));
+    write("fake/torch/__init__.py",
+          "__version__ = '0-fake'\n\nclass cuda:\n    @staticmethod\n    def is_available():\n        return True\n");
+    write("fake/triton/__init__.py", "raise ImportError('simulated broken triton')\n");
+    std::string py = write("python", "#!/bin/sh\nPYTHONPATH=" + fake + " exec " + kPython + " \"$@\"\n");
+    ASSERT_EQ(std::system(("chmod +x " + py).c_str()), 0);
+    SessionOptions o;
+    o.work_dir = fs::join(dir.path(), "work");
+    o.python = py;
+    Session s(o);
+    s.load_forward(write("k.py", std::string(kKernel) + kStub), std::nullopt);
+    GenerateOptions g;
+    g.launch_json = R"({"stub": "double", "inputs": [{"name": "x", "index": 0, "kind": "tensor", "dtype": "float32",
+        "shape": [100], "stride": [1]}], "outputs": [{"index": 0, "kind": "tensor", "dtype": "float32", "shape": [100],
+        "stride": [1]}], "temps": [], "launches": [{"kernel": "_double", "grid": [2, 1, 1], "options": {}, "args": [
+        {"name": "X", "kind": "tensor", "ref": {"input": 0}, "offset": 0, "dtype": "float32"},
+        {"name": "Y", "kind": "tensor", "ref": {"output": 0}, "offset": 0, "dtype": "float32"},
+        {"name": "n", "kind": "int", "value": 100}, {"name": "BLOCK", "kind": "int", "value": 64}]}]})";
+    s.generate(g);
+    auto [status, msg] = error_of([&] {
+        bool passed;
+        s.verify(VerifyOptions{}, &passed);
+    });
+    EXPECT_EQ(status, TAD_ERR_NO_GPU);
+    EXPECT_EQ(msg, "no_gpu: verify on the GPU needs triton and CUDA (cannot import triton: simulated broken triton); "
+                   "use the CPU interpreter (--cpu)");
+}
+
+}  // namespace

@@ -16,7 +16,7 @@ import platform
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CPU_ONLY = "verify on the GPU needs triton and CUDA; use the CPU interpreter (--cpu)"
+CPU_ONLY = "verify on the GPU needs triton and CUDA{why}; use the CPU interpreter (--cpu)"
 
 
 class Protocol:
@@ -66,6 +66,7 @@ class Worker:
         self.mode = mode
         self.device_index = device
         self.startup_error = None
+        self.no_gpu_reason = ""  # why an auto-mode worker runs on the CPU
         try:
             self._import_runtime()
         except Failure as e:
@@ -81,6 +82,8 @@ class Worker:
         if self.mode == "gpu" and not cuda:
             raise Failure("no_gpu", "the worker was started for the GPU, and torch sees no CUDA "
                                     "device")
+        if not cuda and self.mode == "auto":
+            self.no_gpu_reason = "torch sees no CUDA device"
         if self.mode in ("gpu", "auto") and cuda:
             try:
                 import triton  # noqa: F401
@@ -89,6 +92,7 @@ class Worker:
             except Exception as e:
                 if self.mode == "gpu":
                     raise Failure("import", f"cannot import triton: {e}")
+                self.no_gpu_reason = f"cannot import triton: {e}"
                 for name in [m for m in sys.modules if m == "triton" or m.startswith("triton.")]:
                     del sys.modules[name]
         if self.mode != "gpu":
@@ -175,7 +179,7 @@ class Worker:
 
     def cmd_verify(self, request, progress):
         if self.mode != "gpu":
-            raise Failure("no_gpu", CPU_ONLY)
+            raise Failure("no_gpu", CPU_ONLY.format(why=f" ({self.no_gpu_reason})" if self.no_gpu_reason else ""))
         import tad_verify
         module, stub, generated, grad_inputs = self.load_candidate(request)
         return tad_verify.verify(module, stub, generated, arg(request, "dims_list", list),
@@ -184,7 +188,8 @@ class Worker:
 
     def cmd_bench(self, request, progress):
         if self.mode != "gpu":
-            raise Failure("no_gpu", "bench needs triton and CUDA; the worker runs in cpu mode")
+            raise Failure("no_gpu", "bench needs triton and CUDA" +
+                          (f" ({self.no_gpu_reason})" if self.no_gpu_reason else "") + "; the worker runs in cpu mode")
         import tad_bench
         module, stub, generated, grad_inputs = self.load_candidate(request)
         reps = request.get("reps") or 100
