@@ -1,9 +1,11 @@
 #include "frontend/ast.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <vector>
 
 namespace tad::ast {
 
@@ -176,7 +178,8 @@ std::string quote(const std::string &s) {
             out += static_cast<char>(cp);
         } else if (cp >= 0x10000) {
             uint32_t v = cp - 0x10000;
-            std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", 0xd800 + (v >> 10), 0xdc00 + (v & 0x3ff));
+            std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", 0xd800 + (v >> 10),
+                          0xdc00 + (v & 0x3ff));
             out += buf;
         } else {
             std::snprintf(buf, sizeof buf, "\\u%04x", cp);
@@ -269,16 +272,24 @@ struct Dumper {
         line(indent, prefix + "None");
     }
     void put_value(const std::string &p, const NodeList &l, int indent) { put_list(p, l, indent); }
-    void put_value(const std::string &p, const StringList &l, int indent) { put_list(p, l, indent); }
-    void put_value(const std::string &p, const NoneValue &, int indent) { line(indent, p + "None"); }
-    void put_value(const std::string &p, const EllipsisValue &, int indent) { line(indent, p + "..."); }
+    void put_value(const std::string &p, const StringList &l, int indent) {
+        put_list(p, l, indent);
+    }
+    void put_value(const std::string &p, const NoneValue &, int indent) {
+        line(indent, p + "None");
+    }
+    void put_value(const std::string &p, const EllipsisValue &, int indent) {
+        line(indent, p + "...");
+    }
     void put_value(const std::string &p, bool b, int indent) {
         line(indent, p + (b ? "True" : "False"));
     }
     void put_value(const std::string &p, int64_t i, int indent) {
         line(indent, p + std::to_string(i));
     }
-    void put_value(const std::string &p, const BigInt &b, int indent) { line(indent, p + b.digits); }
+    void put_value(const std::string &p, const BigInt &b, int indent) {
+        line(indent, p + b.digits);
+    }
     void put_value(const std::string &p, double d, int indent) { line(indent, p + float_repr(d)); }
     void put_value(const std::string &p, const Imaginary &c, int indent) {
         line(indent, p + float_repr(c.imag) + "j");
@@ -293,6 +304,11 @@ struct Dumper {
 
 }  // namespace
 
+// One node per line: its kind, then " @line:col-end_line:end_col" when it has a location; its
+// fields follow, two spaces deeper, as "name: value"; a list is "name: []" or "name:" followed by
+// "- item" lines. Scalars are printed as Python prints them (repr for floats, JSON with ASCII
+// escapes for strings, b"<hex>" for bytes), so that tests/frontend/pyast_dump.py can write the same
+// text.
 std::string dump(const Node &node, bool with_locations) {
     Dumper d{with_locations, {}};
     d.node("", node, 0);

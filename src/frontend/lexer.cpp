@@ -9,8 +9,8 @@ namespace tad::frontend {
 
 namespace {
 
-constexpr size_t kMaxIndentLevels = 100;    // CPython's MAXINDENT
-constexpr size_t kMaxBracketLevels = 200;   // CPython's MAXLEVEL
+constexpr size_t kMaxIndentLevels = 100;   // CPython's MAXINDENT
+constexpr size_t kMaxBracketLevels = 200;  // CPython's MAXLEVEL
 constexpr int kTabSize = 8;
 
 bool is_dec(char c) { return c >= '0' && c <= '9'; }
@@ -47,8 +47,8 @@ bool is_non_printable(uint32_t cp) {
            cp == 0xfeff || (cp >= 0xfff0 && cp <= 0xfffb);
 }
 bool is_symbol(uint32_t cp) {
-    bool latin1_punct = cp >= 0xa1 && cp <= 0xbf && cp != 0xaa && cp != 0xb5 && cp != 0xb7 &&
-                        cp != 0xba;
+    bool latin1_punct =
+        cp >= 0xa1 && cp <= 0xbf && cp != 0xaa && cp != 0xb5 && cp != 0xb7 && cp != 0xba;
     bool general_punct = cp >= 0x2010 && cp <= 0x205e && cp != 0x203f && cp != 0x2040 &&
                          cp != 0x2054 && !(cp >= 0x2028 && cp <= 0x202f);
     return latin1_punct || cp == 0xd7 || cp == 0xf7 || general_punct ||
@@ -76,19 +76,18 @@ bool is_string_prefix(const std::string &word) {
 
 bool is_keyword(const std::string &name) {
     static const char *const keywords[] = {
-        "False", "None",   "True",    "and",      "as",     "assert", "async", "await",
-        "break", "class",  "continue", "def",     "del",    "elif",   "else",  "except",
-        "finally", "for",  "from",    "global",   "if",     "import", "in",    "is",
-        "lambda", "nonlocal", "not",  "or",       "pass",   "raise",  "return", "try",
-        "while", "with",   "yield"};
+        "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+        "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+        "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+        "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
     for (const char *k : keywords)
         if (name == k) return true;
     return false;
 }
 
 void syntax_error(const Origin &origin, int line, int col, const std::string &what) {
-    throw Error(TAD_ERR_SYNTAX, where(origin.path, line, col + 1) + ": syntax error: " +
-                                    origin.what_prefix + what);
+    throw Error(TAD_ERR_SYNTAX,
+                where(origin.path, line, col + 1) + ": syntax error: " + origin.what_prefix + what);
 }
 
 Lexer::Lexer(const std::string &text, Origin origin) : text_(text), origin_(std::move(origin)) {
@@ -270,7 +269,8 @@ Token Lexer::name_or_string() {
         int len = decode_utf8(text_, pos_, cp);
         if (is_non_printable(cp)) fail_at(pos_, "invalid non-printable character " + hex_code(cp));
         if (is_symbol(cp))
-            fail_at(pos_, "invalid character '" + text_.substr(pos_, len) + "' (" + hex_code(cp) + ")");
+            fail_at(pos_,
+                    "invalid character '" + text_.substr(pos_, len) + "' (" + hex_code(cp) + ")");
         pos_ += static_cast<size_t>(len);
     }
     char c = peek_char();
@@ -288,9 +288,9 @@ Token Lexer::string(size_t begin, size_t quote_pos, int line, int col) {
     pos_ += triple ? 3 : 1;
     auto unterminated = [&] {
         int shift = line == 1 ? origin_.first_line_col : 0;
-        syntax_error(origin_, origin_.line + line - 1, col + shift,
-                     triple ? "unterminated triple-quoted string literal"
-                            : "unterminated string literal");
+        syntax_error(
+            origin_, origin_.line + line - 1, col + shift,
+            triple ? "unterminated triple-quoted string literal" : "unterminated string literal");
     };
     for (;;) {
         if (pos_ >= text_.size()) unterminated();
@@ -324,7 +324,8 @@ void Lexer::digits(bool (*is_digit)(char), const char *kind, size_t begin) {
         if (peek_char() != '_') return;
         ++pos_;
         if (is_dec(peek_char()) && !is_digit(peek_char()))
-            fail_at(pos_, std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
+            fail_at(pos_,
+                    std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
         if (!is_digit(peek_char())) fail_at(begin, std::string("invalid ") + kind + " literal");
     }
 }
@@ -345,17 +346,21 @@ Token Lexer::number() {
     char base = peek_char(1);
     if (peek_char() == '0' && base != '\0' && std::strchr("xXoObB", base)) {
         pos_ += 2;
-        bool (*is_digit)(char) = base == 'x' || base == 'X' ? is_hex
+        bool (*is_digit)(char) = base == 'x' || base == 'X'   ? is_hex
                                  : base == 'o' || base == 'O' ? is_oct
                                                               : is_bin;
-        const char *kind = is_digit == is_hex ? "hexadecimal" : is_digit == is_oct ? "octal" : "binary";
+        const char *kind = is_digit == is_hex   ? "hexadecimal"
+                           : is_digit == is_oct ? "octal"
+                                                : "binary";
         if (peek_char() == '_') ++pos_;
         if (is_dec(peek_char()) && !is_digit(peek_char()))
-            fail_at(pos_, std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
+            fail_at(pos_,
+                    std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
         if (!is_digit(peek_char())) fail_at(begin, std::string("invalid ") + kind + " literal");
         digits(is_digit, kind, begin);
         if (is_dec(peek_char()))
-            fail_at(pos_, std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
+            fail_at(pos_,
+                    std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
         end_of_number(kind, begin);
         return make(Tok::Number, begin, line, col);
     }
@@ -390,8 +395,9 @@ Token Lexer::number() {
         end_of_number("imaginary", begin);
     } else {
         if (nonzero_after_leading_zero && !is_float)
-            fail_at(begin, "leading zeros in decimal integer literals are not permitted; use an "
-                           "0o prefix for octal integers");
+            fail_at(begin,
+                    "leading zeros in decimal integer literals are not permitted; use an "
+                    "0o prefix for octal integers");
         end_of_number("decimal", begin);
     }
     return make(Tok::Number, begin, line, col);
@@ -434,7 +440,8 @@ Token Lexer::op() {
         if (c != want) {
             std::string what = std::string("closing parenthesis '") + c +
                                "' does not match opening parenthesis '" + open.ch + "'";
-            if (open.line != line_) what += " on line " + std::to_string(origin_.line + open.line - 1);
+            if (open.line != line_)
+                what += " on line " + std::to_string(origin_.line + open.line - 1);
             fail_at(pos_, what);
         }
         brackets_.pop_back();

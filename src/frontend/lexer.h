@@ -1,7 +1,8 @@
-// Tokenizer for Python 3.11 source, producing the token stream CPython's parser sees: NAME (keywords
-// included; the parser tells them apart), NUMBER, STRING (one token per literal, prefix and quotes
-// included), OP, NEWLINE, INDENT, DEDENT and END. Comments and blank lines produce nothing, and
-// newlines inside brackets or after a backslash are skipped (implicit and explicit line joining).
+// Tokenizer for Python 3.11 source, producing the token stream CPython's parser sees: NAME
+// (keywords included; the parser tells them apart), NUMBER, STRING (one token per literal, prefix
+// and quotes included), OP, NEWLINE, INDENT, DEDENT and END. Comments and blank lines produce
+// nothing, and newlines inside brackets or after a backslash are skipped (implicit and explicit
+// line joining).
 //
 // Lines are 1-based, columns are 0-based UTF-8 byte offsets, as in CPython's ast. The input must
 // use '\n' line endings (parse_source normalises them).
@@ -31,8 +32,8 @@ struct Token {
 bool is_keyword(const std::string &name);
 
 // Where the tokenized text sits in its file and how diagnostics about it read. An f-string's
-// expression is tokenized on its own, as CPython 3.11 does: its first line is `line`, and tokens that
-// end on that first line are shifted right by `first_line_col`.
+// expression is tokenized on its own, as CPython 3.11 does: its first line is `line`, and tokens
+// that end on that first line are shifted right by `first_line_col`.
 struct Origin {
     std::string path;
     int line = 1;

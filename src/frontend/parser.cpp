@@ -27,18 +27,30 @@ Value opt(const NodePtr &n) { return n ? Value(n) : Value(ast::NoneValue{}); }
 
 std::string describe(const ast::Node &e) {
     static const std::pair<const char *, const char *> names[] = {
-        {"Attribute", "attribute"},         {"Subscript", "subscript"},
-        {"Starred", "starred"},             {"Name", "name"},
-        {"List", "list"},                   {"Tuple", "tuple"},
-        {"Lambda", "lambda"},               {"Call", "function call"},
-        {"BoolOp", "expression"},           {"BinOp", "expression"},
-        {"UnaryOp", "expression"},          {"GeneratorExp", "generator expression"},
-        {"Yield", "yield expression"},      {"YieldFrom", "yield expression"},
-        {"Await", "await expression"},      {"ListComp", "list comprehension"},
-        {"SetComp", "set comprehension"},   {"DictComp", "dict comprehension"},
-        {"Dict", "dict literal"},           {"Set", "set display"},
-        {"JoinedStr", "f-string expression"}, {"FormattedValue", "f-string expression"},
-        {"Compare", "comparison"},          {"IfExp", "conditional expression"},
+        {"Attribute", "attribute"},
+        {"Subscript", "subscript"},
+        {"Starred", "starred"},
+        {"Name", "name"},
+        {"List", "list"},
+        {"Tuple", "tuple"},
+        {"Lambda", "lambda"},
+        {"Call", "function call"},
+        {"BoolOp", "expression"},
+        {"BinOp", "expression"},
+        {"UnaryOp", "expression"},
+        {"GeneratorExp", "generator expression"},
+        {"Yield", "yield expression"},
+        {"YieldFrom", "yield expression"},
+        {"Await", "await expression"},
+        {"ListComp", "list comprehension"},
+        {"SetComp", "set comprehension"},
+        {"DictComp", "dict comprehension"},
+        {"Dict", "dict literal"},
+        {"Set", "set display"},
+        {"JoinedStr", "f-string expression"},
+        {"FormattedValue", "f-string expression"},
+        {"Compare", "comparison"},
+        {"IfExp", "conditional expression"},
         {"NamedExpr", "named expression"}};
     if (e.is("Constant")) {
         const Value *v = e.find("value");
@@ -192,13 +204,13 @@ void Parser::set_context(const NodePtr &e, const char *ctx) {
     fail_at(e->loc, std::string(del ? "cannot delete " : "cannot assign to ") + describe(*e));
 }
 
-// An assignment target written as an expression (`x = ...`, `x: int`, `x += ...`).
-void Parser::check_assign_target(const NodePtr &e, bool in_assignment) {
+// A target of `=`, parsed as an expression.
+void Parser::check_assign_target(const NodePtr &e) {
     bool target_kind = e->is("Name") || e->is("Attribute") || e->is("Subscript") ||
                        e->is("Starred") || e->is("Tuple") || e->is("List");
-    if (!target_kind && in_assignment)
-        fail_at(e->loc, "cannot assign to " + describe(*e) +
-                            " here. Maybe you meant '==' instead of '='?");
+    if (!target_kind)
+        fail_at(e->loc,
+                "cannot assign to " + describe(*e) + " here. Maybe you meant '==' instead of '='?");
     set_context(e, "Store");
 }
 
@@ -222,14 +234,12 @@ NodePtr Parser::star_target() {
         NodePtr inner = star_target();
         return node("Starred", span(from), {{"value", inner}, {"ctx", node_noloc("Store")}});
     }
-    NodePtr e = target_primary();
+    // A target is an atom with trailers (`a`, `a.b[c]`, `(a, b)`, `[a, *b]`), never an operator
+    // expression, so that `for x in y` stops before `in`.
+    NodePtr e = primary();
     set_context(e, "Store");
     return e;
 }
-
-// A target is an atom with trailers (`a`, `a.b[c]`, `(a, b)`, `[a, *b]`), never an operator
-// expression, so that `for x in y` stops before `in`.
-NodePtr Parser::target_primary() { return primary(); }
 
 NodePtr Parser::module() {
     NodeList body;
@@ -289,12 +299,14 @@ std::string declared_encoding(const std::string &text, int &line) {
         if (c < eol && c + 6 < eol && (text[c + 6] == ':' || text[c + 6] == '=')) {
             size_t b = text.find_first_not_of(" \t", c + 7);
             size_t e = b;
-            while (e < eol && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '-' ||
-                               text[e] == '_' || text[e] == '.'))
+            while (e < eol && (std::isalnum(static_cast<unsigned char>(text[e])) ||
+                               text[e] == '-' || text[e] == '_' || text[e] == '.'))
                 ++e;
             std::string name;
             for (size_t k = b; k < e; ++k)
-                name += text[k] == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(text[k])));
+                name += text[k] == '_'
+                            ? '-'
+                            : static_cast<char>(std::tolower(static_cast<unsigned char>(text[k])));
             return name;
         }
         pos = eol + 1;
@@ -309,17 +321,21 @@ std::string decode_source(const std::string &path, const std::string &source) {
     int line = 0;
     std::string encoding = declared_encoding(source.substr(begin, 4096), line);
     static const char *const utf8[] = {"utf-8", "utf8", "ascii", "us-ascii"};
-    static const char *const latin1[] = {"latin-1", "latin1", "iso-8859-1", "iso8859-1", "iso-latin-1", "l1"};
+    static const char *const latin1[] = {"latin-1",   "latin1",      "iso-8859-1",
+                                         "iso8859-1", "iso-latin-1", "l1"};
     auto in = [&](const auto &names) {
         for (const char *n : names)
             if (encoding == n) return true;
         return false;
     };
-    bool is_latin1 = in(latin1) || encoding.rfind("latin-1-", 0) == 0 || encoding.rfind("iso-8859-1-", 0) == 0;
+    bool is_latin1 =
+        in(latin1) || encoding.rfind("latin-1-", 0) == 0 || encoding.rfind("iso-8859-1-", 0) == 0;
     if (!encoding.empty() && !is_latin1 && !in(utf8) && encoding.rfind("utf-8-", 0) != 0) {
         Origin origin;
         origin.path = path;
-        syntax_error(origin, line, 0, "unsupported source encoding '" + encoding + "' (tad reads UTF-8 and Latin-1)");
+        syntax_error(
+            origin, line, 0,
+            "unsupported source encoding '" + encoding + "' (tad reads UTF-8 and Latin-1)");
     }
     std::string out;
     out.reserve(source.size() - begin);
@@ -352,17 +368,23 @@ ast::File parse_source(const std::string &path, const std::string &source) {
     return file;
 }
 
-ast::File parse_file(const std::string &path) {
+namespace {
+
+std::string read_file(const std::string &path) {
     std::FILE *f = std::fopen(path.c_str(), "rb");
     if (!f) fail(TAD_ERR_IO, path + ": cannot read file: " + std::strerror(errno));
     std::string text;
-    char buf[65536];
+    char buf[16384];
     size_t n = 0;
     while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
     int err = std::ferror(f) ? errno : 0;
     std::fclose(f);
     if (err) fail(TAD_ERR_IO, path + ": cannot read file: " + std::strerror(err));
-    return parse_source(path, text);
+    return text;
 }
+
+}  // namespace
+
+ast::File parse_file(const std::string &path) { return parse_source(path, read_file(path)); }
 
 }  // namespace tad::frontend

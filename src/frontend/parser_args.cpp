@@ -15,11 +15,14 @@ Parser::CallArgs Parser::call_arguments(Pos open, bool allow_genexp) {
         if (accept_op("*")) {
             NodePtr value = expression();
             if (keyword_unpack_seen)
-                fail_at(span(from), "iterable argument unpacking follows keyword argument unpacking");
-            out.args.push_back(node("Starred", span(from), {{"value", value}, {"ctx", node_noloc("Load")}}));
+                fail_at(span(from),
+                        "iterable argument unpacking follows keyword argument unpacking");
+            out.args.push_back(
+                node("Starred", span(from), {{"value", value}, {"ctx", node_noloc("Load")}}));
         } else if (accept_op("**")) {
             NodePtr value = expression();
-            out.keywords.push_back(node("keyword", span(from), {{"arg", ast::NoneValue{}}, {"value", value}}));
+            out.keywords.push_back(
+                node("keyword", span(from), {{"arg", ast::NoneValue{}}, {"value", value}}));
             keyword_unpack_seen = true;
         } else if (at_name() && at_op("=", 1)) {
             std::string arg = take().text;
@@ -36,7 +39,8 @@ Parser::CallArgs Parser::call_arguments(Pos open, bool allow_genexp) {
                 if (!at_op(")")) fail_at(e->loc, "Generator expression must be parenthesized");
                 const Token &close = peek();
                 Loc loc{open.line, open.col, close.end_line, close.end_col};
-                out.args.push_back(node("GeneratorExp", loc, {{"elt", e}, {"generators", generators}}));
+                out.args.push_back(
+                    node("GeneratorExp", loc, {{"elt", e}, {"generators", generators}}));
                 return out;
             }
             if (at_op("=") && e->is("Constant") && describe(*e) != "literal")
@@ -78,7 +82,8 @@ NodePtr Parser::parameters(bool annotated, const char *close) {
         } else if (accept_op("**")) {
             kwarg = parameter(annotated, false);
             if (at_op("=")) fail(peek(), "var-keyword argument cannot have default value");
-            if (accept_op(",") && !at_op(close)) fail(peek(), "arguments cannot follow var-keyword argument");
+            if (accept_op(",") && !at_op(close))
+                fail(peek(), "arguments cannot follow var-keyword argument");
             break;
         } else {
             NodePtr a = parameter(annotated, false);
@@ -97,12 +102,12 @@ NodePtr Parser::parameters(bool annotated, const char *close) {
     }
     if (star_seen && !vararg && kwonly.empty()) fail(star, "named arguments must follow bare *");
     return node_noloc("arguments", {{"posonlyargs", posonly},
-                                     {"args", args},
-                                     {"vararg", opt(vararg)},
-                                     {"kwonlyargs", kwonly},
-                                     {"kw_defaults", kw_defaults},
-                                     {"kwarg", opt(kwarg)},
-                                     {"defaults", defaults}});
+                                    {"args", args},
+                                    {"vararg", opt(vararg)},
+                                    {"kwonlyargs", kwonly},
+                                    {"kw_defaults", kw_defaults},
+                                    {"kwarg", opt(kwarg)},
+                                    {"defaults", defaults}});
 }
 
 // NAME [':' expression]; `*args: *Ts` (PEP 646) when `star_annotation`.
@@ -114,12 +119,14 @@ NodePtr Parser::parameter(bool annotated, bool star_annotation) {
         Pos star = start();
         if (star_annotation && accept_op("*")) {
             NodePtr value = expression();
-            annotation = node("Starred", span(star), {{"value", value}, {"ctx", node_noloc("Load")}});
+            annotation =
+                node("Starred", span(star), {{"value", value}, {"ctx", node_noloc("Load")}});
         } else {
             annotation = expression();
         }
     }
-    return node("arg", span(from), {{"arg", id}, {"annotation", opt(annotation)}, {"type_comment", ast::NoneValue{}}});
+    return node("arg", span(from),
+                {{"arg", id}, {"annotation", opt(annotation)}, {"type_comment", ast::NoneValue{}}});
 }
 
 }  // namespace tad::frontend

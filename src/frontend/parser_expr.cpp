@@ -66,8 +66,7 @@ NodePtr Parser::named_expression() {
     if (at_name() && at_op(":=", 1)) {
         Pos from = start();
         const Token &t = take();
-        NodePtr target =
-            node("Name", loc_of(t), {{"id", t.text}, {"ctx", node_noloc("Store")}});
+        NodePtr target = node("Name", loc_of(t), {{"id", t.text}, {"ctx", node_noloc("Store")}});
         take();
         NodePtr value = expression();
         return node("NamedExpr", span(from), {{"target", target}, {"value", value}});
@@ -124,7 +123,8 @@ NodePtr Parser::disjunction() {
         while (accept_word("and")) operands.push_back(inversion());
         alternatives.push_back(operands.size() == 1
                                    ? operands[0]
-                                   : node("BoolOp", span(and_from), {{"op", node_noloc("And")}, {"values", operands}}));
+                                   : node("BoolOp", span(and_from),
+                                          {{"op", node_noloc("And")}, {"values", operands}}));
     } while (accept_word("or"));
     if (alternatives.size() == 1) return alternatives[0];
     return node("BoolOp", span(from), {{"op", node_noloc("Or")}, {"values", alternatives}});
@@ -141,7 +141,7 @@ NodePtr Parser::inversion() {
     NodePtr e = binary(0);
     NodeList ops;
     NodeList comparators;
-    static const std::vector<OpKind> symbols = {{"==", "Eq"}, {"!=", "NotEq"}, {"<", "Lt"},
+    static const std::vector<OpKind> symbols = {{"==", "Eq"},  {"!=", "NotEq"}, {"<", "Lt"},
                                                 {"<=", "LtE"}, {">", "Gt"},     {">=", "GtE"}};
     for (;;) {
         const char *kind = find_op(symbols, peek());
@@ -182,7 +182,8 @@ NodePtr Parser::binary(int min_level) {
         if (!kind) return left;
         take();
         NodePtr right = binary(level + 1);
-        left = node("BinOp", span(from), {{"left", left}, {"op", node_noloc(kind)}, {"right", right}});
+        left =
+            node("BinOp", span(from), {{"left", left}, {"op", node_noloc(kind)}, {"right", right}});
     }
 }
 
@@ -213,7 +214,8 @@ NodePtr Parser::power() {
     if (!accept_op("**")) return base;
     Nest nest(*this);
     NodePtr exponent = factor();
-    return node("BinOp", span(from), {{"left", base}, {"op", node_noloc("Pow")}, {"right", exponent}});
+    return node("BinOp", span(from),
+                {{"left", base}, {"op", node_noloc("Pow")}, {"right", exponent}});
 }
 
 NodePtr Parser::primary() {
@@ -398,10 +400,9 @@ NodeList Parser::comprehensions() {
         NodePtr iter = disjunction();
         NodeList ifs;
         while (accept_word("if")) ifs.push_back(disjunction());
-        generators.push_back(node_noloc("comprehension", {{"target", target},
-                                                          {"iter", iter},
-                                                          {"ifs", ifs},
-                                                          {"is_async", is_async}}));
+        generators.push_back(
+            node_noloc("comprehension",
+                       {{"target", target}, {"iter", iter}, {"ifs", ifs}, {"is_async", is_async}}));
     }
     return generators;
 }
@@ -429,8 +430,8 @@ NodePtr Parser::slice_item() {
     if (!at_op(":")) {
         lower = named_expression();
         if (!at_op(":")) return lower;
-        bool bare_walrus = lower->is("NamedExpr") && lower->loc.line == from.line &&
-                           lower->loc.col == from.col;
+        bool bare_walrus =
+            lower->is("NamedExpr") && lower->loc.line == from.line && lower->loc.col == from.col;
         if (bare_walrus) fail_invalid(peek());
     }
     take();
@@ -438,7 +439,8 @@ NodePtr Parser::slice_item() {
     NodePtr upper = ends() ? nullptr : expression();
     NodePtr step;
     if (accept_op(":")) step = ends() ? nullptr : expression();
-    return node("Slice", span(from), {{"lower", opt(lower)}, {"upper", opt(upper)}, {"step", opt(step)}});
+    return node("Slice", span(from),
+                {{"lower", opt(lower)}, {"upper", opt(upper)}, {"step", opt(step)}});
 }
 
 NodePtr Parser::call(NodePtr func, Pos from) {

@@ -49,7 +49,8 @@ void Parser::fstring_parts(StringParts &parts, const Token &t, size_t &pos, size
         flush_pending(parts, first, last);
         parts.values.push_back(field);
     }
-    if (depth != 0 && (pos >= end || t.text[pos] != '}')) fail_literal(t, "f-string: expecting '}'");
+    if (depth != 0 && (pos >= end || t.text[pos] != '}'))
+        fail_literal(t, "f-string: expecting '}'");
 }
 
 // Literal text up to the next field ('{') or the end; "{{" and "}}" (at depth 0) give one brace
@@ -75,7 +76,8 @@ std::string Parser::fstring_literal(const Token &t, size_t &pos, size_t end, boo
             if (i < end && s[i] == ch) {
                 pos = i + 1;
                 doubled_brace = true;
-                return raw ? s.substr(literal_start, i - literal_start) : decode_str(t, literal_start, i);
+                return raw ? s.substr(literal_start, i - literal_start)
+                           : decode_str(t, literal_start, i);
             }
             if (ch == '}') fail_literal(t, "f-string: single '}' is not allowed");
         }
@@ -122,8 +124,8 @@ NodePtr Parser::fstring_field(const Token &t, size_t &pos, size_t end, bool raw,
             brackets += ch;
         } else if (ch == '#') {
             fail_literal(t, "f-string expression part cannot include '#'");
-        } else if (brackets.empty() && (ch == '!' || ch == ':' || ch == '}' || ch == '=' ||
-                                        ch == '>' || ch == '<')) {
+        } else if (brackets.empty() &&
+                   (ch == '!' || ch == ':' || ch == '}' || ch == '=' || ch == '>' || ch == '<')) {
             char next = pos + 1 < end ? s[pos + 1] : '\0';
             if (next == '=' && ch != ':' && ch != '}') {  // !=, ==, <=, >=
                 ++pos;
@@ -135,7 +137,8 @@ NodePtr Parser::fstring_field(const Token &t, size_t &pos, size_t end, bool raw,
             if (brackets.empty()) fail_literal(t, std::string("f-string: unmatched '") + ch + "'");
             char open = brackets.back();
             brackets.pop_back();
-            if ((open == '(' && ch != ')') || (open == '[' && ch != ']') || (open == '{' && ch != '}'))
+            if ((open == '(' && ch != ')') || (open == '[' && ch != ']') ||
+                (open == '{' && ch != '}'))
                 fail_literal(t, std::string("f-string: closing parenthesis '") + ch +
                                     "' does not match opening parenthesis '" + open + "'");
         }

@@ -1,7 +1,7 @@
 // The recursive-descent parser behind parse_source, split over parser_*.cpp by grammar area. It
 // follows CPython 3.11's PEG grammar (Grammar/python.gram) rule by rule where the result or the
-// node locations depend on it, and reads tokens lazily so that a syntax error is reported before
-// lexical errors further down the file, as CPython does.
+// node locations depend on it. Tokens are read on demand; before reporting a syntax error the
+// parser reads the rest of the file, so that a lexical error anywhere in it wins, as in CPython.
 #pragma once
 
 #include <deque>
@@ -93,10 +93,9 @@ private:
 
     // Targets (parser.cpp).
     void set_context(const NodePtr &e, const char *ctx);
-    void check_assign_target(const NodePtr &e, bool in_assignment);
+    void check_assign_target(const NodePtr &e);
     NodePtr star_targets();
     NodePtr star_target();
-    NodePtr target_primary();
 
     // Statements (parser_stmt.cpp).
     void statement(NodeList &out);

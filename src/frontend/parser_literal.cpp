@@ -118,7 +118,8 @@ Literal split_literal(const std::string &text) {
         lit.raw |= c == 'r';
         lit.fstring |= c == 'f';
     }
-    size_t quotes = text.compare(i, 3, std::string(3, text[i])) == 0 && text.size() - i >= 6 ? 3 : 1;
+    size_t quotes =
+        text.compare(i, 3, std::string(3, text[i])) == 0 && text.size() - i >= 6 ? 3 : 1;
     lit.begin = i + quotes;
     lit.end = text.size() - quotes;
     return lit;

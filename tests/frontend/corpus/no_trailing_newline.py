@@ -1,0 +1,2 @@
+last_line_without_newline = [1,
+    2]

@@ -1,0 +1,9 @@
+none, yes, no, dots = None, True, False, ...
+ints = 0, 7, 0xff, 0o17, 0b101, 1_000, 9223372036854775808
+floats = 0.5, 1e16, 1e-05, 2.5e-3, 1e400
+imaginary = 2j
+text = "tab\t", 'quote"', u"kind u", "é\U0001F600"
+raw = r"\d+"
+data = b"\x00\xffA"
+joined = "a" 'b'
+negative = -1
