@@ -234,25 +234,37 @@ std::string emit_module(const ModuleInput &in) {
         os << emit_kernel(v.bwd.fn, doc) << "\n\n";
     }
 
-    // The launcher.
+    // The launcher. Its locals get names no stub parameter has (a stub may well take `a` or `out`).
+    std::set<std::string> taken(stub.params.begin(), stub.params.end());
+    auto fresh = [&](std::string n) {
+        while (taken.count(n)) n += "_";
+        taken.insert(n);
+        return n;
+    };
+    const std::string launch_v = fresh("launch"), a_v = fresh("a"), layouts_v = fresh("out_layouts"), grads_v = fresh("grads");
     auto input_name = [&](int i) { return stub.params.at(static_cast<size_t>(i)); };
+    std::map<std::string, std::string> grad_name;  // stub input -> its gradient's local
+    auto grad_of = [&](const std::string &p) {
+        auto it = grad_name.find(p);
+        return it != grad_name.end() ? it->second : grad_name[p] = fresh("d_" + p);
+    };
     std::set<std::string> saved;
     std::string fn = stub.name + "_backward";
-    std::vector<std::string> largs = {"launch"};
+    std::vector<std::string> largs = {launch_v};
     for (const std::string &p : stub.params) largs.push_back(p);
-    largs.push_back("out_layouts");
-    largs.push_back("grads");
+    largs.push_back(layouts_v);
+    largs.push_back(grads_v);
     os << "def " << fn << "(" << join(largs) << "):\n";
     os << "    \"\"\"Gradients of the stub's inputs from the gradients of its outputs.\"\"\"\n";
-    os << "    a = launch.args\n";
+    os << "    " << a_v << " = " << launch_v << ".args\n";
     // A static `if` in the forward was resolved for these constexpr values only.
     for (const std::string &name : in.variants.front().bwd.fn.specialized)
         for (const ir::Constexpr &c : in.variants.front().bwd.fn.constexprs)
             if (c.name == name) {
                 std::string v = c.is_int ? std::to_string(static_cast<long long>(c.value)) : std::to_string(c.value);
-                os << "    if a[\"" << name << "\"] != " << v << ":\n";
+                os << "    if " << a_v << "[\"" << name << "\"] != " << v << ":\n";
                 os << "        raise RuntimeError(f\"this backward was generated for " << name << "=" << v << " (a static if depends on it); "
-                   << "regenerate it for " << name << "={a['" << name << "']}\")\n";
+                   << "regenerate it for " << name << "={" << a_v << "['" << name << "']}\")\n";
             }
     std::set<std::string> grad_vars;
     auto emit_variant = [&](const Variant &v, const std::string &indent) {
@@ -261,7 +273,7 @@ std::string emit_module(const ModuleInput &in) {
             const ir::Param &p = v.bwd.fn.params[i];
             const ad::ParamOrigin &o = v.bwd.origins[i];
             if (p.kind != ir::ParamKind::Pointer) {
-                call_args.push_back("a[\"" + p.name + "\"]");
+                call_args.push_back(a_v + "[\"" + p.name + "\"]");
                 continue;
             }
             if (o.kind == ad::ParamOrigin::Primal) {
@@ -275,34 +287,32 @@ std::string emit_module(const ModuleInput &in) {
             }
             if (map.output_of.count(o.primal)) {
                 int j = map.output_of.at(o.primal);
-                std::string var = "g" + std::to_string(j);
-                os << indent << var << " = _as_layout(grads[" << j << "], out_layouts[" << j << "])\n";
+                std::string var = fresh("g" + std::to_string(j));
+                os << indent << var << " = _as_layout(" << grads_v << "[" << j << "], " << layouts_v << "[" << j << "])\n";
                 call_args.push_back(var);
                 continue;
             }
             std::string var = input_name(map.input_of.at(o.primal));
-            std::string gvar = "d_" + var;
+            std::string gvar = grad_of(var);
             grad_vars.insert(var);
             auto w = v.bwd.writes.find(o.primal);
             if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store) {
-                os << indent << gvar << " = _store_buffer(" << var << ", out_layouts[" << map.output_of.at(w->second.mirror) << "])\n";
+                os << indent << gvar << " = _store_buffer(" << var << ", " << layouts_v << "[" << map.output_of.at(w->second.mirror) << "])\n";
             } else {
                 os << indent << gvar << " = _atomic_buffer(" << var << ")\n";
                 finals.push_back(gvar);
             }
             call_args.push_back(gvar);
         }
-        for (const ir::Constexpr &c : v.bwd.fn.constexprs) call_args.push_back(c.name + "=a[\"" + c.name + "\"]");
-        os << indent << v.bwd.fn.name << "[launch.grid](";
-        for (size_t i = 0; i < call_args.size(); ++i) os << (i ? ", " : "") << call_args[i];
-        os << ", **launch.options)\n";
+        for (const ir::Constexpr &c : v.bwd.fn.constexprs) call_args.push_back(c.name + "=" + a_v + "[\"" + c.name + "\"]");
+        os << indent << v.bwd.fn.name << "[" << launch_v << ".grid](" << join(call_args) << ", **" << launch_v << ".options)\n";
         std::vector<std::string> rets;
         for (const std::string &p : stub.params) {
             if (!grad_vars.count(p)) {
                 rets.push_back("None");
                 continue;
             }
-            std::string g = "d_" + p;
+            std::string g = grad_of(p);
             rets.push_back(std::find(finals.begin(), finals.end(), g) != finals.end() ? g + ".to(" + p + ".dtype)" : g);
         }
         os << indent << "return " << py_tuple(rets, false) << "\n";
@@ -314,7 +324,7 @@ std::string emit_module(const ModuleInput &in) {
         }
         std::string cond;
         for (size_t i = 0; i < v.guards.size(); ++i)
-            cond += (i ? " and " : "") + std::string("a[\"") + v.guards[i].first + "\"] == a[\"" + v.guards[i].second + "\"]";
+            cond += (i ? " and " : "") + a_v + "[\"" + v.guards[i].first + "\"] == " + a_v + "[\"" + v.guards[i].second + "\"]";
         os << "    if " << cond << ":\n";
         emit_variant(v, "        ");
     }
@@ -328,20 +338,23 @@ std::string emit_module(const ModuleInput &in) {
         if (saved.count(p)) saved_list.push_back(p);
         launcher_args.push_back(saved.count(p) ? p : "None");
     }
+    taken = std::set<std::string>(stub.params.begin(), stub.params.end());
+    const std::string ctx = fresh("ctx"), launches = fresh("launches"), out = fresh("out"), outs = fresh("outs"),
+                      grads = fresh("grads");
     os << "\n\nclass " << cls << "(torch.autograd.Function):\n";
-    os << "    @staticmethod\n    def forward(ctx, " << join(stub.params) << "):\n";
-    os << "        with _capturing() as launches:\n";
-    os << "            out = " << stub.name << "(" << join(stub.params) << ")\n";
-    os << "        if len(launches) != 1:\n";
-    os << "            raise RuntimeError(f\"" << stub.name << " launched {len(launches)} kernels; the backward was generated for one\")\n";
-    os << "        outs = out if isinstance(out, tuple) else (out,)\n";
-    os << "        ctx.launch = launches[0]\n";
-    os << "        ctx.out_layouts = [(o.shape, tuple(o.stride()), o.dtype, o.device) for o in outs]\n";
-    os << "        ctx.save_for_backward(" << join(saved_list) << ")\n";
-    os << "        return out\n\n";
-    os << "    @staticmethod\n    def backward(ctx, *grads):\n";
-    os << "        " << join(saved_list) << (saved_list.size() == 1 ? "," : "") << " = ctx.saved_tensors\n";
-    os << "        return " << fn << "(ctx.launch, " << join(launcher_args) << ", ctx.out_layouts, grads)\n";
+    os << "    @staticmethod\n    def forward(" << ctx << ", " << join(stub.params) << "):\n";
+    os << "        with _capturing() as " << launches << ":\n";
+    os << "            " << out << " = " << stub.name << "(" << join(stub.params) << ")\n";
+    os << "        if len(" << launches << ") != 1:\n";
+    os << "            raise RuntimeError(f\"" << stub.name << " launched {len(" << launches << ")} kernels; the backward was generated for one\")\n";
+    os << "        " << outs << " = " << out << " if isinstance(" << out << ", tuple) else (" << out << ",)\n";
+    os << "        " << ctx << ".launch = " << launches << "[0]\n";
+    os << "        " << ctx << ".out_layouts = [(o.shape, tuple(o.stride()), o.dtype, o.device) for o in " << outs << "]\n";
+    os << "        " << ctx << ".save_for_backward(" << join(saved_list) << ")\n";
+    os << "        return " << out << "\n\n";
+    os << "    @staticmethod\n    def backward(" << ctx << ", *" << grads << "):\n";
+    os << "        " << join(saved_list) << (saved_list.size() == 1 ? "," : "") << " = " << ctx << ".saved_tensors\n";
+    os << "        return " << fn << "(" << ctx << ".launch, " << join(launcher_args) << ", " << ctx << ".out_layouts, " << grads << ")\n";
     os << "\n\nGRAD_INPUTS = " << py_tuple(stub.grad_inputs, true) << "\n";
     os << "NUM_OUTPUTS = " << n_outputs << "\n";
     os << "_SIGNATURE = inspect.signature(" << stub.name << ")\n\n\n";

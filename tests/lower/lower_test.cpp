@@ -144,3 +144,42 @@ def f(x):
               std::string::npos)
         << g.source;
 }
+
+TEST(Lower, LauncherLocalsNeverShadowStubParameters) {
+    // A stub whose parameters are named like the launcher's locals.
+    std::string src = R"(import torch
+import triton
+import triton.language as tl
+
+import tad
+
+
+@triton.jit
+def k(A, OUT, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    tl.store(OUT + offs, tl.exp(tl.load(A + offs)))
+
+
+@tad.autodiff(grad_inputs=("a",))
+def f(a, launch, out, grads):
+    k[(1,)](a, out, B=16)
+    return out
+)";
+    frontend::KernelFile kf = frontend::analyze(frontend::parse_source("k.py", src));
+    Json trace = Json::parse(R"({"stub": "f", "inputs": [
+        {"name": "a", "index": 0, "kind": "tensor", "dtype": "float32", "shape": [16], "stride": [1]},
+        {"name": "launch", "index": 1, "kind": "none"}, {"name": "out", "index": 2, "kind": "tensor",
+        "dtype": "float32", "shape": [16], "stride": [1]}, {"name": "grads", "index": 3, "kind": "none"}],
+        "outputs": [{"index": 0, "kind": "tensor", "dtype": "float32", "shape": [16], "stride": [1]}],
+        "temps": [], "launches": [{"kernel": "k", "grid": [1, 1, 1], "options": {}, "args": [
+        {"name": "A", "kind": "tensor", "ref": {"input": 0}, "offset": 0, "dtype": "float32"},
+        {"name": "OUT", "kind": "tensor", "ref": {"output": 0}, "offset": 0, "dtype": "float32"},
+        {"name": "B", "kind": "int", "value": 16}]}]})", "trace");
+    std::string py = build_backward(kf, trace).source;
+    EXPECT_NE(py.find("def f_backward(launch_, a, launch, out, grads, out_layouts, grads_):\n"), std::string::npos) << py;
+    EXPECT_NE(py.find("    a_ = launch_.args\n"), std::string::npos) << py;
+    EXPECT_NE(py.find("    def forward(ctx, a, launch, out, grads):\n        with _capturing() as launches:\n            out_ = f(a, launch, out, grads)"),
+              std::string::npos)
+        << py;
+    EXPECT_EQ(py.find("\n    a = "), std::string::npos) << py;
+}
