@@ -32,6 +32,10 @@ public:
         bwd_.specialized = fwd_.specialized;
         bwd_.source_path = fwd_.source_path;
         for (const ir::Op &op : fwd_.ops)
+            if (op.kind == OpKind::ForBegin)
+                fail(TAD_ERR_UNSUPPORTED, where(fwd_.source_path, op.loc.line, op.loc.col) +
+                                              ": unsupported construct 'for loop': reverse mode through loops is not supported yet");
+        for (const ir::Op &op : fwd_.ops)
             if (op.kind == OpKind::AtomicAdd)
                 fail(TAD_ERR_UNSUPPORTED, where(fwd_.source_path, op.loc.line, op.loc.col) +
                                               ": unsupported construct 'tl.atomic_add' in a forward kernel: not differentiable yet");

@@ -51,12 +51,23 @@ bool broadcasts_implicitly(const ir::Op &user, size_t operand) {
 
 class KernelEmitter {
 public:
-    explicit KernelEmitter(const ir::Function &f) : f_(f), uses_(f.values.size()), last_use_(f.values.size(), -1) {
+    explicit KernelEmitter(const ir::Function &f)
+        : f_(f), uses_(f.values.size()), last_use_(f.values.size(), -1), loops_(ir::loops(f)), innermost_(f.ops.size(), -1) {
+        for (size_t l = 0; l < loops_.size(); ++l)
+            for (int i = loops_[l].begin + 1; i < loops_[l].end + 1; ++i) innermost_[i] = static_cast<int>(l);
         for (size_t i = 0; i < f.ops.size(); ++i)
             for (size_t k = 0; k < f.ops[i].operands.size(); ++k) {
                 ValueId v = f.ops[i].operands[k];
                 uses_[v].push_back({static_cast<int>(i), k});
-                last_use_[v] = static_cast<int>(i);
+                // A value read inside a loop it was defined outside of stays live for the whole loop,
+                // so its name must not be reused inside the body (loop_arg reads its init only once).
+                int at = static_cast<int>(i);
+                if (f.ops[i].kind != OpKind::LoopArg)
+                    for (const ir::Loop &l : loops_) {
+                        int d = f.values[v].def_op;
+                        if (l.begin < at && at <= l.end && !(l.begin < d && d <= l.end)) at = std::max(at, l.end);
+                    }
+                last_use_[v] = std::max(last_use_[v], at);
             }
     }
 
@@ -75,14 +86,24 @@ public:
         if (!doc.empty()) os << "    \"\"\"" << doc << "\"\"\"\n";
         for (size_t i = 0; i < f_.ops.size(); ++i) {
             const ir::Op &op = f_.ops[i];
+            if (op.kind == OpKind::ForBegin) {
+                loop_begin(os, i);
+                continue;
+            }
+            if (op.kind == OpKind::ForEnd) {
+                loop_end(os, i);
+                continue;
+            }
+            if (op.kind == OpKind::LoopArg || op.kind == OpKind::LoopResult) continue;
             if (op.kind == OpKind::Param || (op.result != ir::kNoValue && inline_value(op.result))) continue;
             if (op.result != ir::kNoValue && uses_[op.result].empty()) continue;
             std::string rhs = expr(op).text;
+            if (!body_statements_.empty()) ++body_statements_.back();
             if (op.result == ir::kNoValue) {
-                os << "    " << rhs << "\n";
+                os << indent() << rhs << "\n";
             } else {
                 std::string n = assign_name(op.result, static_cast<int>(i));
-                os << "    " << n << " = " << rhs << "\n";
+                os << indent() << n << " = " << rhs << "\n";
             }
         }
         return os.str();
@@ -92,6 +113,69 @@ private:
     const ir::Function &f_;
     std::vector<std::vector<std::pair<int, size_t>>> uses_;
     std::vector<int> last_use_;
+    std::vector<ir::Loop> loops_;
+    std::vector<int> innermost_;  // per op: the innermost loop whose body holds it, -1 at top level
+    int depth_ = 1;
+    std::vector<int> body_statements_;  // statements emitted in each open loop body
+
+    std::string indent() const { return std::string(4 * static_cast<size_t>(depth_), ' '); }
+
+    const ir::Loop &loop_at(size_t begin) const {
+        for (const ir::Loop &l : loops_)
+            if (l.begin == static_cast<int>(begin)) return l;
+        fail(TAD_ERR_INTERNAL, "emitter: no loop begins at op " + std::to_string(begin));
+    }
+
+    // Carried values are initialised before the `for`; the loop variable and the carried names
+    // are bound for the body.
+    void loop_begin(std::ostringstream &os, size_t i) {
+        const ir::Loop &l = loop_at(i);
+        for (int a : l.args) {
+            const ir::Op &arg = f_.ops[a];
+            std::string init = value(arg.operands[0]).text;
+            std::string n = assign_name(arg.result, a);
+            if (init != n) os << indent() << n << " = " << init << "\n";
+        }
+        const ir::Op &op = f_.ops[i];
+        std::string iv = assign_name(op.result, static_cast<int>(i));
+        std::string lo = value(op.operands[0]).text, hi = value(op.operands[1]).text, step = value(op.operands[2]).text;
+        std::string range = step != "1" ? lo + ", " + hi + ", " + step : lo != "0" ? lo + ", " + hi : hi;
+        if (!body_statements_.empty()) ++body_statements_.back();
+        os << indent() << "for " << iv << " in " << op.name << "(" << range << "):\n";
+        ++depth_;
+        body_statements_.push_back(0);
+    }
+
+    // The next values of the carried names, assigned together (each may read the others' old values).
+    void loop_end(std::ostringstream &os, size_t i) {
+        const ir::Loop &l = loop_at(static_cast<size_t>(loops_[innermost_[i]].begin));
+        std::vector<std::string> lhs, rhs;
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            const std::string &n = names_.at(f_.ops[l.args[k]].result);
+            std::string y = value(f_.ops[i].operands[k]).text;
+            if (y != n) {
+                lhs.push_back(n);
+                rhs.push_back(y);
+            }
+        }
+        if (!lhs.empty()) os << indent() << join_commas(lhs) << " = " << join_commas(rhs) << "\n";
+        else if (body_statements_.back() == 0) os << indent() << "pass\n";
+        body_statements_.pop_back();
+        --depth_;
+        for (size_t k = 0; k < l.results.size(); ++k) {
+            ValueId r = f_.ops[l.results[k]].result;
+            names_[r] = names_.at(f_.ops[l.args[k]].result);
+            bound_[names_[r]] = r;
+        }
+    }
+
+    static std::string join_commas(const std::vector<std::string> &v) {
+        std::string s;
+        for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+        return s;
+    }
+
+
     std::map<ValueId, std::string> names_;
     std::map<std::string, ValueId> bound_;
     int temp_counter_ = 0;
@@ -109,7 +193,12 @@ private:
     bool inline_value(ValueId v) const {
         const ir::Op &op = f_.def(v);
         if (op.kind == OpKind::Const || op.kind == OpKind::Broadcast) return true;
-        if (op.kind == OpKind::Load || op.kind == OpKind::Param) return false;
+        if (op.kind == OpKind::Load || op.kind == OpKind::Param || op.kind == OpKind::ForBegin ||
+            op.kind == OpKind::LoopArg || op.kind == OpKind::LoopResult)
+            return false;
+        // Inlining into another loop body would recompute the expression every iteration.
+        for (const auto &[user, k] : uses_[v])
+            if (innermost_[user] != innermost_[f_.values[v].def_op] && f_.ops[user].kind != OpKind::Broadcast) return false;
         return f_.values[v].name.empty() && effective_uses(v) == 1;
     }
 
@@ -267,6 +356,10 @@ private:
         case OpKind::Load:
         case OpKind::Store:
         case OpKind::AtomicAdd: return memory(op);
+        case OpKind::ForBegin:
+        case OpKind::LoopArg:
+        case OpKind::ForEnd:
+        case OpKind::LoopResult: break;
         }
         fail(TAD_ERR_INTERNAL, std::string("emitter has no spelling for op ") + ir::op_name(op.kind));
     }

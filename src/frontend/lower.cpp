@@ -216,6 +216,10 @@ private:
             const ast::Node &e = *s.node("value");
             if (!(e.is("Constant"))) eval(e, env);  // docstrings are constants
         } else if (s.is("Pass") || s.is("Assert")) {
+        } else if (s.is("For")) {
+            lower_for(s, env, fname);
+        } else if (s.is("While")) {
+            unsupported(s, "while loop", "loops with a data-dependent trip count are not supported yet; use for ... in range(...)");
         } else if (s.is("If")) {
             CV c = condition(*s.node("test"), env);
             if (!c.compile_time())
@@ -238,10 +242,113 @@ private:
                 {"Continue", "continue"}, {"Import", "import"}, {"ImportFrom", "import"}, {"Match", "match"}};
             auto it = names.find(s.kind);
             std::string name = it == names.end() ? s.kind : it->second;
-            bool loop = s.is("For") || s.is("While");
-            unsupported(s, name, loop ? "loops are not supported yet" : "not allowed in @triton.jit function '" + fname + "'");
+            unsupported(s, name, "not allowed in @triton.jit function '" + fname + "'");
         }
         return false;
+    }
+
+    // ---- loops -------------------------------------------------------------------------------
+    // Names a statement list assigns, in first-assignment order (nested blocks included).
+    static void assigned_names(const ast::NodeList &body, std::vector<std::string> &out) {
+        std::function<void(const ast::Node &)> target = [&](const ast::Node &t) {
+            if (t.is("Name")) {
+                if (std::find(out.begin(), out.end(), t.str("id")) == out.end()) out.push_back(t.str("id"));
+            } else if (t.is("Tuple") || t.is("List")) {
+                for (const auto &e : t.list("elts")) target(*e);
+            }
+        };
+        for (const auto &s : body) {
+            if (s->is("Assign"))
+                for (const auto &t : s->list("targets")) target(*t);
+            if (s->is("AugAssign") || s->is("AnnAssign")) target(*s->node("target"));
+            if (s->is("For")) target(*s->node("target"));
+            for (const char *block : {"body", "orelse"})
+                if (s->find(block) && std::holds_alternative<ast::NodeList>(*s->find(block))) assigned_names(s->list(block), out);
+        }
+    }
+
+    void lower_for(const ast::Node &s, Env &env, const std::string &fname) {
+        if (!s.list("orelse").empty()) unsupported(s, "for ... else", "");
+        const ast::Node &target = *s.node("target");
+        if (!target.is("Name")) unsupported(target, "loop target " + target.kind, "the loop variable must be a name");
+        const ast::Node &iter = *s.node("iter");
+        CV fn = iter.is("Call") ? eval(*iter.node("func"), env) : CV{};
+        std::string it = fn.kind == CV::Func ? fn.s : fn.kind == CV::Module ? fn.s : "";
+        bool is_static = it == "tl.static_range" || it == "triton.language.static_range";
+        bool is_tl_range = it == "tl.range" || it == "triton.language.range";
+        if (!(it == "range" || is_static || is_tl_range))
+            unsupported(iter, "for loop over " + (it.empty() ? iter.kind : it), "only range, tl.range and tl.static_range are supported");
+        std::vector<CV> bounds;
+        for (const auto &a : iter.list("args")) bounds.push_back(eval(*a, env));
+        if (bounds.empty() || bounds.size() > 3) unsupported(iter, it, "expects 1 to 3 positional bounds");
+        CV lo = bounds.size() > 1 ? bounds[0] : CV::integer(0);
+        CV hi = bounds.size() > 1 ? bounds[1] : bounds[0];
+        CV step = bounds.size() > 2 ? bounds[2] : CV::integer(1);
+        for (const auto &stmt : s.list("body"))
+            if (stmt->is("Break") || stmt->is("Continue") || stmt->is("Return"))
+                unsupported(*stmt, stmt->is("Return") ? "return in a loop" : stmt->is("Break") ? "break" : "continue", "");
+        const std::string &var = target.str("id");
+        if (is_static) {
+            if (lo.kind != CV::Int || hi.kind != CV::Int || step.kind != CV::Int || step.i == 0)
+                unsupported(iter, "tl.static_range", "bounds must be constexpr integers");
+            for (int64_t v = lo.i; step.i > 0 ? v < hi.i : v > hi.i; v += step.i) {
+                env[var] = CV::integer(v);
+                for (const auto &stmt : s.list("body")) {
+                    b_.loc = loc_of(*stmt);
+                    lower_stmt(*stmt, env, fname);
+                }
+            }
+            return;
+        }
+        if (step.kind == CV::Int && step.i <= 0)
+            unsupported(iter, it + " with a non-positive step", "count up and index from the end instead");
+        std::vector<std::string> names;
+        assigned_names(s.list("body"), names);
+        std::vector<std::string> carried;
+        for (const auto &n : names)
+            if (n != var && env.count(n) && env.at(n).kind != CV::Module && env.at(n).kind != CV::Func) carried.push_back(n);
+        Type i32{DType::I32, false, {}};
+        auto bound = [&](const CV &c) { return b_.cast(materialize(c, &i32, iter), DType::I32); };
+        ValueId vlo = bound(lo), vhi = bound(hi), vstep = bound(step);
+        std::vector<ValueId> inits;
+        for (const auto &n : carried) {
+            const CV &c = env.at(n);
+            if (c.kind != CV::Value && c.kind != CV::Int && c.kind != CV::Float && c.kind != CV::Bool)
+                unsupported(s, "loop-carried '" + n + "'", "only tiles and numbers can change in a loop");
+            inits.push_back(materialize(c, nullptr, s));
+        }
+        b_.loc = loc_of(s);
+        ValueId iv = b_.for_begin(vlo, vhi, vstep, is_tl_range ? "tl.range" : "range");
+        fn_.values[iv].name = var;
+        Env body = env;
+        body[var] = CV::value(iv);
+        std::vector<ValueId> args;
+        for (size_t k = 0; k < carried.size(); ++k) {
+            ValueId a = b_.loop_arg(inits[k], static_cast<int>(k));
+            fn_.values[a].name = carried[k];
+            body[carried[k]] = CV::value(a);
+            args.push_back(a);
+        }
+        for (const auto &stmt : s.list("body")) {
+            b_.loc = loc_of(*stmt);
+            lower_stmt(*stmt, body, fname);
+        }
+        std::vector<ValueId> yields;
+        for (size_t k = 0; k < carried.size(); ++k) {
+            const Type t = fn_.type(args[k]);
+            ValueId y = materialize(body.at(carried[k]), &t, s);
+            if (!fn_.type(y).same_shape(t) || fn_.type(y).is_ptr != t.is_ptr)
+                fail(TAD_ERR_UNSUPPORTED, at(s) + ": loop-carried '" + carried[k] + "' changes from " + t.str() + " to " +
+                                              fn_.type(y).str() + " in the loop; give it its final shape before the loop (e.g. tl.zeros)");
+            yields.push_back(t.is_ptr ? y : b_.cast(y, t.elem));
+        }
+        b_.loc = loc_of(s);
+        b_.for_end(yields);
+        for (size_t k = 0; k < carried.size(); ++k) {
+            ValueId r = b_.loop_result(static_cast<int>(k), fn_.type(args[k]));
+            fn_.values[r].name = carried[k];
+            env[carried[k]] = CV::value(r);
+        }
     }
 
     bool truthy(const CV &c, const ast::Node &n) const {
@@ -294,7 +401,8 @@ private:
             if (id == "tl" || id == "triton" || id == "libdevice" || id == "math") return CV::named(CV::Module, id);
             if (id == "True" || id == "False") return CV::boolean(id == "True");
             if (id == "None") return CV{};
-            if (id == "min" || id == "max" || id == "abs" || id == "float" || id == "int" || id == "range" || id == "len")
+            if (id == "min" || id == "max" || id == "abs" || id == "float" || id == "int" || id == "range" || id == "len" ||
+                id == "static_range")
                 return CV::named(CV::Func, id);
             unsupported(e, "name '" + id + "'", "not defined in the kernel (module-level globals are not supported yet)");
         }

@@ -43,7 +43,10 @@ bool pointer_operand_ok(const ir::Function &fn, const ir::Op &op, size_t k) {
 struct Plan {
     std::vector<Shape> shape;                       // per value
     std::vector<std::vector<ValueId>> dead_after;   // per op: the values it uses (or defines) last
+    std::vector<std::vector<ValueId>> dead_per_iteration;  // per for_end: body values it uses last
     std::vector<std::vector<int64_t>> strides;      // per op: a Broadcast's source strides
+    std::vector<ir::Loop> loops;
+    std::vector<int> loop_at;                       // per op: the loop it begins, or -1
 };
 
 Plan make_plan(const ir::Function &fn) {
@@ -55,12 +58,23 @@ Plan make_plan(const ir::Function &fn) {
         for (const ir::Dim &d : v.type.shape) s.push_back(d.value);
         p.shape.push_back(std::move(s));
     }
+    p.loops = ir::loops(fn);
+    p.loop_at.assign(fn.ops.size(), -1);
+    for (size_t l = 0; l < p.loops.size(); ++l) p.loop_at[p.loops[l].begin] = static_cast<int>(l);
+    // A value used inside a loop that it is defined outside of lives until that loop ends.
+    auto last_use_at = [&](ValueId v, int use) {
+        int def = fn.values[v].def_op;
+        int at = use;
+        for (const ir::Loop &l : p.loops)
+            if (l.begin < use && use < l.end && !(l.begin < def && def < l.end)) at = std::max(at, l.end);
+        return at;
+    };
     std::vector<int> last(fn.values.size(), -1);
     p.strides.resize(fn.ops.size());
     for (size_t i = 0; i < fn.ops.size(); ++i) {
         const ir::Op &op = fn.ops[i];
         for (size_t k = 0; k < op.operands.size(); ++k) {
-            last[op.operands[k]] = static_cast<int>(i);
+            last[op.operands[k]] = std::max(last[op.operands[k]], last_use_at(op.operands[k], static_cast<int>(i)));
             if (!pointer_operand_ok(fn, op, k)) bad_ir(fn, i, "operand " + std::to_string(k) + " has the wrong kind (pointer / number)");
         }
         switch (op.kind) {
@@ -96,9 +110,14 @@ Plan make_plan(const ir::Function &fn) {
         }
     }
     p.dead_after.resize(fn.ops.size());
+    p.dead_per_iteration.resize(fn.ops.size());
     for (size_t v = 0; v < fn.values.size(); ++v) {
         const int at = last[v] >= 0 ? last[v] : fn.values[v].def_op;
-        if (at >= 0) p.dead_after[at].push_back(static_cast<ValueId>(v));
+        if (at < 0) continue;
+        const int def = fn.values[v].def_op;
+        bool body_value_at_end = false;
+        for (const ir::Loop &l : p.loops) body_value_at_end = body_value_at_end || (at == l.end && l.begin < def && def < l.end);
+        (body_value_at_end ? p.dead_per_iteration : p.dead_after)[at].push_back(static_cast<ValueId>(v));
     }
     return p;
 }
@@ -118,14 +137,11 @@ public:
 
     void program(const std::array<int64_t, 3> &pid) {
         pid_ = pid;
-        size_t i = 0;
+        at_ = 0;
         try {
-            for (; i < fn_.ops.size(); ++i) {
-                exec(i);
-                for (ValueId v : plan_.dead_after[i]) release(v);
-            }
+            run_ops(0, fn_.ops.size());
         } catch (const Error &e) {
-            const ir::SrcLoc &loc = fn_.ops[i].loc;
+            const ir::SrcLoc &loc = fn_.ops[at_].loc;
             throw Error(e.status(), where(fn_.source_path, loc.line, loc.col) + ": " + e.what() + " in program (" +
                                         std::to_string(pid[0]) + ", " + std::to_string(pid[1]) + ", " +
                                         std::to_string(pid[2]) + ")");
@@ -133,6 +149,54 @@ public:
     }
 
 private:
+    void run_ops(size_t from, size_t to) {
+        for (size_t i = from; i < to; ++i) {
+            at_ = i;
+            if (plan_.loop_at[i] >= 0) {
+                i = run_loop(plan_.loops[plan_.loop_at[i]]);
+                continue;
+            }
+            exec(i);
+            for (ValueId v : plan_.dead_after[i]) release(v);
+        }
+    }
+
+    int64_t scalar_int(ValueId v) const { return static_cast<int64_t>(in(v).num.at(0)); }
+
+    // Runs a loop; returns the index of its last structural op.
+    size_t run_loop(const ir::Loop &l) {
+        const ir::Op &begin = fn_.ops[l.begin];
+        const int64_t lo = scalar_int(begin.operands[0]), hi = scalar_int(begin.operands[1]), step = scalar_int(begin.operands[2]);
+        if (step <= 0) throw Error(TAD_ERR_INVALID_ARGUMENT, "loop step " + std::to_string(step) + " is not positive");
+        const ir::Op &end = fn_.ops[l.end];
+        std::vector<Tile> carried(l.args.size());
+        for (size_t k = 0; k < l.args.size(); ++k) carried[k] = in(fn_.ops[l.args[k]].operands[0]);
+        const size_t body = static_cast<size_t>(l.args.empty() ? l.begin : l.args.back()) + 1;
+        bool iv_unused = false;
+        for (ValueId v : plan_.dead_after[l.begin]) {
+            if (v == begin.result) iv_unused = true;
+            else release(v);  // bounds last used by for_begin
+        }
+        for (int64_t iv = lo; iv < hi; iv += step) {
+            at_ = static_cast<size_t>(l.begin);
+            def(begin.result).num.assign(1, static_cast<double>(iv));
+            if (iv_unused) release(begin.result);
+            for (size_t k = 0; k < l.args.size(); ++k) {
+                def(fn_.ops[l.args[k]].result) = carried[k];
+                for (ValueId v : plan_.dead_after[l.args[k]]) release(v);
+            }
+            run_ops(body, static_cast<size_t>(l.end));
+            for (size_t k = 0; k < l.args.size(); ++k) carried[k] = in(end.operands[k]);
+            for (ValueId v : plan_.dead_per_iteration[l.end]) release(v);
+        }
+        for (ValueId v : plan_.dead_after[l.end]) release(v);
+        for (size_t k = 0; k < l.results.size(); ++k) {
+            def(fn_.ops[l.results[k]].result) = std::move(carried[k]);
+            for (ValueId v : plan_.dead_after[l.results[k]]) release(v);
+        }
+        return static_cast<size_t>(l.results.empty() ? l.end : l.results.back());
+    }
+
     const ir::Type &type(ValueId v) const { return fn_.type(v); }
     const Tile &in(ValueId v) const { return vals_[v]; }
 
@@ -284,6 +348,7 @@ private:
     std::vector<Tile> vals_;  // per value; valid from its definition to its last use
     std::vector<Tile> pool_;
     std::array<int64_t, 3> pid_{};
+    size_t at_ = 0;  // the op running, for diagnostics
 };
 
 void check_args(const ir::Function &fn, const std::vector<ArgValue> &args, Memory &mem) {

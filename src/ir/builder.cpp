@@ -143,4 +143,24 @@ void Builder::atomic_add(ValueId p, ValueId v, ValueId mask, const std::string &
     append(op, Type{}, false);
 }
 
+ValueId Builder::for_begin(ValueId lo, ValueId hi, ValueId step, const std::string &iterator) {
+    Op op{OpKind::ForBegin, {lo, hi, step}};
+    op.name = iterator;
+    return append(op, f_.type(lo));
+}
+
+ValueId Builder::loop_arg(ValueId init, int index) {
+    Op op{OpKind::LoopArg, {init}};
+    op.ival = index;
+    return append(op, f_.type(init));
+}
+
+void Builder::for_end(const std::vector<ValueId> &yields) { append(Op{OpKind::ForEnd, yields}, Type{}, false); }
+
+ValueId Builder::loop_result(int index, const Type &t) {
+    Op op{OpKind::LoopResult, {}};
+    op.ival = index;
+    return append(op, t);
+}
+
 }  // namespace tad::ir

@@ -15,7 +15,15 @@
 // - Integer Div and Mod truncate toward zero (C semantics, as Triton's arith.divsi / remsi).
 // - Load / Store / AtomicAdd address memory through pointer tiles; lanes whose mask is false neither
 //   read nor write (a masked-off Load yields `other`, or an undefined value when absent).
-// - Ops run in order. The body is straight-line; control-flow regions come with loops.
+// - Ops run in order, except loops. A loop is flat and well nested in the op list:
+//     %i = for_begin %lo, %hi, %step          (i32 scalars; %i runs lo, lo+step, ... < hi)
+//     %c = loop_arg %init                      (one per loop-carried value, right after for_begin)
+//     ... body ...
+//     for_end %y0, %y1, ...                    (the next values of the carried values, in order)
+//     %r = loop_result k                       (one per carried value, right after for_end: the
+//                                              last yield, or the init when the loop runs 0 times)
+//   Values defined in a body are visible only inside it (later iterations see them only through
+//   loop_arg); values defined before the loop are visible inside.
 // Printing (printer.cpp) is deterministic: values are numbered in definition order.
 #pragma once
 
@@ -87,6 +95,8 @@ enum class OpKind {
     ReduceSum, ReduceMax, ReduceMin,
     // Memory. Operands: ptr[, mask[, other]] for Load; ptr, value[, mask] for Store / AtomicAdd.
     Load, Store, AtomicAdd,
+    // Loops (see above). ForBegin's `name` is the iterator's spelling: "range" or "tl.range".
+    ForBegin, LoopArg, ForEnd, LoopResult,
 };
 
 const char *op_name(OpKind k);  // "add", "reduce_sum", ...
@@ -169,6 +179,10 @@ public:
     ValueId load(ValueId p, ValueId mask, ValueId other);  // mask / other may be kNoValue
     void store(ValueId p, ValueId v, ValueId mask);
     void atomic_add(ValueId p, ValueId v, ValueId mask, const std::string &sem);
+    ValueId for_begin(ValueId lo, ValueId hi, ValueId step, const std::string &iterator);
+    ValueId loop_arg(ValueId init, int index);
+    void for_end(const std::vector<ValueId> &yields);
+    ValueId loop_result(int index, const Type &t);
 
     // Low-level: appends an op whose result (if `has_result`) has type `t`.
     ValueId append(Op op, const Type &t, bool has_result = true);
@@ -176,6 +190,16 @@ public:
 private:
     Function &f_;
 };
+
+// The loops of a function: op indices of each loop's structural ops, outermost first in source
+// order. `parent` is the enclosing loop's index in the result, -1 at top level.
+struct Loop {
+    int begin = -1, end = -1;       // for_begin / for_end op indices
+    std::vector<int> args, results;  // loop_arg / loop_result op indices, in carried order
+    int parent = -1;
+};
+// Empty and `problem` set when the loop structure is malformed.
+std::vector<Loop> loops(const Function &f, std::string *problem = nullptr);
 
 // Broadcast shape of two shapes under numpy rules; false if incompatible.
 bool broadcast_shapes(const std::vector<Dim> &a, const std::vector<Dim> &b, std::vector<Dim> *out);

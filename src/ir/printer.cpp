@@ -55,6 +55,10 @@ const char *op_name(OpKind k) {
     case OpKind::Load: return "load";
     case OpKind::Store: return "store";
     case OpKind::AtomicAdd: return "atomic_add";
+    case OpKind::ForBegin: return "for_begin";
+    case OpKind::LoopArg: return "loop_arg";
+    case OpKind::ForEnd: return "for_end";
+    case OpKind::LoopResult: return "loop_result";
     }
     return "?";
 }
@@ -77,9 +81,12 @@ std::string print(const Function &f) {
     for (const Constexpr &c : f.constexprs)
         os << ", " << c.name << ": constexpr = " << (c.is_int ? std::to_string((long long)c.value) : num(c.value));
     os << ") {\n";
+    int depth = 1;
     for (const Op &op : f.ops) {
         if (op.kind == OpKind::Param) continue;
-        os << "  ";
+        if (op.kind == OpKind::ForEnd) --depth;
+        os << std::string(2 * depth, ' ');
+        if (op.kind == OpKind::ForBegin) ++depth;
         if (op.result != kNoValue) os << "%" << op.result << " = ";
         os << op_name(op.kind);
         for (size_t i = 0; i < op.operands.size(); ++i) os << (i ? ", %" : " %") << op.operands[i];
@@ -102,6 +109,9 @@ std::string print(const Function &f) {
             if (op.has_mask) os << " masked";
             break;
         case OpKind::AtomicAdd: os << " sem=" << op.name; break;
+        case OpKind::ForBegin: os << " (" << op.name << ")"; break;
+        case OpKind::LoopArg:
+        case OpKind::LoopResult: os << " #" << op.ival; break;
         default: break;
         }
         if (op.result != kNoValue) {

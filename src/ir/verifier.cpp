@@ -4,10 +4,37 @@ namespace tad::ir {
 
 namespace {
 bool elementwise(OpKind k) {
+    if (k == OpKind::ForBegin || k == OpKind::LoopArg || k == OpKind::ForEnd || k == OpKind::LoopResult) return false;
     return (k >= OpKind::Add && k <= OpKind::Ceil) || k == OpKind::Where || k == OpKind::Cast ||
            k == OpKind::AddPtr;
 }
 }  // namespace
+
+// Loop structure, scoping of body values, and carried types.
+std::string verify_loops(const Function &f) {
+    std::string problem;
+    std::vector<Loop> ls = loops(f, &problem);
+    if (!problem.empty()) return problem;
+    for (const Loop &l : ls) {
+        const Op &begin = f.ops[l.begin];
+        for (ValueId v : begin.operands)
+            if (!f.type(v).scalar() || f.type(v).is_float() || f.type(v).is_ptr) return "for_begin: bounds must be integer scalars";
+        const Op &end = f.ops[l.end];
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            const Op &arg = f.ops[l.args[k]];
+            if (!(f.type(arg.result) == f.type(arg.operands[0]))) return "loop_arg #" + std::to_string(k) + ": type differs from its init";
+            if (!(f.type(end.operands[k]) == f.type(arg.result))) return "for_end: yield #" + std::to_string(k) + " " + f.type(end.operands[k]).str() + " differs from the carried " + f.type(arg.result).str();
+            if (!(f.type(f.ops[l.results[k]].result) == f.type(arg.result))) return "loop_result #" + std::to_string(k) + ": type differs";
+        }
+        // A value defined in the body is not visible after for_end.
+        for (size_t i = static_cast<size_t>(l.end) + 1; i < f.ops.size(); ++i)
+            for (ValueId v : f.ops[i].operands) {
+                int d = f.values[v].def_op;
+                if (d > l.begin && d < l.end) return "op " + std::to_string(i) + " uses %" + std::to_string(v) + " of a loop body after the loop";
+            }
+    }
+    return "";
+}
 
 std::string verify(const Function &f) {
     for (size_t i = 0; i < f.ops.size(); ++i) {
@@ -48,7 +75,7 @@ std::string verify(const Function &f) {
         default: break;
         }
     }
-    return "";
+    return verify_loops(f);
 }
 
 }  // namespace tad::ir

@@ -8,8 +8,13 @@ namespace tad::passes {
 namespace {
 using Key = std::tuple<int, std::vector<ir::ValueId>, int, bool, double, int64_t, int64_t, std::string, std::string>;
 
+bool structural(ir::OpKind k) {
+    return k == ir::OpKind::ForBegin || k == ir::OpKind::LoopArg || k == ir::OpKind::ForEnd || k == ir::OpKind::LoopResult;
+}
+
 bool mergeable(ir::OpKind k) {
-    return k != ir::OpKind::Param && k != ir::OpKind::Load && k != ir::OpKind::Store && k != ir::OpKind::AtomicAdd;
+    return k != ir::OpKind::Param && k != ir::OpKind::Load && k != ir::OpKind::Store && k != ir::OpKind::AtomicAdd &&
+           !structural(k);
 }
 }  // namespace
 
@@ -17,20 +22,29 @@ ir::Function cse(const ir::Function &f) {
     std::vector<ir::ValueId> repl(f.values.size());
     for (size_t v = 0; v < repl.size(); ++v) repl[v] = static_cast<ir::ValueId>(v);
     std::vector<bool> keep(f.ops.size(), true);
-    std::map<Key, ir::ValueId> seen;
+    // One table per open loop body: what a body computes is not visible after the loop.
+    std::vector<std::map<Key, ir::ValueId>> scopes(1);
+    auto find = [&](const Key &k) -> const ir::ValueId * {
+        for (auto s = scopes.rbegin(); s != scopes.rend(); ++s) {
+            auto it = s->find(k);
+            if (it != s->end()) return &it->second;
+        }
+        return nullptr;
+    };
     for (size_t i = 0; i < f.ops.size(); ++i) {
         const ir::Op &op = f.ops[i];
+        if (op.kind == ir::OpKind::ForBegin) scopes.emplace_back();
+        if (op.kind == ir::OpKind::ForEnd) scopes.pop_back();
         if (!mergeable(op.kind)) continue;
         std::vector<ir::ValueId> operands;
         for (ir::ValueId v : op.operands) operands.push_back(repl[v]);
         Key key{static_cast<int>(op.kind), operands, op.axis, op.keep_dims, op.fval, op.ival, op.ival2, op.name,
                 f.type(op.result).str()};
-        auto it = seen.find(key);
-        if (it == seen.end()) {
-            seen.emplace(std::move(key), op.result);
-        } else {
-            repl[op.result] = it->second;
+        if (const ir::ValueId *prev = find(key)) {
+            repl[op.result] = *prev;
             keep[i] = false;
+        } else {
+            scopes.back().emplace(std::move(key), op.result);
         }
     }
     return compact(f, keep, repl);
@@ -38,9 +52,33 @@ ir::Function cse(const ir::Function &f) {
 
 ir::Function dce(const ir::Function &f) {
     std::vector<bool> live(f.values.size(), false), keep(f.ops.size(), false);
+    // A loop stays when it writes memory or one of its results is used; then all it carries stays.
+    std::vector<ir::Loop> loops = ir::loops(f);
+    std::vector<int> loop_ending_at(f.ops.size(), -1);
+    std::vector<bool> writes(loops.size(), false);
+    for (size_t l = 0; l < loops.size(); ++l) {
+        loop_ending_at[loops[l].results.empty() ? loops[l].end : loops[l].results.back()] = static_cast<int>(l);
+        for (int i = loops[l].begin; i < loops[l].end; ++i)
+            writes[l] = writes[l] || f.ops[i].kind == ir::OpKind::Store || f.ops[i].kind == ir::OpKind::AtomicAdd;
+    }
     for (size_t i = f.ops.size(); i-- > 0;) {
+        if (loop_ending_at[i] >= 0) {
+            const ir::Loop &l = loops[loop_ending_at[i]];
+            bool used = writes[loop_ending_at[i]];
+            for (int r : l.results) used = used || live[f.ops[r].result];
+            if (!used) {
+                i = static_cast<size_t>(l.begin);  // the whole loop goes
+                continue;
+            }
+            for (int r : l.results) keep[r] = true;
+            keep[l.end] = true;
+            for (ir::ValueId v : f.ops[l.end].operands) live[v] = true;
+            i = static_cast<size_t>(l.end);
+            continue;
+        }
         const ir::Op &op = f.ops[i];
-        bool effect = op.kind == ir::OpKind::Store || op.kind == ir::OpKind::AtomicAdd || op.kind == ir::OpKind::Param;
+        bool effect = op.kind == ir::OpKind::Store || op.kind == ir::OpKind::AtomicAdd || op.kind == ir::OpKind::Param ||
+                      op.kind == ir::OpKind::ForBegin || op.kind == ir::OpKind::LoopArg;
         if (!effect && !(op.result != ir::kNoValue && live[op.result])) continue;
         keep[i] = true;
         for (ir::ValueId v : op.operands) live[v] = true;

@@ -133,7 +133,7 @@ TEST_F(Errors, UnsupportedConstruct) {
     s.load_forward(p, std::nullopt);
     auto [status, msg] = error_of([&] { s.generate(GenerateOptions{}); });
     EXPECT_EQ(status, TAD_ERR_UNSUPPORTED);
-    EXPECT_EQ(msg, p + ":12:5: unsupported construct 'for loop': loops are not supported yet");
+    EXPECT_EQ(msg, p + ":12:5: unsupported construct 'for loop': reverse mode through loops is not supported yet");
 }
 
 TEST_F(Errors, WorkerCannotImportTorch) {
