@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "ad/rules.h"
 #include "support/error.h"
@@ -32,13 +33,10 @@ public:
         bwd_.specialized = fwd_.specialized;
         bwd_.source_path = fwd_.source_path;
         for (const ir::Op &op : fwd_.ops)
-            if (op.kind == OpKind::ForBegin)
-                fail(TAD_ERR_UNSUPPORTED, where(fwd_.source_path, op.loc.line, op.loc.col) +
-                                              ": unsupported construct 'for loop': reverse mode through loops is not supported yet");
-        for (const ir::Op &op : fwd_.ops)
             if (op.kind == OpKind::AtomicAdd)
                 fail(TAD_ERR_UNSUPPORTED, where(fwd_.source_path, op.loc.line, op.loc.col) +
                                               ": unsupported construct 'tl.atomic_add' in a forward kernel: not differentiable yet");
+        loops_ = ir::loops(fwd_);
         declare_params();
         replay();
         sweep();
@@ -93,22 +91,29 @@ private:
     ValueId P(ValueId v) const { return primal_.at(v); }
 
     void replay() {
-        for (const ir::Op &op : fwd_.ops) {
-            if (op.kind == OpKind::Param || op.kind == OpKind::Store) continue;
-            b_.loc = op.loc;
-            ir::Op copy = op;
-            for (ValueId &v : copy.operands) v = P(v);
-            // Masked-off lanes of a load without `other` are undefined; the backward reads them as 0
-            // so that they cannot turn reductions over the tile into NaN.
-            if (op.kind == OpKind::Load && op.has_mask && !op.has_other) {
-                const ir::Type &t = fwd_.type(op.result);
-                copy.operands.push_back(b_.broadcast(b_.constant(0, t.elem), t.shape));
-                copy.has_other = true;
-            }
-            ValueId r = b_.append(copy, fwd_.type(op.result));
-            bwd_.values[r].name = fwd_.values[op.result].name;
-            primal_[op.result] = r;
+        for (const ir::Op &op : fwd_.ops)
+            if (op.kind != OpKind::Param && op.kind != OpKind::Store) replay_op(op);
+    }
+
+    // Appends a copy of forward `op` reading the current replay values.
+    void replay_op(const ir::Op &op) {
+        b_.loc = op.loc;
+        ir::Op copy = op;
+        for (ValueId &v : copy.operands) v = P(v);
+        // Masked-off lanes of a load without `other` are undefined; the backward reads them as 0
+        // so that they cannot turn reductions over the tile into NaN.
+        if (op.kind == OpKind::Load && op.has_mask && !op.has_other) {
+            const ir::Type &t = fwd_.type(op.result);
+            copy.operands.push_back(b_.broadcast(b_.constant(0, t.elem), t.shape));
+            copy.has_other = true;
         }
+        if (op.result == ir::kNoValue) {
+            b_.append(copy, ir::Type{}, false);
+            return;
+        }
+        ValueId r = b_.append(copy, fwd_.type(op.result));
+        bwd_.values[r].name = fwd_.values[op.result].name;
+        primal_[op.result] = r;
     }
 
     // The gradient buffer's pointer that mirrors forward pointer value `v`.
@@ -133,28 +138,213 @@ private:
         for (;;) {
             const ir::Op &op = fwd_.def(p);
             if (op.kind == OpKind::Param) return op.name;
-            if (op.kind != OpKind::Broadcast && op.kind != OpKind::AddPtr && op.kind != OpKind::ExpandDims) return "";
+            if (op.kind != OpKind::Broadcast && op.kind != OpKind::AddPtr && op.kind != OpKind::ExpandDims &&
+                op.kind != OpKind::LoopArg)
+                return "";
             p = op.operands[0];
         }
     }
 
     void accumulate(ValueId fwd_value, ValueId contribution) {
         if (!fwd_.type(fwd_value).is_float()) return;
+        if (!contexts_.empty()) {
+            LoopContext &ctx = contexts_.back();
+            auto it = ctx.outer.find(fwd_value);
+            if (it != ctx.outer.end()) {  // an adjoint leaving the loop: summed over iterations
+                it->second = b_.binary(OpKind::Add, it->second, contribution);
+                return;
+            }
+            if (ctx.carried_float.count(fwd_value)) return;  // an accumulator's adjoint is loop-invariant
+        }
         ValueId &a = adj_[fwd_value];
         a = a == ir::kNoValue ? contribution : b_.binary(OpKind::Add, a, contribution);
     }
 
-    void sweep() {
-        for (size_t i = fwd_.ops.size(); i-- > 0;) {
+    // ---- loops ---------------------------------------------------------------------------------
+    // While a loop's reverse body is built: the adjoints of values defined outside the loop are
+    // accumulated in carried values of the reverse loop.
+    struct LoopContext {
+        std::map<ValueId, ValueId> outer;  // forward value -> its running adjoint in the body
+        std::set<ValueId> carried_float;   // forward loop_arg values of the accumulators
+    };
+    std::vector<LoopContext> contexts_;
+    std::vector<ir::Loop> loops_;
+
+    const ir::Loop &loop_ending_at(int i) const {
+        for (const ir::Loop &l : loops_)
+            if ((l.results.empty() ? l.end : l.results.back()) == i) return l;
+        fail(TAD_ERR_INTERNAL, "reverse: no loop ends at op " + std::to_string(i));
+    }
+
+    bool is_constant(ValueId v) const {
+        const ir::Op &op = fwd_.def(v);
+        return op.kind == OpKind::Const || (op.kind == OpKind::Broadcast && is_constant(op.operands[0]));
+    }
+
+    bool in_body(const ir::Loop &l, ValueId v) const {
+        int d = fwd_.values[v].def_op;
+        return d > l.begin && d < l.end;
+    }
+
+    // An accumulator: its loop_arg is used once, by the add (or the subtraction from it) that
+    // makes its yield. Returns the op index of that update, or -1 when the value is only carried.
+    int accumulator_update(const ir::Loop &l, size_t k) const {
+        ValueId arg = fwd_.ops[l.args[k]].result, yield = fwd_.ops[l.end].operands[k];
+        std::vector<int> uses;
+        for (int i = l.begin; i <= l.end; ++i)
+            for (ValueId v : fwd_.ops[i].operands)
+                if (v == arg) uses.push_back(i);
+        if (yield == arg && uses.size() == 1) return -1;
+        const ir::Op &loc = fwd_.ops[l.args[k]];
+        std::string what = "loop-carried '" + fwd_.values[arg].name + "'";
+        int yield_uses = 0;
+        for (int i = l.begin; i <= l.end; ++i)
+            for (ValueId v : fwd_.ops[i].operands) yield_uses += v == yield;
+        if (uses.size() == 1 && yield_uses == 1) {
+            const ir::Op &u = fwd_.ops[uses[0]];
+            bool add = u.kind == OpKind::Add, sub = u.kind == OpKind::Sub && u.operands[0] == arg;
+            if ((add || sub) && u.result == yield && !(add && u.operands[0] == arg && u.operands[1] == arg)) return uses[0];
+        }
+        fail(TAD_ERR_UNSUPPORTED, where(fwd_.source_path, loc.loc.line, loc.loc.col) + ": unsupported construct '" + what +
+                                      " updated nonlinearly': reverse mode supports loops whose float state is "
+                                      "accumulated (acc += f(...)) so far");
+    }
+
+    // Reverses an accumulator loop. Accumulators make the iterations independent of each other's
+    // adjoints, so the reverse loop runs in forward order: it recomputes each iteration's body
+    // (carrying pointers and counters as the forward does) and propagates the accumulators'
+    // loop-invariant adjoints through it.
+    void reverse_loop(const ir::Loop &l) {
+        for (int i = l.begin + 1; i < l.end; ++i)
+            if (fwd_.ops[i].kind == OpKind::ForBegin) {
+                const ir::Op &op = fwd_.ops[i];
+                fail(TAD_ERR_UNSUPPORTED, where(fwd_.source_path, op.loc.line, op.loc.col) +
+                                              ": unsupported construct 'nested for loop': reverse mode through nested loops is not supported yet");
+            }
+        const ir::Op &end = fwd_.ops[l.end];
+        std::vector<int> update(l.args.size(), -1);
+        std::vector<ValueId> seed(l.args.size(), ir::kNoValue);
+        std::set<int> skipped;  // accumulator updates: not recomputed
+        LoopContext ctx;
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            ValueId arg = fwd_.ops[l.args[k]].result;
+            if (!fwd_.type(arg).is_float()) continue;
+            update[k] = accumulator_update(l, k);
+            ctx.carried_float.insert(arg);
+            if (update[k] >= 0) skipped.insert(update[k]);
+            ValueId r = fwd_.ops[l.results[k]].result;
+            seed[k] = adj_[r];
+            if (seed[k] != ir::kNoValue) accumulate(fwd_.ops[l.args[k]].operands[0], seed[k]);  // the init
+        }
+        // Values from outside the loop whose adjoints the body may produce (constants have none to
+        // pass on), and the gradient pointers of outer pointers, built once before the loop.
+        std::vector<ValueId> outer;
+        for (int i = l.begin + 1; i < l.end; ++i)
+            for (ValueId v : fwd_.ops[i].operands) {
+                if (in_body(l, v) || fwd_.ops[i].kind == OpKind::LoopArg) continue;
+                std::string base = fwd_.type(v).is_ptr ? base_param(v) : "";
+                if (!base.empty() && (contains(spec_.wrt, base) || contains(spec_.outputs, base))) shadow(v);
+                if (fwd_.type(v).is_float() && !is_constant(v) && std::find(outer.begin(), outer.end(), v) == outer.end())
+                    outer.push_back(v);
+            }
+
+        // The reverse loop carries the forward's non-float state, the gradient pointers that mirror
+        // carried pointers, then the outer adjoints.
+        const ir::Op &begin = fwd_.ops[l.begin];
+        b_.loc = begin.loc;
+        std::vector<ValueId> saved_primal = primal_, saved_shadow = shadow_;
+        std::vector<size_t> mirrored;
+        std::vector<ValueId> shadow_inits;
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            const ir::Op &arg = fwd_.ops[l.args[k]];
+            std::string base = fwd_.type(arg.result).is_ptr ? base_param(arg.result) : "";
+            if (base.empty() || !(contains(spec_.wrt, base) || contains(spec_.outputs, base))) continue;
+            mirrored.push_back(k);
+            shadow_inits.push_back(shadow(arg.operands[0]));
+        }
+        ValueId iv = b_.for_begin(P(begin.operands[0]), P(begin.operands[1]), P(begin.operands[2]), begin.name);
+        bwd_.values[iv].name = fwd_.values[begin.result].name;
+        primal_[begin.result] = iv;
+        int index = 0;
+        std::vector<size_t> state;
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            const ir::Op &arg = fwd_.ops[l.args[k]];
+            if (fwd_.type(arg.result).is_float()) continue;
+            ValueId a = b_.loop_arg(P(arg.operands[0]), index++);
+            bwd_.values[a].name = fwd_.values[arg.result].name;
+            primal_[arg.result] = a;
+            state.push_back(k);
+        }
+        for (size_t j = 0; j < mirrored.size(); ++j) {
+            ValueId a = b_.loop_arg(shadow_inits[j], index++);
+            ValueId fwd_arg = fwd_.ops[l.args[mirrored[j]]].result;
+            bwd_.values[a].name = shadow_name(fwd_.values[fwd_arg].name);
+            shadow_[fwd_arg] = a;
+        }
+        std::vector<ValueId> acc_args;
+        for (ValueId o : outer) {
+            const ir::Type &t = fwd_.type(o);
+            ValueId a = b_.loop_arg(b_.broadcast(b_.constant(0, t.elem), t.shape), index++);
+            if (!fwd_.values[o].name.empty()) bwd_.values[a].name = "d" + fwd_.values[o].name;
+            ctx.outer[o] = a;
+            acc_args.push_back(a);
+        }
+        const int body = l.args.empty() ? l.begin + 1 : l.args.back() + 1;
+        for (int i = body; i < l.end; ++i) {
+            const ir::Op &op = fwd_.ops[i];
+            if (op.kind != OpKind::Store && !skipped.count(i)) replay_op(op);
+        }
+        contexts_.push_back(ctx);
+        std::vector<ValueId> saved_adj = adj_;
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            if (update[k] < 0 || seed[k] == ir::kNoValue) continue;
+            const ir::Op &u = fwd_.ops[update[k]];
+            ValueId arg = fwd_.ops[l.args[k]].result;
+            ValueId term = u.operands[0] == arg ? u.operands[1] : u.operands[0];
+            accumulate(term, u.kind == OpKind::Sub ? b_.unary(OpKind::Neg, seed[k]) : seed[k]);
+        }
+        sweep_range(body, l.end);
+        std::vector<ValueId> yields;
+        for (size_t k : state) yields.push_back(P(end.operands[k]));
+        for (size_t k : mirrored) yields.push_back(shadow(end.operands[k]));
+        for (ValueId o : outer) yields.push_back(contexts_.back().outer.at(o));
+        contexts_.pop_back();
+        adj_ = saved_adj;
+        b_.loc = end.loc;
+        b_.for_end(yields);
+        std::vector<ValueId> results;
+        for (size_t k = 0; k < yields.size(); ++k) results.push_back(b_.loop_result(static_cast<int>(k), bwd_.type(yields[k])));
+        primal_ = saved_primal;  // body values are not visible after the loop
+        shadow_ = saved_shadow;
+        for (size_t j = 0; j < outer.size(); ++j) {
+            ValueId r = results[state.size() + mirrored.size() + j];
+            bwd_.values[r].name = bwd_.values[acc_args[j]].name;
+            accumulate(outer[j], r);
+        }
+    }
+
+    void sweep() { sweep_range(0, static_cast<int>(fwd_.ops.size())); }
+
+    // Reverse sweep over forward ops [from, to); a loop inside is reversed as a whole.
+    void sweep_range(int from, int to) {
+        for (int i = to; i-- > from;) {
             const ir::Op &op = fwd_.ops[i];
             b_.loc = op.loc;
+            if (op.kind == OpKind::LoopResult || op.kind == OpKind::ForEnd) {
+                const ir::Loop &l = loop_ending_at(i);
+                reverse_loop(l);
+                i = l.begin;
+                continue;
+            }
             if (op.kind == OpKind::Store) {
                 seed_from_store(op);
                 continue;
             }
             if (op.result == ir::kNoValue || adj_[op.result] == ir::kNoValue) continue;
             ValueId g = adj_[op.result];
-            if (!fwd_.values[op.result].name.empty() && bwd_.values[g].name.empty())
+            // Adjoints are shared between values (an add passes one on to both operands); name
+            // them after computed values, not after the scalar parameters they also reach.
+            if (op.kind != OpKind::Param && !fwd_.values[op.result].name.empty() && bwd_.values[g].name.empty())
                 bwd_.values[g].name = "d" + fwd_.values[op.result].name;
             if (op.kind == OpKind::Load) {
                 write_gradient(op, g);

@@ -34,8 +34,12 @@ std::vector<frontend::ArgBinding> bindings_of(const frontend::KernelFile &kf, Js
             b.ival = a.at("value").boolean();
         } else if (kind == "none") {
             b.kind = frontend::ArgBinding::None;
+        } else if (kind == "str") {
+            b.kind = frontend::ArgBinding::Str;
+            b.sval = a.at("value").str();
         } else {
-            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": kernel argument '" + b.name + "' of kind '" + kind + "' is not supported");
+            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": unsupported construct 'kernel argument of kind " + kind + "': '" + b.name +
+                                          "' must be a tensor, a number, a bool, a string or None");
         }
         out.push_back(b);
     }

@@ -56,12 +56,13 @@ public:
         for (size_t l = 0; l < loops_.size(); ++l)
             for (int i = loops_[l].begin + 1; i < loops_[l].end + 1; ++i) innermost_[i] = static_cast<int>(l);
         for (size_t i = 0; i < f.ops.size(); ++i)
-            for (size_t k = 0; k < f.ops[i].operands.size(); ++k) {
-                ValueId v = f.ops[i].operands[k];
-                uses_[v].push_back({static_cast<int>(i), k});
+            for (size_t k = 0; k < f.ops[i].operands.size(); ++k) uses_[f.ops[i].operands[k]].push_back({static_cast<int>(i), k});
+        for (size_t i = 0; i < f.ops.size(); ++i)
+            for (ValueId v : f.ops[i].operands) {
+                // A use inside an inlined expression happens where that expression is evaluated.
+                int at = evaluated_at(static_cast<int>(i));
                 // A value read inside a loop it was defined outside of stays live for the whole loop,
                 // so its name must not be reused inside the body (loop_arg reads its init only once).
-                int at = static_cast<int>(i);
                 if (f.ops[i].kind != OpKind::LoopArg)
                     for (const ir::Loop &l : loops_) {
                         int d = f.values[v].def_op;
@@ -180,6 +181,15 @@ private:
     std::map<std::string, ValueId> bound_;
     int temp_counter_ = 0;
 
+    // The op index of the statement that evaluates op `i` (itself, or where it is inlined into).
+    int evaluated_at(int i) const {
+        const ir::Op &op = f_.ops[i];
+        if (op.result == ir::kNoValue || !inline_value(op.result)) return i;
+        int at = i;
+        for (const auto &[user, k] : uses_[op.result]) at = std::max(at, evaluated_at(user));
+        return at;
+    }
+
     // Uses of `v`, counting a use by a Broadcast (always spelled inline) as that broadcast's uses.
     size_t effective_uses(ValueId v) const {
         size_t n = 0;
@@ -197,9 +207,17 @@ private:
             op.kind == OpKind::LoopArg || op.kind == OpKind::LoopResult)
             return false;
         // Inlining into another loop body would recompute the expression every iteration.
-        for (const auto &[user, k] : uses_[v])
-            if (innermost_[user] != innermost_[f_.values[v].def_op] && f_.ops[user].kind != OpKind::Broadcast) return false;
+        if (used_in_other_loop(v, innermost_[f_.values[v].def_op])) return false;
         return f_.values[v].name.empty() && effective_uses(v) == 1;
+    }
+
+    // Whether `v` is read (directly or through inlined broadcasts) outside loop `home`'s own body.
+    bool used_in_other_loop(ValueId v, int home) const {
+        for (const auto &[user, k] : uses_[v]) {
+            const ir::Op &u = f_.ops[user];
+            if (u.kind == OpKind::Broadcast ? used_in_other_loop(u.result, home) : innermost_[user] != home) return true;
+        }
+        return false;
     }
 
     std::string assign_name(ValueId v, int at) {

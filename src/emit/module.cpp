@@ -261,7 +261,7 @@ std::string emit_module(const ModuleInput &in) {
     for (const std::string &name : in.variants.front().bwd.fn.specialized)
         for (const ir::Constexpr &c : in.variants.front().bwd.fn.constexprs)
             if (c.name == name) {
-                std::string v = c.is_int ? std::to_string(static_cast<long long>(c.value)) : std::to_string(c.value);
+                const std::string &v = c.literal;
                 os << "    if " << a_v << "[\"" << name << "\"] != " << v << ":\n";
                 os << "        raise RuntimeError(f\"this backward was generated for " << name << "=" << v << " (a static if depends on it); "
                    << "regenerate it for " << name << "={" << a_v << "['" << name << "']}\")\n";

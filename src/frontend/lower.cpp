@@ -150,10 +150,11 @@ private:
                 if (cexpr) add_constexpr(name, d);
                 continue;
             }
-            if (cexpr || bound->kind == ArgBinding::None || bound->kind == ArgBinding::Bool) {
+            if (cexpr || bound->kind == ArgBinding::None || bound->kind == ArgBinding::Bool || bound->kind == ArgBinding::Str) {
                 CV c = bound->kind == ArgBinding::Int     ? CV::integer(bound->ival, name)
                        : bound->kind == ArgBinding::Float ? CV::real(bound->fval)
                        : bound->kind == ArgBinding::Bool  ? CV::boolean(bound->ival != 0)
+                       : bound->kind == ArgBinding::Str   ? CV::named(CV::Str, bound->sval)
                                                           : CV{};
                 if (bound->kind == ArgBinding::Tensor) unsupported(p, "tensor bound to tl.constexpr parameter '" + name + "'", "");
                 if (cexpr) {
@@ -182,8 +183,27 @@ private:
 
     void add_constexpr(const std::string &name, const CV &c) {
         constexpr_names_.insert(name);
-        if (c.kind == CV::Int || c.kind == CV::Bool) fn_.constexprs.push_back({name, static_cast<double>(c.i), true});
-        else if (c.kind == CV::Float) fn_.constexprs.push_back({name, c.f, false});
+        std::string literal;
+        if (c.kind == CV::Int) literal = std::to_string(c.i);
+        else if (c.kind == CV::Bool) literal = c.i ? "True" : "False";
+        else if (c.kind == CV::Float) literal = python_float(c.f);
+        else if (c.kind == CV::Str) literal = python_string(c.s);
+        else if (c.kind == CV::None) literal = "None";
+        else return;
+        fn_.constexprs.push_back({name, literal});
+    }
+
+    static std::string python_float(double v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.17g", v);
+        std::string s = buf;
+        return s.find_first_of(".en") == std::string::npos ? s + ".0" : s;
+    }
+
+    static std::string python_string(const std::string &s) {
+        std::string out = "'";
+        for (char ch : s) out += (ch == '\'' || ch == '\\') ? std::string("\\") + ch : std::string(1, ch);
+        return out + "'";
     }
 
     // ---- statements ----------------------------------------------------------------------------

@@ -16,11 +16,12 @@ namespace tad::frontend {
 
 // How one kernel parameter is bound at launch (from a trace record's "args").
 struct ArgBinding {
-    enum Kind { Tensor, Int, Float, Bool, None } kind = None;
+    enum Kind { Tensor, Int, Float, Bool, None, Str } kind = None;
     std::string name;
     ir::DType dtype = ir::DType::F32;  // Tensor: element type
     int64_t ival = 0;
     double fval = 0;
+    std::string sval;  // Str
 };
 
 // Lowers `kernel` with its parameters bound by `args` (matched by name; missing constexprs fall back

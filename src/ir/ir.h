@@ -134,8 +134,7 @@ struct ValueInfo {
 // A constexpr parameter of the kernel: kept in the signature so the emitted code stays symbolic.
 struct Constexpr {
     std::string name;
-    double value = 0;
-    bool is_int = true;
+    std::string literal;  // its value as a Python literal: 16, 0.5, True, 'gelu'
 };
 
 struct Function {

@@ -79,7 +79,7 @@ std::string print(const Function &f) {
         os << (i ? ", " : "") << p.name << ": " << f.type(p.value).str();
     }
     for (const Constexpr &c : f.constexprs)
-        os << ", " << c.name << ": constexpr = " << (c.is_int ? std::to_string((long long)c.value) : num(c.value));
+        os << ", " << c.name << ": constexpr = " << c.literal;
     os << ") {\n";
     int depth = 1;
     for (const Op &op : f.ops) {

@@ -91,19 +91,26 @@ ValueId mask_of(const ir::Function &f, const ir::Op &op) {
 std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, const std::vector<std::string> &wrt,
                                                       const std::vector<std::string> &outputs) {
     std::map<std::string, GradWrite> plan;
+    // A load in a loop reads per iteration; its gradient is accumulated (atomics) for now.
+    std::vector<bool> in_loop(f.ops.size(), false);
+    for (const ir::Loop &l : ir::loops(f))
+        for (int i = l.begin; i <= l.end; ++i) in_loop[i] = true;
     for (const std::string &p : wrt) {
         plan[p] = GradWrite{};
         std::vector<const ir::Op *> loads;
         Address la;
-        for (const ir::Op &op : f.ops) {
+        bool looped = false;
+        for (size_t i = 0; i < f.ops.size(); ++i) {
+            const ir::Op &op = f.ops[i];
             if (op.kind != OpKind::Load) continue;
             Address a;
             if (decompose(f, op.operands[0], a) && a.base == p) {
                 loads.push_back(&op);
                 la = a;
+                looped = looped || in_loop[i];
             }
         }
-        if (loads.size() != 1) continue;
+        if (loads.size() != 1 || looped) continue;
         for (const ir::Op &op : f.ops) {
             if (op.kind != OpKind::Store) continue;
             Address sa;

@@ -14,8 +14,9 @@ TEST(Rules, EveryOpKindHasExactlyOneEntry) {
     for (const ad::Rule &r : ad::rules()) {
         EXPECT_TRUE(seen.insert(static_cast<int>(r.kind)).second) << "duplicate rule for " << ir::op_name(r.kind);
         EXPECT_EQ(r.vjp != nullptr, r.cls == ad::RuleClass::Differentiable) << ir::op_name(r.kind);
+        EXPECT_EQ(r.jvp != nullptr, r.cls == ad::RuleClass::Differentiable) << ir::op_name(r.kind);
     }
-    for (int k = 0; k <= static_cast<int>(ir::OpKind::AtomicAdd); ++k)
+    for (int k = 0; k <= static_cast<int>(ir::OpKind::LoopResult); ++k)
         EXPECT_TRUE(seen.count(k)) << "no rule for op " << ir::op_name(static_cast<ir::OpKind>(k));
 }
 
@@ -26,7 +27,9 @@ TEST(Rules, EveryDifferentiableRuleHasACase) {
         for (const ir::Op &op : f.ops) covered.insert(ir::op_name(op.kind));
     }
     for (const ad::Rule &r : ad::rules())
-        if (r.cls == ad::RuleClass::Differentiable) EXPECT_TRUE(covered.count(ir::op_name(r.kind))) << ir::op_name(r.kind);
+        if (r.cls == ad::RuleClass::Differentiable) {
+            EXPECT_TRUE(covered.count(ir::op_name(r.kind))) << ir::op_name(r.kind);
+        }
 }
 
 class RuleGolden : public ::testing::TestWithParam<size_t> {};

@@ -128,12 +128,12 @@ TEST_F(Errors, UnsupportedConstruct) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     Session s = session();
     std::string kernel = kKernel;
-    kernel.replace(kernel.find("    tl.store("), 0, "    for i in range(4):\n        pass\n");
+    kernel.replace(kernel.find("    tl.store("), 0, "    while n > 0:\n        n = n - 1\n");
     std::string p = write("loop.py", kernel + kStub);
     s.load_forward(p, std::nullopt);
     auto [status, msg] = error_of([&] { s.generate(GenerateOptions{}); });
     EXPECT_EQ(status, TAD_ERR_UNSUPPORTED);
-    EXPECT_EQ(msg, p + ":12:5: unsupported construct 'for loop': reverse mode through loops is not supported yet");
+    EXPECT_EQ(msg, p + ":12:5: unsupported construct 'while loop': loops with a data-dependent trip count are not supported yet; use for ... in range(...)");
 }
 
 TEST_F(Errors, WorkerCannotImportTorch) {

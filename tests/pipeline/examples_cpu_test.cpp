@@ -58,3 +58,31 @@ INSTANTIATE_TEST_SUITE_P(Examples, ExampleCpu, ::testing::Values("gelu.py", "sof
                          });
 
 }  // namespace
+
+namespace {
+
+// Reverse mode through loops: a LayerNorm whose row is processed in three accumulator loops.
+TEST(LoopKernelCpu, LayerNormWithLoopsMatchesFiniteDifferences) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    fs::TempDir dir;
+    SessionOptions opts;
+    opts.work_dir = dir.path();
+    opts.python = kPython;
+    Session s(opts);
+    s.load_forward(std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/layernorm_loops.py", std::nullopt);
+    s.generate(GenerateOptions{});
+    EXPECT_NE(s.candidate_source("").find("    for start in range(0, N, BLOCK):\n"), std::string::npos);
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = false;
+    Json report = Json::parse(s.verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+    JsonRef results = report.at("results");
+    ASSERT_EQ(results.size(), 2u);
+    for (size_t i = 0; i < results.size(); ++i) {
+        ASSERT_EQ(results[i].at("status").str(), "pass") << results[i].dump(true);
+        EXPECT_EQ(results[i].at("grads").size(), 3u);
+    }
+}
+
+}  // namespace

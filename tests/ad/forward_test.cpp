@@ -1,0 +1,120 @@
+// Forward mode: goldens of the tangent kernels, their signatures, and the diagnostics of jvp().
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "../common/error_of.h"
+#include "../common/golden.h"
+#include "ad/forward.h"
+#include "harness.h"
+#include "passes/passes.h"
+
+using namespace tad;
+using namespace tad::testing;
+
+namespace {
+
+ad::GradSpec rule_spec(const RuleCase &c) {
+    ad::GradSpec spec;
+    for (size_t i = 0; i < c.inputs.size(); ++i) spec.wrt.push_back("X" + std::to_string(i));
+    spec.outputs = {"Y"};
+    return spec;
+}
+
+class RuleJvpGolden : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(RuleJvpGolden, TangentIR) {
+    const RuleCase &c = rule_cases()[GetParam()];
+    ir::Function f = passes::cse(rule_kernel(c));
+    ad::Forward t = ad::jvp(f, rule_spec(c), f.name + "_jvp");
+    expect_golden("ad/golden/jvp_" + c.name + ".ir", ir::print(t.fn));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllRules, RuleJvpGolden, ::testing::Range<size_t>(0, rule_cases().size()),
+                         [](const auto &info) { return rule_cases()[info.param].name; });
+
+// The store of the saved statistic Rstd is dropped; Mean, an output, gets its tangent stored.
+TEST(Jvp, LayerNormGolden) {
+    std::mt19937_64 rng(1);
+    Problem p = layer_norm_problem(rng);
+    expect_golden("ad/golden/jvp_layer_norm.ir", ir::print(ad::jvp(p.fwd, p.spec, "layer_norm_jvp").fn));
+}
+
+// Parameters the tangent kernel does not read go: B (y is affine in it), Y, Mean, Rstd (written
+// only through shadows, or not at all).
+TEST(Jvp, ShadowsFollowTheirPrimalsAndUnusedParametersGo) {
+    std::mt19937_64 rng(1);
+    Problem p = layer_norm_problem(rng);
+    ad::Forward t = ad::jvp(p.fwd, p.spec, "layer_norm_jvp");
+    std::vector<std::string> names, origins;
+    for (size_t i = 0; i < t.fn.params.size(); ++i) {
+        names.push_back(t.fn.params[i].name);
+        origins.push_back((t.origins[i].kind == ad::ParamOrigin::Shadow ? "shadow:" : "primal:") + t.origins[i].primal);
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"X", "DX", "W", "DW", "DB", "DY", "DMean", "stride", "N"}));
+    EXPECT_EQ(origins, (std::vector<std::string>{"primal:X", "shadow:X", "primal:W", "shadow:W", "shadow:B", "shadow:Y",
+                                                 "shadow:Mean", "primal:stride", "primal:N"}));
+}
+
+// A kernel storing x from X to Y; `middle` builds ops between the load and the store.
+ir::Function copy_kernel(const std::function<void(ir::Builder &, ir::ValueId X, ir::ValueId Y)> &middle) {
+    ir::Function f;
+    f.name = "copy";
+    f.source_path = "k.py";
+    ir::Builder b(f);
+    ir::Type ptr{ir::DType::F32, true, {}};
+    ir::ValueId X = b.param("X", ir::ParamKind::Pointer, ptr), Y = b.param("Y", ir::ParamKind::Pointer, ptr);
+    b.loc = {3, 5};
+    middle(b, X, Y);
+    return f;
+}
+
+TEST(Jvp, ShadowNameAvoidsForwardParameters) {
+    ir::Function f;
+    f.name = "k";
+    ir::Builder b(f);
+    ir::Type ptr{ir::DType::F32, true, {}};
+    ir::ValueId X = b.param("X", ir::ParamKind::Pointer, ptr), DX = b.param("DX", ir::ParamKind::Pointer, ptr);
+    b.store(DX, b.load(X, ir::kNoValue, ir::kNoValue), ir::kNoValue);
+    ad::Forward t = ad::jvp(f, {{"X"}, {"DX"}}, "k_jvp");
+    std::vector<std::string> names;
+    for (const ir::Param &p : t.fn.params) names.push_back(p.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"_DX", "DDX"}));
+}
+
+TEST(Jvp, RejectsAtomicAddInTheForward) {
+    ir::Function f = copy_kernel([](ir::Builder &b, ir::ValueId X, ir::ValueId Y) {
+        b.atomic_add(Y, b.load(X, ir::kNoValue, ir::kNoValue), ir::kNoValue, "relaxed");
+    });
+    EXPECT_EQ(error_of([&] { ad::jvp(f, {{"X"}, {"Y"}}, "copy_jvp"); }),
+              std::make_pair(int(TAD_ERR_UNSUPPORTED), std::string("k.py:3:5: unsupported construct 'atomic_add' in a "
+                                                                   "forward kernel: not differentiable yet")));
+}
+
+TEST(Jvp, RejectsAPointerChosenByWhere) {
+    ir::Function f = copy_kernel([](ir::Builder &b, ir::ValueId X, ir::ValueId Y) {
+        ir::ValueId first = b.binary(ir::OpKind::Lt, b.program_id(0), b.constant(1, ir::DType::I32));
+        ir::ValueId p = b.where(first, X, b.add_ptr(X, b.constant(1, ir::DType::I32)));
+        b.store(Y, b.load(p, ir::kNoValue, ir::kNoValue), ir::kNoValue);
+    });
+    EXPECT_EQ(error_of([&] { ad::jvp(f, {{"X"}, {"Y"}}, "copy_jvp"); }),
+              std::make_pair(int(TAD_ERR_UNSUPPORTED),
+                             std::string("k.py:3:5: unsupported construct 'where' computing a differentiated pointer")));
+}
+
+// Loops carry tangents through loop_arg / for_end; forward mode does not thread them yet.
+TEST(Jvp, RejectsLoops) {
+    ir::Function f = copy_kernel([](ir::Builder &b, ir::ValueId X, ir::ValueId Y) {
+        ir::ValueId x = b.load(X, ir::kNoValue, ir::kNoValue);
+        ir::ValueId zero = b.constant(0, ir::DType::I32), two = b.constant(2, ir::DType::I32);
+        b.for_begin(zero, two, b.constant(1, ir::DType::I32), "range");
+        ir::ValueId acc = b.loop_arg(x, 0);
+        b.for_end({b.binary(ir::OpKind::Mul, acc, acc)});
+        b.store(Y, b.loop_result(0, b.func().type(x)), ir::kNoValue);
+    });
+    EXPECT_EQ(error_of([&] { ad::jvp(f, {{"X"}, {"Y"}}, "copy_jvp"); }),
+              std::make_pair(int(TAD_ERR_UNSUPPORTED),
+                             std::string("k.py:3:5: unsupported construct 'for_begin' in forward mode")));
+}
+
+}  // namespace
