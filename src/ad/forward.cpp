@@ -78,7 +78,7 @@ private:
         if (op.kind == OpKind::Param) return;
         b_.loc = op.loc;
         const Rule *rule = rule_for(op.kind);
-        if (!rule) unsupported(op, "in forward mode");
+        if (!rule || rule->cls == RuleClass::Control) unsupported(op, "in forward mode");
         if (op.kind == OpKind::AtomicAdd) unsupported(op, "in a forward kernel: not differentiable yet");
         if (op.kind == OpKind::Store) return store_tangent(op);
         replay(op);
