@@ -217,6 +217,22 @@ void vjp_cast(VjpContext &c) {  // x̄ += cast(ȳ, dtype(x)) between float types
     c.accumulate(c.op.operands[0], c.b.cast(c.g, from.elem));
 }
 void jvp_cast(JvpContext &c) { c.result = c.b.cast(c.dx[0], c.fwd.type(c.op.result).elem); }  // ẏ = cast(ẋ, dtype(y))
+void vjp_trans(VjpContext &c) { c.accumulate(c.op.operands[0], c.b.trans(c.g)); }  // x̄ += ȳᵀ
+void jvp_trans(JvpContext &c) { c.result = c.b.trans(c.dx[0]); }                    // ẏ = ẋᵀ
+// The cotangent meets the other operand in a tensor-core dot, so it is rounded to that operand's
+// type first (as hand-written backwards do); products accumulate in the forward's result type.
+void vjp_dot(VjpContext &c) {  // C = A·B: Ā += C̄·Bᵀ, B̄ += Aᵀ·C̄
+    const ir::DType in = c.fwd.type(c.op.operands[0]).elem, out = c.fwd.type(c.op.result).elem;
+    ValueId g = c.b.cast(c.g, in);
+    c.accumulate(c.op.operands[0], c.b.cast(c.b.dot(g, c.b.trans(c.x(1)), out, c.op.name), in));
+    c.accumulate(c.op.operands[1], c.b.cast(c.b.dot(c.b.trans(c.x(0)), g, out, c.op.name), in));
+}
+void jvp_dot(JvpContext &c) {  // Ċ = Ȧ·B + A·Ḃ
+    const ir::DType out = c.fwd.type(c.op.result).elem;
+    ValueId a = c.dx[0] == ir::kNoValue ? ir::kNoValue : c.b.dot(c.dx[0], c.x(1), out, c.op.name);
+    ValueId b = c.dx[1] == ir::kNoValue ? ir::kNoValue : c.b.dot(c.x(0), c.dx[1], out, c.op.name);
+    c.result = a == ir::kNoValue ? b : b == ir::kNoValue ? a : c.b.binary(OpKind::Add, a, b);
+}
 void vjp_reduce_sum(VjpContext &c) {  // x̄ += broadcast(ȳ) along the reduced axis
     c.accumulate(c.op.operands[0], c.b.broadcast(unreduce_dims(c, c.g), c.fwd.type(c.op.operands[0]).shape));
 }
@@ -293,6 +309,8 @@ const std::vector<Rule> &rules() {
         {OpKind::Ceil, N, nullptr, nullptr},
         {OpKind::Where, D, vjp_where, jvp_where},
         {OpKind::Cast, D, vjp_cast, jvp_cast},
+        {OpKind::Trans, D, vjp_trans, jvp_trans},
+        {OpKind::Dot, D, vjp_dot, jvp_dot},
         {OpKind::AddPtr, N, nullptr, nullptr},  // pointers get shadows, not adjoints or tangents
         {OpKind::ReduceSum, D, vjp_reduce_sum, jvp_reduce_sum},
         {OpKind::ReduceMax, D, vjp_reduce_extremum, jvp_reduce_extremum},

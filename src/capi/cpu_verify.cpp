@@ -69,14 +69,14 @@ std::array<int64_t, 3> grid_of(JsonRef launch) {
 }
 
 Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef trace, std::mt19937_64 &rng) {
-    Generated g = build_backward(in.kf, trace);
+    Derived g = derive_backward(in.kf, trace);
     JsonRef launch = trace.at("launches")[0];
     std::map<std::string, JsonRef> arg_desc;
     for (size_t i = 0; i < launch.at("args").size(); ++i) arg_desc[launch.at("args")[i].at("name").str()] = launch.at("args")[i];
 
     // Pick the variant the launcher would run with these scalars.
-    const emit::Variant *variant = &g.variants.back();
-    for (const emit::Variant &v : g.variants) {
+    const emit::Variant *variant = &g.specialization.variants.back();
+    for (const emit::Variant &v : g.specialization.variants) {
         bool ok = true;
         for (const auto &[a, b] : v.guards) ok = ok && arg_desc.at(a).at("value").num() == arg_desc.at(b).at("value").num();
         if (ok) {

@@ -1,6 +1,7 @@
 #include "capi/pipeline.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "ad/reverse.h"
 #include "passes/passes.h"
@@ -46,16 +47,41 @@ std::vector<frontend::ArgBinding> bindings_of(const frontend::KernelFile &kf, Js
     return out;
 }
 
-Generated build_backward(const frontend::KernelFile &kf, JsonRef trace) {
+namespace {
+
+// "ACTIVATION='gelu'" -> "_ACTIVATION_gelu": a readable, valid suffix for kernel names.
+std::string suffix_of(const std::vector<std::pair<std::string, std::string>> &key) {
+    std::string s;
+    for (const auto &[name, value] : key) {
+        s += "_" + name + "_";
+        for (char c : value)
+            if (std::isalnum(static_cast<unsigned char>(c))) s += c;
+            else if (c != '\'') s += '_';
+    }
+    return s;
+}
+
+std::vector<std::pair<std::string, std::string>> key_of(const ir::Function &f) {
+    std::vector<std::pair<std::string, std::string>> key;
+    for (const std::string &name : f.specialized)
+        for (const ir::Constexpr &c : f.constexprs)
+            if (c.name == name) key.emplace_back(name, c.literal);
+    return key;
+}
+
+}  // namespace
+
+Derived derive_backward(const frontend::KernelFile &kf, JsonRef trace) {
     JsonRef launches = trace.at("launches");
     if (launches.size() != 1)
         fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name + "' launched " + std::to_string(launches.size()) +
                                       " kernels; stubs launching several kernels are not supported yet");
     JsonRef launch = launches[0];
-    Generated g;
+    Derived g;
     g.kernel = launch.at("kernel").str();
     g.bindings = bindings_of(kf, launch);
     g.forward = passes::cse(frontend::lower_kernel(kf, g.kernel, g.bindings));
+    g.specialization.key = key_of(g.forward);
 
     ad::GradSpec spec;
     JsonRef args = launch.at("args");
@@ -84,16 +110,32 @@ Generated build_backward(const frontend::KernelFile &kf, JsonRef trace) {
             guards.insert(guards.end(), w.guards.begin(), w.guards.end());
             w = passes::GradWrite{};
         }
-    g.variants.push_back({ad::reverse(g.forward, spec, plan, g.kernel + "_bwd"), guards});
-    if (!guards.empty()) g.variants.push_back({ad::reverse(g.forward, spec, fallback, g.kernel + "_bwd_atomic"), {}});
+    std::string base = g.kernel + "_bwd" + suffix_of(g.specialization.key);
+    g.specialization.variants.push_back({ad::reverse(g.forward, spec, plan, base), guards});
+    if (!guards.empty()) g.specialization.variants.push_back({ad::reverse(g.forward, spec, fallback, base + "_atomic"), {}});
+    return g;
+}
 
+bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std::vector<JsonRef> &seen) {
+    JsonRef launch = trace.at("launches")[0];
+    auto key = key_of(frontend::lower_kernel(kf, launch.at("kernel").str(), bindings_of(kf, launch)));
+    for (JsonRef s : seen) {
+        JsonRef l = s.at("launches")[0];
+        if (key_of(frontend::lower_kernel(kf, l.at("kernel").str(), bindings_of(kf, l))) == key) return false;
+    }
+    return true;
+}
+
+std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces) {
     emit::ModuleInput in;
     in.kf = &kf;
-    in.trace = trace;
-    in.kernel = g.kernel;
-    in.variants = g.variants;
-    g.source = emit::emit_module(in);
-    return g;
+    in.trace = traces.front();
+    for (JsonRef t : traces) {
+        Derived d = derive_backward(kf, t);
+        in.kernel = d.kernel;
+        in.specializations.push_back(std::move(d.specialization));
+    }
+    return emit::emit_module(in);
 }
 
 }  // namespace tad

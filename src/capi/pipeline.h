@@ -1,6 +1,6 @@
-// From a forward file and one trace record to backward kernels and the generated module. Pure
-// (no worker, no disk): generate and the CPU verifier both call it, so a candidate's metadata can
-// always be recomputed from its forward source and trace.
+// From a forward file and trace records to backward kernels and the generated module. Pure (no
+// worker, no disk): generate and the CPU verifier both call it, so a candidate's metadata can
+// always be recomputed from its forward source and traces.
 #pragma once
 
 #include <string>
@@ -14,15 +14,22 @@
 
 namespace tad {
 
-struct Generated {
-    std::string kernel;                                  // the forward kernel
-    std::vector<frontend::ArgBinding> bindings;          // its arguments in this trace
-    ir::Function forward;                                // after CSE
-    std::vector<emit::Variant> variants;                 // guarded first, unconditional last
-    std::string source;                                  // the emitted module
+// The backward of one traced call.
+struct Derived {
+    std::string kernel;                          // the forward kernel
+    std::vector<frontend::ArgBinding> bindings;  // its arguments in this trace
+    ir::Function forward;                        // after CSE
+    emit::Specialization specialization;         // the backward kernels for this call's static branches
 };
 
-Generated build_backward(const frontend::KernelFile &kf, JsonRef trace);
+Derived derive_backward(const frontend::KernelFile &kf, JsonRef trace);
+
+// The generated module covering every specialization among `traces` (the first one's argument
+// layout is used for the launcher).
+std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces);
+
+// Whether `trace` specializes the kernel's static branches differently from every trace in `seen`.
+bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std::vector<JsonRef> &seen);
 
 // The kernel arguments of a trace record's only launch as lowering bindings.
 std::vector<frontend::ArgBinding> bindings_of(const frontend::KernelFile &kf, JsonRef launch);

@@ -160,8 +160,27 @@ std::string Session::generate(const GenerateOptions &opts) {
         args.set_bool("with_data", false);
         trace = impl_->get_worker().request("trace", std::move(args), impl_->progress("trace"));
     }
+    // Static ifs on constexprs give one backward per specialization: trace the rest of the SWEEP
+    // for the specializations it uses (only when the kernel has any and no dims were given).
+    std::vector<Json> traces;
+    traces.push_back(std::move(trace));
+    if (opts.launch_json.empty() && opts.dims_json.empty() && !derive_backward(kf, traces[0]).specialization.key.empty()) {
+        Json list = impl_->dims_list("", impl_->forward_path);
+        for (size_t i = 1; i < list.size(); ++i) {
+            Json args = Json::object();
+            args.set("file", impl_->forward_path);
+            args.set("stub", kf.stub.name);
+            args.set_copy("dims", list[i]);
+            args.set_bool("with_data", false);
+            impl_->report("trace", "tracing " + kf.stub.name + " with " + list[i].dump() + " for its specialization");
+            Json t = impl_->get_worker().request("trace", std::move(args), impl_->progress("trace"));
+            std::vector<JsonRef> seen(traces.begin(), traces.end());
+            if (new_specialization(kf, t, seen)) traces.push_back(std::move(t));
+        }
+    }
     impl_->report("generate", "differentiating " + kf.stub.name);
-    Generated g = build_backward(kf, trace);
+    std::vector<JsonRef> refs(traces.begin(), traces.end());
+    std::string source = emit_backward_module(kf, refs);
     store::Candidate c;
     c.label = "";
     c.parent = impl_->store.current();
@@ -169,8 +188,8 @@ std::string Session::generate(const GenerateOptions &opts) {
     c.forward_source = impl_->forward_source;
     c.backend = "ad";
     c.kind = "generate";
-    c.backward_source = g.source;
-    c.launch_json = trace.dump(true);
+    c.backward_source = source;
+    c.launch_json = traces[0].dump(true);
     return impl_->store.add(c);
 }
 

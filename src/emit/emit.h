@@ -20,11 +20,18 @@ struct Variant {
     std::vector<std::pair<std::string, std::string>> guards;  // scalar args that must be equal
 };
 
+// The backward of one specialization: the values of the constexprs that chose static branches
+// (empty when none did), and its variants, tried in order (the last has no guards).
+struct Specialization {
+    std::vector<std::pair<std::string, std::string>> key;  // constexpr name -> Python literal
+    std::vector<Variant> variants;
+};
+
 struct ModuleInput {
     const frontend::KernelFile *kf = nullptr;
-    JsonRef trace;                 // the trace record the backward was generated from
-    std::string kernel;            // the forward kernel
-    std::vector<Variant> variants; // tried in order; the last has no guards
+    JsonRef trace;                          // a trace record the backward was generated from
+    std::string kernel;                     // the forward kernel
+    std::vector<Specialization> specializations;
 };
 
 // The whole generated file: the forward kernels and stub copied from the forward file, a launch

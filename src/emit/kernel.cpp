@@ -42,6 +42,8 @@ bool broadcasts_implicitly(const ir::Op &user, size_t operand) {
     case OpKind::AtomicAdd: return operand != 0;
     case OpKind::Broadcast:
     case OpKind::ExpandDims:
+    case OpKind::Trans:
+    case OpKind::Dot:
     case OpKind::ReduceSum:
     case OpKind::ReduceMax:
     case OpKind::ReduceMin: return false;
@@ -323,6 +325,13 @@ private:
             std::string idx;
             for (size_t i = 0; i < rt->rank(); ++i) idx += std::string(i ? ", " : "") + (static_cast<int>(i) == op.axis ? "None" : ":");
             return {wrap(x, 100) + "[" + idx + "]", 100};
+        }
+        case OpKind::Trans: return {"tl.trans(" + operand(op, 0).text + ")", 100};
+        case OpKind::Dot: {
+            std::string s = "tl.dot(" + operand(op, 0).text + ", " + operand(op, 1).text;
+            if (!op.name.empty()) s += ", input_precision=\"" + op.name + "\"";
+            if (rt->elem != ir::DType::F32) s += std::string(", out_dtype=") + ir::dtype_triton(rt->elem);
+            return {s + ")", 100};
         }
         case OpKind::Add: return binary(op, "+", 60);
         case OpKind::Sub: return binary(op, "-", 60);

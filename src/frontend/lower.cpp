@@ -483,6 +483,10 @@ private:
             return CV::named(CV::Module, full);
         }
         if (base.kind == CV::Value) {
+            if (attr == "T") {
+                if (fn_.type(base.v).rank() != 2) unsupported(e, ".T of a non-2-D tile", "");
+                return CV::value(b_.trans(base.v));
+            }
             const Type &t = fn_.type(base.v);
             if (attr == "dtype") {
                 CV d = CV::dtype(t.elem);
@@ -827,6 +831,17 @@ private:
             ValueId v = value_arg(need(a, 0, "input", e, "tl.broadcast_to"), e);
             return CV::value(b_.broadcast(v, shape_arg(need(a, 1, "shape", e, "tl.broadcast_to"), e)));
         }
+        if (name == "dot") return dot(e, a);
+        if (name == "trans" || name == "permute") {
+            ValueId v = value_arg(need(a, 0, "input", e, "tl." + name), e);
+            if (fn_.type(v).rank() != 2) unsupported(e, "tl." + name + " of a " + std::to_string(fn_.type(v).rank()) + "-D tile", "only 2-D tiles are supported");
+            if (name == "permute") {
+                const CV &dims = need(a, 1, "dims", e, "tl.permute");
+                if (dims.kind != CV::Tuple || dims.items.size() != 2 || dims.items[0].i != 1 || dims.items[1].i != 0)
+                    unsupported(e, "tl.permute", "only (1, 0) on 2-D tiles");
+            }
+            return CV::value(b_.trans(v));
+        }
         if (name == "expand_dims") {
             const CV &ax = need(a, 1, "axis", e, "tl.expand_dims");
             return CV::value(b_.expand_dims(value_arg(need(a, 0, "input", e, "tl.expand_dims"), e), static_cast<int>(ax.i)));
@@ -848,6 +863,32 @@ private:
             return CV::value(b_.unary(um->second, v));
         }
         unsupported(e, full, "not in tad's rules table yet");
+    }
+
+    // tl.dot(a, b, acc) is lowered as acc + dot(a, b): the accumulate is then an ordinary add,
+    // which is what makes a K loop an accumulator loop for reverse mode.
+    CV dot(const ast::Node &e, const Args &a) {
+        ValueId x = value_arg(need(a, 0, "input", e, "tl.dot"), e), y = value_arg(need(a, 1, "other", e, "tl.dot"), e);
+        if (fn_.type(x).rank() != 2 || fn_.type(y).rank() != 2) unsupported(e, "tl.dot of 3-D tiles", "batched dots are not supported yet");
+        if (fn_.type(x).shape[1].value != fn_.type(y).shape[0].value)
+            fail(TAD_ERR_UNSUPPORTED, at(e) + ": tl.dot shapes " + fn_.type(x).str() + " and " + fn_.type(y).str() + " do not multiply");
+        if (fn_.type(x).elem != fn_.type(y).elem) {
+            DType t = promote(fn_.type(x).elem, fn_.type(y).elem);
+            x = b_.cast(x, t);
+            y = b_.cast(y, t);
+        }
+        std::string precision;
+        const CV *p = a.kw.count("input_precision") ? &a.kw.at("input_precision") : nullptr;
+        if (p && p->kind == CV::Str) precision = p->s;
+        const CV *tf32 = a.kw.count("allow_tf32") ? &a.kw.at("allow_tf32") : nullptr;
+        if (tf32 && tf32->kind == CV::Bool && !tf32->i) precision = "ieee";
+        const CV *out = a.kw.count("out_dtype") ? &a.kw.at("out_dtype") : nullptr;
+        DType od = out && out->kind == CV::DTypeV ? out->dt : (ir::dtype_is_float(fn_.type(x).elem) ? DType::F32 : DType::I32);
+        ValueId r = b_.dot(x, y, od, precision);
+        const CV *acc = a.get(2, "acc");
+        if (!acc || acc->kind == CV::None) return CV::value(r);
+        ValueId av = value_arg(*acc, e);
+        return CV::value(b_.binary(OpKind::Add, av, b_.cast(r, fn_.type(av).elem)));
     }
 
     CV load(const ast::Node &e, const Args &a) {

@@ -28,7 +28,9 @@ bool pointer_operand_ok(const ir::Function &fn, const ir::Op &op, size_t k) {
     const bool ptr = fn.type(op.operands[k]).is_ptr;
     switch (op.kind) {
     case OpKind::Broadcast:
-    case OpKind::ExpandDims: return ptr == fn.type(op.result).is_ptr;
+    case OpKind::ExpandDims:
+    case OpKind::LoopArg: return ptr == fn.type(op.result).is_ptr;
+    case OpKind::ForEnd: return true;  // yields: the verifier matched them to the carried types
     case OpKind::Where: return k == 0 ? !ptr : ptr == fn.type(op.result).is_ptr;
     case OpKind::AddPtr:
     case OpKind::Load:
@@ -228,6 +230,27 @@ private:
             return;
         }
         case OpKind::Broadcast: return broadcast(op, plan_.strides[i]);
+        case OpKind::Trans: {
+            const Shape &s = plan_.shape[a[0]];
+            const std::vector<double> &x = in(a[0]).num;
+            std::vector<double> &t = def(op.result).num;
+            t.resize(x.size());
+            for (int64_t r = 0; r < s[0]; ++r)
+                for (int64_t c = 0; c < s[1]; ++c) t[c * s[0] + r] = x[r * s[1] + c];
+            return;
+        }
+        case OpKind::Dot: {
+            const Shape &sa = plan_.shape[a[0]], &sb = plan_.shape[a[1]];
+            const std::vector<double> &x = in(a[0]).num, &y = in(a[1]).num;
+            std::vector<double> &t = def(op.result).num;
+            t.assign(static_cast<size_t>(sa[0] * sb[1]), 0.0);
+            for (int64_t m = 0; m < sa[0]; ++m)
+                for (int64_t k = 0; k < sa[1]; ++k) {
+                    const double xv = x[m * sa[1] + k];
+                    for (int64_t n = 0; n < sb[1]; ++n) t[m * sb[1] + n] += xv * y[k * sb[1] + n];
+                }
+            return;
+        }
         case OpKind::ExpandDims: {  // row-major lanes do not move
             Tile &t = def(op.result);
             t.num = in(a[0]).num;

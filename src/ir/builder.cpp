@@ -75,6 +75,19 @@ ValueId Builder::expand_dims(ValueId v, int axis) {
     return append(op, t);
 }
 
+ValueId Builder::trans(ValueId v) {
+    Type t = f_.type(v);
+    std::swap(t.shape[0], t.shape[1]);
+    return append(Op{OpKind::Trans, {v}}, t);
+}
+
+ValueId Builder::dot(ValueId a, ValueId b, DType out, const std::string &precision) {
+    Op op{OpKind::Dot, {a, b}};
+    op.name = precision;
+    Type t{out, false, {f_.type(a).shape[0], f_.type(b).shape[1]}};
+    return append(op, t);
+}
+
 ValueId Builder::binary(OpKind k, ValueId a, ValueId b) {
     Type t = f_.type(a);
     if (is_compare(k)) t = t.with_elem(DType::I1);

@@ -82,6 +82,7 @@ enum class OpKind {
     // Shape.
     Broadcast,    // operand 0 to result shape (numpy rules)
     ExpandDims,   // insert a dim of size 1 at `axis`
+    Trans,        // swap the two dims of a 2-D tile
     // Elementwise, same-shape operands.
     Add, Sub, Mul, Div, Mod, Maximum, Minimum,
     Lt, Le, Gt, Ge, Eq, Ne,  // -> i1
@@ -93,6 +94,9 @@ enum class OpKind {
     AddPtr,       // pointer + integer offset (in elements)
     // Reductions over `axis` (-1: all dims, giving a scalar); `keep_dims` keeps a size-1 dim.
     ReduceSum, ReduceMax, ReduceMin,
+    // Matrix product of 2-D tiles [M, K] x [K, N] -> [M, N] in the result's element type; `name`
+    // is the input precision ("" = Triton's default, "ieee", "tf32", "tf32x3").
+    Dot,
     // Memory. Operands: ptr[, mask[, other]] for Load; ptr, value[, mask] for Store / AtomicAdd.
     Load, Store, AtomicAdd,
     // Loops (see above). ForBegin's `name` is the iterator's spelling: "range" or "tl.range".
@@ -167,6 +171,8 @@ public:
     ValueId arange(int64_t start, int64_t end, const std::string &len_expr);
     ValueId broadcast(ValueId v, std::vector<Dim> shape);  // by value: callers pass shapes of this function's values
     ValueId expand_dims(ValueId v, int axis);
+    ValueId trans(ValueId v);
+    ValueId dot(ValueId a, ValueId b, DType out, const std::string &precision);
     ValueId binary(OpKind k, ValueId a, ValueId b);  // operands must already agree in type
     ValueId unary(OpKind k, ValueId a);
     ValueId where(ValueId c, ValueId a, ValueId b);

@@ -14,6 +14,8 @@ const char *op_name(OpKind k) {
     case OpKind::Arange: return "arange";
     case OpKind::Broadcast: return "broadcast";
     case OpKind::ExpandDims: return "expand_dims";
+    case OpKind::Trans: return "trans";
+    case OpKind::Dot: return "dot";
     case OpKind::Add: return "add";
     case OpKind::Sub: return "sub";
     case OpKind::Mul: return "mul";
@@ -109,6 +111,9 @@ std::string print(const Function &f) {
             if (op.has_mask) os << " masked";
             break;
         case OpKind::AtomicAdd: os << " sem=" << op.name; break;
+        case OpKind::Dot:
+            if (!op.name.empty()) os << " precision=" << op.name;
+            break;
         case OpKind::ForBegin: os << " (" << op.name << ")"; break;
         case OpKind::LoopArg:
         case OpKind::LoopResult: os << " #" << op.ival; break;

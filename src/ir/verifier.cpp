@@ -58,6 +58,16 @@ std::string verify(const Function &f) {
         case OpKind::Where:
             if (f.type(op.operands[0]).elem != DType::I1) return at + ": condition is not i1";
             break;
+        case OpKind::Trans:
+            if (f.type(op.operands[0]).rank() != 2) return at + ": needs a 2-D tile";
+            break;
+        case OpKind::Dot: {
+            const Type &a = f.type(op.operands[0]), &b = f.type(op.operands[1]);
+            if (a.rank() != 2 || b.rank() != 2 || a.shape[1].value != b.shape[0].value)
+                return at + ": shapes " + a.str() + " and " + b.str() + " do not multiply";
+            if (a.elem != b.elem) return at + ": operand element types differ";
+            break;
+        }
         case OpKind::AddPtr:
             if (!f.type(op.operands[0]).is_ptr || f.type(op.operands[1]).is_float()) return at + ": needs pointer + integer";
             break;

@@ -86,6 +86,8 @@ const std::vector<RuleCase> &rule_cases() {
              return b.where(b.binary(OpKind::Gt, x[0], zero), x[0], x[1]);
          }},
         {"cast", {{C}}, -1, 1, [](B &b, V x) { return b.cast(b.cast(x[0], DType::F64), DType::F32); }},
+        {"trans", {{R, C}}, -1, 1, [](B &b, V x) { return b.trans(x[0]); }},
+        {"dot", {{R, C}, {C, R}}, -1, 1, [](B &b, V x) { return b.dot(x[0], x[1], DType::F32, ""); }},
         {"reduce_sum", {{R, C}}, -1, 1, [](B &b, V x) { return b.reduce(OpKind::ReduceSum, x[0], 1, false); }},
         {"reduce_sum_keep", {{R, C}}, -1, 1, [](B &b, V x) { return b.reduce(OpKind::ReduceSum, x[0], 0, true); }},
         {"reduce_max", {{R, C}}, -1, 1, [](B &b, V x) { return b.reduce(OpKind::ReduceMax, x[0], 1, false); }},

@@ -139,10 +139,12 @@ def f(x):
         {"name": "X", "kind": "tensor", "ref": {"input": 0}, "offset": 0, "dtype": "float32"},
         {"name": "Y", "kind": "tensor", "ref": {"output": 0}, "offset": 0, "dtype": "float32"},
         {"name": "SCALE", "kind": "int", "value": 1}, {"name": "B", "kind": "int", "value": 16}]}]})", "trace");
-    Generated g = build_backward(kf, trace);
-    EXPECT_NE(g.source.find("    if a[\"SCALE\"] != 1:\n        raise RuntimeError(f\"this backward was generated for SCALE=1"),
+    std::string py = emit_backward_module(kf, {trace});
+    EXPECT_NE(py.find("    if a[\"SCALE\"] == 1:\n        d_x = "), std::string::npos) << py;
+    EXPECT_NE(py.find("k_bwd_SCALE_1[launch.grid]("), std::string::npos) << py;
+    EXPECT_NE(py.find("    raise RuntimeError(f\"no backward was generated for SCALE={a['SCALE']!r} (static ifs depend on SCALE)"),
               std::string::npos)
-        << g.source;
+        << py;
 }
 
 TEST(Lower, LauncherLocalsNeverShadowStubParameters) {
@@ -175,7 +177,7 @@ def f(a, launch, out, grads):
         {"name": "A", "kind": "tensor", "ref": {"input": 0}, "offset": 0, "dtype": "float32"},
         {"name": "OUT", "kind": "tensor", "ref": {"output": 0}, "offset": 0, "dtype": "float32"},
         {"name": "B", "kind": "int", "value": 16}]}]})", "trace");
-    std::string py = build_backward(kf, trace).source;
+    std::string py = emit_backward_module(kf, {trace});
     EXPECT_NE(py.find("def f_backward(launch_, a, launch, out, grads, out_layouts, grads_):\n"), std::string::npos) << py;
     EXPECT_NE(py.find("    a_ = launch_.args\n"), std::string::npos) << py;
     EXPECT_NE(py.find("    def forward(ctx, a, launch, out, grads):\n        with _capturing() as launches:\n            out_ = f(a, launch, out, grads)"),

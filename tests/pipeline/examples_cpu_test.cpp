@@ -86,3 +86,29 @@ TEST(LoopKernelCpu, LayerNormWithLoopsMatchesFiniteDifferences) {
 }
 
 }  // namespace
+
+namespace {
+
+// The emitted launch recorder, run by Python against fake autotune / heuristics kernel layers.
+TEST(EmittedRecorder, CapturesAutotuneConfigHeuristicsAndGrid) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    fs::TempDir dir;
+    SessionOptions opts;
+    opts.work_dir = dir.path();
+    opts.python = kPython;
+    Session s(opts);
+    s.load_forward(std::string(TAD_SOURCE_DIR) + "/examples/gelu.py", std::nullopt);
+    std::string module = fs::join(dir.path(), "gelu_bwd.py");
+    fs::write_file_atomic(module, s.candidate_source(s.generate(GenerateOptions{})));
+    std::string cmd = "PYTHONPATH=" + std::string(TAD_SOURCE_DIR) + "/src/runtime/python/standin " + kPython + " " +
+                      TAD_SOURCE_DIR + "/tests/pipeline/recorder_check.py " + module + " 2>&1";
+    FILE *p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[256];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    EXPECT_EQ(pclose(p), 0) << out;
+    EXPECT_EQ(out, "recorder ok\n");
+}
+
+}  // namespace
