@@ -366,6 +366,9 @@ private:
         ValueId other = mask == ir::kNoValue ? ir::kNoValue : b_.broadcast(b_.constant(0, t.elem), t.shape);
         ValueId g = b_.load(shadow(op.operands[0]), mask, other);
         std::string vname = fwd_.values[op.operands[1]].name;
+        // The module also runs on other input dtypes than the trace's: converting the incoming
+        // gradient explicitly keeps the backward in the traced compute dtype (float32 typically).
+        if (t.is_float()) g = b_.cast(g, t.elem, /*keep=*/true);
         bwd_.values[g].name = "d" + (vname.empty() ? base : vname);
         accumulate(op.operands[1], g);
     }

@@ -222,10 +222,11 @@ void jvp_trans(JvpContext &c) { c.result = c.b.trans(c.dx[0]); }                
 // The cotangent meets the other operand in a tensor-core dot, so it is rounded to that operand's
 // type first (as hand-written backwards do); products accumulate in the forward's result type.
 void vjp_dot(VjpContext &c) {  // C = A·B: Ā += C̄·Bᵀ, B̄ += Aᵀ·C̄
-    const ir::DType in = c.fwd.type(c.op.operands[0]).elem, out = c.fwd.type(c.op.result).elem;
-    ValueId g = c.b.cast(c.g, in);
-    c.accumulate(c.op.operands[0], c.b.cast(c.b.dot(g, c.b.trans(c.x(1)), out, c.op.name), in));
-    c.accumulate(c.op.operands[1], c.b.cast(c.b.dot(c.b.trans(c.x(0)), g, out, c.op.name), in));
+    const ir::DType out = c.fwd.type(c.op.result).elem;
+    ValueId a = c.x(0), b = c.x(1);
+    ValueId g = c.b.cast_like(c.g, a);  // run-time dtypes: the module also serves other input dtypes
+    c.accumulate(c.op.operands[0], c.b.cast_like(c.b.dot(g, c.b.trans(b), out, c.op.name), a));
+    c.accumulate(c.op.operands[1], c.b.cast_like(c.b.dot(c.b.trans(a), g, out, c.op.name), b));
 }
 void jvp_dot(JvpContext &c) {  // Ċ = Ȧ·B + A·Ḃ
     const ir::DType out = c.fwd.type(c.op.result).elem;

@@ -366,7 +366,9 @@ private:
         case OpKind::Floor: return call("tl.floor", op);
         case OpKind::Ceil: return call("tl.ceil", op);
         case OpKind::Where: return call("tl.where", op);
-        case OpKind::Cast: return {wrap(operand(op, 0), 100) + ".to(" + ir::dtype_triton(rt->elem) + ")", 100};
+        case OpKind::Cast:
+            if (op.operands.size() == 2) return {wrap(operand(op, 0), 100) + ".to(" + wrap(value(op.operands[1]), 100) + ".dtype)", 100};
+            return {wrap(operand(op, 0), 100) + ".to(" + ir::dtype_triton(rt->elem) + ")", 100};
         case OpKind::AddPtr: {
             Expr p = operand(op, 0), o = operand(op, 1);
             return {wrap(p, 60) + " + " + wrap(o, 61), 60};

@@ -106,6 +106,10 @@ ValueId Builder::cast(ValueId v, DType to, bool keep) {
     return append(Op{OpKind::Cast, {v}}, t.with_elem(to));
 }
 
+ValueId Builder::cast_like(ValueId v, ValueId like) {
+    return append(Op{OpKind::Cast, {v, like}}, f_.type(v).with_elem(f_.type(like).elem));
+}
+
 ValueId Builder::add_ptr(ValueId p, ValueId off) { return append(Op{OpKind::AddPtr, {p, off}}, f_.type(p)); }
 
 ValueId Builder::reduce(OpKind k, ValueId v, int axis, bool keep_dims) {

@@ -90,7 +90,8 @@ enum class OpKind {
     Neg, Not,
     Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sigmoid, Abs, Erf, Tanh, Sin, Cos, Floor, Ceil,
     Where,        // select(cond, a, b)
-    Cast,         // to result element type
+    Cast,         // to result element type; with a second operand: to that value's dtype at run time
+                  // (the emitted code says `x.to(like.dtype)`, so it stays right for other dtypes)
     AddPtr,       // pointer + integer offset (in elements)
     // Reductions over `axis` (-1: all dims, giving a scalar); `keep_dims` keeps a size-1 dim.
     ReduceSum, ReduceMax, ReduceMin,
@@ -179,6 +180,7 @@ public:
     // A cast to the value's own type is elided unless `keep` (the user's explicit casts are kept, so
     // the emitted backward stays right when the same code runs on another input dtype).
     ValueId cast(ValueId v, DType to, bool keep = false);
+    ValueId cast_like(ValueId v, ValueId like);
     ValueId add_ptr(ValueId p, ValueId off);
     ValueId reduce(OpKind k, ValueId v, int axis, bool keep_dims);
     ValueId load(ValueId p, ValueId mask, ValueId other);  // mask / other may be kNoValue

@@ -46,7 +46,8 @@ std::string verify(const Function &f) {
         }
         if (elementwise(op.kind)) {
             const Type &r = f.type(op.result);
-            for (ValueId v : op.operands)
+            // A cast's second operand only lends its dtype.
+            for (ValueId v : op.kind == OpKind::Cast ? std::vector<ValueId>{op.operands[0]} : op.operands)
                 if (!f.type(v).same_shape(r)) return at + ": operand shape " + f.type(v).str() + " differs from result " + r.str();
         }
         switch (op.kind) {
