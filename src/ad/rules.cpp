@@ -103,26 +103,29 @@ void vjp_mod(VjpContext &c) {  // a % b = a − b·trunc(a/b): ā += ȳ, b̄ −
 void jvp_mod(JvpContext &c) {  // a % b = a − b·trunc(a/b): ẏ = ȧ − ḃ·trunc(a/b)
     c.result = t_sub(c, c.dx[0], c.dx[1] == ir::kNoValue ? ir::kNoValue : mul(c, c.dx[1], trunc_quotient(c)));
 }
-void vjp_maximum(VjpContext &c) {  // ties go to a: ā += [a ≥ b]·ȳ, b̄ += [a < b]·ȳ
-    ValueId pick_a = c.b.binary(OpKind::Ge, c.x(0), c.x(1));
+// Ties split the gradient equally (as torch.maximum / torch.minimum): kinks that cancel in the
+// function, like the two in max(z, 0) + log(1 + exp(-|z|)), then cancel in its gradient too.
+// `wins` is Gt for maximum, Lt for minimum.
+ValueId tie_share(VjpContext &c, OpKind wins, ValueId a, ValueId b) {  // [a wins]·ȳ + ½[a = b]·ȳ
     ValueId zero = c.constant(0, c.g);
-    c.accumulate(c.op.operands[0], select(c, pick_a, c.g, zero));
-    c.accumulate(c.op.operands[1], select(c, pick_a, zero, c.g));
+    ValueId half = mul(c, c.g, c.constant(0.5, c.g));
+    return select(c, c.b.binary(wins, a, b), c.g, select(c, c.b.binary(OpKind::Eq, a, b), half, zero));
 }
-void jvp_maximum(JvpContext &c) {  // ties go to a: ẏ = [a ≥ b] ? ȧ : ḃ
-    ValueId pick_a = c.b.binary(OpKind::Ge, c.x(0), c.x(1));
-    c.result = select(c, pick_a, t_or_zero(c, c.dx[0]), t_or_zero(c, c.dx[1]));
+ValueId tie_tangent(JvpContext &c, OpKind wins) {  // [a wins]·ȧ + [b wins]·ḃ + ½[a = b]·(ȧ + ḃ)
+    ValueId a = c.x(0), b = c.x(1), da = t_or_zero(c, c.dx[0]), db = t_or_zero(c, c.dx[1]);
+    ValueId mean = mul(c, c.b.binary(OpKind::Add, da, db), c.constant(0.5, da));
+    return select(c, c.b.binary(wins, a, b), da, select(c, c.b.binary(wins, b, a), db, mean));
 }
-void vjp_minimum(VjpContext &c) {  // ties go to a: ā += [a ≤ b]·ȳ, b̄ += [a > b]·ȳ
-    ValueId pick_a = c.b.binary(OpKind::Le, c.x(0), c.x(1));
-    ValueId zero = c.constant(0, c.g);
-    c.accumulate(c.op.operands[0], select(c, pick_a, c.g, zero));
-    c.accumulate(c.op.operands[1], select(c, pick_a, zero, c.g));
+void vjp_maximum(VjpContext &c) {  // ā += ([a > b] + ½[a = b])·ȳ, b̄ += ([b > a] + ½[a = b])·ȳ
+    c.accumulate(c.op.operands[0], tie_share(c, OpKind::Gt, c.x(0), c.x(1)));
+    c.accumulate(c.op.operands[1], tie_share(c, OpKind::Gt, c.x(1), c.x(0)));
 }
-void jvp_minimum(JvpContext &c) {  // ties go to a: ẏ = [a ≤ b] ? ȧ : ḃ
-    ValueId pick_a = c.b.binary(OpKind::Le, c.x(0), c.x(1));
-    c.result = select(c, pick_a, t_or_zero(c, c.dx[0]), t_or_zero(c, c.dx[1]));
+void jvp_maximum(JvpContext &c) { c.result = tie_tangent(c, OpKind::Gt); }  // ẏ = ȧ, ḃ or their mean on ties
+void vjp_minimum(VjpContext &c) {  // ā += ([a < b] + ½[a = b])·ȳ, b̄ += ([b < a] + ½[a = b])·ȳ
+    c.accumulate(c.op.operands[0], tie_share(c, OpKind::Lt, c.x(0), c.x(1)));
+    c.accumulate(c.op.operands[1], tie_share(c, OpKind::Lt, c.x(1), c.x(0)));
 }
+void jvp_minimum(JvpContext &c) { c.result = tie_tangent(c, OpKind::Lt); }  // ẏ = ȧ, ḃ or their mean on ties
 void vjp_neg(VjpContext &c) { c.accumulate(c.op.operands[0], neg(c, c.g)); }  // x̄ -= ȳ
 void jvp_neg(JvpContext &c) { c.result = neg(c, c.dx[0]); }                      // ẏ = −ẋ
 void vjp_exp(VjpContext &c) { c.accumulate(c.op.operands[0], mul(c, c.g, c.y())); }  // x̄ += ȳ·eˣ
