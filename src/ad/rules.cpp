@@ -313,6 +313,7 @@ const std::vector<Rule> &rules() {
         {OpKind::Ceil, N, nullptr, nullptr},
         {OpKind::Where, D, vjp_where, jvp_where},
         {OpKind::Cast, D, vjp_cast, jvp_cast},
+        {OpKind::Rand, N, nullptr, nullptr},  // random numbers: no gradient through the generator
         {OpKind::Trans, D, vjp_trans, jvp_trans},
         {OpKind::Dot, D, vjp_dot, jvp_dot},
         {OpKind::AddPtr, N, nullptr, nullptr},  // pointers get shadows, not adjoints or tangents

@@ -366,6 +366,7 @@ private:
         case OpKind::Floor: return call("tl.floor", op);
         case OpKind::Ceil: return call("tl.ceil", op);
         case OpKind::Where: return call("tl.where", op);
+        case OpKind::Rand: return call("tl.rand", op);
         case OpKind::Cast:
             if (op.operands.size() == 2) return {wrap(operand(op, 0), 100) + ".to(" + wrap(value(op.operands[1]), 100) + ".dtype)", 100};
             return {wrap(operand(op, 0), 100) + ".to(" + ir::dtype_triton(rt->elem) + ")", 100};

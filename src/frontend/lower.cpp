@@ -267,6 +267,16 @@ private:
         return false;
     }
 
+    // The value of `NAME = <expr>` at module level, where Triton allows it: tl.constexpr(...) or a literal.
+    const ast::Node *module_global(const std::string &name) const {
+        const ast::Node *found = nullptr;
+        for (const auto &s : file_.module->list("body"))
+            if (s->is("Assign") && s->list("targets").size() == 1 && s->list("targets")[0]->is("Name") &&
+                s->list("targets")[0]->str("id") == name)
+                found = s->node("value").get();
+        return found;
+    }
+
     // ---- loops -------------------------------------------------------------------------------
     // Names a statement list assigns, in first-assignment order (nested blocks included).
     static void assigned_names(const ast::NodeList &body, std::vector<std::string> &out) {
@@ -424,7 +434,12 @@ private:
             if (id == "min" || id == "max" || id == "abs" || id == "float" || id == "int" || id == "range" || id == "len" ||
                 id == "static_range")
                 return CV::named(CV::Func, id);
-            unsupported(e, "name '" + id + "'", "not defined in the kernel (module-level globals are not supported yet)");
+            if (const ast::Node *g = module_global(id)) {
+                Env none;
+                CV v = eval(*g, none);
+                if (v.compile_time() && v.kind != CV::Module && v.kind != CV::Func) return v;
+            }
+            unsupported(e, "name '" + id + "'", "not defined in the kernel (module-level globals must be constexpr numbers)");
         }
         if (e.is("Attribute")) return attribute(e, env);
         if (e.is("BinOp")) return binop(e.node("op")->kind, eval(*e.node("left"), env), eval(*e.node("right"), env), e);
@@ -848,6 +863,13 @@ private:
         }
         if (name == "static_assert" || name == "device_assert" || name == "static_print" || name == "debug_barrier")
             return CV{};
+        if (name == "constexpr") return need(a, 0, "value", e, "tl.constexpr");
+        if (name == "rand") {
+            ValueId seed = b_.cast(value_arg(need(a, 0, "seed", e, "tl.rand"), e), DType::I32);
+            ValueId offs = value_arg(need(a, 1, "offset", e, "tl.rand"), e);
+            if (ir::dtype_is_float(fn_.type(offs).elem)) unsupported(e, "tl.rand with float offsets", "");
+            return CV::value(b_.rand(seed, offs));
+        }
         if (name == "cdiv") {
             const CV &x = need(a, 0, "x", e, "cdiv"), &y = need(a, 1, "div", e, "cdiv");
             if (x.kind == CV::Int && y.kind == CV::Int) return CV::integer((x.i + y.i - 1) / y.i);

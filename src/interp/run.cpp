@@ -230,6 +230,21 @@ private:
             return;
         }
         case OpKind::Broadcast: return broadcast(op, plan_.strides[i]);
+        case OpKind::Rand: {
+            // A counter-based hash of (seed, offset): deterministic, like Triton's Philox stream.
+            const uint64_t seed = static_cast<uint64_t>(static_cast<int64_t>(in(a[0]).num.at(0)));
+            const std::vector<double> &off = in(a[1]).num;
+            std::vector<double> &t = def(op.result).num;
+            t.resize(off.size());
+            for (size_t k = 0; k < off.size(); ++k) {
+                uint64_t z = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(static_cast<int64_t>(off[k]));
+                z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+                z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+                z ^= z >> 31;
+                t[k] = static_cast<double>(z >> 40) / static_cast<double>(1ull << 24);
+            }
+            return;
+        }
         case OpKind::Trans: {
             const Shape &s = plan_.shape[a[0]];
             const std::vector<double> &x = in(a[0]).num;

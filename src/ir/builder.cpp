@@ -100,6 +100,10 @@ ValueId Builder::where(ValueId c, ValueId a, ValueId b) {
     return append(Op{OpKind::Where, {c, a, b}}, f_.type(a));
 }
 
+ValueId Builder::rand(ValueId seed, ValueId offsets) {
+    return append(Op{OpKind::Rand, {seed, offsets}}, f_.type(offsets).with_elem(DType::F32));
+}
+
 ValueId Builder::cast(ValueId v, DType to, bool keep) {
     const Type &t = f_.type(v);
     if (!keep && !t.is_ptr && t.elem == to) return v;

@@ -90,6 +90,8 @@ enum class OpKind {
     Neg, Not,
     Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sigmoid, Abs, Erf, Tanh, Sin, Cos, Floor, Ceil,
     Where,        // select(cond, a, b)
+    Rand,         // tl.rand(seed, offsets): uniform f32 in [0, 1) per lane; the interpreter uses its own
+                  // generator (checks compare a kernel with itself), the GPU uses Triton's Philox
     Cast,         // to result element type; with a second operand: to that value's dtype at run time
                   // (the emitted code says `x.to(like.dtype)`, so it stays right for other dtypes)
     AddPtr,       // pointer + integer offset (in elements)
@@ -177,6 +179,7 @@ public:
     ValueId binary(OpKind k, ValueId a, ValueId b);  // operands must already agree in type
     ValueId unary(OpKind k, ValueId a);
     ValueId where(ValueId c, ValueId a, ValueId b);
+    ValueId rand(ValueId seed, ValueId offsets);
     // A cast to the value's own type is elided unless `keep` (the user's explicit casts are kept, so
     // the emitted backward stays right when the same code runs on another input dtype).
     ValueId cast(ValueId v, DType to, bool keep = false);

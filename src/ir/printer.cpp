@@ -49,6 +49,7 @@ const char *op_name(OpKind k) {
     case OpKind::Floor: return "floor";
     case OpKind::Ceil: return "ceil";
     case OpKind::Where: return "where";
+    case OpKind::Rand: return "rand";
     case OpKind::Cast: return "cast";
     case OpKind::AddPtr: return "add_ptr";
     case OpKind::ReduceSum: return "reduce_sum";

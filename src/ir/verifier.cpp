@@ -59,6 +59,9 @@ std::string verify(const Function &f) {
         case OpKind::Where:
             if (f.type(op.operands[0]).elem != DType::I1) return at + ": condition is not i1";
             break;
+        case OpKind::Rand:
+            if (!f.type(op.operands[0]).scalar()) return at + ": the seed must be a scalar";
+            break;
         case OpKind::Trans:
             if (f.type(op.operands[0]).rank() != 2) return at + ": needs a 2-D tile";
             break;
