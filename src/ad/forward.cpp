@@ -30,7 +30,7 @@ public:
         for (const ir::Op &op : fwd_.ops) visit(op);
         Forward res;
         res.fn = passes::dce(passes::cse(out_));
-        drop_unused_params(res.fn);
+        res.fn = passes::drop_unused_params(res.fn);
         for (const ir::Param &p : res.fn.params) {
             auto it = shadow_of_.find(p.name);
             res.origins.push_back(it == shadow_of_.end() ? ParamOrigin{ParamOrigin::Primal, p.name}
@@ -155,18 +155,6 @@ private:
         if (tangent_[ptr] == ir::kNoValue || !contains(spec_.outputs, base_[ptr])) return;
         ValueId t = tangent_[value] == ir::kNoValue ? zeros(fwd_.type(value)) : tangent_[value];
         b_.store(tangent_[ptr], t, op.has_mask ? P(op.operands[2]) : ir::kNoValue);
-    }
-
-    static void drop_unused_params(ir::Function &f) {
-        std::vector<bool> used(f.values.size(), false);
-        for (const ir::Op &op : f.ops)
-            for (ValueId v : op.operands) used[v] = true;
-        std::vector<bool> keep(f.ops.size(), true);
-        for (size_t i = 0; i < f.ops.size(); ++i)
-            if (f.ops[i].kind == OpKind::Param && !used[f.ops[i].result]) keep[i] = false;
-        std::vector<ValueId> repl(f.values.size());
-        for (size_t v = 0; v < repl.size(); ++v) repl[v] = static_cast<ValueId>(v);
-        f = passes::compact(f, keep, repl);
     }
 };
 

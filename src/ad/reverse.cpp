@@ -42,7 +42,7 @@ public:
         sweep();
         Backward out;
         out.fn = passes::dce(passes::cse(bwd_));
-        drop_unused_params(out.fn);
+        out.fn = passes::drop_unused_params(out.fn);
         for (const ir::Param &p : out.fn.params) {
             auto it = shadow_of_.find(p.name);
             out.origins.push_back(it == shadow_of_.end() ? ParamOrigin{ParamOrigin::Primal, p.name}
@@ -393,18 +393,6 @@ private:
         } else {
             b_.store(ptr, b_.cast(g, bwd_.type(ptr).elem), mask);
         }
-    }
-
-    static void drop_unused_params(ir::Function &f) {
-        std::vector<bool> used(f.values.size(), false);
-        for (const ir::Op &op : f.ops)
-            for (ValueId v : op.operands) used[v] = true;
-        std::vector<bool> keep(f.ops.size(), true);
-        for (size_t i = 0; i < f.ops.size(); ++i)
-            if (f.ops[i].kind == OpKind::Param && !used[f.ops[i].result]) keep[i] = false;
-        std::vector<ValueId> repl(f.values.size());
-        for (size_t v = 0; v < repl.size(); ++v) repl[v] = static_cast<ValueId>(v);
-        f = passes::compact(f, keep, repl);
     }
 };
 

@@ -32,4 +32,16 @@ ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const
     return out;
 }
 
+ir::Function drop_unused_params(const ir::Function &f) {
+    std::vector<bool> used(f.values.size(), false);
+    for (const ir::Op &op : f.ops)
+        for (ir::ValueId v : op.operands) used[v] = true;
+    std::vector<bool> keep(f.ops.size(), true);
+    for (size_t i = 0; i < f.ops.size(); ++i)
+        if (f.ops[i].kind == ir::OpKind::Param && !used[f.ops[i].result]) keep[i] = false;
+    std::vector<ir::ValueId> repl(f.values.size());
+    for (size_t v = 0; v < repl.size(); ++v) repl[v] = static_cast<ir::ValueId>(v);
+    return compact(f, keep, repl);
+}
+
 }  // namespace tad::passes

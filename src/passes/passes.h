@@ -32,6 +32,9 @@ struct GradWrite {
 std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, const std::vector<std::string> &wrt,
                                                       const std::vector<std::string> &outputs);
 
+// Removes parameters nothing reads (a backward needs only part of the forward's arguments).
+ir::Function drop_unused_params(const ir::Function &f);
+
 // Rebuilds `f` keeping ops with keep[i] and renaming operands through `repl` (value -> value).
 ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const std::vector<ir::ValueId> &repl);
 

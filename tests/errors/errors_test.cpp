@@ -60,6 +60,21 @@ protected:
         return p;
     }
 
+    // A session whose worker imports the given fake packages (name -> __init__.py) before the real ones.
+    Session session_with_fakes(const std::vector<std::pair<std::string, std::string>> &packages) {
+        std::string fake = fs::join(dir.path(), "fake");
+        for (const auto &[name, init] : packages) {
+            fs::make_dirs(fs::join(fake, name));
+            write("fake/" + name + "/__init__.py", init);
+        }
+        std::string py = write("python", "#!/bin/sh\nPYTHONPATH=" + fake + " exec " + kPython + " \"$@\"\n");
+        if (std::system(("chmod +x " + py).c_str()) != 0) ADD_FAILURE() << "chmod failed";
+        SessionOptions o;
+        o.work_dir = fs::join(dir.path(), "work");
+        o.python = py;
+        return Session(o);
+    }
+
     Session session() {
         SessionOptions o;
         o.work_dir = fs::join(dir.path(), "work");
@@ -138,15 +153,7 @@ TEST_F(Errors, UnsupportedConstruct) {
 
 TEST_F(Errors, WorkerCannotImportTorch) {
     // A fake torch package that fails to import, shadowing the real one.
-    std::string fake = fs::join(dir.path(), "fake");
-    fs::make_dirs(fs::join(fake, "torch"));
-    write("fake/torch/__init__.py", "raise ImportError('simulated broken install')\n");
-    std::string py = write("python", "#!/bin/sh\nPYTHONPATH=" + fake + " exec " + kPython + " \"$@\"\n");
-    ASSERT_EQ(std::system(("chmod +x " + py).c_str()), 0);
-    SessionOptions o;
-    o.work_dir = fs::join(dir.path(), "work");
-    o.python = py;
-    Session s(o);
+    Session s = session_with_fakes({{"torch", "raise ImportError('simulated broken install')\n"}});
     s.load_forward(write("k.py", std::string(kKernel) + kStub), std::nullopt);
     auto [status, msg] = error_of([&] { s.generate(GenerateOptions{}); });
     EXPECT_EQ(status, TAD_ERR_WORKER);
@@ -197,18 +204,9 @@ namespace {
 // On a machine whose torch sees CUDA but whose triton is broken, the worker falls back to the CPU
 // and the GPU verification says why.
 TEST_F(Errors, WorkerCannotImportTriton) {
-    std::string fake = fs::join(dir.path(), "fake");
-    fs::make_dirs(fs::join(fake, "torch"));
-    fs::make_dirs(fs::join(fake, "triton"));
-    write("fake/torch/__init__.py",
-          "__version__ = '0-fake'\n\nclass cuda:\n    @staticmethod\n    def is_available():\n        return True\n");
-    write("fake/triton/__init__.py", "raise ImportError('simulated broken triton')\n");
-    std::string py = write("python", "#!/bin/sh\nPYTHONPATH=" + fake + " exec " + kPython + " \"$@\"\n");
-    ASSERT_EQ(std::system(("chmod +x " + py).c_str()), 0);
-    SessionOptions o;
-    o.work_dir = fs::join(dir.path(), "work");
-    o.python = py;
-    Session s(o);
+    Session s = session_with_fakes(
+        {{"torch", "__version__ = '0-fake'\n\nclass cuda:\n    @staticmethod\n    def is_available():\n        return True\n"},
+         {"triton", "raise ImportError('simulated broken triton')\n"}});
     s.load_forward(write("k.py", std::string(kKernel) + kStub), std::nullopt);
     GenerateOptions g;
     g.launch_json = R"({"stub": "double", "inputs": [{"name": "x", "index": 0, "kind": "tensor", "dtype": "float32",

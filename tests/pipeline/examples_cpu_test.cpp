@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 #include "capi/session.h"
 #include "support/fs.h"
@@ -20,16 +21,23 @@ bool torch_available() {
     return std::system(cmd.c_str()) == 0;
 }
 
+// A session whose worker runs Debian's CPU torch, with `file` loaded.
+std::unique_ptr<Session> cpu_session(const fs::TempDir &dir, const std::string &file) {
+    SessionOptions opts;
+    opts.work_dir = dir.path();
+    opts.python = kPython;
+    auto s = std::make_unique<Session>(opts);
+    s->load_forward(file, std::nullopt);
+    return s;
+}
+
 class ExampleCpu : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(ExampleCpu, GeneratedBackwardMatchesFiniteDifferences) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
-    SessionOptions opts;
-    opts.work_dir = dir.path();
-    opts.python = kPython;
-    Session s(opts);
-    s.load_forward(std::string(TAD_SOURCE_DIR) + "/examples/" + GetParam(), std::nullopt);
+    std::unique_ptr<Session> session = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/examples/" + GetParam());
+    Session &s = *session;
     s.generate(GenerateOptions{});
     VerifyOptions v;
     v.cpu = true;
@@ -57,19 +65,12 @@ INSTANTIATE_TEST_SUITE_P(Examples, ExampleCpu, ::testing::Values("gelu.py", "sof
                              return n.substr(0, n.find('.'));
                          });
 
-}  // namespace
-
-namespace {
-
 // Reverse mode through loops: a LayerNorm whose row is processed in three accumulator loops.
 TEST(LoopKernelCpu, LayerNormWithLoopsMatchesFiniteDifferences) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
-    SessionOptions opts;
-    opts.work_dir = dir.path();
-    opts.python = kPython;
-    Session s(opts);
-    s.load_forward(std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/layernorm_loops.py", std::nullopt);
+    std::unique_ptr<Session> session = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/layernorm_loops.py");
+    Session &s = *session;
     s.generate(GenerateOptions{});
     EXPECT_NE(s.candidate_source("").find("    for start in range(0, N, BLOCK):\n"), std::string::npos);
     VerifyOptions v;
@@ -85,19 +86,12 @@ TEST(LoopKernelCpu, LayerNormWithLoopsMatchesFiniteDifferences) {
     }
 }
 
-}  // namespace
-
-namespace {
-
 // The emitted launch recorder, run by Python against fake autotune / heuristics kernel layers.
 TEST(EmittedRecorder, CapturesAutotuneConfigHeuristicsAndGrid) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
-    SessionOptions opts;
-    opts.work_dir = dir.path();
-    opts.python = kPython;
-    Session s(opts);
-    s.load_forward(std::string(TAD_SOURCE_DIR) + "/examples/gelu.py", std::nullopt);
+    std::unique_ptr<Session> session = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/examples/gelu.py");
+    Session &s = *session;
     std::string module = fs::join(dir.path(), "gelu_bwd.py");
     fs::write_file_atomic(module, s.candidate_source(s.generate(GenerateOptions{})));
     std::string cmd = "PYTHONPATH=" + std::string(TAD_SOURCE_DIR) + "/src/runtime/python/standin " + kPython + " " +
