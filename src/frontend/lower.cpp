@@ -841,6 +841,30 @@ private:
             return CV::value(b_.binary(name == "maximum" ? OpKind::Maximum : OpKind::Minimum, x, y));
         }
         if (name == "sum" || name == "max" || name == "min") return reduce(e, name, a);
+        // Composites lowered to ops the rules table already has.
+        if (name == "fdiv" || name == "div_rn")
+            return binop("Div", need(a, 0, "x", e, "tl." + name), need(a, 1, "y", e, "tl." + name), e);
+        if (name == "sqrt_rn") return tl_call(e, "sqrt", "tl.sqrt", a);
+        if (name == "fma") {  // x·y + z
+            CV xy = binop("Mult", need(a, 0, "x", e, "tl.fma"), need(a, 1, "y", e, "tl.fma"), e);
+            return binop("Add", xy, need(a, 2, "z", e, "tl.fma"), e);
+        }
+        if (name == "clamp") {  // min(max(x, lo), hi): at a bound the gradient is shared as for ties
+            auto [x, lo] = unify(need(a, 0, "x", e, "tl.clamp"), need(a, 1, "min", e, "tl.clamp"), e);
+            ValueId low = b_.binary(OpKind::Maximum, x, lo);
+            auto [y, hi] = unify(CV::value(low), need(a, 2, "max", e, "tl.clamp"), e);
+            return CV::value(b_.binary(OpKind::Minimum, y, hi));
+        }
+        if (name == "softmax") {  // exp(x - max) / Σ exp(x - max) along the last dim
+            ValueId x = value_arg(need(a, 0, "input", e, "tl.softmax"), e);
+            if (!fn_.type(x).is_float()) x = b_.cast(x, DType::F32);
+            int last = static_cast<int>(fn_.type(x).rank()) - 1;
+            if (last < 0) unsupported(e, "tl.softmax of a scalar", "");
+            ValueId m = b_.broadcast(b_.reduce(OpKind::ReduceMax, x, last, true), fn_.type(x).shape);
+            ValueId num = b_.unary(OpKind::Exp, b_.binary(OpKind::Sub, x, m));
+            ValueId den = b_.broadcast(b_.reduce(OpKind::ReduceSum, num, last, true), fn_.type(x).shape);
+            return CV::value(b_.binary(OpKind::Div, num, den));
+        }
         if (name == "cast") return CV::value(b_.cast(value_arg(need(a, 0, "input", e, "tl.cast"), e), dtype_arg(need(a, 1, "dtype", e, "tl.cast"), e), true));
         if (name == "broadcast_to") {
             ValueId v = value_arg(need(a, 0, "input", e, "tl.broadcast_to"), e);

@@ -225,3 +225,33 @@ def k(X, Y, seed, B: tl.constexpr):
     EXPECT_GT(kept, 0);
     EXPECT_LT(kept, 8);
 }
+
+TEST(Lower, CompositeMathLowersToRuleTableOps) {
+    const char *src = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(X, Y, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    x = tl.load(X + offs)
+    a = tl.fma(x, x, 1.0)
+    b = tl.clamp(x, -0.5, 0.5)
+    c = tl.fdiv(a, 2.0) + tl.sqrt_rn(a)
+    d = tl.softmax(x[None, :])
+    tl.store(Y + offs, a + b + c + tl.sum(d, axis=0))
+)";
+    ir::Function f = lower(src, {tensor("X"), tensor("Y"), integer("B", 4)});
+    interp::Memory m;
+    std::vector<double> xs = {-1.0, -0.25, 0.3, 2.0};
+    int x = m.add({"x", ir::DType::F32, xs});
+    int y = m.add({"y", ir::DType::F32, std::vector<double>(4, NAN)});
+    interp::run(f, {interp::ArgValue::pointer(x), interp::ArgValue::pointer(y)}, {1, 1, 1}, m);
+    double z = 0;
+    for (double v : xs) z += std::exp(v - 2.0);
+    for (size_t i = 0; i < xs.size(); ++i) {
+        double a = xs[i] * xs[i] + 1.0, b = std::min(std::max(xs[i], -0.5), 0.5);
+        double want = a + b + a / 2.0 + std::sqrt(a) + std::exp(xs[i] - 2.0) / z;
+        EXPECT_NEAR(m.at(y).data[i], want, 1e-12) << i;
+    }
+}
