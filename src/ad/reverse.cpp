@@ -187,7 +187,9 @@ private:
     }
 
     // An accumulator: its loop_arg is used once, by the add (or the subtraction from it) that
-    // makes its yield. Returns the op index of that update, or -1 when the value is only carried.
+    // makes its yield. Returns the op index of that update, -1 when the value is only carried, and
+    // kNonlinear for any other update.
+    static constexpr int kNonlinear = -2;
     int accumulator_update(const ir::Loop &l, size_t k) const {
         ValueId arg = fwd_.ops[l.args[k]].result, yield = fwd_.ops[l.end].operands[k];
         std::vector<int> uses;
@@ -195,8 +197,6 @@ private:
             for (ValueId v : fwd_.ops[i].operands)
                 if (v == arg) uses.push_back(i);
         if (yield == arg && uses.size() == 1) return -1;
-        const ir::Op &loc = fwd_.ops[l.args[k]];
-        std::string what = "loop-carried '" + fwd_.values[arg].name + "'";
         int yield_uses = 0;
         for (int i = l.begin; i <= l.end; ++i)
             for (ValueId v : fwd_.ops[i].operands) yield_uses += v == yield;
@@ -205,9 +205,155 @@ private:
             bool add = u.kind == OpKind::Add, sub = u.kind == OpKind::Sub && u.operands[0] == arg;
             if ((add || sub) && u.result == yield && !(add && u.operands[0] == arg && u.operands[1] == arg)) return uses[0];
         }
-        fail(TAD_ERR_UNSUPPORTED, where(fwd_.source_path, loc.loc.line, loc.loc.col) + ": unsupported construct '" + what +
-                                      " updated nonlinearly': reverse mode supports loops whose float state is "
-                                      "accumulated (acc += f(...)) so far");
+        return kNonlinear;
+    }
+
+    // Values from outside the loop whose adjoints the body may produce (constants have none to
+    // pass on). Builds the gradient pointers of outer pointers once, before the loop.
+    std::vector<ValueId> outer_values(const ir::Loop &l) {
+        std::vector<ValueId> outer;
+        for (int i = l.begin + 1; i < l.end; ++i)
+            for (ValueId v : fwd_.ops[i].operands) {
+                if (in_body(l, v) || fwd_.ops[i].kind == OpKind::LoopArg) continue;
+                std::string base = fwd_.type(v).is_ptr ? base_param(v) : "";
+                if (!base.empty() && (contains(spec_.wrt, base) || contains(spec_.outputs, base))) shadow(v);
+                if (fwd_.type(v).is_float() && !is_constant(v) && std::find(outer.begin(), outer.end(), v) == outer.end())
+                    outer.push_back(v);
+            }
+        return outer;
+    }
+
+    // Integer scalar arithmetic for loop bounds, skipping the identities (x + 0, x * 1, x // 1,
+    // (x + 1) - 1) that unit steps and zero starts would leave in the emitted code.
+    ValueId int_op(OpKind k, ValueId a, ValueId b) {
+        auto is = [&](ValueId v, double c) {
+            const ir::Op &op = bwd_.def(v);
+            return op.kind == OpKind::Const && op.name.empty() && op.fval == c;
+        };
+        if ((k == OpKind::Add || k == OpKind::Sub) && is(b, 0)) return a;
+        if (k == OpKind::Add && is(a, 0)) return b;
+        if ((k == OpKind::Mul || k == OpKind::Div) && is(b, 1)) return a;
+        if (k == OpKind::Mul && is(a, 1)) return b;
+        const ir::Op &d = bwd_.def(a);
+        if (k == OpKind::Sub && d.kind == OpKind::Add && d.operands[1] == b) return d.operands[0];
+        if (k == OpKind::Sub && d.kind == OpKind::Add && is(b, 1) && is(d.operands[1], 1)) return d.operands[0];
+        return b_.binary(k, a, b);
+    }
+
+    bool differentiated_pointer(ValueId v) const {
+        std::string base = fwd_.type(v).is_ptr ? base_param(v) : "";
+        return !base.empty() && (contains(spec_.wrt, base) || contains(spec_.outputs, base));
+    }
+
+    // Reverses a loop with nonlinear float state (h = a·h + x, an online softmax) by recomputation:
+    // the reverse loop visits the iterations last to first; for each it reruns the forward loop up to
+    // that iteration to recover the carried state, replays the body there and propagates the state's
+    // adjoint one step back. No memory beyond registers; O(T²) body evaluations (the tape policy,
+    // O(T) with scratch memory, is the alternative still to come).
+    void reverse_loop_recompute(const ir::Loop &l) {
+        const ir::Op &begin = fwd_.ops[l.begin], &end = fwd_.ops[l.end];
+        std::vector<size_t> floats, mirrored;
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            ValueId arg = fwd_.ops[l.args[k]].result;
+            if (fwd_.type(arg).is_float()) floats.push_back(k);
+            else if (differentiated_pointer(arg)) mirrored.push_back(k);
+        }
+        std::vector<ValueId> outer = outer_values(l);
+        std::vector<ValueId> saved_primal = primal_, saved_shadow = shadow_, saved_adj = adj_;
+        std::vector<ValueId> mirror_inits;
+        for (size_t k : mirrored) mirror_inits.push_back(shadow(fwd_.ops[l.args[k]].operands[0]));
+        // Trip count n = ceil((hi - lo) / step), computed once.
+        b_.loc = begin.loc;
+        ValueId lo = P(begin.operands[0]), hi = P(begin.operands[1]), step = P(begin.operands[2]);
+        ValueId one = b_.constant(1, bwd_.type(lo).elem);
+        ValueId n = int_op(OpKind::Div, int_op(OpKind::Sub, int_op(OpKind::Add, int_op(OpKind::Sub, hi, lo), step), one), step);
+        if (bwd_.values[n].name.empty() && bwd_.def(n).kind != OpKind::Param) bwd_.values[n].name = "trips";
+
+        ValueId kk = b_.for_begin(b_.constant(0, bwd_.type(lo).elem), n, one, "range");
+        bwd_.values[kk].name = "back";
+        int index = 0;
+        std::vector<ValueId> state_adj, acc_args;
+        for (size_t k : floats) {
+            ValueId arg = fwd_.ops[l.args[k]].result;
+            ValueId r = fwd_.ops[l.results[k]].result;
+            const ir::Type &t = fwd_.type(arg);
+            ValueId seed = saved_adj[r] != ir::kNoValue ? saved_adj[r] : b_.broadcast(b_.constant(0, t.elem), t.shape);
+            ValueId a = b_.loop_arg(seed, index++);
+            bwd_.values[a].name = "d" + fwd_.values[arg].name;
+            state_adj.push_back(a);
+        }
+        LoopContext ctx;
+        for (ValueId o : outer) {
+            const ir::Type &t = fwd_.type(o);
+            ValueId a = b_.loop_arg(b_.broadcast(b_.constant(0, t.elem), t.shape), index++);
+            if (!fwd_.values[o].name.empty()) bwd_.values[a].name = "d" + fwd_.values[o].name;
+            ctx.outer[o] = a;
+            acc_args.push_back(a);
+        }
+        // The iteration this pass reverses, and the forward loop rerun up to it.
+        ValueId k_it = int_op(OpKind::Sub, int_op(OpKind::Sub, n, one), kk);
+        ValueId i_k = int_op(OpKind::Add, lo, int_op(OpKind::Mul, k_it, step));
+        bwd_.values[i_k].name = fwd_.values[begin.result].name;
+        const int body = l.args.empty() ? l.begin + 1 : l.args.back() + 1;
+        ValueId j = b_.for_begin(lo, i_k, step, begin.name);
+        bwd_.values[j].name = fwd_.values[begin.result].name;
+        primal_[begin.result] = j;
+        int inner = 0;
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            const ir::Op &arg = fwd_.ops[l.args[k]];
+            ValueId a = b_.loop_arg(P(arg.operands[0]), inner++);
+            bwd_.values[a].name = fwd_.values[arg.result].name;
+            primal_[arg.result] = a;
+        }
+        for (size_t m = 0; m < mirrored.size(); ++m) {
+            ValueId fwd_arg = fwd_.ops[l.args[mirrored[m]]].result;
+            ValueId a = b_.loop_arg(mirror_inits[m], inner++);
+            bwd_.values[a].name = shadow_name(fwd_.values[fwd_arg].name);
+            shadow_[fwd_arg] = a;
+        }
+        std::vector<ValueId> shadow_outer = shadow_;
+        for (int i = body; i < l.end; ++i)
+            if (fwd_.ops[i].kind != OpKind::Store) replay_op(fwd_.ops[i]);
+        std::vector<ValueId> inner_yields;
+        for (size_t k = 0; k < l.args.size(); ++k) inner_yields.push_back(P(end.operands[k]));
+        for (size_t k : mirrored) inner_yields.push_back(shadow(end.operands[k]));
+        b_.for_end(inner_yields);
+        std::vector<ValueId> state;
+        for (size_t k = 0; k < inner_yields.size(); ++k) state.push_back(b_.loop_result(static_cast<int>(k), bwd_.type(inner_yields[k])));
+        shadow_ = shadow_outer;
+        // The body at iteration k, from the recovered state.
+        primal_[begin.result] = i_k;
+        for (size_t k = 0; k < l.args.size(); ++k) primal_[fwd_.ops[l.args[k]].result] = state[k];
+        for (size_t m = 0; m < mirrored.size(); ++m) shadow_[fwd_.ops[l.args[mirrored[m]]].result] = state[l.args.size() + m];
+        for (int i = body; i < l.end; ++i)
+            if (fwd_.ops[i].kind != OpKind::Store) replay_op(fwd_.ops[i]);
+        contexts_.push_back(ctx);
+        for (size_t f = 0; f < floats.size(); ++f) accumulate(end.operands[floats[f]], state_adj[f]);
+        sweep_range(body, l.end);
+        std::vector<ValueId> yields;
+        for (size_t f = 0; f < floats.size(); ++f) {
+            ValueId arg = fwd_.ops[l.args[floats[f]]].result;
+            const ir::Type &t = fwd_.type(arg);
+            yields.push_back(adj_[arg] != ir::kNoValue ? adj_[arg] : b_.broadcast(b_.constant(0, t.elem), t.shape));
+        }
+        for (ValueId o : outer) yields.push_back(contexts_.back().outer.at(o));
+        contexts_.pop_back();
+        b_.loc = end.loc;
+        b_.for_end(yields);
+        std::vector<ValueId> results;
+        for (size_t k = 0; k < yields.size(); ++k) results.push_back(b_.loop_result(static_cast<int>(k), bwd_.type(yields[k])));
+        primal_ = saved_primal;
+        shadow_ = saved_shadow;
+        adj_ = saved_adj;
+        for (size_t f = 0; f < floats.size(); ++f) {
+            bwd_.values[results[f]].name = bwd_.values[state_adj[f]].name;
+            accumulate(fwd_.ops[l.args[floats[f]]].operands[0], results[f]);  // the inits
+        }
+        for (size_t o = 0; o < outer.size(); ++o) {
+            ValueId r = results[floats.size() + o];
+            bwd_.values[r].name = bwd_.values[acc_args[o]].name;
+            accumulate(outer[o], r);
+        }
     }
 
     // Reverses an accumulator loop. Accumulators make the iterations independent of each other's
@@ -221,6 +367,9 @@ private:
                 fail(TAD_ERR_UNSUPPORTED, where(fwd_.source_path, op.loc.line, op.loc.col) +
                                               ": unsupported construct 'nested for loop': reverse mode through nested loops is not supported yet");
             }
+        for (size_t k = 0; k < l.args.size(); ++k)
+            if (fwd_.type(fwd_.ops[l.args[k]].result).is_float() && accumulator_update(l, k) == kNonlinear)
+                return reverse_loop_recompute(l);
         const ir::Op &end = fwd_.ops[l.end];
         std::vector<int> update(l.args.size(), -1);
         std::vector<ValueId> seed(l.args.size(), ir::kNoValue);
@@ -236,17 +385,7 @@ private:
             seed[k] = adj_[r];
             if (seed[k] != ir::kNoValue) accumulate(fwd_.ops[l.args[k]].operands[0], seed[k]);  // the init
         }
-        // Values from outside the loop whose adjoints the body may produce (constants have none to
-        // pass on), and the gradient pointers of outer pointers, built once before the loop.
-        std::vector<ValueId> outer;
-        for (int i = l.begin + 1; i < l.end; ++i)
-            for (ValueId v : fwd_.ops[i].operands) {
-                if (in_body(l, v) || fwd_.ops[i].kind == OpKind::LoopArg) continue;
-                std::string base = fwd_.type(v).is_ptr ? base_param(v) : "";
-                if (!base.empty() && (contains(spec_.wrt, base) || contains(spec_.outputs, base))) shadow(v);
-                if (fwd_.type(v).is_float() && !is_constant(v) && std::find(outer.begin(), outer.end(), v) == outer.end())
-                    outer.push_back(v);
-            }
+        std::vector<ValueId> outer = outer_values(l);
 
         // The reverse loop carries the forward's non-float state, the gradient pointers that mirror
         // carried pointers, then the outer adjoints.
