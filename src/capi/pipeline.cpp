@@ -116,13 +116,19 @@ Derived derive_backward(const frontend::KernelFile &kf, JsonRef trace) {
     return g;
 }
 
-bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std::vector<JsonRef> &seen) {
+namespace {
+std::vector<std::pair<std::string, std::string>> traced_key(const frontend::KernelFile &kf, JsonRef trace) {
     JsonRef launch = trace.at("launches")[0];
-    auto key = key_of(frontend::lower_kernel(kf, launch.at("kernel").str(), bindings_of(kf, launch)));
-    for (JsonRef s : seen) {
-        JsonRef l = s.at("launches")[0];
-        if (key_of(frontend::lower_kernel(kf, l.at("kernel").str(), bindings_of(kf, l))) == key) return false;
-    }
+    return key_of(frontend::lower_kernel(kf, launch.at("kernel").str(), bindings_of(kf, launch)));
+}
+}  // namespace
+
+bool has_specializations(const frontend::KernelFile &kf, JsonRef trace) { return !traced_key(kf, trace).empty(); }
+
+bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std::vector<JsonRef> &seen) {
+    auto key = traced_key(kf, trace);
+    for (JsonRef s : seen)
+        if (traced_key(kf, s) == key) return false;
     return true;
 }
 

@@ -28,6 +28,10 @@ Derived derive_backward(const frontend::KernelFile &kf, JsonRef trace);
 // layout is used for the launcher).
 std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces);
 
+// Whether lowering the kernel for `trace` resolves static `if`s on constexprs (then each combination
+// of those constexprs needs its own backward).
+bool has_specializations(const frontend::KernelFile &kf, JsonRef trace);
+
 // Whether `trace` specializes the kernel's static branches differently from every trace in `seen`.
 bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std::vector<JsonRef> &seen);
 

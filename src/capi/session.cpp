@@ -164,7 +164,7 @@ std::string Session::generate(const GenerateOptions &opts) {
     // for the specializations it uses (only when the kernel has any and no dims were given).
     std::vector<Json> traces;
     traces.push_back(std::move(trace));
-    if (opts.launch_json.empty() && opts.dims_json.empty() && !derive_backward(kf, traces[0]).specialization.key.empty()) {
+    if (opts.launch_json.empty() && opts.dims_json.empty() && has_specializations(kf, traces[0])) {
         Json list = impl_->dims_list("", impl_->forward_path);
         for (size_t i = 1; i < list.size(); ++i) {
             Json args = Json::object();
