@@ -99,14 +99,19 @@ TAD_API void tad_session_free(tad_session *session);
  * session directory when `path` does not exist). Parses it and finds the kernels and the stub. */
 TAD_API int tad_load_forward(tad_session *session, const char *path, const char *source);
 
-#define TAD_GENERATE_OPTIONS_VERSION 1
+#define TAD_GENERATE_OPTIONS_VERSION 2
 typedef struct tad_generate_options {
     unsigned int version;
     const char *backend;     /* NULL or "ad": the compiler's reverse mode */
     const char *dims_json;   /* dims to trace the stub with, e.g. {"M":4,"N":64}; NULL: first SWEEP entry */
     const char *launch_json; /* a trace record (docs/reports.md) to use instead of running the worker */
+    /* Since version 2. How loops whose carried float state is nonlinear (recurrences, online softmax)
+     * are reversed: NULL or "recompute" (rerun the loop up to each iteration: O(T^2) work, no memory)
+     * or "tape" (store the state per iteration in scratch memory: O(T) work, trips x state floats
+     * per program). docs/compiler.md has the details. */
+    const char *loops;
 } tad_generate_options;
-#define TAD_GENERATE_OPTIONS_INIT {TAD_GENERATE_OPTIONS_VERSION, 0, 0, 0}
+#define TAD_GENERATE_OPTIONS_INIT {TAD_GENERATE_OPTIONS_VERSION, 0, 0, 0, 0}
 TAD_API int tad_generate_options_init(tad_generate_options *opts);
 
 /* Generates a backward for the loaded forward. The candidate becomes the current one and is stored as

@@ -491,19 +491,20 @@ fail:
 
 static PyObject *Session_generate(SessionObject *self, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"dims", "launch", "backend", NULL};
-    PyObject *dims = Py_None, *launch = Py_None, *backend = Py_None;
+    static char *keywords[] = {"dims", "launch", "backend", "loops", NULL};
+    PyObject *dims = Py_None, *launch = Py_None, *backend = Py_None, *loops = Py_None;
     PyObject *dims_text = NULL, *launch_text = NULL, *result = NULL;
     tad_generate_options opts = TAD_GENERATE_OPTIONS_INIT;
     char *id = NULL;
     int status;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOO:generate", keywords, &dims, &launch,
-                                     &backend))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:generate", keywords, &dims, &launch,
+                                     &backend, &loops))
         return NULL;
     if (optional_json(dims, 0, "dims", &dims_text, &opts.dims_json) < 0 ||
         optional_json(launch, 0, "launch", &launch_text, &opts.launch_json) < 0 ||
-        optional_utf8(backend, "backend", &opts.backend) < 0 || begin_call(self) < 0)
+        optional_utf8(backend, "backend", &opts.backend) < 0 ||
+        optional_utf8(loops, "loops", &opts.loops) < 0 || begin_call(self) < 0)
         goto done;
     Py_BEGIN_ALLOW_THREADS
     status = tad_generate(self->session, &opts, &id);
@@ -657,9 +658,10 @@ static PyMethodDef Session_methods[] = {
      "load_forward(path, source=None)\n\nLoads the forward file (parsed; kernels and stub found). "
      "With `source`, that text is the file and `path` names it."},
     {"generate", (PyCFunction)(void (*)(void))Session_generate, METH_VARARGS | METH_KEYWORDS,
-     "generate(dims=None, launch=None, backend='ad') -> snapshot id\n\nGenerates a backward. `dims` "
-     "(dict) picks the dims to trace with (default: the first SWEEP entry); `launch` (dict) is a "
-     "trace record used instead of running the worker."},
+     "generate(dims=None, launch=None, backend='ad', loops='recompute') -> snapshot id\n\nGenerates a "
+     "backward. `dims` (dict) picks the dims to trace with (default: the first SWEEP entry); `launch` "
+     "(dict) is a trace record used instead of running the worker; `loops` ('recompute' or 'tape') "
+     "says how loops with nonlinear carried state are reversed."},
     {"candidate_source", (PyCFunction)(void (*)(void))Session_candidate_source,
      METH_VARARGS | METH_KEYWORDS,
      "candidate_source(id=None) -> str\n\nThe generated Python of snapshot `id` (default: the "

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,21 +17,37 @@
 
 namespace tad::ad {
 
+// How a loop whose carried float state is nonlinear (a recurrence, an online softmax) is reversed.
+// Recompute: for each iteration, last to first, rerun the loop up to it (O(T²) body evaluations, no
+// memory). Tape: the replay stores the state at each iteration's start into scratch memory and the
+// reverse loop reads it back (O(T), trips × state floats per program; see tape.h).
+enum class LoopPolicy { Recompute, Tape };
+
 struct GradSpec {
     std::vector<std::string> wrt;      // pointer parameters whose gradients are wanted
     std::vector<std::string> outputs;  // pointer parameters that are differentiable outputs
+    LoopPolicy loops = LoopPolicy::Recompute;
 };
 
 // Where a backward parameter comes from.
 struct ParamOrigin {
-    enum Kind { Primal, Shadow } kind = Primal;
+    // Tape: the float32 scratch buffer; TapeStride: its elements per program; TapeNeed: the sizing
+    // kernel's int64 output, one element per program.
+    enum Kind { Primal, Shadow, Tape, TapeStride, TapeNeed } kind = Primal;
     std::string primal;  // the forward parameter (itself, or the one it shadows)
+};
+
+// The kernel the launcher runs first, when a loop is reversed from a tape, to size the tape.
+struct TapeSizing {
+    ir::Function fn;
+    std::vector<ParamOrigin> origins;  // per fn.params
 };
 
 struct Backward {
     ir::Function fn;
     std::vector<ParamOrigin> origins;                  // per fn.params (constexprs are the forward's)
     std::map<std::string, passes::GradWrite> writes;   // per wrt parameter that the kernel reads
+    std::optional<TapeSizing> tape;                    // set when some loop is reversed from a tape
 };
 
 // `plan` chooses store vs atomic per wrt parameter (passes::plan_gradient_writes on cse(fwd)).

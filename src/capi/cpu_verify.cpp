@@ -69,7 +69,7 @@ std::array<int64_t, 3> grid_of(JsonRef launch) {
 }
 
 Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef trace, std::mt19937_64 &rng) {
-    Derived g = derive_backward(in.kf, trace);
+    Derived g = derive_backward(in.kf, trace, in.loops);
     JsonRef launch = trace.at("launches")[0];
     std::map<std::string, JsonRef> arg_desc;
     for (size_t i = 0; i < launch.at("args").size(); ++i) arg_desc[launch.at("args")[i].at("name").str()] = launch.at("args")[i];
@@ -139,9 +139,60 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
     interp::Memory bmem = t.mem;
     std::map<std::string, int> grad_buffer;  // stub input key -> shadow buffer
     const ad::Backward &bw = variant->bwd;
+    const int64_t programs = grid[0] * grid[1] * grid[2];
+    int64_t tape_stride = 1;
+    if (bw.tape) {
+        // As the emitted launcher: the sizing kernel first, then a tape of the largest need per program.
+        std::vector<frontend::ArgBinding> size_bind;
+        std::map<std::string, interp::ArgValue> size_args = fwd_args;
+        interp::Memory smem = t.mem;
+        const ir::Function &sf = bw.tape->fn;
+        for (size_t i = 0; i < sf.params.size(); ++i) {
+            const ir::Param &p = sf.params[i];
+            if (bw.tape->origins[i].kind != ad::ParamOrigin::TapeNeed) {
+                for (const auto &b : g.bindings)
+                    if (b.name == p.name) size_bind.push_back(b);
+                continue;
+            }
+            frontend::ArgBinding nb;
+            nb.kind = frontend::ArgBinding::Tensor;
+            nb.name = p.name;
+            nb.dtype = ir::DType::I64;
+            size_bind.push_back(nb);
+            size_args[p.name] = interp::ArgValue::pointer(smem.add(interp::Buffer{p.name, ir::DType::I64, std::vector<double>(programs, nan)}));
+        }
+        for (const ir::Constexpr &c : sf.constexprs)
+            for (const auto &b : g.bindings)
+                if (b.name == c.name) size_bind.push_back(b);
+        ir::Function sizing = frontend::lower_kernel(bwd_file, sf.name, size_bind);
+        interp::run(sizing, args_for(sizing, size_args), grid, smem);
+        for (double need : smem.at(size_args.at(sf.params.back().name).buffer).data) {
+            if (std::isnan(need)) fail(TAD_ERR_INTERNAL, "tape sizing kernel '" + sf.name + "' left a program's need unwritten");
+            tape_stride = std::max(tape_stride, static_cast<int64_t>(need));
+        }
+    }
     for (size_t i = 0; i < bw.fn.params.size(); ++i) {
         const ir::Param &p = bw.fn.params[i];
         const ad::ParamOrigin &o = bw.origins[i];
+        if (o.kind == ad::ParamOrigin::TapeStride) {
+            frontend::ArgBinding sb;
+            sb.kind = frontend::ArgBinding::Int;
+            sb.name = p.name;
+            sb.ival = tape_stride;
+            bwd_bind.push_back(sb);
+            bwd_args[p.name] = interp::ArgValue::integer(tape_stride);
+            continue;
+        }
+        if (o.kind == ad::ParamOrigin::Tape) {
+            frontend::ArgBinding tb;
+            tb.kind = frontend::ArgBinding::Tensor;
+            tb.name = p.name;
+            tb.dtype = ir::DType::F32;
+            bwd_bind.push_back(tb);
+            // Poisoned: the backward must read only what its replay recorded.
+            bwd_args[p.name] = interp::ArgValue::pointer(bmem.add(interp::Buffer{p.name, ir::DType::F32, std::vector<double>(programs * tape_stride, nan)}));
+            continue;
+        }
         if (o.kind == ad::ParamOrigin::Primal) {
             for (const auto &b : g.bindings)
                 if (b.name == p.name) bwd_bind.push_back(b);

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "ad/reverse.h"
 #include "frontend/kernel_file.h"
 #include "runtime/worker.h"
 #include "support/json.h"
@@ -18,6 +19,7 @@ struct CpuVerifyInput {
     std::string import_path;      // the forward file the worker traces
     long long max_elements;       // skip dims whose tensors hold more
     unsigned seed;
+    ad::LoopPolicy loops = ad::LoopPolicy::Recompute;  // the candidate's (derive_backward)
 };
 
 // Verify report (docs/reports.md) over `dims_list`; the worker traces each entry with data.

@@ -71,7 +71,7 @@ std::vector<std::pair<std::string, std::string>> key_of(const ir::Function &f) {
 
 }  // namespace
 
-Derived derive_backward(const frontend::KernelFile &kf, JsonRef trace) {
+Derived derive_backward(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops) {
     JsonRef launches = trace.at("launches");
     if (launches.size() != 1)
         fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name + "' launched " + std::to_string(launches.size()) +
@@ -84,6 +84,7 @@ Derived derive_backward(const frontend::KernelFile &kf, JsonRef trace) {
     g.specialization.key = key_of(g.forward);
 
     ad::GradSpec spec;
+    spec.loops = loops;
     JsonRef args = launch.at("args");
     for (size_t i = 0; i < args.size(); ++i) {
         JsonRef a = args[i];
@@ -132,12 +133,12 @@ bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std
     return true;
 }
 
-std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces) {
+std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces, ad::LoopPolicy loops) {
     emit::ModuleInput in;
     in.kf = &kf;
     in.trace = traces.front();
     for (JsonRef t : traces) {
-        Derived d = derive_backward(kf, t);
+        Derived d = derive_backward(kf, t, loops);
         in.kernel = d.kernel;
         in.specializations.push_back(std::move(d.specialization));
     }

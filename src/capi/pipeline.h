@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ad/reverse.h"
 #include "emit/emit.h"
 #include "frontend/kernel_file.h"
 #include "frontend/lower.h"
@@ -22,11 +23,13 @@ struct Derived {
     emit::Specialization specialization;         // the backward kernels for this call's static branches
 };
 
-Derived derive_backward(const frontend::KernelFile &kf, JsonRef trace);
+// `loops`: how loops with nonlinear carried state are reversed (ad::LoopPolicy).
+Derived derive_backward(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops = ad::LoopPolicy::Recompute);
 
 // The generated module covering every specialization among `traces` (the first one's argument
 // layout is used for the launcher).
-std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces);
+std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
+                                 ad::LoopPolicy loops = ad::LoopPolicy::Recompute);
 
 // Whether lowering the kernel for `trace` resolves static `if`s on constexprs (then each combination
 // of those constexprs needs its own backward).

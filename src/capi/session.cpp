@@ -83,6 +83,12 @@ struct Session::Impl {
 
 namespace {
 
+ad::LoopPolicy loop_policy(const std::string &name, const char *fn) {
+    if (name.empty() || name == "recompute") return ad::LoopPolicy::Recompute;
+    if (name == "tape") return ad::LoopPolicy::Tape;
+    fail(TAD_ERR_INVALID_ARGUMENT, std::string(fn) + ": unknown loops policy '" + name + "' (available: recompute, tape)");
+}
+
 void push_dtypes(JsonRef args, const std::string &csv) {
     JsonRef dtypes = args.set_array("dtypes");
     std::string d = csv.empty() ? "float32,float16" : csv;
@@ -140,6 +146,7 @@ std::string Session::generate(const GenerateOptions &opts) {
     const frontend::KernelFile &kf = impl_->need_forward("tad_generate");
     if (!opts.backend.empty() && opts.backend != "ad")
         fail(TAD_ERR_INVALID_ARGUMENT, "tad_generate: unknown backend '" + opts.backend + "' (available: ad)");
+    ad::LoopPolicy loops = loop_policy(opts.loops, "tad_generate");
     Json trace;
     if (!opts.launch_json.empty()) {
         trace = Json::parse(opts.launch_json, "launch record");
@@ -180,13 +187,14 @@ std::string Session::generate(const GenerateOptions &opts) {
     }
     impl_->report("generate", "differentiating " + kf.stub.name);
     std::vector<JsonRef> refs(traces.begin(), traces.end());
-    std::string source = emit_backward_module(kf, refs);
+    std::string source = emit_backward_module(kf, refs, loops);
     store::Candidate c;
     c.label = "";
     c.parent = impl_->store.current();
     c.forward_path = impl_->forward_path;
     c.forward_source = impl_->forward_source;
     c.backend = "ad";
+    c.loops = opts.loops;
     c.kind = "generate";
     c.backward_source = source;
     c.launch_json = traces[0].dump(true);
@@ -206,7 +214,7 @@ std::string Session::verify(const VerifyOptions &opts, bool *passed) {
     Json report;
     if (opts.cpu) {
         CpuVerifyInput in{kf, c.backward_source, fs::join(fs::join(fs::join(impl_->store.work_dir(), "snapshots"), id), "backward.py"),
-                          file, opts.max_elements, opts.seed};
+                          file, opts.max_elements, opts.seed, loop_policy(c.loops, "tad_verify")};
         report = cpu_verify(in, list, impl_->get_worker(), impl_->progress("verify"));
     } else {
         Json args = Json::object();

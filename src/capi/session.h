@@ -25,6 +25,7 @@ struct GenerateOptions {
     std::string backend = "ad";
     std::string dims_json;    // empty: first SWEEP entry
     std::string launch_json;  // empty: trace with the worker
+    std::string loops = "recompute";  // or "tape": ad::LoopPolicy
 };
 
 struct VerifyOptions {

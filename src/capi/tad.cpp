@@ -136,6 +136,8 @@ tad::GenerateOptions generate_options(const tad_generate_options *o, const char 
     go.backend = text_or(o->backend, go.backend);
     go.dims_json = text_or(o->dims_json, "");
     go.launch_json = text_or(o->launch_json, "");
+    // Version 1 callers' structs end before `loops`.
+    if (o->version >= 2) go.loops = text_or(o->loops, go.loops);
     return go;
 }
 

@@ -27,6 +27,7 @@ const OptionSpec kOptions[] = {
     {"--output", "-o", true, "generate"},
     {"--dims", nullptr, true, "generate verify bench run"},
     {"--launch", nullptr, true, "generate verify bench run"},
+    {"--loops", nullptr, true, "generate verify bench run"},
     {"--dtypes", nullptr, true, "verify bench run"},
     {"--cpu", nullptr, false, "verify"},
     {"--cpu-only", nullptr, false, "run"},

@@ -57,7 +57,7 @@ void write_text(const std::string &path, const std::string &text) {
 std::string prepare(Session &s, const Args &a, const Dims &dims) {
     s.load(a.positional.at(0));
     std::string launch = a.has("--launch") ? read_text(a.value("--launch"), "--launch") : "";
-    return s.generate(dims.first, launch);
+    return s.generate(dims.first, launch, a.value("--loops"));
 }
 
 // The verify and bench options of one command line; the strings live as long as this object.

@@ -51,8 +51,9 @@ Session::Session(const Args &args) {
 
 void Session::load(const std::string &path) { check(tad_load_forward(s_, path.c_str(), nullptr)); }
 
-std::string Session::generate(const std::string &dims_json, const std::string &launch_json) {
+std::string Session::generate(const std::string &dims_json, const std::string &launch_json, const std::string &loops) {
     tad_generate_options o = TAD_GENERATE_OPTIONS_INIT;
+    o.loops = loops.empty() ? nullptr : loops.c_str();
     o.dims_json = dims_json.empty() ? nullptr : dims_json.c_str();
     o.launch_json = launch_json.empty() ? nullptr : launch_json.c_str();
     int status = TAD_OK;

@@ -202,7 +202,7 @@ std::string emit_module(const ModuleInput &in) {
     os << ".\n# Backward kernels are reverse-mode derivatives of `" << in.kernel
        << "`: each program recomputes its forward values, then\n# propagates gradients in reverse. Regenerate "
           "with `tad generate`; do not edit.\n";
-    os << "import inspect\nimport threading\n\nimport torch\nimport triton\nimport triton.language as tl\n";
+    os << "import inspect\nimport math\nimport threading\n\nimport torch\nimport triton\nimport triton.language as tl\n";
     os << "from triton.language.extra import libdevice\n\n";
 
     // Forward: imports, jit functions, the stub and module-level names it needs, in source order.
@@ -227,7 +227,7 @@ std::string emit_module(const ModuleInput &in) {
         }
     }
     os << "# ---- forward, copied from " << kf.file.path << " ----\n";
-    static const std::set<std::string> header_imports = {"import inspect", "import threading", "import torch", "import triton",
+    static const std::set<std::string> header_imports = {"import inspect", "import math", "import threading", "import torch", "import triton",
                                                          "import triton.language as tl",
                                                          "from triton.language.extra import libdevice"};
     bool imports = false;
@@ -255,6 +255,10 @@ std::string emit_module(const ModuleInput &in) {
         for (const auto &[param, w] : v.bwd.writes)
             doc += " d" + param + (w.kind == passes::GradWrite::Store ? ": plain stores (disjoint per program)." : ": relaxed atomic adds.");
         os << emit_kernel(v.bwd.fn, doc) << "\n\n";
+        if (v.bwd.tape)
+            os << emit_kernel(v.bwd.tape->fn, "Tape elements each program of " + v.bwd.fn.name +
+                                                  " needs: its taped loops' trip counts times their carried state's size.")
+               << "\n\n";
     }
 
     // The launcher. Its locals get names no stub parameter has (a stub may well take `a` or `out`).
@@ -281,22 +285,46 @@ std::string emit_module(const ModuleInput &in) {
     os << "    \"\"\"Gradients of the stub's inputs from the gradients of its outputs.\"\"\"\n";
     os << "    " << a_v << " = " << launch_v << ".args\n";
     std::set<std::string> grad_vars;
+    // A forward argument the backward kernels read: a scalar of the recorded launch, or a stub input.
+    auto primal_arg = [&](const ir::Param &p, const ad::ParamOrigin &o) {
+        if (p.kind != ir::ParamKind::Pointer) return a_v + "[\"" + p.name + "\"]";
+        if (!map.input_of.count(o.primal))
+            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": the backward of '" + in.kernel + "' reads '" + o.primal +
+                                          "', which is not a stub input (saving intermediate buffers is not supported yet)");
+        std::string var = input_name(map.input_of.at(o.primal));
+        saved.insert(var);
+        return var;
+    };
+    auto constexpr_args = [&](const ir::Function &f, std::vector<std::string> &args) {
+        for (const ir::Constexpr &c : f.constexprs) args.push_back(c.name + "=" + a_v + "[\"" + c.name + "\"]");
+    };
+    const std::string tape_v = fresh("tape"), tape_stride_v = fresh("tape_stride"), need_v = fresh("tape_need");
     auto emit_variant = [&](const Variant &v, const std::string &indent) {
         std::vector<std::string> call_args, finals;
+        if (v.bwd.tape) {
+            // The tape's size is known only once each program's trip counts are: a sizing kernel
+            // writes them, the largest sets the stride between programs' tapes.
+            std::vector<std::string> size_args;
+            const ad::TapeSizing &ts = *v.bwd.tape;
+            for (size_t i = 0; i < ts.fn.params.size(); ++i)
+                size_args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed ? need_v : primal_arg(ts.fn.params[i], ts.origins[i]));
+            constexpr_args(ts.fn, size_args);
+            std::string device = layouts_v + "[0][3]";
+            os << indent << need_v << " = torch.empty(math.prod(" << launch_v << ".grid), dtype=torch.int64, device=" << device << ")\n";
+            os << indent << ts.fn.name << "[" << launch_v << ".grid](" << join(size_args) << ", **" << launch_v << ".options)\n";
+            os << indent << tape_stride_v << " = max(int(" << need_v << ".max().item()), 1)\n";
+            os << indent << tape_v << " = torch.empty(math.prod(" << launch_v << ".grid) * " << tape_stride_v
+               << ", dtype=torch.float32, device=" << device << ")\n";
+        }
         for (size_t i = 0; i < v.bwd.fn.params.size(); ++i) {
             const ir::Param &p = v.bwd.fn.params[i];
             const ad::ParamOrigin &o = v.bwd.origins[i];
-            if (p.kind != ir::ParamKind::Pointer) {
-                call_args.push_back(a_v + "[\"" + p.name + "\"]");
+            if (o.kind == ad::ParamOrigin::Tape || o.kind == ad::ParamOrigin::TapeStride) {
+                call_args.push_back(o.kind == ad::ParamOrigin::Tape ? tape_v : tape_stride_v);
                 continue;
             }
-            if (o.kind == ad::ParamOrigin::Primal) {
-                if (!map.input_of.count(o.primal))
-                    fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": the backward of '" + in.kernel + "' reads '" + o.primal +
-                                                  "', which is not a stub input (saving intermediate buffers is not supported yet)");
-                std::string var = input_name(map.input_of.at(o.primal));
-                saved.insert(var);
-                call_args.push_back(var);
+            if (p.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal) {
+                call_args.push_back(primal_arg(p, o));
                 continue;
             }
             if (map.output_of.count(o.primal)) {
@@ -318,7 +346,7 @@ std::string emit_module(const ModuleInput &in) {
             }
             call_args.push_back(gvar);
         }
-        for (const ir::Constexpr &c : v.bwd.fn.constexprs) call_args.push_back(c.name + "=" + a_v + "[\"" + c.name + "\"]");
+        constexpr_args(v.bwd.fn, call_args);
         os << indent << v.bwd.fn.name << "[" << launch_v << ".grid](" << join(call_args) << ", **" << launch_v << ".options)\n";
         std::vector<std::string> rets;
         for (const std::string &p : stub.params) {

@@ -20,7 +20,7 @@ uint64_t fnv1a(uint64_t h, const std::string &s) {
 
 std::string make_id(int64_t seq, const Candidate &c) {
     uint64_t h = 14695981039346656037ull;
-    for (const std::string *s : {&c.label, &c.forward_path, &c.forward_source, &c.backend, &c.kind,
+    for (const std::string *s : {&c.label, &c.forward_path, &c.forward_source, &c.backend, &c.loops, &c.kind,
                                  &c.backward_source})
         h = fnv1a(h, *s);
     char buf[48];
@@ -63,6 +63,7 @@ Json meta_to_json(const SnapshotInfo &info) {
         j.set_null("parent");
     j.set("forward_path", info.forward_path);
     j.set("backend", info.backend);
+    if (!info.loops.empty()) j.set("loops", info.loops);
     j.set("kind", info.kind);
     return j;
 }
@@ -83,6 +84,7 @@ SnapshotInfo meta_from_json(const std::string &text, const std::string &id, cons
         if (!j.at("parent").is_null()) info.parent = j.at("parent").str();
         info.forward_path = j.at("forward_path").str();
         info.backend = j.at("backend").str();
+        info.loops = j.str_or("loops", "");
         info.kind = j.at("kind").str();
         if (info.id != id || info.seq != seq_of(id))
             fail(TAD_ERR_IO, "id '" + info.id + "' does not match its directory");

@@ -98,6 +98,7 @@ std::string Store::add(const Candidate &c) {
     info.parent = c.parent;
     info.forward_path = c.forward_path;
     info.backend = c.backend;
+    info.loops = c.loops;
     info.kind = c.kind;
 
     std::string tmp = fs::make_unique_dir(snapshots_dir(), kTmpPrefix);
@@ -125,6 +126,7 @@ Candidate Store::load(const std::string &id) const {
     c.parent = info.parent;
     c.forward_path = info.forward_path;
     c.backend = info.backend;
+    c.loops = info.loops;
     c.kind = info.kind;
     c.forward_source = fs::read_file(fs::join(dir, kForward));
     c.backward_source = fs::read_file(fs::join(dir, kBackward));

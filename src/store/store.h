@@ -18,6 +18,7 @@ struct Candidate {
     std::string forward_path;
     std::string forward_source;
     std::string backend;
+    std::string loops;  // how nonlinear loops were reversed: "recompute" (also when absent) or "tape"
     std::string kind;
     std::string backward_source;
     std::optional<std::string> launch_json;
@@ -34,6 +35,7 @@ struct SnapshotInfo {
     std::optional<std::string> parent;
     std::string forward_path;
     std::string backend;
+    std::string loops;
     std::string kind;
     bool has_verify = false;
     bool has_bench = false;

@@ -93,6 +93,7 @@ TEST(CApi, OptionsInitFunctionsMatchMacros) {
     EXPECT_EQ(g.backend, nullptr);
     EXPECT_EQ(g.dims_json, nullptr);
     EXPECT_EQ(g.launch_json, nullptr);
+    EXPECT_EQ(g.loops, nullptr);
     EXPECT_EQ(v.version, static_cast<unsigned>(TAD_VERIFY_OPTIONS_VERSION));
     EXPECT_EQ(v.cpu, 0);
     EXPECT_EQ(v.dims_json, nullptr);

@@ -2,6 +2,8 @@
 // is asked anything, and a fresh session directory has no snapshots to list or roll back to.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <string>
 
@@ -58,6 +60,21 @@ TEST_F(CApiSession, UnsupportedOptionsVersions) {
     EXPECT_EQ(std::string(tad_error_last()), "tad_bench: unsupported options version " +
                                                  std::to_string(TAD_BENCH_OPTIONS_VERSION + 1));
     EXPECT_EQ(out, nullptr);
+}
+
+// A caller built against version 1 passes a struct that ends before `loops`: it is accepted and
+// nothing past its end is read (an exactly sized heap block, so sanitizer builds would catch it).
+TEST_F(CApiSession, VersionOneGenerateOptionsStillWork) {
+    struct V1 {
+        unsigned int version;
+        const char *backend, *dims_json, *launch_json;
+    };
+    auto *g = static_cast<V1 *>(std::malloc(sizeof(V1)));
+    *g = V1{1, nullptr, nullptr, nullptr};
+    char *out = nullptr;
+    EXPECT_EQ(tad_generate(s_, reinterpret_cast<tad_generate_options *>(g), &out), TAD_ERR_STATE);
+    EXPECT_STREQ(tad_error_last(), "tad_generate: no forward file loaded (call tad_load_forward first)");
+    std::free(g);
 }
 
 TEST_F(CApiSession, NegativeOptionValues) {

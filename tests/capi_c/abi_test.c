@@ -39,7 +39,7 @@ static void test_options(void) {
     memset(&s2, 0xab, sizeof s2);
     memset(&v2, 0xab, sizeof v2);
     CHECK(s.version == TAD_SESSION_OPTIONS_VERSION && s.work_dir == NULL && s.progress == NULL);
-    CHECK(g.version == TAD_GENERATE_OPTIONS_VERSION && g.backend == NULL);
+    CHECK(g.version == TAD_GENERATE_OPTIONS_VERSION && g.backend == NULL && g.loops == NULL);
     CHECK(v.version == TAD_VERIFY_OPTIONS_VERSION && v.cpu == 0 && v.max_elements == 0);
     CHECK(b.version == TAD_BENCH_OPTIONS_VERSION && b.reps == 0);
     CHECK(tad_session_options_init(&s2) == TAD_OK);

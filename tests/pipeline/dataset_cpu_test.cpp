@@ -52,6 +52,59 @@ TEST_P(DatasetCpu, SupportedKernelsPassOthersAreRejectedClearly) {
     EXPECT_TRUE(kSupported.count(name)) << name << " now passes: add it to kSupported";
 }
 
+// Loops with nonlinear state under both policies: both pass the CPU tier; the tape's reverse loop
+// reads the state back instead of rerunning the forward loop inside it (no loop nested in `back`),
+// and a sizing kernel sizes the tape.
+class LoopPolicies : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LoopPolicies, TapeAndRecomputeBothPass) {
+    if (std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0)
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    for (const char *policy : {"recompute", "tape"}) {
+        fs::TempDir dir;
+        SessionOptions opts;
+        opts.work_dir = dir.path();
+        opts.python = kPython;
+        Session s(opts);
+        s.load_forward(std::string(TAD_SOURCE_DIR) + "/dataset/" + GetParam() + ".py", std::nullopt);
+        GenerateOptions g;
+        g.loops = policy;
+        std::string src = s.candidate_source(s.generate(g));
+        bool tape = std::string(policy) == "tape";
+        EXPECT_EQ(src.find("_tape_size[") != std::string::npos, tape) << policy;
+        std::string back = src.substr(src.find("for back in range("));
+        back = back.substr(0, back.find("\n\n\n"));
+        EXPECT_EQ(back.find("\n        for ") == std::string::npos, tape) << policy << ":\n" << back;
+        VerifyOptions v;
+        v.cpu = true;
+        v.max_elements = 1 << 16;
+        bool passed = false;
+        std::string report = s.verify(v, &passed);
+        EXPECT_TRUE(passed) << policy << ": " << report;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dataset, LoopPolicies, ::testing::Values("cross_entropy", "flash_attention", "linear_recurrence"),
+                         [](const auto &info) { return info.param; });
+
+TEST(LoopPolicies, UnknownPolicyIsRejected) {
+    fs::TempDir dir;
+    SessionOptions opts;
+    opts.work_dir = dir.path();
+    opts.python = kPython;
+    Session s(opts);
+    s.load_forward(std::string(TAD_SOURCE_DIR) + "/dataset/linear_recurrence.py", std::nullopt);
+    GenerateOptions g;
+    g.loops = "checkpoint";
+    try {
+        s.generate(g);
+        FAIL() << "generate accepted an unknown loops policy";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.status(), TAD_ERR_INVALID_ARGUMENT);
+        EXPECT_STREQ(e.what(), "tad_generate: unknown loops policy 'checkpoint' (available: recompute, tape)");
+    }
+}
+
 std::vector<std::string> dataset_files() {
     std::vector<std::string> out;
     for (const std::string &f : fs::list_dir(std::string(TAD_SOURCE_DIR) + "/dataset"))

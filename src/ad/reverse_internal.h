@@ -1,0 +1,132 @@
+// Internal to src/ad: the reverse-mode builder shared by reverse.cpp (parameters, replay, the
+// sweep, memory ops) and reverse_loops.cpp (reversal of whole loops).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ad/reverse.h"
+#include "support/error.h"
+
+namespace tad::ad::detail {
+
+using ir::OpKind;
+using ir::ValueId;
+
+bool contains(const std::vector<std::string> &v, const std::string &s);
+
+class Reverse {
+public:
+    Reverse(const ir::Function &fwd, const GradSpec &spec, const std::map<std::string, passes::GradWrite> &plan)
+        : fwd_(fwd), spec_(spec), plan_(plan), b_(bwd_), primal_(fwd.values.size(), ir::kNoValue),
+          shadow_(fwd.values.size(), ir::kNoValue), adj_(fwd.values.size(), ir::kNoValue) {}
+
+    Backward run(const std::string &name);
+
+private:
+    const ir::Function &fwd_;
+    const GradSpec &spec_;
+    const std::map<std::string, passes::GradWrite> &plan_;
+    ir::Function bwd_;
+    ir::Builder b_;
+    std::vector<ValueId> primal_, shadow_, adj_;
+    std::map<std::string, std::string> shadow_of_;  // shadow param name -> primal param name
+    std::map<std::string, ValueId> shadow_param_;   // primal param name -> shadow param value
+    std::map<std::string, bool> read_;
+
+    bool atomic(const std::string &param) const;
+
+    void declare_params();
+
+    ValueId P(ValueId v) const { return primal_.at(v); }
+
+    void replay();
+
+    // Appends a copy of forward `op` reading the current replay values.
+    void replay_op(const ir::Op &op);
+
+    // The gradient buffer's pointer that mirrors forward pointer value `v`.
+    ValueId shadow(ValueId v);
+
+    std::string base_param(ValueId p) const;
+
+    void accumulate(ValueId fwd_value, ValueId contribution);
+
+    // ---- loops ---------------------------------------------------------------------------------
+    // While a loop's reverse body is built: the adjoints of values defined outside the loop are
+    // accumulated in carried values of the reverse loop.
+    struct LoopContext {
+        std::map<ValueId, ValueId> outer;  // forward value -> its running adjoint in the body
+        std::set<ValueId> carried_float;   // forward loop_arg values of the accumulators
+    };
+    std::vector<LoopContext> contexts_;
+    std::vector<ir::Loop> loops_;
+
+    const ir::Loop &loop_ending_at(int i) const;
+
+    bool is_constant(ValueId v) const;
+
+    bool in_body(const ir::Loop &l, ValueId v) const;
+
+    // An accumulator: its loop_arg is used once, by the add (or the subtraction from it) that
+    // makes its yield. Returns the op index of that update, -1 when the value is only carried, and
+    // kNonlinear for any other update.
+    static constexpr int kNonlinear = -2;
+    int accumulator_update(const ir::Loop &l, size_t k) const;
+
+    // Values from outside the loop whose adjoints the body may produce (constants have none to
+    // pass on). Builds the gradient pointers of outer pointers once, before the loop.
+    std::vector<ValueId> outer_values(const ir::Loop &l);
+
+    bool differentiated_pointer(ValueId v) const;
+
+    // Reverses a loop with nonlinear float state (h = a·h + x, an online softmax): the reverse loop
+    // visits the iterations last to first; for each it recovers the carried state (rerunning the
+    // forward loop up to that iteration, or reading the tape), replays the body there and propagates
+    // the state's adjoint one step back.
+    void reverse_loop_recompute(const ir::Loop &l);
+
+    // The ops of loop l's body (loop_args included) that `roots` depend on.
+    std::set<int> body_cone(const ir::Loop &l, const std::vector<ValueId> &roots) const;
+
+    // ---- the tape (LoopPolicy::Tape, tape.h) ---------------------------------------------------
+    struct TapeRegion {
+        std::vector<ValueId> state;     // forward loop_arg values stored, in carried order
+        int record_after = -1;          // forward op index after which the replay stores them
+        ValueId base = ir::kNoValue;    // backward: the region's first element (scalar pointer)
+        ValueId slot = ir::kNoValue;    // backward: elements per iteration (i32)
+        ValueId lo = ir::kNoValue, step = ir::kNoValue;
+        std::vector<ValueId> offsets;   // backward: each state value's offset in the slot (i32)
+    };
+    std::map<int, TapeRegion> taped_;   // by the loop's for_begin op index
+    std::string tape_name_, tape_stride_name_;
+    ValueId tape_param_ = ir::kNoValue, tape_stride_param_ = ir::kNoValue;
+    ValueId tape_cursor_ = ir::kNoValue;  // i64: start of the next region in this program's tape
+
+    // Top-level loops with nonlinear float state whose counters and pointers do not depend on that
+    // state (those are still recomputed, cheaply); the others keep the recompute policy.
+    void choose_taped_loops();
+    void begin_tape_region(TapeRegion &region, const ir::Op &begin);
+    void record_tape(const TapeRegion &region, const ir::Op &begin);
+    std::string fresh_param_name(std::string name) const;
+    static bool is_write(const ir::Op &op) { return op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd; }
+
+    // Reverses an accumulator loop. Accumulators make the iterations independent of each other's
+    // adjoints, so the reverse loop runs in forward order: it recomputes each iteration's body
+    // (carrying pointers and counters as the forward does) and propagates the accumulators'
+    // loop-invariant adjoints through it.
+    void reverse_loop(const ir::Loop &l);
+
+    void sweep() { sweep_range(0, static_cast<int>(fwd_.ops.size())); }
+
+    // Reverse sweep over forward ops [from, to); a loop inside is reversed as a whole.
+    void sweep_range(int from, int to);
+
+    void seed_from_store(const ir::Op &op);
+
+    void write_gradient(const ir::Op &op, ValueId g);
+};
+
+}  // namespace tad::ad::detail
