@@ -69,6 +69,43 @@ def forward(x, w, scale=2.0):
     return _Fn.apply(x, w, scale)
 """
 
+# A stub that, like dataset/dropout.py's kernel, computes in float32 whatever its input dtype, and a
+# generated module for it; neither has a reference().
+FLOAT32_FORWARD = """
+import torch
+
+def keep(x):
+    return torch.arange(x.numel(), device=x.device).reshape(x.shape) % 3 > 0
+
+def stub(x, p=0.5):
+    return torch.where(keep(x), torch.tanh(x.float()) / (1 - p), 0.0).to(x.dtype)
+
+def make_args(dims):
+    dtype = getattr(torch, dims["dtype"])
+    return (torch.randn(dims["M"], dims["N"], dtype=dtype, device=dims["device"]),), {}
+"""
+
+FLOAT32_GENERATED = FLOAT32_FORWARD + """
+class _Fn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, p):
+        ctx.save_for_backward(x)
+        ctx.p = p
+        return stub(x, p)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, = ctx.saved_tensors
+        t = torch.tanh(x.float())
+        dx = torch.where(keep(x), dy.float() * (1 - t * t) / (1 - ctx.p), 0.0) * GX_FACTOR
+        return dx.to(x.dtype), None
+
+GRAD_INPUTS = ("x",)
+
+def forward(x, p=0.5):
+    return _Fn.apply(x, p)
+"""
+
 
 def module_from(source, factor=1.0):
     module = types.ModuleType("m")
@@ -78,9 +115,10 @@ def module_from(source, factor=1.0):
     return module
 
 
-def run(forward_src, factor=1.0, dims=None, dtypes=("float32",), grad_inputs=("x", "w")):
+def run(forward_src, factor=1.0, dims=None, dtypes=("float32",), grad_inputs=("x", "w"),
+        generated_src=GENERATED):
     module = module_from(forward_src)
-    generated = module_from(GENERATED, factor)
+    generated = module_from(generated_src, factor)
     progress = []
     report = tad_verify.verify(module, module.stub, generated, [dims or {"M": 8, "N": 16}],
                                list(dtypes), 3, list(grad_inputs), "cpu",
@@ -115,14 +153,38 @@ class VerifyWithFiniteDifferences(unittest.TestCase):
         entries, _ = run(FORWARD, dtypes=("float32", "float64"))
         self.assertEqual([e["status"] for e in entries], ["pass", "pass"])
         self.assertEqual(entries[0]["reference"], "finite differences")
-        self.assertLess(entries[0]["grads"][0]["fd_rel_err"], tad_verify.FD_RTOL)
-        self.assertLess(entries[1]["grads"][1]["max_rel_err"], tad_verify.FD_RTOL)
+        # A stub that computes in float64 keeps the strict float64 step and tolerance.
+        self.assertEqual([e["fd_precision"] for e in entries], ["float64", "float64"])
+        self.assertEqual(entries[0]["fd_rtol"], 1e-5)
+        self.assertLess(entries[0]["grads"][0]["fd_rel_err"], 1e-5)
+        self.assertLess(entries[1]["grads"][1]["max_rel_err"], 1e-5)
 
     def test_wrong_backward_fails(self):
         entries, _ = run(FORWARD, factor=1.5, dtypes=("float64",))
         self.assertEqual(entries[0]["status"], "fail")
         self.assertFalse(entries[0]["grads"][0]["ok"])
         self.assertTrue(entries[0]["grads"][1]["ok"])
+
+    def test_stub_computing_in_float32_is_checked_at_float32_precision(self):
+        # At the float64 step its differences would measure float32 rounding (~1e-3), not slope.
+        entries, _ = run(FLOAT32_FORWARD, dtypes=("float32", "float64"), grad_inputs=("x",),
+                         generated_src=FLOAT32_GENERATED, dims={"M": 16, "N": 64})
+        self.assertEqual([e["status"] for e in entries], ["pass", "pass"])
+        self.assertEqual([e["fd_precision"] for e in entries], ["float32", "float32"])
+        self.assertEqual(entries[0]["fd_rtol"], tad_verify.FD["float32"][1])
+
+    def test_wrong_backward_of_a_float32_stub_fails(self):
+        # 1% off: beyond float32 finite differences' tolerance.
+        entries, _ = run(FLOAT32_FORWARD, factor=1.01, dtypes=("float32", "float64"),
+                         grad_inputs=("x",), generated_src=FLOAT32_GENERATED)
+        self.assertEqual([e["status"] for e in entries], ["fail", "fail"])
+
+    def test_effective_precision(self):
+        x = torch.randn(100, dtype=torch.float64)
+        self.assertEqual(tad_verify.effective_precision([x]), "float64")
+        self.assertEqual(tad_verify.effective_precision([x.float().double()]), "float32")
+        self.assertEqual(tad_verify.effective_precision([x.float().double(), x]), "float64")
+        self.assertEqual(tad_verify.effective_precision([x.float()]), "float32")
 
     def test_make_args_failing_in_float64_is_explained(self):
         entries, _ = run(FORWARD, dims={"M": 2, "N": 2, "fail": "float64"})
