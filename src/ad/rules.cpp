@@ -25,10 +25,19 @@ ValueId splat(ir::Builder &b, double v, ValueId like) {
 }
 
 // Shared by both contexts (VjpContext, JvpContext).
+template <class C> ValueId add(C &c, ValueId a, ValueId b) { return c.b.binary(OpKind::Add, a, b); }
+template <class C> ValueId sub(C &c, ValueId a, ValueId b) { return c.b.binary(OpKind::Sub, a, b); }
 template <class C> ValueId mul(C &c, ValueId a, ValueId b) { return c.b.binary(OpKind::Mul, a, b); }
 template <class C> ValueId div(C &c, ValueId a, ValueId b) { return c.b.binary(OpKind::Div, a, b); }
 template <class C> ValueId neg(C &c, ValueId a) { return c.b.unary(OpKind::Neg, a); }
 template <class C> ValueId select(C &c, ValueId cond, ValueId a, ValueId b) { return c.b.where(cond, a, b); }
+template <class C> ValueId one_plus(C &c, ValueId a) { return add(c, c.constant(1.0, a), a); }
+template <class C> ValueId square(C &c, ValueId a) { return mul(c, a, a); }
+// √(1−x²) of the op's operand: the slope of asin and acos is ±1 over it.
+template <class C> ValueId sqrt_one_minus_x2(C &c) {
+    ValueId x = c.x(0);
+    return c.b.unary(OpKind::Sqrt, sub(c, c.constant(1.0, x), square(c, x)));
+}
 
 // Tangent arithmetic where kNoValue stands for a zero tangent, so that inactive operands cost no ops.
 ValueId t_sub(JvpContext &c, ValueId s, ValueId t) {
@@ -206,6 +215,46 @@ void vjp_cos(VjpContext &c) {  // x̄ -= ȳ·sin x
     c.accumulate(c.op.operands[0], neg(c, mul(c, c.g, c.b.unary(OpKind::Sin, c.x(0)))));
 }
 void jvp_cos(JvpContext &c) { c.result = neg(c, mul(c, c.dx[0], c.b.unary(OpKind::Sin, c.x(0)))); }  // ẏ = −ẋ·sin x
+void vjp_log1p(VjpContext &c) { c.accumulate(c.op.operands[0], div(c, c.g, one_plus(c, c.x(0)))); }  // x̄ += ȳ/(1+x)
+void jvp_log1p(JvpContext &c) { c.result = div(c, c.dx[0], one_plus(c, c.x(0))); }                     // ẏ = ẋ/(1+x)
+void vjp_expm1(VjpContext &c) { c.accumulate(c.op.operands[0], mul(c, c.g, one_plus(c, c.y()))); }  // x̄ += ȳ·eˣ = ȳ·(1+y)
+void jvp_expm1(JvpContext &c) { c.result = mul(c, c.dx[0], one_plus(c, c.y())); }                     // ẏ = ẋ·(1+y)
+void vjp_tan(VjpContext &c) {  // x̄ += ȳ·sec²x = ȳ·(1+y²)
+    c.accumulate(c.op.operands[0], mul(c, c.g, one_plus(c, square(c, c.y()))));
+}
+void jvp_tan(JvpContext &c) { c.result = mul(c, c.dx[0], one_plus(c, square(c, c.y()))); }  // ẏ = ẋ·(1+y²)
+void vjp_atan(VjpContext &c) {  // x̄ += ȳ/(1+x²)
+    c.accumulate(c.op.operands[0], div(c, c.g, one_plus(c, square(c, c.x(0)))));
+}
+void jvp_atan(JvpContext &c) { c.result = div(c, c.dx[0], one_plus(c, square(c, c.x(0)))); }  // ẏ = ẋ/(1+x²)
+void vjp_sinh(VjpContext &c) {  // x̄ += ȳ·cosh x
+    c.accumulate(c.op.operands[0], mul(c, c.g, c.b.unary(OpKind::Cosh, c.x(0))));
+}
+void jvp_sinh(JvpContext &c) { c.result = mul(c, c.dx[0], c.b.unary(OpKind::Cosh, c.x(0))); }  // ẏ = ẋ·cosh x
+void vjp_cosh(VjpContext &c) {  // x̄ += ȳ·sinh x
+    c.accumulate(c.op.operands[0], mul(c, c.g, c.b.unary(OpKind::Sinh, c.x(0))));
+}
+void jvp_cosh(JvpContext &c) { c.result = mul(c, c.dx[0], c.b.unary(OpKind::Sinh, c.x(0))); }  // ẏ = ẋ·sinh x
+void vjp_asin(VjpContext &c) { c.accumulate(c.op.operands[0], div(c, c.g, sqrt_one_minus_x2(c))); }  // x̄ += ȳ/√(1−x²)
+void jvp_asin(JvpContext &c) { c.result = div(c, c.dx[0], sqrt_one_minus_x2(c)); }                     // ẏ = ẋ/√(1−x²)
+void vjp_acos(VjpContext &c) { c.accumulate(c.op.operands[0], neg(c, div(c, c.g, sqrt_one_minus_x2(c)))); }  // x̄ -= ȳ/√(1−x²)
+void jvp_acos(JvpContext &c) { c.result = neg(c, div(c, c.dx[0], sqrt_one_minus_x2(c))); }                     // ẏ = −ẋ/√(1−x²)
+// b·a^(b−1), the slope of aᵇ in a.
+template <class C> ValueId pow_slope(C &c) {
+    ValueId a = c.x(0), b = c.x(1);
+    return mul(c, b, c.b.binary(OpKind::Pow, a, sub(c, b, c.constant(1.0, b))));
+}
+// The slope in b, ln a·aᵇ, is finite only for a > 0: elsewhere b̄ and ḃ's term come out NaN or
+// infinite (with a constant exponent, as in x ** 2.0, nothing reads them).
+void vjp_pow(VjpContext &c) {  // y = aᵇ: ā += ȳ·b·a^(b−1), b̄ += ȳ·ln a·y
+    c.accumulate(c.op.operands[0], mul(c, c.g, pow_slope(c)));
+    c.accumulate(c.op.operands[1], mul(c, mul(c, c.g, c.b.unary(OpKind::Log, c.x(0))), c.y()));
+}
+void jvp_pow(JvpContext &c) {  // y = aᵇ: ẏ = ȧ·b·a^(b−1) + ḃ·ln a·y
+    ValueId da = c.dx[0] == ir::kNoValue ? ir::kNoValue : mul(c, c.dx[0], pow_slope(c));
+    ValueId db = c.dx[1] == ir::kNoValue ? ir::kNoValue : mul(c, mul(c, c.dx[1], c.b.unary(OpKind::Log, c.x(0))), c.y());
+    c.result = t_add(c, da, db);
+}
 void vjp_where(VjpContext &c) {  // ā += [cond]·ȳ, b̄ += [¬cond]·ȳ
     ValueId zero = c.constant(0, c.g), cond = c.x(0);
     c.accumulate(c.op.operands[1], select(c, cond, c.g, zero));
@@ -222,6 +271,23 @@ void vjp_cast(VjpContext &c) {  // x̄ += cast(ȳ, dtype(x)) between float types
 void jvp_cast(JvpContext &c) { c.result = c.b.cast(c.dx[0], c.fwd.type(c.op.result).elem); }  // ẏ = cast(ẋ, dtype(y))
 void vjp_trans(VjpContext &c) { c.accumulate(c.op.operands[0], c.b.trans(c.g)); }  // x̄ += ȳᵀ
 void jvp_trans(JvpContext &c) { c.result = c.b.trans(c.dx[0]); }                    // ẏ = ẋᵀ
+void vjp_reshape(VjpContext &c) {  // x̄ += reshape(ȳ, shape(x))
+    c.accumulate(c.op.operands[0], c.b.reshape(c.g, c.fwd.type(c.op.operands[0]).shape));
+}
+void jvp_reshape(JvpContext &c) { c.result = c.b.reshape(c.dx[0], c.fwd.type(c.op.result).shape); }  // ẏ = reshape(ẋ, shape(y))
+void vjp_join(VjpContext &c) {  // y = join(a, b): ā += split(ȳ)[0], b̄ += split(ȳ)[1]
+    c.accumulate(c.op.operands[0], c.b.split(c.g, 0));
+    c.accumulate(c.op.operands[1], c.b.split(c.g, 1));
+}
+void jvp_join(JvpContext &c) {  // ẏ = join(ȧ, ḃ)
+    ValueId da = c.dx[0], db = c.dx[1];
+    c.result = c.b.join(da == ir::kNoValue ? c.constant(0, db) : da, db == ir::kNoValue ? c.constant(0, da) : db);
+}
+void vjp_split(VjpContext &c) {  // y = split(x)[k]: x̄ += ȳ in half k, 0 in the other (a join)
+    ValueId zero = c.constant(0, c.g);
+    c.accumulate(c.op.operands[0], c.op.ival == 0 ? c.b.join(c.g, zero) : c.b.join(zero, c.g));
+}
+void jvp_split(JvpContext &c) { c.result = c.b.split(c.dx[0], static_cast<int>(c.op.ival)); }  // ẏ = split(ẋ)[k]
 // The cotangent meets the other operand in a tensor-core dot, so it is rounded to that operand's
 // type first (as hand-written backwards do); products accumulate in the forward's result type.
 void vjp_dot(VjpContext &c) {  // C = A·B: Ā += C̄·Bᵀ, B̄ += Aᵀ·C̄
@@ -259,6 +325,10 @@ void jvp_reduce_extremum(JvpContext &c) {  // ẏ = Σ[x = y]·ẋ / #{x = y}: t
     ValueId count = c.b.reduce(OpKind::ReduceSum, ones, c.op.axis, c.op.keep_dims);
     c.result = div(c, picked, c.b.cast(count, c.fwd.type(c.op.result).elem));
 }
+void vjp_cumsum(VjpContext &c) {  // yᵢ = Σ_{j≤i} xⱼ: x̄ⱼ += Σ_{i≥j} ȳᵢ, the prefix sum in the other direction
+    c.accumulate(c.op.operands[0], c.b.cumsum(c.g, c.op.axis, c.op.ival == 0));
+}
+void jvp_cumsum(JvpContext &c) { c.result = c.b.cumsum(c.dx[0], c.op.axis, c.op.ival != 0); }  // ẏ = cumsum(ẋ)
 
 constexpr RuleClass D = RuleClass::Differentiable;
 constexpr RuleClass N = RuleClass::NonDifferentiable;
@@ -286,6 +356,7 @@ const std::vector<Rule> &rules() {
         {OpKind::Mod, D, vjp_mod, jvp_mod},
         {OpKind::Maximum, D, vjp_maximum, jvp_maximum},
         {OpKind::Minimum, D, vjp_minimum, jvp_minimum},
+        {OpKind::Pow, D, vjp_pow, jvp_pow},
         {OpKind::Lt, N, nullptr, nullptr},
         {OpKind::Le, N, nullptr, nullptr},
         {OpKind::Gt, N, nullptr, nullptr},
@@ -309,17 +380,31 @@ const std::vector<Rule> &rules() {
         {OpKind::Tanh, D, vjp_tanh, jvp_tanh},
         {OpKind::Sin, D, vjp_sin, jvp_sin},
         {OpKind::Cos, D, vjp_cos, jvp_cos},
+        {OpKind::Log1p, D, vjp_log1p, jvp_log1p},
+        {OpKind::Expm1, D, vjp_expm1, jvp_expm1},
+        {OpKind::Tan, D, vjp_tan, jvp_tan},
+        {OpKind::Atan, D, vjp_atan, jvp_atan},
+        {OpKind::Sinh, D, vjp_sinh, jvp_sinh},
+        {OpKind::Cosh, D, vjp_cosh, jvp_cosh},
+        {OpKind::Asin, D, vjp_asin, jvp_asin},
+        {OpKind::Acos, D, vjp_acos, jvp_acos},
         {OpKind::Floor, N, nullptr, nullptr},  // zero derivative almost everywhere
         {OpKind::Ceil, N, nullptr, nullptr},
         {OpKind::Where, D, vjp_where, jvp_where},
         {OpKind::Cast, D, vjp_cast, jvp_cast},
         {OpKind::Rand, N, nullptr, nullptr},  // random numbers: no gradient through the generator
         {OpKind::Trans, D, vjp_trans, jvp_trans},
+        {OpKind::Reshape, D, vjp_reshape, jvp_reshape},
+        {OpKind::Join, D, vjp_join, jvp_join},
+        {OpKind::Split, D, vjp_split, jvp_split},
         {OpKind::Dot, D, vjp_dot, jvp_dot},
         {OpKind::AddPtr, N, nullptr, nullptr},  // pointers get shadows, not adjoints or tangents
         {OpKind::ReduceSum, D, vjp_reduce_sum, jvp_reduce_sum},
         {OpKind::ReduceMax, D, vjp_reduce_extremum, jvp_reduce_extremum},
         {OpKind::ReduceMin, D, vjp_reduce_extremum, jvp_reduce_extremum},
+        {OpKind::Argmax, N, nullptr, nullptr},  // an index: piecewise constant
+        {OpKind::Argmin, N, nullptr, nullptr},
+        {OpKind::CumSum, D, vjp_cumsum, jvp_cumsum},
         {OpKind::Load, M, nullptr, nullptr},
         {OpKind::Store, M, nullptr, nullptr},
         {OpKind::AtomicAdd, M, nullptr, nullptr},

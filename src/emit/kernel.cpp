@@ -43,10 +43,16 @@ bool broadcasts_implicitly(const ir::Op &user, size_t operand) {
     case OpKind::Broadcast:
     case OpKind::ExpandDims:
     case OpKind::Trans:
+    case OpKind::Reshape:
+    case OpKind::Join:
+    case OpKind::Split:
     case OpKind::Dot:
     case OpKind::ReduceSum:
     case OpKind::ReduceMax:
-    case OpKind::ReduceMin: return false;
+    case OpKind::ReduceMin:
+    case OpKind::Argmax:
+    case OpKind::Argmin:
+    case OpKind::CumSum: return false;
     default: return true;
     }
 }
@@ -327,6 +333,9 @@ private:
             return {wrap(x, 100) + "[" + idx + "]", 100};
         }
         case OpKind::Trans: return {"tl.trans(" + operand(op, 0).text + ")", 100};
+        case OpKind::Reshape: return {"tl.reshape(" + operand(op, 0).text + ", " + shape_tuple(rt->shape) + ")", 100};
+        case OpKind::Join: return call("tl.join", op);
+        case OpKind::Split: return {"tl.split(" + operand(op, 0).text + ")[" + std::to_string(op.ival) + "]", 100};
         case OpKind::Dot: {
             std::string s = "tl.dot(" + operand(op, 0).text + ", " + operand(op, 1).text;
             if (!op.name.empty()) s += ", input_precision=\"" + op.name + "\"";
@@ -351,6 +360,7 @@ private:
         case OpKind::Not: return {"~" + wrap(operand(op, 0), 80), 80};
         case OpKind::Maximum: return call("tl.maximum", op);
         case OpKind::Minimum: return call("tl.minimum", op);
+        case OpKind::Pow: return call("libdevice.pow", op);
         case OpKind::Exp: return call("tl.exp", op);
         case OpKind::Exp2: return call("tl.exp2", op);
         case OpKind::Log: return call("tl.log", op);
@@ -363,6 +373,14 @@ private:
         case OpKind::Tanh: return call("libdevice.tanh", op);
         case OpKind::Sin: return call("tl.sin", op);
         case OpKind::Cos: return call("tl.cos", op);
+        case OpKind::Log1p: return call("libdevice.log1p", op);
+        case OpKind::Expm1: return call("libdevice.expm1", op);
+        case OpKind::Tan: return call("libdevice.tan", op);
+        case OpKind::Atan: return call("libdevice.atan", op);
+        case OpKind::Sinh: return call("libdevice.sinh", op);
+        case OpKind::Cosh: return call("libdevice.cosh", op);
+        case OpKind::Asin: return call("libdevice.asin", op);
+        case OpKind::Acos: return call("libdevice.acos", op);
         case OpKind::Floor: return call("tl.floor", op);
         case OpKind::Ceil: return call("tl.ceil", op);
         case OpKind::Where: return call("tl.where", op);
@@ -383,6 +401,14 @@ private:
             if (op.keep_dims) s += ", keep_dims=True";
             return {s + ")", 100};
         }
+        case OpKind::Argmax:
+        case OpKind::Argmin: {
+            std::string s = (op.kind == OpKind::Argmax ? "tl.argmax(" : "tl.argmin(") + operand(op, 0).text +
+                            ", axis=" + std::to_string(op.axis);
+            return {s + (op.keep_dims ? ", keep_dims=True)" : ")"), 100};
+        }
+        case OpKind::CumSum:
+            return {"tl.cumsum(" + operand(op, 0).text + ", axis=" + std::to_string(op.axis) + (op.ival ? ", reverse=True)" : ")"), 100};
         case OpKind::Load:
         case OpKind::Store:
         case OpKind::AtomicAdd: return memory(op);

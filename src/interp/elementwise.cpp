@@ -71,6 +71,7 @@ void float_binary(OpKind k, ir::DType elem, const std::vector<double> &a, const 
     case OpKind::Mod: return map2(a, b, out, [](double x, double y) { return std::fmod(x, y); });
     case OpKind::Maximum: return map2(a, b, out, max_nan);
     case OpKind::Minimum: return map2(a, b, out, min_nan);
+    case OpKind::Pow: return map2(a, b, out, [](double x, double y) { return std::pow(x, y); });
     case OpKind::Lt: return map2(a, b, out, [](double x, double y) { return double(x < y); });
     case OpKind::Le: return map2(a, b, out, [](double x, double y) { return double(x <= y); });
     case OpKind::Gt: return map2(a, b, out, [](double x, double y) { return double(x > y); });
@@ -123,6 +124,14 @@ void float_unary(OpKind k, ir::DType elem, const std::vector<double> &a, std::ve
     case OpKind::Tanh: return map1(a, out, [](double x) { return std::tanh(x); });
     case OpKind::Sin: return map1(a, out, [](double x) { return std::sin(x); });
     case OpKind::Cos: return map1(a, out, [](double x) { return std::cos(x); });
+    case OpKind::Log1p: return map1(a, out, [](double x) { return std::log1p(x); });
+    case OpKind::Expm1: return map1(a, out, [](double x) { return std::expm1(x); });
+    case OpKind::Tan: return map1(a, out, [](double x) { return std::tan(x); });
+    case OpKind::Atan: return map1(a, out, [](double x) { return std::atan(x); });
+    case OpKind::Sinh: return map1(a, out, [](double x) { return std::sinh(x); });
+    case OpKind::Cosh: return map1(a, out, [](double x) { return std::cosh(x); });
+    case OpKind::Asin: return map1(a, out, [](double x) { return std::asin(x); });
+    case OpKind::Acos: return map1(a, out, [](double x) { return std::acos(x); });
     case OpKind::Floor: return map1(a, out, [](double x) { return std::floor(x); });
     case OpKind::Ceil: return map1(a, out, [](double x) { return std::ceil(x); });
     default: no_such(k, elem);

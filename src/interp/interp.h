@@ -11,7 +11,9 @@
 //   is an error only where it decides something: as a mask lane, or as the address of a lane that is
 //   read or written. So `idx = load(I, mask=m); load(W + idx, mask=m)` runs as it does on a GPU.
 // - Maximum, Minimum, ReduceMax and ReduceMin propagate NaN (stricter than Triton's maxnum), so an
-//   undefined lane cannot hide behind a max.
+//   undefined lane cannot hide behind a max; likewise Argmax / Argmin give NaN (an undefined index)
+//   where a compared lane is NaN. Otherwise their ties go to the smallest index, as Triton's
+//   default tie_break_left=True.
 // - Programs run one after another, x (axis 0) fastest: for z, for y, for x. AtomicAdd is a plain +=.
 // Errors are tad::Error:
 // - TAD_ERR_INVALID_ARGUMENT for what the launch gets wrong: arguments not matching fn.params, a

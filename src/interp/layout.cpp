@@ -51,38 +51,77 @@ template void gather(const std::vector<int32_t> &, const Shape &, const std::vec
 template void gather(const std::vector<int64_t> &, const Shape &, const std::vector<int64_t> &, std::vector<int64_t> &);
 
 namespace {
+// A shape viewed as [outer, n, inner] around `axis` (-1: all of it is the middle dim n).
+struct Around {
+    int64_t outer = 1, n = 1, inner = 1;
+    Around(const Shape &s, int axis) {
+        if (axis < 0) {
+            n = numel(s);
+            return;
+        }
+        n = s[axis];
+        for (int d = 0; d < axis; ++d) outer *= s[d];
+        for (size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
+    }
+    size_t at(int64_t o, int64_t k, int64_t i) const { return static_cast<size_t>((o * n + k) * inner + i); }
+};
+
 // `in` viewed as [outer, n, inner]; reduces the middle dim into out[outer, inner].
 template <class F>
-void reduce_middle(const std::vector<double> &in, int64_t outer, int64_t n, int64_t inner, double init, F combine,
-                   std::vector<double> &out) {
-    out.assign(static_cast<size_t>(outer * inner), init);
-    for (int64_t o = 0; o < outer; ++o) {
-        double *dst = out.data() + o * inner;
-        for (int64_t k = 0; k < n; ++k) {
-            const double *src = in.data() + (o * n + k) * inner;
-            for (int64_t i = 0; i < inner; ++i) dst[i] = combine(dst[i], src[i]);
+void reduce_middle(const std::vector<double> &in, const Around &v, double init, F combine, std::vector<double> &out) {
+    out.assign(static_cast<size_t>(v.outer * v.inner), init);
+    for (int64_t o = 0; o < v.outer; ++o) {
+        double *dst = out.data() + o * v.inner;
+        for (int64_t k = 0; k < v.n; ++k) {
+            const double *src = in.data() + v.at(o, k, 0);
+            for (int64_t i = 0; i < v.inner; ++i) dst[i] = combine(dst[i], src[i]);
         }
     }
 }
 }  // namespace
 
 void reduce(ir::OpKind k, const std::vector<double> &in, const Shape &s, int axis, std::vector<double> &out) {
-    int64_t outer = 1, n = numel(s), inner = 1;
-    if (axis >= 0) {
-        n = s[axis];
-        for (int d = 0; d < axis; ++d) outer *= s[d];
-        for (size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
-    }
+    const Around v(s, axis);
     const double inf = std::numeric_limits<double>::infinity();
     // Max / Min take a NaN operand over anything (interp.h: undefined lanes stay visible).
     switch (k) {
     case ir::OpKind::ReduceSum:
-        return reduce_middle(in, outer, n, inner, 0.0, [](double a, double b) { return a + b; }, out);
+        return reduce_middle(in, v, 0.0, [](double a, double b) { return a + b; }, out);
     case ir::OpKind::ReduceMax:
-        return reduce_middle(in, outer, n, inner, -inf, [](double a, double b) { return b > a || b != b ? b : a; }, out);
+        return reduce_middle(in, v, -inf, [](double a, double b) { return b > a || b != b ? b : a; }, out);
     default:  // ReduceMin: run() calls this for the three reductions only
-        return reduce_middle(in, outer, n, inner, inf, [](double a, double b) { return b < a || b != b ? b : a; }, out);
+        return reduce_middle(in, v, inf, [](double a, double b) { return b < a || b != b ? b : a; }, out);
     }
+}
+
+void arg_extremum(ir::OpKind k, const std::vector<double> &in, const Shape &s, int axis, std::vector<double> &out) {
+    const Around v(s, axis);
+    const bool max = k == ir::OpKind::Argmax;
+    out.resize(static_cast<size_t>(v.outer * v.inner));
+    for (int64_t o = 0; o < v.outer; ++o)
+        for (int64_t i = 0; i < v.inner; ++i) {
+            int64_t best = 0;
+            bool undefined = false;
+            for (int64_t j = 0; j < v.n; ++j) {
+                const double x = in[v.at(o, j, i)], b = in[v.at(o, best, i)];
+                undefined = undefined || x != x;
+                if (max ? x > b : x < b) best = j;  // strictly: ties keep the first index
+            }
+            out[static_cast<size_t>(o * v.inner + i)] = undefined ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(best);
+        }
+}
+
+void cumsum(const std::vector<double> &in, const Shape &s, int axis, bool reverse, std::vector<double> &out) {
+    const Around v(s, axis);
+    out.resize(in.size());
+    for (int64_t o = 0; o < v.outer; ++o)
+        for (int64_t i = 0; i < v.inner; ++i) {
+            double sum = 0;
+            for (int64_t j = 0; j < v.n; ++j) {
+                const size_t at = v.at(o, reverse ? v.n - 1 - j : j, i);
+                out[at] = sum += in[at];
+            }
+        }
 }
 
 }  // namespace tad::interp

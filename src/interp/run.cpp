@@ -29,6 +29,9 @@ bool pointer_operand_ok(const ir::Function &fn, const ir::Op &op, size_t k) {
     switch (op.kind) {
     case OpKind::Broadcast:
     case OpKind::ExpandDims:
+    case OpKind::Reshape:
+    case OpKind::Join:
+    case OpKind::Split:
     case OpKind::LoopArg: return ptr == fn.type(op.result).is_ptr;
     case OpKind::ForEnd: return true;  // yields: the verifier matched them to the carried types
     case OpKind::Where: return k == 0 ? !ptr : ptr == fn.type(op.result).is_ptr;
@@ -122,6 +125,23 @@ Plan make_plan(const ir::Function &fn) {
         (body_value_at_end ? p.dead_per_iteration : p.dead_after)[at].push_back(static_cast<ValueId>(v));
     }
     return p;
+}
+
+// Join's lanes: a's at even positions, b's at odd ones (the new last dim is the fastest).
+template <class T>
+void interleave(const std::vector<T> &a, const std::vector<T> &b, std::vector<T> &out) {
+    out.resize(2 * a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+        out[2 * i] = a[i];
+        out[2 * i + 1] = b[i];
+    }
+}
+
+// Split's lanes: every other lane of x, from lane `half`.
+template <class T>
+void every_other(const std::vector<T> &x, size_t half, std::vector<T> &out) {
+    out.resize(x.size() / 2);
+    for (size_t i = 0; i < out.size(); ++i) out[i] = x[2 * i + half];
 }
 
 double typed_const(double v, DType t) {
@@ -266,13 +286,16 @@ private:
                 }
             return;
         }
-        case OpKind::ExpandDims: {  // row-major lanes do not move
+        case OpKind::ExpandDims:
+        case OpKind::Reshape: {  // row-major lanes do not move
             Tile &t = def(op.result);
             t.num = in(a[0]).num;
             t.buf = in(a[0]).buf;
             t.off = in(a[0]).off;
             return;
         }
+        case OpKind::Join: return join(op);
+        case OpKind::Split: return split(op);
         case OpKind::Where: return select(op);
         case OpKind::Cast: return cast(type(a[0]).elem, type(op.result).elem, in(a[0]).num, def(op.result).num);
         case OpKind::AddPtr: return add_ptr(op);
@@ -280,6 +303,10 @@ private:
         case OpKind::ReduceMax:
         case OpKind::ReduceMin:
             return reduce(op.kind, in(a[0]).num, plan_.shape[a[0]], op.axis, def(op.result).num);
+        case OpKind::Argmax:
+        case OpKind::Argmin:
+            return arg_extremum(op.kind, in(a[0]).num, plan_.shape[a[0]], op.axis, def(op.result).num);
+        case OpKind::CumSum: return cumsum(in(a[0]).num, plan_.shape[a[0]], op.axis, op.ival != 0, def(op.result).num);
         case OpKind::Load:
         case OpKind::Store:
         case OpKind::AtomicAdd: return access(op);
@@ -309,6 +336,29 @@ private:
             gather(s.off, to, strides, t.off);
         } else {
             gather(s.num, to, strides, t.num);
+        }
+    }
+
+    void join(const ir::Op &op) {
+        const Tile &a = in(op.operands[0]), &b = in(op.operands[1]);
+        Tile &t = def(op.result);
+        if (type(op.result).is_ptr) {
+            interleave(a.buf, b.buf, t.buf);
+            interleave(a.off, b.off, t.off);
+        } else {
+            interleave(a.num, b.num, t.num);
+        }
+    }
+
+    void split(const ir::Op &op) {
+        const Tile &x = in(op.operands[0]);
+        const size_t half = static_cast<size_t>(op.ival);
+        Tile &t = def(op.result);
+        if (type(op.result).is_ptr) {
+            every_other(x.buf, half, t.buf);
+            every_other(x.off, half, t.off);
+        } else {
+            every_other(x.num, half, t.num);
         }
     }
 

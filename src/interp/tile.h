@@ -1,5 +1,5 @@
 // Internal to the interpreter: the storage of one SSA value and the shape-only kernels that move
-// lanes around (broadcast, reduce).
+// lanes around (broadcast, reduce, scan).
 #pragma once
 
 #include <cstdint>
@@ -37,5 +37,12 @@ void gather(const std::vector<T> &in, const Shape &to, const std::vector<int64_t
 // Reduces `in` (shape `s`) over `axis` (-1: all dims) with ReduceSum / ReduceMax / ReduceMin. The
 // lanes of the result are in the same order with or without keep_dims.
 void reduce(ir::OpKind k, const std::vector<double> &in, const Shape &s, int axis, std::vector<double> &out);
+
+// Argmax / Argmin of `in` (shape `s`) along `axis` (a dim): the first index of the extremum, NaN
+// where the lanes compared hold a NaN (interp.h).
+void arg_extremum(ir::OpKind k, const std::vector<double> &in, const Shape &s, int axis, std::vector<double> &out);
+
+// Inclusive prefix sums of `in` (shape `s`) along `axis`, from the end when `reverse`.
+void cumsum(const std::vector<double> &in, const Shape &s, int axis, bool reverse, std::vector<double> &out);
 
 }  // namespace tad::interp

@@ -81,6 +81,24 @@ ValueId Builder::trans(ValueId v) {
     return append(Op{OpKind::Trans, {v}}, t);
 }
 
+ValueId Builder::reshape(ValueId v, std::vector<Dim> shape) {
+    return append(Op{OpKind::Reshape, {v}}, f_.type(v).with_shape(std::move(shape)));
+}
+
+ValueId Builder::join(ValueId a, ValueId b) {
+    Type t = f_.type(a);
+    t.shape.push_back(Dim{2, "2"});
+    return append(Op{OpKind::Join, {a, b}}, t);
+}
+
+ValueId Builder::split(ValueId v, int index) {
+    Type t = f_.type(v);
+    t.shape.pop_back();
+    Op op{OpKind::Split, {v}};
+    op.ival = index;
+    return append(op, t);
+}
+
 ValueId Builder::dot(ValueId a, ValueId b, DType out, const std::string &precision) {
     Op op{OpKind::Dot, {a, b}};
     op.name = precision;
@@ -125,10 +143,18 @@ ValueId Builder::reduce(OpKind k, ValueId v, int axis, bool keep_dims) {
     } else {
         t.shape.erase(t.shape.begin() + axis);
     }
+    if (k == OpKind::Argmax || k == OpKind::Argmin) t = t.with_elem(DType::I32);
     Op op{k, {v}};
     op.axis = axis;
     op.keep_dims = keep_dims;
     return append(op, t);
+}
+
+ValueId Builder::cumsum(ValueId v, int axis, bool reverse) {
+    Op op{OpKind::CumSum, {v}};
+    op.axis = axis;
+    op.ival = reverse;
+    return append(op, f_.type(v));
 }
 
 ValueId Builder::load(ValueId p, ValueId mask, ValueId other) {

@@ -83,12 +83,18 @@ enum class OpKind {
     Broadcast,    // operand 0 to result shape (numpy rules)
     ExpandDims,   // insert a dim of size 1 at `axis`
     Trans,        // swap the two dims of a 2-D tile
+    Reshape,      // to the result shape, keeping the row-major order of the elements
+    Join,         // tl.join(a, b): a new last dim of size 2 holding a at index 0 and b at index 1
+    Split,        // half `ival` (0 or 1) of a tile whose last dim is 2 (tl.split), without that dim
     // Elementwise, same-shape operands.
     Add, Sub, Mul, Div, Mod, Maximum, Minimum,
+    Pow,                     // a ** b for floats (libdevice.pow)
     Lt, Le, Gt, Ge, Eq, Ne,  // -> i1
     And, Or, Xor,            // bitwise on integers, logical on i1
     Neg, Not,
-    Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sigmoid, Abs, Erf, Tanh, Sin, Cos, Floor, Ceil,
+    Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sigmoid, Abs, Erf, Tanh, Sin, Cos,
+    Log1p, Expm1, Tan, Atan, Sinh, Cosh, Asin, Acos,
+    Floor, Ceil,
     Where,        // select(cond, a, b)
     Rand,         // tl.rand(seed, offsets): uniform f32 in [0, 1) per lane; the interpreter uses its own
                   // generator (checks compare a kernel with itself), the GPU uses Triton's Philox
@@ -97,6 +103,10 @@ enum class OpKind {
     AddPtr,       // pointer + integer offset (in elements)
     // Reductions over `axis` (-1: all dims, giving a scalar); `keep_dims` keeps a size-1 dim.
     ReduceSum, ReduceMax, ReduceMin,
+    // The index (i32) of the first max / min along `axis` (a dim; `keep_dims` as above).
+    Argmax, Argmin,
+    // Inclusive prefix sum along `axis`; `ival` = 1 sums from the end (tl.cumsum's reverse=True).
+    CumSum,
     // Matrix product of 2-D tiles [M, K] x [K, N] -> [M, N] in the result's element type; `name`
     // is the input precision ("" = Triton's default, "ieee", "tf32", "tf32x3").
     Dot,
@@ -175,6 +185,9 @@ public:
     ValueId broadcast(ValueId v, std::vector<Dim> shape);  // by value: callers pass shapes of this function's values
     ValueId expand_dims(ValueId v, int axis);
     ValueId trans(ValueId v);
+    ValueId reshape(ValueId v, std::vector<Dim> shape);  // same element count
+    ValueId join(ValueId a, ValueId b);                  // operands of one type
+    ValueId split(ValueId v, int index);                 // v's last dim is 2; index 0 or 1
     ValueId dot(ValueId a, ValueId b, DType out, const std::string &precision);
     ValueId binary(OpKind k, ValueId a, ValueId b);  // operands must already agree in type
     ValueId unary(OpKind k, ValueId a);
@@ -185,7 +198,8 @@ public:
     ValueId cast(ValueId v, DType to, bool keep = false);
     ValueId cast_like(ValueId v, ValueId like);
     ValueId add_ptr(ValueId p, ValueId off);
-    ValueId reduce(OpKind k, ValueId v, int axis, bool keep_dims);
+    ValueId reduce(OpKind k, ValueId v, int axis, bool keep_dims);  // also Argmax / Argmin, giving i32
+    ValueId cumsum(ValueId v, int axis, bool reverse);
     ValueId load(ValueId p, ValueId mask, ValueId other);  // mask / other may be kNoValue
     void store(ValueId p, ValueId v, ValueId mask);
     void atomic_add(ValueId p, ValueId v, ValueId mask, const std::string &sem);

@@ -15,6 +15,9 @@ const char *op_name(OpKind k) {
     case OpKind::Broadcast: return "broadcast";
     case OpKind::ExpandDims: return "expand_dims";
     case OpKind::Trans: return "trans";
+    case OpKind::Reshape: return "reshape";
+    case OpKind::Join: return "join";
+    case OpKind::Split: return "split";
     case OpKind::Dot: return "dot";
     case OpKind::Add: return "add";
     case OpKind::Sub: return "sub";
@@ -23,6 +26,7 @@ const char *op_name(OpKind k) {
     case OpKind::Mod: return "mod";
     case OpKind::Maximum: return "maximum";
     case OpKind::Minimum: return "minimum";
+    case OpKind::Pow: return "pow";
     case OpKind::Lt: return "lt";
     case OpKind::Le: return "le";
     case OpKind::Gt: return "gt";
@@ -46,6 +50,14 @@ const char *op_name(OpKind k) {
     case OpKind::Tanh: return "tanh";
     case OpKind::Sin: return "sin";
     case OpKind::Cos: return "cos";
+    case OpKind::Log1p: return "log1p";
+    case OpKind::Expm1: return "expm1";
+    case OpKind::Tan: return "tan";
+    case OpKind::Atan: return "atan";
+    case OpKind::Sinh: return "sinh";
+    case OpKind::Cosh: return "cosh";
+    case OpKind::Asin: return "asin";
+    case OpKind::Acos: return "acos";
     case OpKind::Floor: return "floor";
     case OpKind::Ceil: return "ceil";
     case OpKind::Where: return "where";
@@ -55,6 +67,9 @@ const char *op_name(OpKind k) {
     case OpKind::ReduceSum: return "reduce_sum";
     case OpKind::ReduceMax: return "reduce_max";
     case OpKind::ReduceMin: return "reduce_min";
+    case OpKind::Argmax: return "argmax";
+    case OpKind::Argmin: return "argmin";
+    case OpKind::CumSum: return "cumsum";
     case OpKind::Load: return "load";
     case OpKind::Store: return "store";
     case OpKind::AtomicAdd: return "atomic_add";
@@ -105,8 +120,12 @@ std::string print(const Function &f) {
         case OpKind::ReduceSum:
         case OpKind::ReduceMax:
         case OpKind::ReduceMin:
+        case OpKind::Argmax:
+        case OpKind::Argmin:
             os << " axis=" << op.axis << (op.keep_dims ? " keep_dims" : "");
             break;
+        case OpKind::CumSum: os << " axis=" << op.axis << (op.ival ? " reverse" : ""); break;
+        case OpKind::Split: os << " #" << op.ival; break;
         case OpKind::Load:
         case OpKind::Store:
             if (op.has_mask) os << " masked";

@@ -8,6 +8,14 @@ bool elementwise(OpKind k) {
     return (k >= OpKind::Add && k <= OpKind::Ceil) || k == OpKind::Where || k == OpKind::Cast ||
            k == OpKind::AddPtr;
 }
+
+// "" when op's result has type `want`, else what is wrong.
+std::string result_not(const Function &f, const Op &op, const Type &want) {
+    const Type &r = f.type(op.result);
+    return r == want ? "" : ": result " + r.str() + " should be " + want.str();
+}
+
+bool axis_in(int axis, const Type &t) { return axis >= 0 && axis < static_cast<int>(t.rank()); }
 }  // namespace
 
 // Loop structure, scoping of body values, and carried types.
@@ -52,7 +60,7 @@ std::string verify(const Function &f) {
         }
         switch (op.kind) {
         case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Mod:
-        case OpKind::Maximum: case OpKind::Minimum:
+        case OpKind::Maximum: case OpKind::Minimum: case OpKind::Pow:
             if (f.type(op.operands[0]).elem != f.type(op.operands[1]).elem)
                 return at + ": operand element types differ";
             break;
@@ -65,6 +73,39 @@ std::string verify(const Function &f) {
         case OpKind::Trans:
             if (f.type(op.operands[0]).rank() != 2) return at + ": needs a 2-D tile";
             break;
+        case OpKind::Reshape: {
+            const Type &x = f.type(op.operands[0]), &r = f.type(op.result);
+            if (x.numel() != r.numel() || !(x.with_shape(r.shape) == r)) return at + ": " + x.str() + " does not reshape to " + r.str();
+            break;
+        }
+        case OpKind::Join: {
+            Type want = f.type(op.operands[0]);
+            if (!(f.type(op.operands[1]) == want)) return at + ": operand types " + want.str() + " and " + f.type(op.operands[1]).str() + " differ";
+            want.shape.push_back(Dim{2, "2"});
+            if (std::string e = result_not(f, op, want); !e.empty()) return at + e;
+            break;
+        }
+        case OpKind::Split: {
+            Type want = f.type(op.operands[0]);
+            if (want.scalar() || want.shape.back().value != 2) return at + ": the last dim of " + want.str() + " is not 2";
+            if (op.ival != 0 && op.ival != 1) return at + ": half " + std::to_string(op.ival) + " is not 0 or 1";
+            want.shape.pop_back();
+            if (std::string e = result_not(f, op, want); !e.empty()) return at + e;
+            break;
+        }
+        case OpKind::CumSum:
+            if (!axis_in(op.axis, f.type(op.operands[0]))) return at + ": axis " + std::to_string(op.axis) + " out of range";
+            if (std::string e = result_not(f, op, f.type(op.operands[0])); !e.empty()) return at + e;
+            break;
+        case OpKind::Argmax:
+        case OpKind::Argmin: {
+            Type want = f.type(op.operands[0]).with_elem(DType::I32);
+            if (!axis_in(op.axis, want)) return at + ": axis " + std::to_string(op.axis) + " out of range";
+            if (op.keep_dims) want.shape[op.axis] = Dim{1, "1"};
+            else want.shape.erase(want.shape.begin() + op.axis);
+            if (std::string e = result_not(f, op, want); !e.empty()) return at + e;
+            break;
+        }
         case OpKind::Dot: {
             const Type &a = f.type(op.operands[0]), &b = f.type(op.operands[1]);
             if (a.rank() != 2 || b.rank() != 2 || a.shape[1].value != b.shape[0].value)

@@ -25,7 +25,7 @@ ValueId at(ir::Builder &b, ValueId ptr, std::vector<Dim> shape) {
     return b.add_ptr(b.broadcast(ptr, shape), off);
 }
 
-const Dim R{4, "R"}, C{8, "C"}, One{1, "1"};
+const Dim R{4, "R"}, C{8, "C"}, One{1, "1"}, Two{2, "2"};
 
 ValueId un(ir::Builder &b, OpKind k, ValueId x) { return b.unary(k, x); }
 ValueId bin(ir::Builder &b, OpKind k, ValueId x, ValueId y) { return b.binary(k, x, y); }
@@ -68,6 +68,7 @@ const std::vector<RuleCase> &rule_cases() {
          }},
         {"maximum", {{C}, {C}}, -1, 1, [](B &b, V x) { return bin(b, OpKind::Maximum, x[0], x[1]); }},
         {"minimum", {{C}, {C}}, -1, 1, [](B &b, V x) { return bin(b, OpKind::Minimum, x[0], x[1]); }},
+        {"pow", {{C}, {C}}, 0.5, 2, [](B &b, V x) { return bin(b, OpKind::Pow, x[0], x[1]); }},
         {"neg", {{C}}, -1, 1, [](B &b, V x) { return un(b, OpKind::Neg, x[0]); }},
         {"exp", {{C}}, -1, 1, [](B &b, V x) { return un(b, OpKind::Exp, x[0]); }},
         {"exp2", {{C}}, -1, 1, [](B &b, V x) { return un(b, OpKind::Exp2, x[0]); }},
@@ -81,17 +82,40 @@ const std::vector<RuleCase> &rule_cases() {
         {"tanh", {{C}}, -1, 1, [](B &b, V x) { return un(b, OpKind::Tanh, x[0]); }},
         {"sin", {{C}}, -1, 1, [](B &b, V x) { return un(b, OpKind::Sin, x[0]); }},
         {"cos", {{C}}, -1, 1, [](B &b, V x) { return un(b, OpKind::Cos, x[0]); }},
+        {"log1p", {{C}}, -0.5, 1, [](B &b, V x) { return un(b, OpKind::Log1p, x[0]); }},
+        {"expm1", {{C}}, -1, 1, [](B &b, V x) { return un(b, OpKind::Expm1, x[0]); }},
+        {"tan", {{C}}, -1, 1, [](B &b, V x) { return un(b, OpKind::Tan, x[0]); }},
+        {"atan", {{C}}, -2, 2, [](B &b, V x) { return un(b, OpKind::Atan, x[0]); }},
+        {"sinh", {{C}}, -1, 1, [](B &b, V x) { return un(b, OpKind::Sinh, x[0]); }},
+        {"cosh", {{C}}, -1, 1, [](B &b, V x) { return un(b, OpKind::Cosh, x[0]); }},
+        {"asin", {{C}}, -0.8, 0.8, [](B &b, V x) { return un(b, OpKind::Asin, x[0]); }},
+        {"acos", {{C}}, -0.8, 0.8, [](B &b, V x) { return un(b, OpKind::Acos, x[0]); }},
         {"where", {{C}, {C}}, -1, 1, [](B &b, V x) {
              ValueId zero = b.broadcast(b.constant(0, DType::F32), {C});
              return b.where(b.binary(OpKind::Gt, x[0], zero), x[0], x[1]);
          }},
         {"cast", {{C}}, -1, 1, [](B &b, V x) { return b.cast(b.cast(x[0], DType::F64), DType::F32); }},
         {"trans", {{R, C}}, -1, 1, [](B &b, V x) { return b.trans(x[0]); }},
+        {"reshape", {{R, C}}, -1, 1, [](B &b, V x) { return b.reshape(x[0], {C, R}); }},
+        {"join", {{C}, {C}}, -1, 1, [](B &b, V x) { return b.join(x[0], x[1]); }},
+        // Both halves, with different signs, so that swapping them shows.
+        {"split", {{C, Two}}, -1, 1, [](B &b, V x) { return bin(b, OpKind::Sub, b.split(x[0], 0), b.split(x[0], 1)); }},
         {"dot", {{R, C}, {C, R}}, -1, 1, [](B &b, V x) { return b.dot(x[0], x[1], DType::F32, ""); }},
         {"reduce_sum", {{R, C}}, -1, 1, [](B &b, V x) { return b.reduce(OpKind::ReduceSum, x[0], 1, false); }},
         {"reduce_sum_keep", {{R, C}}, -1, 1, [](B &b, V x) { return b.reduce(OpKind::ReduceSum, x[0], 0, true); }},
         {"reduce_max", {{R, C}}, -1, 1, [](B &b, V x) { return b.reduce(OpKind::ReduceMax, x[0], 1, false); }},
         {"reduce_min", {{R, C}}, -1, 1, [](B &b, V x) { return b.reduce(OpKind::ReduceMin, x[0], 0, false); }},
+        {"cumsum", {{R, C}}, -1, 1, [](B &b, V x) { return b.cumsum(x[0], 1, false); }},
+        {"cumsum_reverse", {{R, C}}, -1, 1, [](B &b, V x) { return b.cumsum(x[0], 0, true); }},
+        // Non-differentiable indices scaling a differentiable value: the gradient flows around them.
+        {"argmax", {{R, C}}, -1, 1, [](B &b, V x) {
+             ValueId i = b.cast(b.reduce(OpKind::Argmax, x[0], 1, true), DType::F32);
+             return bin(b, OpKind::Mul, x[0], b.broadcast(i, {R, C}));
+         }},
+        {"argmin", {{R, C}}, -1, 1, [](B &b, V x) {
+             ValueId i = b.cast(b.reduce(OpKind::Argmin, x[0], 0, false), DType::F32);
+             return bin(b, OpKind::Mul, b.reduce(OpKind::ReduceSum, x[0], 0, false), i);
+         }},
     };
     return cases;
 }

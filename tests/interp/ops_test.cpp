@@ -245,3 +245,124 @@ TEST(Interp, PointerOffsetArgumentShiftsTheBase) {
     run(k.f, {ArgValue::pointer(xi, 2)}, {1, 1, 1}, mem);
     EXPECT_EQ(mem.at(xi).data, (std::vector<double>{-1, -1, 0, 1, -1}));
 }
+
+TEST(Interp, ReshapeJoinAndSplitKeepRowMajorOrder) {
+    Kernel k("lanes");
+    ValueId X = k.ptr("X", DType::F32), J = k.ptr("J", DType::F32), E = k.ptr("E", DType::F32),
+            O = k.ptr("O", DType::F32), PJ = k.ptr("PJ", DType::F32), PO = k.ptr("PO", DType::F32);
+    ValueId r3 = k.range(3), r6 = k.range(6);
+    std::vector<Dim> three_by_two = {{3, "3"}, {2, "2"}};
+    ValueId a = k.b.load(k.at(X, r3), kNoValue, kNoValue);                                  // x[0:3]
+    ValueId b = k.b.load(k.at(X, k.op(OpKind::Add, r3, k.splat(k.c(3, DType::I32), r3))), kNoValue, kNoValue);  // x[3:6]
+    k.b.store(k.at(J, r6), k.b.reshape(k.b.join(a, b), {{6, "6"}}), kNoValue);
+    ValueId pairs = k.b.reshape(k.b.load(k.at(X, r6), kNoValue, kNoValue), three_by_two);
+    k.b.store(k.at(E, r3), k.b.split(pairs, 0), kNoValue);
+    k.b.store(k.at(O, r3), k.b.split(pairs, 1), kNoValue);
+    // The same moves on pointer lanes.
+    ValueId pa = k.at(X, r3), pb = k.b.add_ptr(pa, k.splat(k.c(3, DType::I32), r3));
+    k.b.store(k.at(PJ, r6), k.b.load(k.b.reshape(k.b.join(pa, pb), {{6, "6"}}), kNoValue, kNoValue), kNoValue);
+    ValueId odd = k.b.split(k.b.reshape(k.at(X, r6), three_by_two), 1);
+    k.b.store(k.at(PO, r3), k.b.load(odd, kNoValue, kNoValue), kNoValue);
+
+    Memory mem;
+    int xi = add_buffer(mem, "x", DType::F32, {10, 11, 12, 13, 14, 15});
+    int ji = add_buffer(mem, "j", DType::F32, std::vector<double>(6));
+    int ei = add_buffer(mem, "e", DType::F32, std::vector<double>(3));
+    int oi = add_buffer(mem, "o", DType::F32, std::vector<double>(3));
+    int pji = add_buffer(mem, "pj", DType::F32, std::vector<double>(6));
+    int poi = add_buffer(mem, "po", DType::F32, std::vector<double>(3));
+    run(k.f, {ptr(xi), ptr(ji), ptr(ei), ptr(oi), ptr(pji), ptr(poi)}, {1, 1, 1}, mem);
+
+    EXPECT_EQ(mem.at(ji).data, (std::vector<double>{10, 13, 11, 14, 12, 15}));
+    EXPECT_EQ(mem.at(ei).data, (std::vector<double>{10, 12, 14}));
+    EXPECT_EQ(mem.at(oi).data, (std::vector<double>{11, 13, 15}));
+    EXPECT_EQ(mem.at(pji).data, (std::vector<double>{10, 13, 11, 14, 12, 15}));
+    EXPECT_EQ(mem.at(poi).data, (std::vector<double>{11, 13, 15}));
+}
+
+namespace {
+// Row-major offsets of a [m, n] tile, i32[M,N].
+ValueId offsets_2d(Kernel &k, int64_t m, int64_t n) {
+    std::vector<Dim> mn = {{m, "M"}, {n, "N"}};
+    ValueId rows = k.b.expand_dims(k.b.arange(0, m, "M"), 1), cols = k.b.expand_dims(k.b.arange(0, n, "N"), 0);
+    ValueId row_start = k.op(OpKind::Mul, rows, k.splat(k.c(double(n), DType::I32), rows));
+    return k.op(OpKind::Add, k.b.broadcast(row_start, mn), k.b.broadcast(cols, mn));
+}
+}  // namespace
+
+TEST(Interp, CumSumRunsAlongItsAxisInEitherDirection) {
+    Kernel k("cumsum");
+    ValueId X = k.ptr("X", DType::F32), F = k.ptr("F", DType::F32), B = k.ptr("B", DType::F32);
+    ValueId offs = offsets_2d(k, 2, 3);
+    ValueId x = k.b.load(k.at(X, offs), kNoValue, kNoValue);
+    k.b.store(k.at(F, offs), k.b.cumsum(x, 1, false), kNoValue);
+    k.b.store(k.at(B, offs), k.b.cumsum(x, 0, true), kNoValue);
+
+    Memory mem;
+    int xi = add_buffer(mem, "x", DType::F32, {1, 2, 3, 4, 5, 6});
+    int fi = add_buffer(mem, "f", DType::F32, std::vector<double>(6));
+    int bi = add_buffer(mem, "b", DType::F32, std::vector<double>(6));
+    run(k.f, {ptr(xi), ptr(fi), ptr(bi)}, {1, 1, 1}, mem);
+
+    EXPECT_EQ(mem.at(fi).data, (std::vector<double>{1, 3, 6, 4, 9, 15}));
+    EXPECT_EQ(mem.at(bi).data, (std::vector<double>{5, 7, 9, 4, 5, 6}));
+}
+
+TEST(Interp, ArgmaxAndArgminTakeTheFirstOfTiedExtremes) {
+    Kernel k("argext");
+    ValueId X = k.ptr("X", DType::F32), MX = k.ptr("MX", DType::I32), MN = k.ptr("MN", DType::I32),
+            C = k.ptr("C", DType::I32), U = k.ptr("U", DType::I32);
+    ValueId offs = offsets_2d(k, 2, 4);
+    ValueId x = k.b.load(k.at(X, offs), kNoValue, kNoValue);
+    ValueId r2 = k.b.arange(0, 2, "M");
+    k.b.store(k.at(MX, r2), k.b.reduce(OpKind::Argmax, x, 1, false), kNoValue);
+    k.b.store(k.at(MN, r2), k.b.reduce(OpKind::Argmin, x, 1, false), kNoValue);
+    ValueId col_min = k.b.reduce(OpKind::Argmin, x, 0, true);  // i32[1,N]
+    ASSERT_EQ(k.f.type(col_min).str(), "i32[1,N]");
+    ValueId cols = k.b.expand_dims(k.b.arange(0, 4, "N"), 0);
+    k.b.store(k.at(C, cols), col_min, kNoValue);
+    // A masked-off lane without `other` is undefined, and so is the index of the max it could hide.
+    ValueId r4 = k.range(4);
+    ValueId half = k.b.load(k.at(X, r4), k.op(OpKind::Lt, r4, k.splat(k.c(2, DType::I32), r4)), kNoValue);
+    k.b.store(U, k.b.reduce(OpKind::Argmax, half, 0, false), kNoValue);
+
+    Memory mem;
+    int xi = add_buffer(mem, "x", DType::F32, {3, 7, 7, 1, 3, 2, 7, 5});
+    int mxi = add_buffer(mem, "mx", DType::I32, std::vector<double>(2));
+    int mni = add_buffer(mem, "mn", DType::I32, std::vector<double>(2));
+    int ci = add_buffer(mem, "c", DType::I32, std::vector<double>(4));
+    int ui = add_buffer(mem, "u", DType::I32, {0});
+    run(k.f, {ptr(xi), ptr(mxi), ptr(mni), ptr(ci), ptr(ui)}, {1, 1, 1}, mem);
+
+    EXPECT_EQ(mem.at(mxi).data, (std::vector<double>{1, 2}));
+    EXPECT_EQ(mem.at(mni).data, (std::vector<double>{3, 1}));
+    EXPECT_EQ(mem.at(ci).data, (std::vector<double>{0, 1, 0, 0}));
+    EXPECT_TRUE(std::isnan(mem.at(ui).data[0])) << "argmax must not hide an undefined lane";
+}
+
+TEST(Interp, LibdeviceMathAtKnownPoints) {
+    struct Case {
+        OpKind op;
+        double x, y, want;  // y: Pow's exponent
+    };
+    const double pi = std::acos(-1.0);
+    const Case cases[] = {
+        {OpKind::Log1p, std::exp(1.0) - 1, 0, 1},  {OpKind::Expm1, std::log(2.0), 0, 1},
+        {OpKind::Tan, pi / 4, 0, 1},               {OpKind::Atan, 1, 0, pi / 4},
+        {OpKind::Sinh, std::log(2.0), 0, 0.75},    {OpKind::Cosh, std::log(2.0), 0, 1.25},
+        {OpKind::Asin, 0.5, 0, pi / 6},            {OpKind::Acos, 0.5, 0, pi / 3},
+        {OpKind::Pow, 2, 3, 8},                    {OpKind::Pow, 4, -0.5, 0.5},
+    };
+    for (const Case &c : cases) {
+        Kernel k("math");
+        ValueId X = k.ptr("X", DType::F32), Y = k.ptr("Y", DType::F32);
+        ValueId x = k.b.load(X, kNoValue, kNoValue);
+        ValueId y = c.op == OpKind::Pow ? k.op(OpKind::Pow, x, k.c(c.y, DType::F32)) : k.b.unary(c.op, x);
+        k.b.store(Y, y, kNoValue);
+        Memory mem;
+        int xi = add_buffer(mem, "x", DType::F32, {c.x});
+        int yi = add_buffer(mem, "y", DType::F32, {0});
+        run(k.f, {ptr(xi), ptr(yi)}, {1, 1, 1}, mem);
+        EXPECT_NEAR(mem.at(yi).data[0], c.want, 1e-15) << op_name(c.op) << "(" << c.x << ")";
+    }
+}

@@ -1,0 +1,82 @@
+// The Triton spellings of ops, in kernels built by hand.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "emit/emit.h"
+
+using namespace tad;
+using namespace tad::ir;
+
+namespace {
+
+// A kernel loading x: f32[M,N] from X; `body` builds values from it, each stored to a parameter
+// of its own (Y0, Y1, ...) broadcast to the value's shape.
+std::string emit_with(const std::function<std::vector<ValueId>(Builder &, ValueId x)> &body) {
+    Function f;
+    f.name = "k";
+    f.constexprs = {{"M", "4"}, {"N", "8"}};
+    Builder b(f);
+    const std::vector<Dim> mn = {{4, "M"}, {8, "N"}};
+    ValueId X = b.param("X", ParamKind::Pointer, Type{DType::F32, true, {}});
+    ValueId rows = b.expand_dims(b.arange(0, 4, "M"), 1);
+    ValueId row_start = b.binary(OpKind::Mul, rows, b.broadcast(b.constant(8, DType::I32, "N"), f.type(rows).shape));
+    ValueId offs = b.binary(OpKind::Add, b.broadcast(row_start, mn), b.broadcast(b.expand_dims(b.arange(0, 8, "N"), 0), mn));
+    ValueId x = b.load(b.add_ptr(b.broadcast(X, mn), offs), kNoValue, kNoValue);
+    f.values[x].name = "x";
+    std::vector<ValueId> outs = body(b, x);
+    for (size_t k = 0; k < outs.size(); ++k) {
+        Type t = f.type(outs[k]);
+        ValueId y = b.param("Y" + std::to_string(k), ParamKind::Pointer, Type{t.elem, true, {}});
+        b.store(b.broadcast(y, t.shape), outs[k], kNoValue);
+    }
+    return emit::emit_kernel(f, "");
+}
+
+}  // namespace
+
+// Checked on the GPU with Triton 3.6 against torch when written.
+TEST(EmitKernel, ShapeScanAndIndexOps) {
+    std::string py = emit_with([](Builder &b, ValueId x) -> std::vector<ValueId> {
+        ValueId pairs = b.reshape(x, {{16, "M * N // 2"}, {2, "2"}});
+        ValueId swapped = b.join(b.split(pairs, 1), b.split(pairs, 0));
+        return {b.reshape(swapped, {{32, "M * N"}}), b.cumsum(x, 1, false), b.cumsum(x, 0, true),
+                b.reduce(OpKind::Argmax, x, 1, false), b.reduce(OpKind::Argmin, x, 0, true)};
+    });
+    EXPECT_EQ(py, R"(@triton.jit
+def k(X, Y0, Y1, Y2, Y3, Y4, M: tl.constexpr, N: tl.constexpr):
+    x = tl.load(X + (tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]))
+    t0 = tl.reshape(x, (M * N // 2, 2))
+    tl.store(tl.broadcast_to(Y0, (M * N,)), tl.reshape(tl.join(tl.split(t0)[1], tl.split(t0)[0]), (M * N,)))
+    tl.store(tl.broadcast_to(Y1, (M, N)), tl.cumsum(x, axis=1))
+    tl.store(tl.broadcast_to(Y2, (M, N)), tl.cumsum(x, axis=0, reverse=True))
+    tl.store(tl.broadcast_to(Y3, (M,)), tl.argmax(x, axis=1))
+    tl.store(tl.broadcast_to(Y4, (1, N)), tl.argmin(x, axis=0, keep_dims=True))
+)");
+}
+
+TEST(EmitKernel, LibdeviceMath) {
+    std::string py = emit_with([](Builder &b, ValueId x) -> std::vector<ValueId> {
+        std::vector<ValueId> ys;
+        for (OpKind k : {OpKind::Log1p, OpKind::Expm1, OpKind::Tan, OpKind::Atan, OpKind::Sinh, OpKind::Cosh,
+                         OpKind::Asin, OpKind::Acos})
+            ys.push_back(b.unary(k, x));
+        ys.push_back(b.binary(OpKind::Pow, x, b.broadcast(b.constant(1.5, DType::F32), b.func().type(x).shape)));
+        return ys;
+    });
+    EXPECT_EQ(py, R"(@triton.jit
+def k(X, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, M: tl.constexpr, N: tl.constexpr):
+    x = tl.load(X + (tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]))
+    tl.store(tl.broadcast_to(Y0, (M, N)), libdevice.log1p(x))
+    tl.store(tl.broadcast_to(Y1, (M, N)), libdevice.expm1(x))
+    tl.store(tl.broadcast_to(Y2, (M, N)), libdevice.tan(x))
+    tl.store(tl.broadcast_to(Y3, (M, N)), libdevice.atan(x))
+    tl.store(tl.broadcast_to(Y4, (M, N)), libdevice.sinh(x))
+    tl.store(tl.broadcast_to(Y5, (M, N)), libdevice.cosh(x))
+    tl.store(tl.broadcast_to(Y6, (M, N)), libdevice.asin(x))
+    tl.store(tl.broadcast_to(Y7, (M, N)), libdevice.acos(x))
+    tl.store(tl.broadcast_to(Y8, (M, N)), libdevice.pow(x, 1.5))
+)");
+}
