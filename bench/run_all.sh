@@ -5,7 +5,8 @@
 #   BUILD_DIR: where the tad program is (default build); OUT_DIR (default bench/out) gets, per file,
 #   NAME/ (the session), NAME.log (tad's output) and NAME.exit (its exit status); an empty argument
 #   means the default. FILES default to examples/*.py and dataset/*.py. $TAD_RUN_OPTS is added to
-#   every `tad run` (e.g. "--dtypes float16 --reps 200").
+#   every `tad run` (e.g. "--dtypes float16 --reps 200"). $TAD_COMMAND replaces `run` (`bench`: GPU
+#   verification and timing only, skipping the CPU tier); $TAD_FILE_TIMEOUT (seconds) bounds each file.
 # Exits 1 when any `tad run` failed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +33,8 @@ for i in "${!files[@]}"; do
   names+=("$name")
   rm -rf "${out:?}/$name"
   start=$SECONDS
-  "$build/tad" run "$f" --work-dir "$out/$name" "${opts[@]}" > "$out/$name.log" 2>&1
+  timeout "${TAD_FILE_TIMEOUT:-0}" "$build/tad" "${TAD_COMMAND:-run}" "$f" --work-dir "$out/$name" "${opts[@]}" \
+    > "$out/$name.log" 2>&1
   code=$?
   echo "$code" > "$out/$name.exit"
   ((code == 0)) || status=1

@@ -1,7 +1,7 @@
 """Inclusive prefix sum along each row of x [M, N].
 
-Each program scans BLOCK_M rows in column blocks of BLOCK_N: tl.cumsum scans within a block and a
-per-row carry adds the totals of the blocks before it.
+Each program scans one row in blocks of BLOCK_N: tl.cumsum scans within a block and a running carry
+adds the totals of the blocks before it.
 """
 import torch
 import triton
@@ -11,19 +11,17 @@ import tad
 
 
 @triton.jit
-def _cumsum_fwd(X, Y, M, N, stride_x, stride_y, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    row_ok = rows[:, None] < M
-    carry = tl.zeros([BLOCK_M], dtype=tl.float32)
+def _cumsum_fwd(X, Y, N, stride_x, stride_y, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    carry = 0.0
     for start in range(0, N, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
-        mask = row_ok & (cols[None, :] < N)
+        mask = cols < N
         # Padding is 0 and sits after the real columns, so it changes neither scan nor carry.
-        x = tl.load(X + rows[:, None] * stride_x + cols[None, :], mask=mask, other=0.0)
-        x = x.to(tl.float32)
-        y = tl.cumsum(x, axis=1) + carry[:, None]
-        tl.store(Y + rows[:, None] * stride_y + cols[None, :], y, mask=mask)
-        carry += tl.sum(x, axis=1)
+        x = tl.load(X + row * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
+        y = tl.cumsum(x, axis=0) + carry
+        tl.store(Y + row * stride_y + cols, y, mask=mask)
+        carry += tl.sum(x, axis=0)
 
 
 @tad.autodiff(grad_inputs=("x",))
@@ -31,9 +29,7 @@ def cumsum(x):
     M, N = x.shape
     y = torch.empty_like(x)
     block_n = min(triton.next_power_of_2(N), 1024)
-    block_m = max(4096 // block_n, 1)
-    grid = (triton.cdiv(M, block_m),)
-    _cumsum_fwd[grid](x, y, M, N, x.stride(0), y.stride(0), BLOCK_M=block_m, BLOCK_N=block_n)
+    _cumsum_fwd[(M,)](x, y, N, x.stride(0), y.stride(0), BLOCK_N=block_n)
     return y
 
 

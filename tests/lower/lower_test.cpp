@@ -113,13 +113,54 @@ import triton.language as tl
 @triton.jit
 def k(X, B: tl.constexpr):
     x = tl.load(X + tl.arange(0, B))
-    tl.store(X + tl.arange(0, B), tl.cumsum(x, 0))
+    tl.store(X + tl.arange(0, B), tl.histogram(x, 4))
 )";
     try {
         lower(src, {tensor("X"), integer("B", 8)});
         FAIL() << "expected an error";
     } catch (const Error &e) {
-        EXPECT_EQ(std::string(e.what()), "k.py:8:35: unsupported construct 'tl.cumsum': not in tad's rules table yet");
+        EXPECT_EQ(std::string(e.what()), "k.py:8:35: unsupported construct 'tl.histogram': not in tad's rules table yet");
+    }
+}
+
+// Constructs whose gradient has no defined mapping are refused with the reason.
+TEST(Lower, OrderFreeAndNonAddScansAreRejected) {
+    const char *cat = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(X, B: tl.constexpr):
+    x = tl.load(X + tl.arange(0, B))
+    tl.store(X + tl.arange(0, 2 * B), tl.cat(x, x, can_reorder=True))
+)";
+    try {
+        lower(cat, {tensor("X"), integer("B", 8)});
+        FAIL() << "expected an error";
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()), "k.py:8:39: unsupported construct 'tl.cat': triton 3.6 may reorder the elements "
+                                         "(can_reorder=True is required), so no gradient can be mapped back");
+    }
+    const char *scan = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def _mul(a, b):
+    return a * b
+
+
+@triton.jit
+def k(X, B: tl.constexpr):
+    x = tl.load(X + tl.arange(0, B))
+    tl.store(X + tl.arange(0, B), tl.associative_scan(x, 0, _mul))
+)";
+    try {
+        lower(scan, {tensor("X"), integer("B", 8)});
+        FAIL() << "expected an error";
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()), "k.py:13:35: unsupported construct 'tl.associative_scan': only a combine_fn that "
+                                         "returns the sum of its two arguments is differentiable");
     }
 }
 

@@ -86,6 +86,24 @@ TEST(LoopKernelCpu, LayerNormWithLoopsMatchesFiniteDifferences) {
     }
 }
 
+// reshape, split / join, cumsum, an add-combiner associative_scan, argmax and libdevice math.
+TEST(ShapeOpsCpu, MatchesFiniteDifferences) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    fs::TempDir dir;
+    std::unique_ptr<Session> session = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/shape_ops.py");
+    Session &s = *session;
+    s.generate(GenerateOptions{});
+    std::string src = s.candidate_source("");
+    for (const char *op : {"tl.reshape(", "tl.split(", "tl.join(", "tl.cumsum(", "reverse=True", "tl.argmax("})
+        EXPECT_NE(src.find(op), std::string::npos) << op;
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = false;
+    Json report = Json::parse(s.verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+    EXPECT_EQ(report.at("summary").at("passed").integer(), 2);
+}
+
 // The emitted launch recorder, run by Python against fake autotune / heuristics kernel layers.
 TEST(EmittedRecorder, CapturesAutotuneConfigHeuristicsAndGrid) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";

@@ -1,0 +1,162 @@
+// Operators: constant folding, materializing Python scalars, type promotion and broadcasting.
+#include <cmath>
+
+#include "frontend/lower_internal.h"
+
+namespace tad::frontend::detail {
+
+CV Lowerer::fold(const std::string &op, const CV &a, const CV &b, const ast::Node &n) {
+    bool ints = (a.kind == CV::Int || a.kind == CV::Bool) && (b.kind == CV::Int || b.kind == CV::Bool);
+    auto num = [](const CV &c) { return c.kind == CV::Float ? c.f : static_cast<double>(c.i); };
+    if (ints) {
+        int64_t x = a.i, y = b.i;
+        static const std::map<std::string, std::string> sym = {{"Add", " + "}, {"Sub", " - "}, {"Mult", " * "}, {"FloorDiv", " // "}};
+        auto expr = [&](int64_t r) {
+            auto it = sym.find(op);
+            return it == sym.end() ? CV::integer(r) : CV::integer(r, paren(a.s) + it->second + paren(b.s));
+        };
+        if (op == "Add") return expr(x + y);
+        if (op == "Sub") return expr(x - y);
+        if (op == "Mult") return expr(x * y);
+        if (op == "FloorDiv" || op == "Mod") {
+            if (y == 0) unsupported(n, "division by zero", "");
+            int64_t q = x / y;
+            if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+            return op == "FloorDiv" ? expr(q) : CV::integer(x - q * y);
+        }
+        if (op == "Div") return CV::real(static_cast<double>(x) / static_cast<double>(y));
+        if (op == "LShift") return CV::integer(x << y);
+        if (op == "RShift") return CV::integer(x >> y);
+        if (op == "BitAnd") return CV::integer(x & y);
+        if (op == "BitOr") return CV::integer(x | y);
+        if (op == "Pow") return CV::integer(static_cast<int64_t>(std::pow(x, y)));
+    }
+    if ((a.kind == CV::Int || a.kind == CV::Float || a.kind == CV::Bool) &&
+        (b.kind == CV::Int || b.kind == CV::Float || b.kind == CV::Bool)) {
+        double x = num(a), y = num(b);
+        if (op == "Add") return CV::real(x + y);
+        if (op == "Sub") return CV::real(x - y);
+        if (op == "Mult") return CV::real(x * y);
+        if (op == "Div") return CV::real(x / y);
+        if (op == "Pow") return CV::real(std::pow(x, y));
+        if (op == "Lt") return CV::boolean(x < y);
+        if (op == "LtE") return CV::boolean(x <= y);
+        if (op == "Gt") return CV::boolean(x > y);
+        if (op == "GtE") return CV::boolean(x >= y);
+        if (op == "Eq") return CV::boolean(x == y);
+        if (op == "NotEq") return CV::boolean(x != y);
+    }
+    if (op == "Is" || op == "IsNot" || op == "Eq" || op == "NotEq") {
+        bool same = a.kind == b.kind && (a.kind == CV::None || (a.kind == CV::Str && a.s == b.s) || (a.kind == CV::DTypeV && a.dt == b.dt));
+        return CV::boolean((op == "Is" || op == "Eq") ? same : !same);
+    }
+    unsupported(n, "operator " + op + " on compile-time values", "");
+}
+
+ValueId Lowerer::materialize(const CV &c, const Type *like, const ast::Node &n) {
+    if (c.kind == CV::Value) return c.v;
+    DType t;
+    double v;
+    if (c.kind == CV::Int || c.kind == CV::Bool) {
+        v = static_cast<double>(c.i);
+        if (like && !like->is_ptr) t = like->elem == DType::I1 && c.kind == CV::Int ? DType::I32 : like->elem;
+        else t = (c.i > INT32_MAX || c.i < INT32_MIN) ? DType::I64 : DType::I32;
+        if (c.kind == CV::Bool && !like) t = DType::I1;
+    } else if (c.kind == CV::Float) {
+        v = c.f;
+        t = (like && like->is_float()) ? like->elem : DType::F32;
+    } else {
+        unsupported(n, "value of this kind in arithmetic", "");
+    }
+    std::string name = (c.kind == CV::Int && c.s != std::to_string(c.i)) ? c.s : (c.kind == CV::Float ? c.s : "");
+    return b_.constant(v, t, name);
+}
+
+DType Lowerer::promote(DType a, DType b) {
+    bool fa = ir::dtype_is_float(a), fb = ir::dtype_is_float(b);
+    if (fa != fb) return fa ? a : b;
+    if (a == b) return a;
+    if (fa && ((a == DType::F16 && b == DType::BF16) || (a == DType::BF16 && b == DType::F16))) return DType::F32;
+    return ir::dtype_rank(a) >= ir::dtype_rank(b) ? a : b;
+}
+
+std::pair<ValueId, ValueId> Lowerer::unify(const CV &ca, const CV &cb, const ast::Node &n, bool keep_types) {
+    const Type *ta = ca.kind == CV::Value ? &fn_.type(ca.v) : nullptr;
+    const Type *tb = cb.kind == CV::Value ? &fn_.type(cb.v) : nullptr;
+    Type la = ta ? *ta : Type{}, lb = tb ? *tb : Type{};
+    ValueId a = materialize(ca, tb, n);
+    ValueId b = materialize(cb, ta ? &la : nullptr, n);
+    if (!keep_types) {
+        const Type &xa = fn_.type(a), &xb = fn_.type(b);
+        if (!xa.is_ptr && !xb.is_ptr && xa.elem != xb.elem) {
+            DType t = promote(xa.elem, xb.elem);
+            a = b_.cast(a, t);
+            b = b_.cast(b, t);
+        }
+    }
+    std::vector<Dim> shape;
+    if (!ir::broadcast_shapes(fn_.type(a).shape, fn_.type(b).shape, &shape))
+        fail(TAD_ERR_UNSUPPORTED, at(n) + ": shapes " + fn_.type(a).str() + " and " + fn_.type(b).str() + " do not broadcast");
+    return {b_.broadcast(a, shape), b_.broadcast(b, shape)};
+}
+
+CV Lowerer::binop(const std::string &op, const CV &a, const CV &b, const ast::Node &n) {
+    if (a.compile_time() && b.compile_time()) return fold(op, a, b, n);
+    bool a_ptr = a.kind == CV::Value && fn_.type(a.v).is_ptr;
+    bool b_ptr = b.kind == CV::Value && fn_.type(b.v).is_ptr;
+    if (a_ptr || b_ptr) {
+        if (op != "Add" && !(op == "Sub" && a_ptr && !b_ptr)) unsupported(n, "pointer arithmetic '" + op + "'", "only pointer + integer");
+        CV p = a_ptr ? a : b, off = a_ptr ? b : a;
+        if (op == "Sub") off = unaryop_neg(off, n);
+        auto [pp, oo] = unify(p, off, n, true);
+        if (fn_.type(oo).is_float()) unsupported(n, "pointer + float", "");
+        return CV::value(b_.add_ptr(pp, oo));
+    }
+    static const std::map<std::string, OpKind> kinds = {
+        {"Add", OpKind::Add}, {"Sub", OpKind::Sub}, {"Mult", OpKind::Mul}, {"Div", OpKind::Div},
+        {"FloorDiv", OpKind::Div}, {"Mod", OpKind::Mod}, {"Lt", OpKind::Lt}, {"LtE", OpKind::Le},
+        {"Gt", OpKind::Gt}, {"GtE", OpKind::Ge}, {"Eq", OpKind::Eq}, {"NotEq", OpKind::Ne},
+        {"BitAnd", OpKind::And}, {"BitOr", OpKind::Or}, {"BitXor", OpKind::Xor}};
+    auto k = kinds.find(op);
+    if (k == kinds.end()) unsupported(n, "operator '" + op + "'", "");
+    auto [x, y] = unify(a, b, n);
+    Type t = fn_.type(x);
+    if (op == "Div" && !t.is_float()) {  // true division of integers gives float32 in Triton
+        x = b_.cast(x, DType::F32);
+        y = b_.cast(y, DType::F32);
+    }
+    if (op == "FloorDiv" && t.is_float()) unsupported(n, "// on floats", "use tl.floor(a / b)");
+    if ((op == "BitAnd" || op == "BitOr" || op == "BitXor") && t.is_float()) unsupported(n, "bitwise operator on floats", "");
+    return CV::value(b_.binary(k->second, x, y));
+}
+
+CV Lowerer::unaryop_neg(const CV &v, const ast::Node &n) {
+    if (v.kind == CV::Int) return CV::integer(-v.i, "-" + paren(v.s));
+    if (v.kind == CV::Float) return CV::real(-v.f);
+    if (v.kind != CV::Value) unsupported(n, "negation", "");
+    return CV::value(b_.unary(OpKind::Neg, v.v));
+}
+
+CV Lowerer::unaryop(const ast::Node &e, const CV &v) {
+    const std::string &op = e.node("op")->kind;
+    if (op == "UAdd") return v;
+    if (op == "USub") return unaryop_neg(v, e);
+    if (op == "Not" || op == "Invert") {
+        if (v.kind == CV::Bool || (v.kind == CV::Int && op == "Not")) return CV::boolean(!v.i);
+        if (v.kind != CV::Value) unsupported(e, "operator " + op, "");
+        return CV::value(b_.unary(OpKind::Not, v.v));
+    }
+    unsupported(e, "operator " + op, "");
+}
+
+CV Lowerer::where(const CV &c, const CV &a, const CV &b, const ast::Node &n) {
+    if (c.kind != CV::Value) unsupported(n, "tl.where with a constant condition", "");
+    auto [x, y] = unify(a, b, n);
+    std::vector<Dim> shape;
+    if (!ir::broadcast_shapes(fn_.type(c.v).shape, fn_.type(x).shape, &shape))
+        fail(TAD_ERR_UNSUPPORTED, at(n) + ": tl.where condition " + fn_.type(c.v).str() + " does not broadcast with " + fn_.type(x).str());
+    ValueId cc = b_.cast(c.v, DType::I1);
+    return CV::value(b_.where(b_.broadcast(cc, shape), b_.broadcast(x, shape), b_.broadcast(y, shape)));
+}
+
+}  // namespace tad::frontend::detail

@@ -1,0 +1,116 @@
+// Calls: dispatch by callee, inlining of @triton.jit helpers, Python builtins, tile methods and
+// argument helpers.
+#include <cctype>
+#include <cmath>
+
+#include "frontend/lower_internal.h"
+
+namespace tad::frontend::detail {
+
+const CV &Lowerer::need(const Args &a, size_t i, const std::string &name, const ast::Node &n, const std::string &fn) {
+    const CV *c = a.get(i, name);
+    if (!c) fail(TAD_ERR_UNSUPPORTED, at(n) + ": " + fn + " needs argument '" + name + "'");
+    return *c;
+}
+
+CV Lowerer::call(const ast::Node &e, Env &env) {
+    CV f = eval(*e.node("func"), env);
+    Args a;
+    for (const auto &x : e.list("args")) {
+        if (x->is("Starred")) unsupported(*x, "*args in a call", "");
+        a.pos.push_back(eval(*x, env));
+    }
+    for (const auto &k : e.list("keywords")) {
+        const ast::Value *name = k->find("arg");
+        if (!name || !std::holds_alternative<std::string>(*name)) unsupported(*k, "**kwargs in a call", "");
+        a.kw[std::get<std::string>(*name)] = eval(*k->node("value"), env);
+    }
+    if (f.kind == CV::Func) {
+        if (jit_.count(f.s)) return inline_call(e, f.s, a);
+        return builtin(e, f.s, a);
+    }
+    if (f.kind == CV::Method) return method(e, f, a);
+    if (f.kind == CV::Module) {
+        std::string name = f.s;
+        for (const char *prefix : {"tl.math.", "tl.extra.cuda.libdevice.", "tl.extra.libdevice.", "libdevice.", "tl.", "math."})
+            if (name.rfind(prefix, 0) == 0) {
+                name = name.substr(std::string(prefix).size());
+                break;
+            }
+        return tl_call(e, name, f.s, a);
+    }
+    unsupported(e, "call", "the callee is not a @triton.jit function or a triton.language builtin");
+}
+
+CV Lowerer::inline_call(const ast::Node &e, const std::string &callee, const Args &a) {
+    for (const auto &c : call_stack_)
+        if (c == callee) unsupported(e, "recursive call of '" + callee + "'", "");
+    const ast::Node &def = *jit_.at(callee);
+    Env env;
+    ast::NodePtr sig = def.node("args");
+    const ast::NodeList &params = sig->list("args");
+    const ast::NodeList &defaults = sig->list("defaults");
+    size_t first_default = params.size() - defaults.size();
+    for (size_t i = 0; i < params.size(); ++i) {
+        const std::string &name = params[i]->str("arg");
+        const CV *v = a.get(i, name);
+        if (v) env[name] = *v;
+        else if (i >= first_default) env[name] = eval(*defaults[i - first_default], env);
+        else fail(TAD_ERR_UNSUPPORTED, at(e) + ": call of '" + callee + "' is missing argument '" + name + "'");
+    }
+    call_stack_.push_back(callee);
+    CV r = lower_body(def.list("body"), env, callee);
+    call_stack_.pop_back();
+    return r;
+}
+
+CV Lowerer::builtin(const ast::Node &e, const std::string &name, const Args &a) {
+    if ((name == "min" || name == "max") && a.pos.size() == 2 && a.pos[0].compile_time() && a.pos[1].compile_time()) {
+        const CV &x = a.pos[0], &y = a.pos[1];
+        bool first = name == "min" ? fold("LtE", x, y, e).i : fold("GtE", x, y, e).i;
+        return first ? x : y;
+    }
+    if (name == "float" && a.pos.size() == 1 && a.pos[0].kind == CV::Str) {
+        const std::string &s = a.pos[0].s;
+        std::string t;
+        for (char ch : s) t += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        if (t == "inf" || t == "+inf" || t == "infinity") return CV::real(INFINITY);
+        if (t == "-inf" || t == "-infinity") return CV::real(-INFINITY);
+        if (t == "nan") return CV::real(NAN);
+        return CV::real(std::stod(s));
+    }
+    if ((name == "float" || name == "int") && a.pos.size() == 1 && (a.pos[0].kind == CV::Int || a.pos[0].kind == CV::Float))
+        return name == "float" ? CV::real(a.pos[0].kind == CV::Int ? static_cast<double>(a.pos[0].i) : a.pos[0].f)
+                               : CV::integer(a.pos[0].kind == CV::Int ? a.pos[0].i : static_cast<int64_t>(a.pos[0].f));
+    unsupported(e, "call of '" + name + "'", "Python builtins other than float() and int() of constants are not supported in kernels");
+}
+
+CV Lowerer::method(const ast::Node &e, const CV &m, const Args &a) {
+    ValueId recv = m.items[0].v;
+    if (m.s == "to") return CV::value(b_.cast(recv, dtype_arg(need(a, 0, "dtype", e, ".to"), e), true));
+    Args with_self = a;
+    with_self.pos.insert(with_self.pos.begin(), m.items[0]);
+    static const std::set<std::string> tl_methods = {"sum", "max", "min", "argmax", "argmin", "cumsum", "reshape",
+                                                     "split", "trans", "permute", "expand_dims", "broadcast_to"};
+    if (tl_methods.count(m.s)) return tl_call(e, m.s, "." + m.s, with_self);
+    auto um = unary_math().find(m.s);
+    if (um != unary_math().end()) return CV::value(b_.unary(um->second, recv));
+    unsupported(e, "method '." + m.s + "'", "");
+}
+
+DType Lowerer::dtype_arg(const CV &c, const ast::Node &n) {
+    if (c.kind != CV::DTypeV) unsupported(n, "dtype argument", "expected a triton.language dtype such as tl.float32");
+    return c.dt;
+}
+
+std::vector<Dim> Lowerer::shape_arg(const CV &c, const ast::Node &n) {
+    std::vector<Dim> s;
+    std::vector<CV> items = c.kind == CV::Tuple ? c.items : std::vector<CV>{c};
+    for (const CV &d : items) {
+        if (d.kind != CV::Int) unsupported(n, "shape", "dims must be constexpr integers");
+        s.push_back(Dim{d.i, d.s});
+    }
+    return s;
+}
+
+}  // namespace tad::frontend::detail

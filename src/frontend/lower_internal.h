@@ -1,0 +1,178 @@
+// The Lowerer behind lower_kernel, split over lower_*.cpp by topic: lower.cpp (entry points,
+// parameters), lower_stmt.cpp (statements and loops), lower_expr.cpp (names, attributes,
+// subscripts), lower_arith.cpp (constant folding, operators, type promotion), lower_call.cpp (call
+// dispatch, inlining, Python builtins), lower_tl.cpp (triton.language functions) and
+// lower_memory.cpp (tl.load, tl.store, tl.atomic_add).
+#pragma once
+
+#include <cctype>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "frontend/kernel_file.h"
+#include "frontend/lower.h"
+#include "ir/ir.h"
+#include "support/error.h"
+#include "support/identifier.h"
+
+namespace tad::frontend::detail {
+
+using ir::DType;
+using ir::Dim;
+using ir::OpKind;
+using ir::Type;
+using ir::ValueId;
+
+// A value during symbolic evaluation: an IR value, or something known at compile time.
+struct CV {
+    enum Kind { Value, Int, Float, Bool, None, Str, DTypeV, Tuple, Module, Func, Method, FullSlice, BlockPtr };
+    Kind kind = None;
+    ValueId v = ir::kNoValue;
+    int64_t i = 0;
+    double f = 0;
+    std::string s;  // Int: symbolic spelling; Str; Module/Func: dotted name; Method: method name
+    DType dt = DType::F32;
+    std::vector<CV> items;  // Tuple; Method: [receiver]; BlockPtr: shape, strides, offsets (rank each)
+    std::vector<Dim> block;  // BlockPtr: block_shape; v is the base pointer
+
+    static CV value(ValueId v) { CV c; c.kind = Value; c.v = v; return c; }
+    static CV integer(int64_t i, std::string expr = "") {
+        CV c; c.kind = Int; c.i = i; c.s = expr.empty() ? std::to_string(i) : std::move(expr); return c;
+    }
+    static CV real(double f) { CV c; c.kind = Float; c.f = f; return c; }
+    static CV boolean(bool b) { CV c; c.kind = Bool; c.i = b; return c; }
+    static CV dtype(DType t) { CV c; c.kind = DTypeV; c.dt = t; return c; }
+    static CV named(Kind k, std::string s) { CV c; c.kind = k; c.s = std::move(s); return c; }
+    bool compile_time() const { return kind != Value; }
+    // BlockPtr: its d-th offset (carried through loops and moved by tl.advance).
+    CV &offset(size_t d) { return items[2 * block.size() + d]; }
+    const CV &offset(size_t d) const { return items[2 * block.size() + d]; }
+};
+
+// tl.<name> (and the tile method .<name>) lowered to one unary op.
+const std::map<std::string, OpKind> &unary_math();
+// Triton's dtype names (tl.float32, tl.fp16, ...).
+const std::map<std::string, DType> &dtype_names();
+
+class Lowerer {
+public:
+    Lowerer(const ast::File &file, const std::map<std::string, ast::NodePtr> &jit)
+        : file_(file), jit_(jit), b_(fn_) {}
+
+    ir::Function run(const std::string &kernel, const std::vector<ArgBinding> &args);
+
+private:
+    using Env = std::map<std::string, CV>;
+
+    const ast::File &file_;
+    const std::map<std::string, ast::NodePtr> &jit_;
+    ir::Function fn_;
+    ir::Builder b_;
+    std::vector<std::string> call_stack_;
+    std::set<std::string> constexpr_names_;
+    std::set<std::string> *watch_ = nullptr;  // collects constexprs read while set
+
+    static ir::SrcLoc loc_of(const ast::Node &n) { return ir::SrcLoc{n.loc.line, n.loc.col + 1}; }
+    std::string at(const ast::Node &n) const { return tad::where(file_.path, n.loc.line, n.loc.col + 1); }
+
+    [[noreturn]] void unsupported(const ast::Node &n, const std::string &construct, const std::string &why) const {
+        fail(TAD_ERR_UNSUPPORTED, at(n) + ": unsupported construct '" + construct + "'" + (why.empty() ? "" : ": " + why));
+    }
+
+    // ---- parameters (lower.cpp) ----------------------------------------------------------------
+    static bool is_constexpr_annotation(const ast::NodePtr &a);
+    void bind_params(const ast::Node &def, const std::vector<ArgBinding> &args, Env &env);
+    void add_constexpr(const std::string &name, const CV &c);
+    static std::string python_float(double v);
+    static std::string python_string(const std::string &s);
+
+    // ---- statements (lower_stmt.cpp) -----------------------------------------------------------
+    // Lowers a statement list; returns the value of a `return` (None if none).
+    CV lower_body(const ast::NodeList &body, Env &env, const std::string &fname);
+    // Returns true when the statement returned (inside a static `if`).
+    bool lower_stmt(const ast::Node &s, Env &env, const std::string &fname);
+    // Evaluates a static condition, recording the constexprs it reads as specializations.
+    CV condition(const ast::Node &test, Env &env);
+    bool truthy(const CV &c, const ast::Node &n) const;
+    void assign(const ast::Node &target, const CV &v, Env &env);
+
+    // ---- loops (lower_stmt.cpp) ----------------------------------------------------------------
+    // Names a statement list assigns, in first-assignment order (nested blocks included).
+    static void assigned_names(const ast::NodeList &body, std::vector<std::string> &out);
+    void lower_for(const ast::Node &s, Env &env, const std::string &fname);
+
+    // ---- expressions (lower_expr.cpp) ----------------------------------------------------------
+    CV eval(const ast::Node &e, Env &env);
+    CV eval_inner(const ast::Node &e, Env &env);
+    // The value of `NAME = <expr>` at module level, where Triton allows it: tl.constexpr(...) or a literal.
+    const ast::Node *module_global(const std::string &name) const;
+    CV constant(const ast::Node &e);
+    CV attribute(const ast::Node &e, Env &env);
+    CV subscript(const ast::Node &e, Env &env);
+
+    // ---- arithmetic (lower_arith.cpp) ----------------------------------------------------------
+    static std::string paren(const std::string &s) { return is_identifier(s) || std::isdigit(static_cast<unsigned char>(s[0])) ? s : "(" + s + ")"; }
+    CV fold(const std::string &op, const CV &a, const CV &b, const ast::Node &n);
+
+    // Turns a compile-time number into an IR scalar, typed after `like` (Triton's weak typing of
+    // Python scalars: an int literal takes the other side's integer type, a float literal the other
+    // side's float type).
+    ValueId materialize(const CV &c, const Type *like, const ast::Node &n);
+
+    static DType promote(DType a, DType b);
+
+    // Brings two operands to a common shape (and, unless `keep_types`, a common element type).
+    std::pair<ValueId, ValueId> unify(const CV &ca, const CV &cb, const ast::Node &n, bool keep_types = false);
+
+    CV binop(const std::string &op, const CV &a, const CV &b, const ast::Node &n);
+    CV unaryop_neg(const CV &v, const ast::Node &n);
+    CV unaryop(const ast::Node &e, const CV &v);
+    CV where(const CV &c, const CV &a, const CV &b, const ast::Node &n);
+
+    // ---- calls (lower_call.cpp) ----------------------------------------------------------------
+    struct Args {
+        std::vector<CV> pos;
+        std::map<std::string, CV> kw;
+        const CV *get(size_t i, const std::string &name) const {
+            if (i < pos.size()) return &pos[i];
+            auto it = kw.find(name);
+            return it == kw.end() ? nullptr : &it->second;
+        }
+    };
+
+    const CV &need(const Args &a, size_t i, const std::string &name, const ast::Node &n, const std::string &fn);
+    CV call(const ast::Node &e, Env &env);
+    CV inline_call(const ast::Node &e, const std::string &callee, const Args &a);
+    CV builtin(const ast::Node &e, const std::string &name, const Args &a);
+    DType dtype_arg(const CV &c, const ast::Node &n);
+    std::vector<Dim> shape_arg(const CV &c, const ast::Node &n);
+    ValueId value_arg(const CV &c, const ast::Node &n) { return materialize(c, nullptr, n); }
+    CV method(const ast::Node &e, const CV &m, const Args &a);
+
+    // ---- triton.language (lower_tl.cpp) --------------------------------------------------------
+    CV tl_call(const ast::Node &e, const std::string &name, const std::string &full, const Args &a);
+
+    // tl.dot(a, b, acc) is lowered as acc + dot(a, b): the accumulate is then an ordinary add,
+    // which is what makes a K loop an accumulator loop for reverse mode.
+    CV scan(const ast::Node &e, const std::string &name, const Args &a);
+    // Block pointers (lower_block_ptr.cpp) are lowered to pointer tiles and boundary masks.
+    CV make_block_ptr(const ast::Node &e, const Args &a);
+    CV advance(const ast::Node &e, const Args &a);
+    // The pointer tile and mask (kNoValue without boundary_check) of a block pointer access.
+    std::pair<ValueId, ValueId> block_access(const ast::Node &e, const CV &bp, const Args &a, const std::string &fn);
+    bool is_add_combiner(const std::string &callee) const;  // a jit function `return a + b`
+    CV reshape(const ast::Node &e, const std::string &name, const Args &a);
+    CV dot(const ast::Node &e, const Args &a);
+    CV reduce(const ast::Node &e, const std::string &name, const Args &a);
+
+    // ---- memory (lower_memory.cpp) -------------------------------------------------------------
+    CV load(const ast::Node &e, const Args &a);
+    // tl.store and tl.atomic_add.
+    CV store(const ast::Node &e, const std::string &name, const Args &a);
+};
+
+}  // namespace tad::frontend::detail

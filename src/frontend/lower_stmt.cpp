@@ -1,0 +1,237 @@
+// Statements: assignments, static `if`, `return`, and for loops (unrolled or lowered to IR loops).
+#include <algorithm>
+#include <functional>
+
+#include "frontend/lower_internal.h"
+
+namespace tad::frontend::detail {
+
+CV Lowerer::lower_body(const ast::NodeList &body, Env &env, const std::string &fname) {
+    for (const auto &s : body) {
+        b_.loc = loc_of(*s);
+        if (s->is("Return")) {
+            ast::NodePtr v = s->node("value");
+            return v ? eval(*v, env) : CV{};
+        }
+        if (lower_stmt(*s, env, fname)) return env["$return"];
+    }
+    return CV{};
+}
+
+bool Lowerer::lower_stmt(const ast::Node &s, Env &env, const std::string &fname) {
+    if (s.is("Assign")) {
+        CV v = eval(*s.node("value"), env);
+        for (const auto &t : s.list("targets")) assign(*t, v, env);
+    } else if (s.is("AnnAssign")) {
+        if (s.node("value")) assign(*s.node("target"), eval(*s.node("value"), env), env);
+    } else if (s.is("AugAssign")) {
+        const ast::Node &t = *s.node("target");
+        if (!t.is("Name")) unsupported(t, "augmented assignment to " + t.kind, "only names can be updated");
+        CV cur = eval(t, env);
+        assign(t, binop(s.node("op")->kind, cur, eval(*s.node("value"), env), s), env);
+    } else if (s.is("Expr")) {
+        const ast::Node &e = *s.node("value");
+        if (!(e.is("Constant"))) eval(e, env);  // docstrings are constants
+    } else if (s.is("Pass") || s.is("Assert")) {
+    } else if (s.is("For")) {
+        lower_for(s, env, fname);
+    } else if (s.is("While")) {
+        unsupported(s, "while loop", "loops with a data-dependent trip count are not supported yet; use for ... in range(...)");
+    } else if (s.is("If")) {
+        CV c = condition(*s.node("test"), env);
+        if (!c.compile_time())
+            unsupported(s, "if", "conditions on run-time values are not supported yet (only tl.constexpr conditions)");
+        const ast::NodeList &branch = truthy(c, s) ? s.list("body") : s.list("orelse");
+        for (const auto &inner : branch) {
+            b_.loc = loc_of(*inner);
+            if (inner->is("Return")) {
+                ast::NodePtr v = inner->node("value");
+                env["$return"] = v ? eval(*v, env) : CV{};
+                return true;
+            }
+            if (lower_stmt(*inner, env, fname)) return true;
+        }
+    } else {
+        static const std::map<std::string, std::string> names = {
+            {"For", "for loop"}, {"While", "while loop"}, {"With", "with"}, {"Try", "try"},
+            {"FunctionDef", "nested function"}, {"ClassDef", "class"}, {"Raise", "raise"},
+            {"Global", "global"}, {"Nonlocal", "nonlocal"}, {"Delete", "del"}, {"Break", "break"},
+            {"Continue", "continue"}, {"Import", "import"}, {"ImportFrom", "import"}, {"Match", "match"}};
+        auto it = names.find(s.kind);
+        std::string name = it == names.end() ? s.kind : it->second;
+        unsupported(s, name, "not allowed in @triton.jit function '" + fname + "'");
+    }
+    return false;
+}
+
+CV Lowerer::condition(const ast::Node &test, Env &env) {
+    std::set<std::string> read;
+    std::set<std::string> *saved = watch_;
+    watch_ = &read;
+    CV c = eval(test, env);
+    watch_ = saved;
+    if (c.compile_time())
+        for (const auto &n : read)
+            if (std::find(fn_.specialized.begin(), fn_.specialized.end(), n) == fn_.specialized.end())
+                fn_.specialized.push_back(n);
+    return c;
+}
+
+bool Lowerer::truthy(const CV &c, const ast::Node &n) const {
+    switch (c.kind) {
+    case CV::Int:
+    case CV::Bool: return c.i != 0;
+    case CV::Float: return c.f != 0;
+    case CV::None: return false;
+    default: unsupported(n, "condition of kind " + std::to_string(c.kind), "");
+    }
+}
+
+void Lowerer::assign(const ast::Node &target, const CV &v, Env &env) {
+    if (target.is("Name")) {
+        const std::string &name = target.str("id");
+        if (v.kind == CV::Value) {
+            std::string &hint = fn_.values[v.v].name;
+            if (hint.empty()) hint = name;
+        }
+        env[name] = v;
+    } else if (target.is("Tuple") || target.is("List")) {
+        const ast::NodeList &elts = target.list("elts");
+        if (v.kind != CV::Tuple || v.items.size() != elts.size())
+            unsupported(target, "tuple unpacking", "the right side must be a tuple of the same length");
+        for (size_t i = 0; i < elts.size(); ++i) assign(*elts[i], v.items[i], env);
+    } else {
+        unsupported(target, "assignment to " + target.kind, "only names and tuples of names can be assigned");
+    }
+}
+
+void Lowerer::assigned_names(const ast::NodeList &body, std::vector<std::string> &out) {
+    std::function<void(const ast::Node &)> target = [&](const ast::Node &t) {
+        if (t.is("Name")) {
+            if (std::find(out.begin(), out.end(), t.str("id")) == out.end()) out.push_back(t.str("id"));
+        } else if (t.is("Tuple") || t.is("List")) {
+            for (const auto &e : t.list("elts")) target(*e);
+        }
+    };
+    for (const auto &s : body) {
+        if (s->is("Assign"))
+            for (const auto &t : s->list("targets")) target(*t);
+        if (s->is("AugAssign") || s->is("AnnAssign")) target(*s->node("target"));
+        if (s->is("For")) target(*s->node("target"));
+        for (const char *block : {"body", "orelse"})
+            if (s->find(block) && std::holds_alternative<ast::NodeList>(*s->find(block))) assigned_names(s->list(block), out);
+    }
+}
+
+void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) {
+    if (!s.list("orelse").empty()) unsupported(s, "for ... else", "");
+    const ast::Node &target = *s.node("target");
+    if (!target.is("Name")) unsupported(target, "loop target " + target.kind, "the loop variable must be a name");
+    const ast::Node &iter = *s.node("iter");
+    CV fn = iter.is("Call") ? eval(*iter.node("func"), env) : CV{};
+    std::string it = fn.kind == CV::Func ? fn.s : fn.kind == CV::Module ? fn.s : "";
+    bool is_static = it == "tl.static_range" || it == "triton.language.static_range";
+    bool is_tl_range = it == "tl.range" || it == "triton.language.range";
+    if (!(it == "range" || is_static || is_tl_range))
+        unsupported(iter, "for loop over " + (it.empty() ? iter.kind : it), "only range, tl.range and tl.static_range are supported");
+    std::vector<CV> bounds;
+    for (const auto &a : iter.list("args")) bounds.push_back(eval(*a, env));
+    if (bounds.empty() || bounds.size() > 3) unsupported(iter, it, "expects 1 to 3 positional bounds");
+    CV lo = bounds.size() > 1 ? bounds[0] : CV::integer(0);
+    CV hi = bounds.size() > 1 ? bounds[1] : bounds[0];
+    CV step = bounds.size() > 2 ? bounds[2] : CV::integer(1);
+    for (const auto &stmt : s.list("body"))
+        if (stmt->is("Break") || stmt->is("Continue") || stmt->is("Return"))
+            unsupported(*stmt, stmt->is("Return") ? "return in a loop" : stmt->is("Break") ? "break" : "continue", "");
+    const std::string &var = target.str("id");
+    if (is_static) {
+        if (lo.kind != CV::Int || hi.kind != CV::Int || step.kind != CV::Int || step.i == 0)
+            unsupported(iter, "tl.static_range", "bounds must be constexpr integers");
+        for (int64_t v = lo.i; step.i > 0 ? v < hi.i : v > hi.i; v += step.i) {
+            env[var] = CV::integer(v);
+            for (const auto &stmt : s.list("body")) {
+                b_.loc = loc_of(*stmt);
+                lower_stmt(*stmt, env, fname);
+            }
+        }
+        return;
+    }
+    if (step.kind == CV::Int && step.i <= 0)
+        unsupported(iter, it + " with a non-positive step", "count up and index from the end instead");
+    std::vector<std::string> names;
+    assigned_names(s.list("body"), names);
+    std::vector<std::string> carried;
+    for (const auto &n : names)
+        if (n != var && env.count(n) && env.at(n).kind != CV::Module && env.at(n).kind != CV::Func) carried.push_back(n);
+    Type i32{DType::I32, false, {}};
+    auto bound = [&](const CV &c) { return b_.cast(materialize(c, &i32, iter), DType::I32); };
+    ValueId vlo = bound(lo), vhi = bound(hi), vstep = bound(step);
+    // What the loop carries: each carried name's value, or a block pointer's offsets (one each).
+    struct Slot {
+        std::string name;
+        int dim = -1;  // >= 0: offset `dim` of the block pointer `name`
+    };
+    std::vector<Slot> slots;
+    std::vector<ValueId> inits;
+    for (const auto &n : carried) {
+        const CV &c = env.at(n);
+        if (c.kind == CV::BlockPtr) {
+            for (size_t d = 0; d < c.block.size(); ++d) {
+                slots.push_back({n, static_cast<int>(d)});
+                inits.push_back(b_.cast(materialize(c.offset(d), &i32, s), DType::I32));
+            }
+            continue;
+        }
+        if (c.kind != CV::Value && c.kind != CV::Int && c.kind != CV::Float && c.kind != CV::Bool)
+            unsupported(s, "loop-carried '" + n + "'", "only tiles, numbers and block pointers can change in a loop");
+        slots.push_back({n, -1});
+        inits.push_back(materialize(c, nullptr, s));
+    }
+    b_.loc = loc_of(s);
+    ValueId iv = b_.for_begin(vlo, vhi, vstep, is_tl_range ? "tl.range" : "range");
+    fn_.values[iv].name = var;
+    Env body = env;
+    body[var] = CV::value(iv);
+    std::vector<ValueId> args;
+    for (size_t k = 0; k < slots.size(); ++k) {
+        ValueId a = b_.loop_arg(inits[k], static_cast<int>(k));
+        const Slot &sl = slots[k];
+        fn_.values[a].name = sl.dim < 0 ? sl.name : sl.name + "_off" + std::to_string(sl.dim);
+        if (sl.dim < 0) body[sl.name] = CV::value(a);
+        else body[sl.name].offset(static_cast<size_t>(sl.dim)) = CV::value(a);
+        args.push_back(a);
+    }
+    for (const auto &stmt : s.list("body")) {
+        b_.loc = loc_of(*stmt);
+        lower_stmt(*stmt, body, fname);
+    }
+    std::vector<ValueId> yields;
+    for (size_t k = 0; k < slots.size(); ++k) {
+        const Slot &sl = slots[k];
+        const Type t = fn_.type(args[k]);
+        const CV &now = body.at(sl.name);
+        if (sl.dim >= 0) {
+            const CV &before = env.at(sl.name);
+            bool same = now.kind == CV::BlockPtr && now.v == before.v && now.block.size() == before.block.size();
+            for (size_t i = 0; same && i < 2 * before.block.size(); ++i)
+                same = now.items[i].kind == before.items[i].kind && now.items[i].v == before.items[i].v && now.items[i].i == before.items[i].i;
+            if (!same) unsupported(s, "block pointer '" + sl.name + "' rebuilt in a loop", "move it with tl.advance instead");
+        }
+        ValueId y = materialize(sl.dim < 0 ? now : now.offset(static_cast<size_t>(sl.dim)), &t, s);
+        if (!fn_.type(y).same_shape(t) || fn_.type(y).is_ptr != t.is_ptr)
+            fail(TAD_ERR_UNSUPPORTED, at(s) + ": loop-carried '" + sl.name + "' changes from " + t.str() + " to " +
+                                          fn_.type(y).str() + " in the loop; give it its final shape before the loop (e.g. tl.zeros)");
+        yields.push_back(t.is_ptr ? y : b_.cast(y, t.elem));
+    }
+    b_.loc = loc_of(s);
+    b_.for_end(yields);
+    for (size_t k = 0; k < slots.size(); ++k) {
+        const Slot &sl = slots[k];
+        ValueId r = b_.loop_result(static_cast<int>(k), fn_.type(args[k]));
+        fn_.values[r].name = fn_.values[args[k]].name;
+        if (sl.dim < 0) env[sl.name] = CV::value(r);
+        else env[sl.name].offset(static_cast<size_t>(sl.dim)) = CV::value(r);
+    }
+}
+
+}  // namespace tad::frontend::detail
