@@ -6,7 +6,8 @@
 #   NAME/ (the session), NAME.log (tad's output) and NAME.exit (its exit status); an empty argument
 #   means the default. FILES default to examples/*.py and dataset/*.py. $TAD_RUN_OPTS is added to
 #   every `tad run` (e.g. "--dtypes float16 --reps 200"). $TAD_COMMAND replaces `run` (`bench`: GPU
-#   verification and timing only, skipping the CPU tier); $TAD_FILE_TIMEOUT (seconds) bounds each file.
+#   verification and timing only, skipping the CPU tier); $TAD_FILE_TIMEOUT (seconds) bounds each file;
+#   $TAD_REQUIRED_ONLY=1 leaves out the SWEEP entries marked "required": False.
 # Exits 1 when any `tad run` failed.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,8 +34,19 @@ for i in "${!files[@]}"; do
   names+=("$name")
   rm -rf "${out:?}/$name"
   start=$SECONDS
+  dims=()
+  if [[ ${TAD_REQUIRED_ONLY:-0} == 1 ]]; then
+    dims=(--dims "$(python3 - "$f" <<'PY'
+import ast, json, sys
+tree = ast.parse(open(sys.argv[1]).read())
+sweep = next(ast.literal_eval(s.value) for s in tree.body
+             if isinstance(s, ast.Assign) and any(getattr(t, "id", "") == "SWEEP" for t in s.targets))
+print(json.dumps([d for d in sweep if d.get("required", True)]))
+PY
+)")
+  fi
   timeout "${TAD_FILE_TIMEOUT:-0}" "$build/tad" "${TAD_COMMAND:-run}" "$f" --work-dir "$out/$name" "${opts[@]}" \
-    > "$out/$name.log" 2>&1
+    "${dims[@]}" > "$out/$name.log" 2>&1
   code=$?
   echo "$code" > "$out/$name.exit"
   ((code == 0)) || status=1
