@@ -36,11 +36,13 @@ for i in "${!files[@]}"; do
   start=$SECONDS
   dims=()
   if [[ ${TAD_REQUIRED_ONLY:-0} == 1 ]]; then
+    # SWEEP is read from the source, not imported: it is literals and arithmetic on them.
     dims=(--dims "$(python3 - "$f" <<'PY'
 import ast, json, sys
 tree = ast.parse(open(sys.argv[1]).read())
-sweep = next(ast.literal_eval(s.value) for s in tree.body
-             if isinstance(s, ast.Assign) and any(getattr(t, "id", "") == "SWEEP" for t in s.targets))
+node = next(s.value for s in tree.body
+            if isinstance(s, ast.Assign) and any(getattr(t, "id", "") == "SWEEP" for t in s.targets))
+sweep = eval(compile(ast.Expression(node), sys.argv[1], "eval"), {"__builtins__": {}})
 print(json.dumps([d for d in sweep if d.get("required", True)]))
 PY
 )")
