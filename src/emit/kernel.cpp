@@ -387,6 +387,9 @@ private:
         case OpKind::Rand: return call("tl.rand", op);
         case OpKind::Cast:
             if (op.operands.size() == 2) return {wrap(operand(op, 0), 100) + ".to(" + wrap(value(op.operands[1]), 100) + ".dtype)", 100};
+            // Triton passes an integer argument equal to 1 as a Python int, which has no .to().
+            if (f_.def(op.operands[0]).kind == OpKind::Param && f_.type(op.operands[0]).scalar())
+                return {"tl.cast(" + operand(op, 0).text + ", " + ir::dtype_triton(rt->elem) + ")", 100};
             return {wrap(operand(op, 0), 100) + ".to(" + ir::dtype_triton(rt->elem) + ")", 100};
         case OpKind::AddPtr: {
             Expr p = operand(op, 0), o = operand(op, 1);

@@ -17,7 +17,8 @@ def _add(a, b):
 def _shape_ops_fwd(X, Y, N: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, N)
-    x = tl.load(X + row * N + cols)
+    # libdevice math takes float32 (or float64), not float16.
+    x = tl.load(X + row * N + cols).to(tl.float32)
     lo, hi = tl.split(tl.reshape(x, (N // 2, 2)))
     pairs = tl.join(libdevice.log1p(lo * lo), libdevice.atan(hi) * libdevice.cosh(0.5 * lo))
     flat = tl.reshape(pairs, (N,))
