@@ -87,7 +87,11 @@ CV Lowerer::builtin(const ast::Node &e, const std::string &name, const Args &a) 
 
 CV Lowerer::method(const ast::Node &e, const CV &m, const Args &a) {
     ValueId recv = m.items[0].v;
-    if (m.s == "to") return CV::value(b_.cast(recv, dtype_arg(need(a, 0, "dtype", e, ".to"), e), true));
+    if (m.s == "to") {
+        const CV &d = need(a, 0, "dtype", e, ".to");
+        if (d.kind == CV::DTypeV && d.v != ir::kNoValue && !fn_.type(recv).is_ptr) return CV::value(b_.cast_like(recv, d.v));
+        return CV::value(b_.cast(recv, dtype_arg(d, e), true));
+    }
     Args with_self = a;
     with_self.pos.insert(with_self.pos.begin(), m.items[0]);
     static const std::set<std::string> tl_methods = {"sum", "max", "min", "argmax", "argmin", "cumsum", "reshape",

@@ -108,6 +108,8 @@ CV Lowerer::attribute(const ast::Node &e, Env &env) {
         if (attr == "dtype") {
             CV d = CV::dtype(t.elem);
             d.i = t.is_ptr;  // a pointer's dtype: its element_ty is the pointee
+            // `x.to(v.dtype)` must follow v's dtype when the backward runs on other input dtypes.
+            if (!t.is_ptr) d.v = base.v;
             return d;
         }
         CV m = CV::named(CV::Method, attr);
