@@ -79,6 +79,8 @@ private:
     // Values from outside the loop whose adjoints the body may produce (constants have none to
     // pass on). Builds the gradient pointers of outer pointers once, before the loop.
     std::vector<ValueId> outer_values(const ir::Loop &l);
+    // Appends a reverse-loop loop_arg per outer value, starting at zero, for its running adjoint.
+    void carry_outer_adjoints(const std::vector<ValueId> &outer, int &index, LoopContext &ctx, std::vector<ValueId> &args);
 
     bool differentiated_pointer(ValueId v) const;
 

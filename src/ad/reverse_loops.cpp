@@ -92,13 +92,7 @@ void Reverse::reverse_loop_recompute(const ir::Loop &l) {
         state_adj.push_back(a);
     }
     LoopContext ctx;
-    for (ValueId o : outer) {
-        const ir::Type &t = fwd_.type(o);
-        ValueId a = b_.loop_arg(b_.broadcast(b_.constant(0, t.elem), t.shape), index++);
-        if (!fwd_.values[o].name.empty()) bwd_.values[a].name = "d" + fwd_.values[o].name;
-        ctx.outer[o] = a;
-        acc_args.push_back(a);
-    }
+    carry_outer_adjoints(outer, index, ctx, acc_args);
     // The iteration this pass reverses.
     ValueId k_it = int_op(b_, OpKind::Sub, int_op(b_, OpKind::Sub, n, one), kk);
     ValueId i_k = int_op(b_, OpKind::Add, lo, int_op(b_, OpKind::Mul, k_it, step));
@@ -253,13 +247,7 @@ void Reverse::reverse_loop(const ir::Loop &l) {
         shadow_[fwd_arg] = a;
     }
     std::vector<ValueId> acc_args;
-    for (ValueId o : outer) {
-        const ir::Type &t = fwd_.type(o);
-        ValueId a = b_.loop_arg(b_.broadcast(b_.constant(0, t.elem), t.shape), index++);
-        if (!fwd_.values[o].name.empty()) bwd_.values[a].name = "d" + fwd_.values[o].name;
-        ctx.outer[o] = a;
-        acc_args.push_back(a);
-    }
+    carry_outer_adjoints(outer, index, ctx, acc_args);
     const int body = l.args.empty() ? l.begin + 1 : l.args.back() + 1;
     for (int i = body; i < l.end; ++i) {
         const ir::Op &op = fwd_.ops[i];
@@ -291,6 +279,17 @@ void Reverse::reverse_loop(const ir::Loop &l) {
         ValueId r = results[state.size() + mirrored.size() + j];
         bwd_.values[r].name = bwd_.values[acc_args[j]].name;
         accumulate(outer[j], r);
+    }
+}
+
+void Reverse::carry_outer_adjoints(const std::vector<ValueId> &outer, int &index, LoopContext &ctx,
+                                   std::vector<ValueId> &args) {
+    for (ValueId o : outer) {
+        const ir::Type &t = fwd_.type(o);
+        ValueId a = b_.loop_arg(b_.broadcast(b_.constant(0, t.elem), t.shape), index++);
+        if (!fwd_.values[o].name.empty()) bwd_.values[a].name = "d" + fwd_.values[o].name;
+        ctx.outer[o] = a;
+        args.push_back(a);
     }
 }
 

@@ -61,6 +61,14 @@ std::vector<interp::ArgValue> args_for(const ir::Function &fn, const std::map<st
     return out;
 }
 
+frontend::ArgBinding tensor_binding(const std::string &name, ir::DType dtype) {
+    frontend::ArgBinding b;
+    b.kind = frontend::ArgBinding::Tensor;
+    b.name = name;
+    b.dtype = dtype;
+    return b;
+}
+
 std::array<int64_t, 3> grid_of(JsonRef launch) {
     std::array<int64_t, 3> g{1, 1, 1};
     JsonRef grid = launch.at("grid");
@@ -154,11 +162,7 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
                     if (b.name == p.name) size_bind.push_back(b);
                 continue;
             }
-            frontend::ArgBinding nb;
-            nb.kind = frontend::ArgBinding::Tensor;
-            nb.name = p.name;
-            nb.dtype = ir::DType::I64;
-            size_bind.push_back(nb);
+            size_bind.push_back(tensor_binding(p.name, ir::DType::I64));
             size_args[p.name] = interp::ArgValue::pointer(smem.add(interp::Buffer{p.name, ir::DType::I64, std::vector<double>(programs, nan)}));
         }
         for (const ir::Constexpr &c : sf.constexprs)
@@ -184,11 +188,7 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
             continue;
         }
         if (o.kind == ad::ParamOrigin::Tape) {
-            frontend::ArgBinding tb;
-            tb.kind = frontend::ArgBinding::Tensor;
-            tb.name = p.name;
-            tb.dtype = ir::DType::F32;
-            bwd_bind.push_back(tb);
+            bwd_bind.push_back(tensor_binding(p.name, ir::DType::F32));
             // Poisoned: the backward must read only what its replay recorded.
             bwd_args[p.name] = interp::ArgValue::pointer(bmem.add(interp::Buffer{p.name, ir::DType::F32, std::vector<double>(programs * tape_stride, nan)}));
             continue;
@@ -198,10 +198,7 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
                 if (b.name == p.name) bwd_bind.push_back(b);
             continue;
         }
-        frontend::ArgBinding sb;
-        sb.kind = frontend::ArgBinding::Tensor;
-        sb.name = p.name;
-        sb.dtype = bw.fn.type(p.value).elem;
+        frontend::ArgBinding sb = tensor_binding(p.name, bw.fn.type(p.value).elem);
         bwd_bind.push_back(sb);
         JsonRef desc = arg_desc.at(o.primal);
         std::string key = ref_key(desc.at("ref"));
