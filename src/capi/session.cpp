@@ -148,12 +148,19 @@ std::string Session::generate(const GenerateOptions &opts) {
         fail(TAD_ERR_INVALID_ARGUMENT, "tad_generate: unknown backend '" + opts.backend + "' (available: ad)");
     ad::LoopPolicy loops = loop_policy(opts.loops, "tad_generate");
     Json trace;
+    // The dims whose static-if specializations get a backward: the SWEEP, or a given list of dims.
+    Json scan;
     if (!opts.launch_json.empty()) {
         trace = Json::parse(opts.launch_json, "launch record");
     } else {
         Json dims = Json::object();
         if (!opts.dims_json.empty()) {
             dims = Json::parse(opts.dims_json, "dims");
+            if (dims.is_array()) {
+                if (dims.size() == 0) fail(TAD_ERR_INVALID_ARGUMENT, "tad_generate: dims_json is an empty list");
+                scan = Json::copy(dims);
+                dims = Json::copy(scan[0]);
+            }
         } else {
             Json list = impl_->dims_list("", impl_->forward_path);
             if (list.size() == 0) fail(TAD_ERR_INVALID_ARGUMENT, kf.file.path + ": SWEEP is empty; pass dims to trace with");
@@ -171,8 +178,9 @@ std::string Session::generate(const GenerateOptions &opts) {
     // for the specializations it uses (only when the kernel has any and no dims were given).
     std::vector<Json> traces;
     traces.push_back(std::move(trace));
-    if (opts.launch_json.empty() && opts.dims_json.empty() && has_specializations(kf, traces[0])) {
-        Json list = impl_->dims_list("", impl_->forward_path);
+    bool scanning = opts.launch_json.empty() && (opts.dims_json.empty() || scan.valid());
+    if (scanning && has_specializations(kf, traces[0])) {
+        Json list = scan.valid() ? Json::copy(scan) : impl_->dims_list("", impl_->forward_path);
         for (size_t i = 1; i < list.size(); ++i) {
             Json args = Json::object();
             args.set("file", impl_->forward_path);

@@ -15,7 +15,8 @@ namespace tad_cli {
 namespace {
 
 // --dims takes one dims object or a non-empty list of them. Generation traces the stub with the
-// first, so that a file without a SWEEP needs --dims only once.
+// first (so that a file without a SWEEP needs --dims only once) and the rest for static-if
+// specializations.
 struct Dims {
     std::string first;  // "" without --dims: the library uses the first SWEEP entry
     std::string list;   // "" without --dims: the whole SWEEP
@@ -57,7 +58,7 @@ void write_text(const std::string &path, const std::string &text) {
 std::string prepare(Session &s, const Args &a, const Dims &dims) {
     s.load(a.positional.at(0));
     std::string launch = a.has("--launch") ? read_text(a.value("--launch"), "--launch") : "";
-    return s.generate(dims.first, launch, a.value("--loops"));
+    return s.generate(dims.list, launch, a.value("--loops"));
 }
 
 // The verify and bench options of one command line; the strings live as long as this object.

@@ -87,6 +87,26 @@ TEST_P(LoopPolicies, TapeAndRecomputeBothPass) {
 INSTANTIATE_TEST_SUITE_P(Dataset, LoopPolicies, ::testing::Values("cross_entropy", "flash_attention", "linear_recurrence"),
                          [](const auto &info) { return info.param; });
 
+// A list of dims given to generate is scanned for static-if specializations as the SWEEP is.
+TEST(GenerateDims, ListGetsEverySpecialization) {
+    if (std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0)
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    fs::TempDir dir;
+    SessionOptions opts;
+    opts.work_dir = dir.path();
+    opts.python = kPython;
+    Session s(opts);
+    s.load_forward(std::string(TAD_SOURCE_DIR) + "/dataset/matmul_bias_act.py", std::nullopt);
+    GenerateOptions g;
+    g.dims_json = R"([{"M": 8, "N": 8, "K": 8, "activation": "gelu"}, {"M": 8, "N": 8, "K": 8, "activation": "relu"}])";
+    std::string src = s.candidate_source(s.generate(g));
+    EXPECT_NE(src.find("[\"ACTIVATION\"] == 'gelu'"), std::string::npos);
+    EXPECT_NE(src.find("[\"ACTIVATION\"] == 'relu'"), std::string::npos);
+    g.dims_json = R"({"M": 8, "N": 8, "K": 8, "activation": "gelu"})";
+    src = s.candidate_source(s.generate(g));
+    EXPECT_EQ(src.find("[\"ACTIVATION\"] == 'relu'"), std::string::npos);
+}
+
 TEST(LoopPolicies, UnknownPolicyIsRejected) {
     fs::TempDir dir;
     SessionOptions opts;
