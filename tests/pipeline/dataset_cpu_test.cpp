@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <set>
 
 #include "capi/session.h"
@@ -55,6 +56,16 @@ TEST_P(DatasetCpu, SupportedKernelsPassOthersAreRejectedClearly) {
 // Loops with nonlinear state under both policies: both pass the CPU tier; the tape's reverse loop
 // reads the state back instead of rerunning the forward loop inside it (no loop nested in `back`),
 // and a sizing kernel sizes the tape.
+// A CPU session on dataset/<name>.py in `dir`.
+std::unique_ptr<Session> open_dataset(const fs::TempDir &dir, const std::string &name) {
+    SessionOptions opts;
+    opts.work_dir = dir.path();
+    opts.python = kPython;
+    auto s = std::make_unique<Session>(opts);
+    s->load_forward(std::string(TAD_SOURCE_DIR) + "/dataset/" + name + ".py", std::nullopt);
+    return s;
+}
+
 class LoopPolicies : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(LoopPolicies, TapeAndRecomputeBothPass) {
@@ -92,11 +103,8 @@ TEST(GenerateDims, ListGetsEverySpecialization) {
     if (std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0)
         GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     fs::TempDir dir;
-    SessionOptions opts;
-    opts.work_dir = dir.path();
-    opts.python = kPython;
-    Session s(opts);
-    s.load_forward(std::string(TAD_SOURCE_DIR) + "/dataset/matmul_bias_act.py", std::nullopt);
+    std::unique_ptr<Session> session = open_dataset(dir, "matmul_bias_act");
+    Session &s = *session;
     GenerateOptions g;
     g.dims_json = R"([{"M": 8, "N": 8, "K": 8, "activation": "gelu"}, {"M": 8, "N": 8, "K": 8, "activation": "relu"}])";
     std::string src = s.candidate_source(s.generate(g));
@@ -109,11 +117,8 @@ TEST(GenerateDims, ListGetsEverySpecialization) {
 
 TEST(LoopPolicies, UnknownPolicyIsRejected) {
     fs::TempDir dir;
-    SessionOptions opts;
-    opts.work_dir = dir.path();
-    opts.python = kPython;
-    Session s(opts);
-    s.load_forward(std::string(TAD_SOURCE_DIR) + "/dataset/linear_recurrence.py", std::nullopt);
+    std::unique_ptr<Session> session = open_dataset(dir, "linear_recurrence");
+    Session &s = *session;
     GenerateOptions g;
     g.loops = "checkpoint";
     try {
