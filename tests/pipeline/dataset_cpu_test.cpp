@@ -73,11 +73,8 @@ TEST_P(LoopPolicies, TapeAndRecomputeBothPass) {
         GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     for (const char *policy : {"recompute", "tape"}) {
         fs::TempDir dir;
-        SessionOptions opts;
-        opts.work_dir = dir.path();
-        opts.python = kPython;
-        Session s(opts);
-        s.load_forward(std::string(TAD_SOURCE_DIR) + "/dataset/" + GetParam() + ".py", std::nullopt);
+        std::unique_ptr<Session> session = open_dataset(dir, GetParam());
+        Session &s = *session;
         GenerateOptions g;
         g.loops = policy;
         std::string src = s.candidate_source(s.generate(g));
