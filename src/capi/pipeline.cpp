@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
+#include <set>
 
 #include "ad/reverse.h"
 #include "passes/passes.h"
@@ -71,56 +73,140 @@ std::vector<std::pair<std::string, std::string>> key_of(const ir::Function &f) {
 
 }  // namespace
 
-Derived derive_backward(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops) {
-    JsonRef launches = trace.at("launches");
-    if (launches.size() != 1)
-        fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name + "' launched " + std::to_string(launches.size()) +
-                                      " kernels; stubs launching several kernels are not supported yet");
-    JsonRef launch = launches[0];
-    Derived g;
-    g.kernel = launch.at("kernel").str();
-    g.bindings = bindings_of(kf, launch);
-    g.forward = passes::cse(frontend::lower_kernel(kf, g.kernel, g.bindings));
-    g.specialization.key = key_of(g.forward);
+namespace {
 
-    ad::GradSpec spec;
-    spec.loops = loops;
+emit::TensorRef tensor_ref(JsonRef ref) {
+    if (ref.has("input")) return {emit::TensorRef::Input, static_cast<int>(ref.at("input").integer())};
+    if (ref.has("output")) return {emit::TensorRef::Output, static_cast<int>(ref.at("output").integer())};
+    return {emit::TensorRef::Temp, static_cast<int>(ref.at("temp").integer())};
+}
+
+std::string tensor_label(const frontend::KernelFile &kf, emit::TensorRef t) {
+    switch (t.kind) {
+    case emit::TensorRef::Input: return "stub input '" + kf.stub.params.at(static_cast<size_t>(t.index)) + "'";
+    case emit::TensorRef::Output: return "output " + std::to_string(t.index);
+    default: return "temporary buffer " + std::to_string(t.index);
+    }
+}
+
+Derived lower_launch(const frontend::KernelFile &kf, JsonRef launch) {
+    Derived d;
+    d.kernel = launch.at("kernel").str();
+    d.bindings = bindings_of(kf, launch);
+    d.forward = passes::cse(frontend::lower_kernel(kf, d.kernel, d.bindings));
+    d.specialization.key = key_of(d.forward);
     JsonRef args = launch.at("args");
-    for (size_t i = 0; i < args.size(); ++i) {
-        JsonRef a = args[i];
-        if (a.str_or("kind", "") != "tensor") continue;
-        JsonRef ref = a.at("ref");
-        if (ref.has("output")) spec.outputs.push_back(a.at("name").str());
-        if (ref.has("input")) {
-            size_t idx = static_cast<size_t>(ref.at("input").integer());
-            const auto &gi = kf.stub.grad_inputs;
-            if (idx < kf.stub.params.size() && std::find(gi.begin(), gi.end(), kf.stub.params[idx]) != gi.end())
-                spec.wrt.push_back(a.at("name").str());
+    for (size_t i = 0; i < args.size(); ++i)
+        if (args[i].str_or("kind", "") == "tensor") d.tensors[args[i].at("name").str()] = tensor_ref(args[i].at("ref"));
+    return d;
+}
+
+// Which launches gradients flow through: a tensor is active when it depends on a grad input, and
+// useful when a returned output depends on it; a launch propagates from its active, useful reads to
+// its active, useful writes. Dependence is per launch (any write depends on any read).
+void plan_flow(const frontend::KernelFile &kf, Chain &c) {
+    using emit::TensorRef;
+    std::vector<passes::MemoryParams> mem;
+    for (const Derived &d : c.launches) mem.push_back(passes::memory_params(d.forward));
+    auto tensors = [&](size_t k, const std::set<std::string> &params) {
+        std::set<TensorRef> out;
+        for (const std::string &p : params)
+            if (c.launches[k].tensors.count(p)) out.insert(c.launches[k].tensors.at(p));
+        return out;
+    };
+    const auto &gi = kf.stub.grad_inputs;
+    std::set<TensorRef> active;
+    for (size_t i = 0; i < kf.stub.params.size(); ++i)
+        if (std::find(gi.begin(), gi.end(), kf.stub.params[i]) != gi.end()) active.insert({TensorRef::Input, static_cast<int>(i)});
+    std::map<TensorRef, size_t> writer;
+    for (size_t k = 0; k < c.launches.size(); ++k) {
+        std::set<TensorRef> reads = tensors(k, mem[k].loaded), writes = tensors(k, mem[k].stored);
+        bool flows = false;
+        for (const TensorRef &t : reads) flows = flows || active.count(t);
+        for (const TensorRef &t : writes) {
+            std::string where = kf.file.path + ": stub '" + kf.stub.name + "': launch " + std::to_string(k) + " of '" + c.launches[k].kernel + "' ";
+            if (t.kind == TensorRef::Input && active.count(t))
+                fail(TAD_ERR_UNSUPPORTED, where + "writes " + tensor_label(kf, t) + ", a grad input; in-place updates of grad inputs are not supported yet");
+            if (reads.count(t) && active.count(t))
+                fail(TAD_ERR_UNSUPPORTED, where + "reads and writes " + tensor_label(kf, t) +
+                                              ", which depends on the grad inputs; in-place updates are not supported yet");
+            if (writer.count(t) && writer[t] != k && active.count(t))
+                fail(TAD_ERR_UNSUPPORTED, where + "writes " + tensor_label(kf, t) + ", which launch " + std::to_string(writer[t]) +
+                                              " wrote; a differentiated buffer must be written by one launch");
+            writer[t] = k;
+            if (flows && t.kind != TensorRef::Input) active.insert(t);
         }
     }
-    if (spec.wrt.empty())
-        fail(TAD_ERR_INVALID_ARGUMENT, kf.file.path + ": kernel '" + g.kernel + "' reads none of grad_inputs of stub '" + kf.stub.name + "'");
-    if (spec.outputs.empty())
-        fail(TAD_ERR_INVALID_ARGUMENT, kf.file.path + ": kernel '" + g.kernel + "' writes none of the tensors stub '" + kf.stub.name + "' returns");
-
-    auto plan = passes::plan_gradient_writes(g.forward, spec.wrt, spec.outputs);
-    std::vector<std::pair<std::string, std::string>> guards;
-    auto fallback = plan;
-    for (auto &[param, w] : fallback)
-        if (!w.guards.empty()) {
-            guards.insert(guards.end(), w.guards.begin(), w.guards.end());
-            w = passes::GradWrite{};
+    std::set<TensorRef> useful;
+    for (const auto &[t, k] : writer)
+        if (t.kind == TensorRef::Output) useful.insert(t);
+    for (size_t k = c.launches.size(); k-- > 0;) {
+        bool flows = false;
+        for (const TensorRef &t : tensors(k, mem[k].stored)) flows = flows || useful.count(t);
+        if (flows)
+            for (const TensorRef &t : tensors(k, mem[k].loaded)) useful.insert(t);
+    }
+    std::map<TensorRef, int> contributions;
+    for (size_t k = 0; k < c.launches.size(); ++k) {
+        Derived &d = c.launches[k];
+        for (const auto &[param, t] : d.tensors) {
+            if (!active.count(t) || !useful.count(t)) continue;
+            if (mem[k].loaded.count(param)) d.spec.wrt.push_back(param);
+            if (mem[k].stored.count(param)) d.spec.outputs.push_back(param);
         }
-    std::string base = g.kernel + "_bwd" + suffix_of(g.specialization.key);
-    g.specialization.variants.push_back({ad::reverse(g.forward, spec, plan, base), guards});
-    if (!guards.empty()) g.specialization.variants.push_back({ad::reverse(g.forward, spec, fallback, base + "_atomic"), {}});
-    return g;
+        if (d.spec.wrt.empty() || d.spec.outputs.empty()) d.spec = {};
+        for (const std::string &p : d.spec.wrt) ++contributions[d.tensors.at(p)];
+    }
+    for (const auto &[t, n] : contributions)
+        if (n > 1 || t.kind != TensorRef::Input) c.shared.insert(t);
+}
+
+}  // namespace
+
+Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops) {
+    JsonRef launches = trace.at("launches");
+    Chain c;
+    std::map<std::string, int> times_launched;
+    for (size_t k = 0; k < launches.size(); ++k) {
+        c.launches.push_back(lower_launch(kf, launches[k]));
+        ++times_launched[c.launches.back().kernel];
+    }
+    plan_flow(kf, c);
+    bool any = false;
+    for (size_t k = 0; k < c.launches.size(); ++k) {
+        Derived &d = c.launches[k];
+        if (d.spec.wrt.empty()) continue;
+        any = true;
+        d.spec.loops = loops;
+        auto plan = passes::plan_gradient_writes(d.forward, d.spec.wrt, d.spec.outputs);
+        for (auto &[param, w] : plan)
+            if (c.shared.count(d.tensors.at(param))) w = passes::GradWrite{};
+        std::vector<std::pair<std::string, std::string>> guards;
+        auto fallback = plan;
+        for (auto &[param, w] : fallback)
+            if (!w.guards.empty()) {
+                guards.insert(guards.end(), w.guards.begin(), w.guards.end());
+                w = passes::GradWrite{};
+            }
+        std::string base = d.kernel + "_bwd" + (times_launched[d.kernel] > 1 ? "_" + std::to_string(k) : "") + suffix_of(d.specialization.key);
+        d.specialization.variants.push_back({ad::reverse(d.forward, d.spec, plan, base), guards});
+        if (!guards.empty()) d.specialization.variants.push_back({ad::reverse(d.forward, d.spec, fallback, base + "_atomic"), {}});
+    }
+    if (!any)
+        fail(TAD_ERR_INVALID_ARGUMENT, kf.file.path + ": no launch of stub '" + kf.stub.name +
+                                           "' reads one of its grad_inputs and writes a tensor it returns (or one a later launch reads)");
+    return c;
 }
 
 namespace {
+// The static-branch key of every launch, launch index first.
 std::vector<std::pair<std::string, std::string>> traced_key(const frontend::KernelFile &kf, JsonRef trace) {
-    JsonRef launch = trace.at("launches")[0];
-    return key_of(frontend::lower_kernel(kf, launch.at("kernel").str(), bindings_of(kf, launch)));
+    std::vector<std::pair<std::string, std::string>> key;
+    JsonRef launches = trace.at("launches");
+    for (size_t k = 0; k < launches.size(); ++k)
+        for (auto &[name, value] : key_of(frontend::lower_kernel(kf, launches[k].at("kernel").str(), bindings_of(kf, launches[k]))))
+            key.emplace_back(std::to_string(k) + ":" + name, value);
+    return key;
 }
 }  // namespace
 
@@ -136,11 +222,39 @@ bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std
 std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces, ad::LoopPolicy loops) {
     emit::ModuleInput in;
     in.kf = &kf;
-    in.trace = traces.front();
+    JsonRef first = traces.front();
+    in.num_outputs = first.at("outputs").size();
     for (JsonRef t : traces) {
-        Derived d = derive_backward(kf, t, loops);
-        in.kernel = d.kernel;
-        in.specializations.push_back(std::move(d.specialization));
+        Chain c = derive_chain(kf, t, loops);
+        if (in.launches.empty()) {
+            in.shared = c.shared;
+            for (const Derived &d : c.launches) in.launches.push_back({d.kernel, d.tensors, {}});
+        }
+        bool same = c.launches.size() == in.launches.size() && c.shared == in.shared;
+        for (size_t k = 0; same && k < c.launches.size(); ++k)
+            same = c.launches[k].kernel == in.launches[k].kernel && c.launches[k].tensors == in.launches[k].tensors;
+        if (!same)
+            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name +
+                                          "' launches different kernels, or passes them different buffers, for different dims; one backward cannot serve them");
+        for (size_t k = 0; k < c.launches.size(); ++k) {
+            emit::Specialization &sp = c.launches[k].specialization;
+            if (sp.variants.empty()) continue;
+            auto &list = in.launches[k].specializations;
+            bool seen = false;
+            for (const emit::Specialization &s : list) seen = seen || s.key == sp.key;
+            if (!seen) list.push_back(std::move(sp));
+        }
+    }
+    // The launcher reaches temporary i through the first launch argument that points at it.
+    JsonRef temps = first.at("temps");
+    for (size_t i = 0; i < temps.size(); ++i) {
+        bool found = false;
+        for (size_t k = 0; k < in.launches.size() && !found; ++k)
+            for (const auto &[param, t] : in.launches[k].tensors)
+                if (!found && t.kind == emit::TensorRef::Temp && t.index == static_cast<int>(i)) {
+                    in.temps.emplace_back(k, param);
+                    found = true;
+                }
     }
     return emit::emit_module(in);
 }

@@ -3,6 +3,8 @@
 // always be recomputed from its forward source and traces.
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,30 +17,43 @@
 
 namespace tad {
 
-// The backward of one traced call.
+// The backward of one launch of a traced call.
 struct Derived {
     std::string kernel;                          // the forward kernel
     std::vector<frontend::ArgBinding> bindings;  // its arguments in this trace
     ir::Function forward;                        // after CSE
-    emit::Specialization specialization;         // the backward kernels for this call's static branches
+    ad::GradSpec spec;                           // the gradients that flow through this launch
+    std::map<std::string, emit::TensorRef> tensors;  // pointer parameter -> tensor of the call
+    // The backward kernels for this call's static branches; no variants when no gradient flows
+    // through the launch (it reads no differentiated tensor, or writes nothing differentiated).
+    emit::Specialization specialization;
+};
+
+// The backward of a traced call: its launches in forward order (the backward runs them last to
+// first). A tensor's shadow is one buffer shared by every launch that touches it: the cotangent of
+// a temporary or output the forward writes, then read by the writer's backward; the gradient of a
+// stub input. Shadows in `shared` get contributions from several launches (and are atomic in all).
+struct Chain {
+    std::vector<Derived> launches;
+    std::set<emit::TensorRef> shared;
 };
 
 // `loops`: how loops with nonlinear carried state are reversed (ad::LoopPolicy).
-Derived derive_backward(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops = ad::LoopPolicy::Recompute);
+Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops = ad::LoopPolicy::Recompute);
 
 // The generated module covering every specialization among `traces` (the first one's argument
 // layout is used for the launcher).
 std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
                                  ad::LoopPolicy loops = ad::LoopPolicy::Recompute);
 
-// Whether lowering the kernel for `trace` resolves static `if`s on constexprs (then each combination
-// of those constexprs needs its own backward).
+// Whether lowering the kernels for `trace` resolves static `if`s on constexprs (then each
+// combination of those constexprs needs its own backward).
 bool has_specializations(const frontend::KernelFile &kf, JsonRef trace);
 
 // Whether `trace` specializes the kernel's static branches differently from every trace in `seen`.
 bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std::vector<JsonRef> &seen);
 
-// The kernel arguments of a trace record's only launch as lowering bindings.
+// The kernel arguments of one launch of a trace record as lowering bindings.
 std::vector<frontend::ArgBinding> bindings_of(const frontend::KernelFile &kf, JsonRef launch);
 
 }  // namespace tad

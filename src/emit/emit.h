@@ -1,6 +1,8 @@
 // Emission of readable Triton Python from tile IR, and of the standalone backward module.
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,16 +29,34 @@ struct Specialization {
     std::vector<Variant> variants;
 };
 
+// A tensor of the traced call: stub input `index`, returned output `index`, or temporary `index`
+// (a buffer the stub allocates and passes between launches).
+struct TensorRef {
+    enum Kind { Input, Output, Temp } kind = Input;
+    int index = 0;
+    bool operator<(const TensorRef &o) const { return kind != o.kind ? kind < o.kind : index < o.index; }
+    bool operator==(const TensorRef &o) const { return kind == o.kind && index == o.index; }
+};
+
+// One launch of the stub and the backward kernels for it.
+struct LaunchBackward {
+    std::string kernel;                         // the forward kernel
+    std::map<std::string, TensorRef> tensors;   // pointer parameter -> tensor
+    std::vector<Specialization> specializations;  // empty: no gradient flows through the launch
+};
+
 struct ModuleInput {
     const frontend::KernelFile *kf = nullptr;
-    JsonRef trace;                          // a trace record the backward was generated from
-    std::string kernel;                     // the forward kernel
-    std::vector<Specialization> specializations;
+    size_t num_outputs = 0;
+    std::vector<LaunchBackward> launches;       // forward order
+    // Where the launcher finds temporary i of the forward: (launch, pointer parameter).
+    std::vector<std::pair<size_t, std::string>> temps;
+    std::set<TensorRef> shared;                 // shadows accumulated by several launches
 };
 
 // The whole generated file: the forward kernels and stub copied from the forward file, a launch
-// recorder, the backward kernel(s), the backward launcher and a torch.autograd.Function, plus
-// `forward(*args, **kwargs)` and `GRAD_INPUTS`.
+// recorder, the backward kernels, the backward launcher (the stub's launches in reverse) and a
+// torch.autograd.Function, plus `forward(*args, **kwargs)` and `GRAD_INPUTS`.
 std::string emit_module(const ModuleInput &in);
 
 }  // namespace tad::emit

@@ -4,12 +4,32 @@
 #include <set>
 #include <sstream>
 
-#include "emit/emit.h"
+#include "emit/module_internal.h"
 #include "support/error.h"
 
 namespace tad::emit {
 
+namespace detail {
+
+std::string join(const std::vector<std::string> &items) {
+    std::string s;
+    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
+    return s;
+}
+
+std::string py_tuple(const std::vector<std::string> &items, bool quote) {
+    std::string s = "(";
+    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + (quote ? "\"" + items[i] + "\"" : items[i]);
+    return s + (items.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace detail
+
 namespace {
+
+using detail::join;
+using detail::py_tuple;
+
 
 // Names a statement defines at module level, and names an AST uses.
 void used_names(const ast::NodePtr &n, std::set<std::string> &out) {
@@ -70,24 +90,14 @@ std::string class_name(const std::string &stub) {
     return out + "Function";
 }
 
-std::string join(const std::vector<std::string> &items) {
-    std::string s;
-    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
-    return s;
-}
-
-std::string py_tuple(const std::vector<std::string> &items, bool quote) {
-    std::string s = "(";
-    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + (quote ? "\"" + items[i] + "\"" : items[i]);
-    return s + (items.size() == 1 ? ",)" : ")");
-}
-
 const char *kRuntime = R"(# ---- launch recording: the backward reuses each forward launch's grid and scalar arguments ----
 class _Launch:
-    def __init__(self, grid, args, options):
+    def __init__(self, kernel, grid, args, options, tensors):
+        self.kernel = kernel
         self.grid = grid
         self.args = args
         self.options = options
+        self.tensors = tensors  # dropped once the Function has kept the temporaries it needs
 
 
 _capture = threading.local()
@@ -112,6 +122,7 @@ class _Recorded:
         fn = kernel
         while not inspect.isfunction(fn):
             fn = fn.fn
+        self.name = fn.__name__
         self.signature = inspect.signature(fn)
 
     def __getitem__(self, grid):
@@ -145,7 +156,15 @@ class _Recorded:
         grid_ = grid(dict(values, **options)) if callable(grid) else grid
         grid_ = tuple(grid_) if isinstance(grid_, (tuple, list)) else (grid_,)
         scalars = {k: v for k, v in values.items() if not isinstance(v, torch.Tensor)}
-        return _Launch(grid_, scalars, options)
+        tensors = {k: v for k, v in values.items() if isinstance(v, torch.Tensor)}
+        return _Launch(self.name, grid_, scalars, options, tensors)
+
+
+def _check_launches(launches, kernels):
+    """The backward was generated for this sequence of launches."""
+    got = tuple(launch.kernel for launch in launches)
+    if got != kernels:
+        raise RuntimeError(f"the stub launched {got}; the backward was generated for {kernels}")
 
 
 def _as_layout(g, layout):
@@ -161,46 +180,48 @@ def _as_layout(g, layout):
 
 
 def _atomic_buffer(t):
-    """Gradient accumulated with atomics: float32 (float64 for float64 inputs), zero-filled."""
-    return torch.zeros(t.shape, dtype=torch.float64 if t.dtype == torch.float64 else torch.float32, device=t.device)
+    """Gradient accumulated with atomics: float32 (float64 for float64 inputs), zero-filled, with
+    t's strides (the backward addresses it with t's stride arguments)."""
+    dtype = torch.float64 if t.dtype == torch.float64 else torch.float32
+    return torch.empty_strided(t.shape, t.stride(), dtype=dtype, device=t.device).zero_()
 
 
-def _store_buffer(t, mirror):
-    """Gradient written with plain stores mirroring the forward's store to `mirror`: every element
-    is written when `t` has the mirror's layout, otherwise unwritten elements must read as zero."""
-    if tuple(t.shape) == tuple(mirror[0]) and tuple(t.stride()) == tuple(mirror[1]):
-        return torch.empty_like(t)
-    return torch.zeros_like(t)
+def _cotangent_buffer(g, layout):
+    """The cotangent of an output that later launches' backwards add to: a float32 (float64) copy
+    of the incoming gradient with the output's strides."""
+    shape, stride, dtype, device = layout
+    out = torch.empty_strided(shape, stride, dtype=torch.float64 if dtype == torch.float64 else torch.float32, device=device)
+    return out.zero_() if g is None else out.copy_(g)
+
+
+def _store_buffer(t, shape, stride):
+    """Gradient written with plain stores mirroring the forward's store to a buffer of this shape
+    and stride: every element is written when `t` has that layout, otherwise unwritten elements
+    must read as zero."""
+    out = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
+    if tuple(t.shape) == tuple(shape) and tuple(t.stride()) == tuple(stride):
+        return out
+    return out.zero_()
+
+
+def _as_dtype(g, t):
+    return None if g is None else g.to(t.dtype)
 )";
-
-struct Mapping {
-    std::map<std::string, int> input_of;   // kernel param -> stub input index
-    std::map<std::string, int> output_of;  // kernel param -> stub output index
-};
 
 }  // namespace
 
 std::string emit_module(const ModuleInput &in) {
     const frontend::KernelFile &kf = *in.kf;
     const frontend::StubInfo &stub = kf.stub;
-    JsonRef launch = in.trace.at("launches")[0];
-
-    Mapping map;
-    for (size_t i = 0; i < launch.at("args").size(); ++i) {
-        JsonRef a = launch.at("args")[i];
-        if (a.str_or("kind", "") != "tensor") continue;
-        JsonRef ref = a.at("ref");
-        if (ref.has("input")) map.input_of[a.at("name").str()] = static_cast<int>(ref.at("input").integer());
-        if (ref.has("output")) map.output_of[a.at("name").str()] = static_cast<int>(ref.at("output").integer());
-    }
-    size_t n_outputs = in.trace.at("outputs").size();
-
     std::ostringstream os;
     os << "# Generated by tad " << TAD_VERSION_MAJOR << "." << TAD_VERSION_MINOR << "." << TAD_VERSION_PATCH
        << " from " << kf.file.path << ": backward of stub `" << stub.name << "` with respect to ";
     for (size_t i = 0; i < stub.grad_inputs.size(); ++i) os << (i ? ", " : "") << stub.grad_inputs[i];
-    os << ".\n# Backward kernels are reverse-mode derivatives of `" << in.kernel
-       << "`: each program recomputes its forward values, then\n# propagates gradients in reverse. Regenerate "
+    os << ".\n# Backward kernels are reverse-mode derivatives of ";
+    std::vector<std::string> kernels;
+    for (const LaunchBackward &l : in.launches)
+        if (std::find(kernels.begin(), kernels.end(), l.kernel) == kernels.end()) kernels.push_back("`" + l.kernel + "`");
+    os << join(kernels) << ": each program recomputes its forward values,\n# then propagates gradients in reverse. Regenerate "
           "with `tad generate`; do not edit.\n";
     os << "import inspect\nimport math\nimport threading\n\nimport torch\nimport triton\nimport triton.language as tl\n";
     os << "from triton.language.extra import libdevice\n\n";
@@ -247,178 +268,70 @@ std::string emit_module(const ModuleInput &in) {
     os << "\n" << kRuntime << "\n\n";
     for (const std::string &k : stub.launched) os << k << " = _Recorded(" << k << ")\n";
     os << "\n\n# ---- backward ----\n";
-    for (const Specialization &sp : in.specializations)
-    for (const Variant &v : sp.variants) {
-        std::string doc = "Reverse mode of " + in.kernel;
-        for (size_t i = 0; i < sp.key.size(); ++i) doc += (i ? ", " : " for ") + sp.key[i].first + "=" + sp.key[i].second;
-        doc += ".";
-        for (const auto &[param, w] : v.bwd.writes)
-            doc += " d" + param + (w.kind == passes::GradWrite::Store ? ": plain stores (disjoint per program)." : ": relaxed atomic adds.");
-        os << emit_kernel(v.bwd.fn, doc) << "\n\n";
-        if (v.bwd.tape)
-            os << emit_kernel(v.bwd.tape->fn, "Tape elements each program of " + v.bwd.fn.name +
-                                                  " needs: its taped loops' trip counts times their carried state's size.")
-               << "\n\n";
-    }
-
-    // The launcher. Its locals get names no stub parameter has (a stub may well take `a` or `out`).
-    std::set<std::string> taken(stub.params.begin(), stub.params.end());
-    auto fresh = [&](std::string n) {
-        while (taken.count(n)) n += "_";
-        taken.insert(n);
-        return n;
-    };
-    const std::string launch_v = fresh("launch"), a_v = fresh("a"), layouts_v = fresh("out_layouts"), grads_v = fresh("grads");
-    auto input_name = [&](int i) { return stub.params.at(static_cast<size_t>(i)); };
-    std::map<std::string, std::string> grad_name;  // stub input -> its gradient's local
-    auto grad_of = [&](const std::string &p) {
-        auto it = grad_name.find(p);
-        return it != grad_name.end() ? it->second : grad_name[p] = fresh("d_" + p);
-    };
-    std::set<std::string> saved;
-    std::string fn = stub.name + "_backward";
-    std::vector<std::string> largs = {launch_v};
-    for (const std::string &p : stub.params) largs.push_back(p);
-    largs.push_back(layouts_v);
-    largs.push_back(grads_v);
-    os << "def " << fn << "(" << join(largs) << "):\n";
-    os << "    \"\"\"Gradients of the stub's inputs from the gradients of its outputs.\"\"\"\n";
-    os << "    " << a_v << " = " << launch_v << ".args\n";
-    std::set<std::string> grad_vars;
-    // A forward argument the backward kernels read: a scalar of the recorded launch, or a stub input.
-    auto primal_arg = [&](const ir::Param &p, const ad::ParamOrigin &o) {
-        if (p.kind != ir::ParamKind::Pointer) return a_v + "[\"" + p.name + "\"]";
-        if (!map.input_of.count(o.primal))
-            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": the backward of '" + in.kernel + "' reads '" + o.primal +
-                                          "', which is not a stub input (saving intermediate buffers is not supported yet)");
-        std::string var = input_name(map.input_of.at(o.primal));
-        saved.insert(var);
-        return var;
-    };
-    auto constexpr_args = [&](const ir::Function &f, std::vector<std::string> &args) {
-        for (const ir::Constexpr &c : f.constexprs) args.push_back(c.name + "=" + a_v + "[\"" + c.name + "\"]");
-    };
-    const std::string tape_v = fresh("tape"), tape_stride_v = fresh("tape_stride"), need_v = fresh("tape_need");
-    auto emit_variant = [&](const Variant &v, const std::string &indent) {
-        std::vector<std::string> call_args, finals;
-        if (v.bwd.tape) {
-            // The tape's size is known only once each program's trip counts are: a sizing kernel
-            // writes them, the largest sets the stride between programs' tapes.
-            std::vector<std::string> size_args;
-            const ad::TapeSizing &ts = *v.bwd.tape;
-            for (size_t i = 0; i < ts.fn.params.size(); ++i)
-                size_args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed ? need_v : primal_arg(ts.fn.params[i], ts.origins[i]));
-            constexpr_args(ts.fn, size_args);
-            std::string device = layouts_v + "[0][3]";
-            os << indent << need_v << " = torch.empty(math.prod(" << launch_v << ".grid), dtype=torch.int64, device=" << device << ")\n";
-            os << indent << ts.fn.name << "[" << launch_v << ".grid](" << join(size_args) << ", **" << launch_v << ".options)\n";
-            os << indent << tape_stride_v << " = max(int(" << need_v << ".max().item()), 1)\n";
-            os << indent << tape_v << " = torch.empty(math.prod(" << launch_v << ".grid) * " << tape_stride_v
-               << ", dtype=torch.float32, device=" << device << ")\n";
-        }
-        for (size_t i = 0; i < v.bwd.fn.params.size(); ++i) {
-            const ir::Param &p = v.bwd.fn.params[i];
-            const ad::ParamOrigin &o = v.bwd.origins[i];
-            if (o.kind == ad::ParamOrigin::Tape || o.kind == ad::ParamOrigin::TapeStride) {
-                call_args.push_back(o.kind == ad::ParamOrigin::Tape ? tape_v : tape_stride_v);
-                continue;
+    for (const LaunchBackward &l : in.launches)
+        for (const Specialization &sp : l.specializations)
+            for (const Variant &v : sp.variants) {
+                std::string doc = "Reverse mode of " + l.kernel;
+                for (size_t i = 0; i < sp.key.size(); ++i) doc += (i ? ", " : " for ") + sp.key[i].first + "=" + sp.key[i].second;
+                doc += ".";
+                for (const auto &[param, w] : v.bwd.writes)
+                    doc += " " + ad::shadow_name(param) + (w.kind == passes::GradWrite::Store ? ": plain stores (disjoint per program)." : ": relaxed atomic adds.");
+                os << emit_kernel(v.bwd.fn, doc) << "\n\n";
+                if (v.bwd.tape)
+                    os << emit_kernel(v.bwd.tape->fn, "Tape elements each program of " + v.bwd.fn.name +
+                                                          " needs: its taped loops' trip counts times their carried state's size.")
+                       << "\n\n";
             }
-            if (p.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal) {
-                call_args.push_back(primal_arg(p, o));
-                continue;
-            }
-            if (map.output_of.count(o.primal)) {
-                int j = map.output_of.at(o.primal);
-                std::string var = fresh("g" + std::to_string(j));
-                os << indent << var << " = _as_layout(" << grads_v << "[" << j << "], " << layouts_v << "[" << j << "])\n";
-                call_args.push_back(var);
-                continue;
-            }
-            std::string var = input_name(map.input_of.at(o.primal));
-            std::string gvar = grad_of(var);
-            grad_vars.insert(var);
-            auto w = v.bwd.writes.find(o.primal);
-            if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store) {
-                os << indent << gvar << " = _store_buffer(" << var << ", " << layouts_v << "[" << map.output_of.at(w->second.mirror) << "])\n";
-            } else {
-                os << indent << gvar << " = _atomic_buffer(" << var << ")\n";
-                finals.push_back(gvar);
-            }
-            call_args.push_back(gvar);
-        }
-        constexpr_args(v.bwd.fn, call_args);
-        os << indent << v.bwd.fn.name << "[" << launch_v << ".grid](" << join(call_args) << ", **" << launch_v << ".options)\n";
-        std::vector<std::string> rets;
-        for (const std::string &p : stub.params) {
-            if (!grad_vars.count(p)) {
-                rets.push_back("None");
-                continue;
-            }
-            std::string g = grad_of(p);
-            rets.push_back(std::find(finals.begin(), finals.end(), g) != finals.end() ? g + ".to(" + p + ".dtype)" : g);
-        }
-        os << indent << "return " << py_tuple(rets, false) << "\n";
-    };
-    // Static `if`s in the forward were resolved per specialization: dispatch on those constexprs.
-    for (const Specialization &sp : in.specializations) {
-        std::string indent = "    ";
-        if (!sp.key.empty()) {
-            std::string cond;
-            for (size_t i = 0; i < sp.key.size(); ++i)
-                cond += (i ? " and " : "") + a_v + "[\"" + sp.key[i].first + "\"] == " + sp.key[i].second;
-            os << "    if " << cond << ":\n";
-            indent = "        ";
-        }
-        for (const Variant &v : sp.variants) {
-            if (v.guards.empty()) {
-                emit_variant(v, indent);
-                break;
-            }
-            std::string cond;
-            for (size_t i = 0; i < v.guards.size(); ++i)
-                cond += (i ? " and " : "") + a_v + "[\"" + v.guards[i].first + "\"] == " + a_v + "[\"" + v.guards[i].second + "\"]";
-            os << indent << "if " << cond << ":\n";
-            emit_variant(v, indent + "    ");
-        }
-    }
-    if (!in.specializations.front().key.empty()) {
-        std::string names, shown;
-        for (const auto &[name, value] : in.specializations.front().key) {
-            names += (names.empty() ? "" : ", ") + name;
-            shown += std::string(shown.empty() ? "" : ", ") + name + "={" + a_v + "['" + name + "']!r}";
-        }
-        os << "    raise RuntimeError(f\"no backward was generated for " << shown << " (static ifs depend on " << names
-           << "); regenerate with a SWEEP entry or a call that uses these values\")\n";
-    }
+    detail::Launcher launcher = detail::emit_launcher(in);
+    os << launcher.source;
 
     // The autograd.Function and the entry points. Gradient inputs are always saved (their gradient
     // buffers take their shape and device); other stub arguments reach the launcher as None.
+    std::set<std::string> saved = launcher.inputs;
     for (const std::string &g : stub.grad_inputs) saved.insert(g);
     std::string cls = class_name(stub.name);
-    std::vector<std::string> saved_list, launcher_args;
+    detail::Names names(stub.params);
+    const std::string ctx = names.fresh("ctx"), launches = names.fresh("launches"), out = names.fresh("out"), outs = names.fresh("outs"),
+                      grads = names.fresh("grads"), launch = names.fresh("launch");
+    std::vector<std::string> saved_list, launcher_args = {ctx + ".launches", ctx + ".temps"};
     for (const std::string &p : stub.params) {
         if (saved.count(p)) saved_list.push_back(p);
         launcher_args.push_back(saved.count(p) ? p : "None");
     }
-    taken = std::set<std::string>(stub.params.begin(), stub.params.end());
-    const std::string ctx = fresh("ctx"), launches = fresh("launches"), out = fresh("out"), outs = fresh("outs"),
-                      grads = fresh("grads");
+    std::vector<std::string> saved_outs, kernel_names, temps;
+    for (int j : launcher.outputs) saved_outs.push_back(outs + "[" + std::to_string(j) + "]");
+    for (const LaunchBackward &l : in.launches) kernel_names.push_back(l.kernel);
+    for (size_t i = 0; i < in.temps.size(); ++i)
+        temps.push_back(launcher.temps.count(static_cast<int>(i))
+                            ? launches + "[" + std::to_string(in.temps[i].first) + "].tensors[\"" + in.temps[i].second + "\"]"
+                            : "None");
+    std::string outs_arg = "(";
+    for (size_t j = 0, n = 0; j < in.num_outputs; ++j)
+        outs_arg += (j ? ", " : "") + (launcher.outputs.count(static_cast<int>(j)) ? ctx + ".saved_tensors[" + std::to_string(saved_list.size() + n++) + "]" : "None");
+    outs_arg += in.num_outputs == 1 ? ",)" : ")";
+    launcher_args.push_back(outs_arg);
+    std::vector<std::string> to_save = saved_list;
+    to_save.insert(to_save.end(), saved_outs.begin(), saved_outs.end());
+    os << "\n\n_KERNELS = " << py_tuple(kernel_names, true) << "\n";
     os << "\n\nclass " << cls << "(torch.autograd.Function):\n";
     os << "    @staticmethod\n    def forward(" << ctx << ", " << join(stub.params) << "):\n";
     os << "        with _capturing() as " << launches << ":\n";
     os << "            " << out << " = " << stub.name << "(" << join(stub.params) << ")\n";
-    os << "        if len(" << launches << ") != 1:\n";
-    os << "            raise RuntimeError(f\"" << stub.name << " launched {len(" << launches << ")} kernels; the backward was generated for one\")\n";
+    os << "        _check_launches(" << launches << ", _KERNELS)\n";
     os << "        " << outs << " = " << out << " if isinstance(" << out << ", tuple) else (" << out << ",)\n";
-    os << "        " << ctx << ".launch = " << launches << "[0]\n";
+    os << "        " << ctx << ".launches = " << launches << "\n";
+    os << "        " << ctx << ".temps = " << py_tuple(temps, false) << "\n";
+    os << "        for " << launch << " in " << launches << ":\n";
+    os << "            " << launch << ".tensors = None\n";
     os << "        " << ctx << ".out_layouts = [(o.shape, tuple(o.stride()), o.dtype, o.device) for o in " << outs << "]\n";
-    os << "        " << ctx << ".save_for_backward(" << join(saved_list) << ")\n";
+    os << "        " << ctx << ".save_for_backward(" << join(to_save) << ")\n";
     os << "        return " << out << "\n\n";
     os << "    @staticmethod\n    def backward(" << ctx << ", *" << grads << "):\n";
-    os << "        " << join(saved_list) << (saved_list.size() == 1 ? "," : "") << " = " << ctx << ".saved_tensors\n";
-    os << "        return " << fn << "(" << ctx << ".launch, " << join(launcher_args) << ", " << ctx << ".out_layouts, " << grads << ")\n";
+    if (!saved_list.empty())
+        os << "        " << join(saved_list) << (saved_list.size() == 1 ? "," : "") << " = " << ctx << ".saved_tensors[:" << saved_list.size() << "]\n";
+    os << "        return " << launcher.name << "(" << join(launcher_args) << ", " << ctx << ".out_layouts, " << grads << ")\n";
     os << "\n\nGRAD_INPUTS = " << py_tuple(stub.grad_inputs, true) << "\n";
-    os << "NUM_OUTPUTS = " << n_outputs << "\n";
+    os << "NUM_OUTPUTS = " << in.num_outputs << "\n";
     os << "_SIGNATURE = inspect.signature(" << stub.name << ")\n\n\n";
     os << "def forward(*args, **kwargs):\n";
     os << "    \"\"\"`" << stub.name << "` with a backward: same arguments and results, differentiable in GRAD_INPUTS.\"\"\"\n";

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,12 @@ struct GradWrite {
 // stores. Expects `f` after cse(). A parameter loaded more than once is accumulated atomically.
 std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, const std::vector<std::string> &wrt,
                                                       const std::vector<std::string> &outputs);
+
+// The pointer parameters a kernel loads from, stores (or atomically adds) to, and atomically adds to.
+struct MemoryParams {
+    std::set<std::string> loaded, stored, accumulated;
+};
+MemoryParams memory_params(const ir::Function &f);
 
 // Removes parameters nothing reads (a backward needs only part of the forward's arguments).
 ir::Function drop_unused_params(const ir::Function &f);

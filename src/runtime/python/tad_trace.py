@@ -62,7 +62,7 @@ def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False
             if torch.is_tensor(value) and not value.is_complex():
                 data[f"input:{index}"] = _float64_base64(value)
 
-    recorder = _Recorder(kernels, classes)
+    recorder = _Recorder(kernels, classes, snapshots={} if with_data else None)
     with recorder.patched():
         outputs = stub_fn(*args, **kwargs)
         _synchronize(torch)
@@ -87,6 +87,13 @@ def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False
               "temps": [{"id": i, **_tensor_entry(t, kind=False)} for i, t in enumerate(memory.temps)],
               "launches": launches}
     if with_data:
+        # Outputs and temps as the first launch that gets them sees them: what the stub's torch code
+        # put there (torch.zeros for an accumulator), or garbage when a kernel writes them first.
+        for kind, tensors in (("output", returned), ("temp", memory.temps)):
+            for i, t in enumerate(tensors):
+                seen = recorder.snapshots.get(t.data_ptr()) if torch.is_tensor(t) else None
+                if seen is not None and seen[0].shape == t.shape and seen[0].stride() == t.stride():
+                    data[f"{kind}:{i}"] = seen[1]
         record["data"] = data
     return outputs, record
 
@@ -120,11 +127,12 @@ def _synchronize(torch):
 
 
 class _Recorder:
-    def __init__(self, kernels, classes):
+    def __init__(self, kernels, classes, snapshots=None):
         self.kernels = kernels
         self.classes = classes
         self.originals = {}
         self.launches = []  # (kernel name, grid, options, [(param, value)]); keeps tensors alive
+        self.snapshots = snapshots  # data_ptr -> (tensor, float64 data) before its first launch
 
     @contextlib.contextmanager
     def patched(self):
@@ -151,6 +159,11 @@ class _Recorder:
 
     def _launch(self, kernel, grid, args, kwargs):
         name = _base_fn(kernel, self.classes).__name__
+        if self.snapshots is not None:
+            import torch
+            for v in list(args) + list(kwargs.values()):
+                if torch.is_tensor(v) and v.data_ptr() not in self.snapshots:
+                    self.snapshots[v.data_ptr()] = (v, _float64_base64(v))
         result = None
         if not self.classes.standin:
             try:

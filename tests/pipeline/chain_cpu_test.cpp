@@ -1,0 +1,149 @@
+// Stubs that launch several kernels: the backward runs the launches in reverse, with one shadow
+// buffer per tensor of the call (tests/pipeline/data/chain.py, dataset/layernorm_two_pass.py).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "capi/pipeline.h"
+#include "capi/session.h"
+#include "frontend/parser.h"
+#include "support/error.h"
+#include "support/fs.h"
+#include "support/json.h"
+
+using namespace tad;
+
+namespace {
+
+const char *kPython = "/usr/bin/python3";
+
+bool torch_available() { return std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0; }
+
+std::unique_ptr<Session> cpu_session(const fs::TempDir &dir, const std::string &file) {
+    SessionOptions opts;
+    opts.work_dir = dir.path();
+    opts.python = kPython;
+    auto s = std::make_unique<Session>(opts);
+    s->load_forward(file, std::nullopt);
+    return s;
+}
+
+TEST(ChainCpu, FourLaunchesMatchFiniteDifferences) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    fs::TempDir dir;
+    auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/chain.py");
+    std::string src = s->candidate_source(s->generate(GenerateOptions{}));
+    // fill_scale reads no differentiated tensor: it has no backward.
+    EXPECT_EQ(src.find("def fill_scale_bwd"), std::string::npos);
+    EXPECT_LT(src.find("    # launch 3: finish\n"), src.find("    # launch 1: squash\n"));
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = false;
+    Json report = Json::parse(s->verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+    EXPECT_EQ(report.at("summary").at("passed").integer(), 2);
+}
+
+TEST(ChainCpu, LauncherSharesShadowsAndSavesIntermediates) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    fs::TempDir dir;
+    auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/chain.py");
+    std::string module = fs::join(dir.path(), "chain_bwd.py");
+    fs::write_file_atomic(module, s->candidate_source(s->generate(GenerateOptions{})));
+    std::string cmd = "PYTHONPATH=" + std::string(TAD_SOURCE_DIR) + "/src/runtime/python/standin " + kPython + " " + TAD_SOURCE_DIR +
+                      "/tests/pipeline/chain_check.py " + module + " 2>&1";
+    FILE *p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    EXPECT_EQ(pclose(p), 0) << out;
+    EXPECT_NE(out.find("chain launcher ok"), std::string::npos) << out;
+}
+
+// A trace of `launches` (JSON) over one input x (16 floats) and one output.
+Json trace_of(const std::string &launches, const std::string &temps = "[]") {
+    return Json::parse(R"({"stub": "f", "inputs": [{"name": "x", "index": 0, "kind": "tensor", "dtype": "float32",
+        "shape": [16], "stride": [1]}], "outputs": [{"index": 0, "kind": "tensor", "dtype": "float32", "shape": [16],
+        "stride": [1]}], "temps": )" + temps + R"(, "launches": )" + launches + "}",
+                       "trace");
+}
+
+std::string launch(const std::string &kernel, const std::string &from, const std::string &to) {
+    return R"({"kernel": ")" + kernel + R"(", "grid": [1, 1, 1], "options": {}, "args": [
+        {"name": "A", "kind": "tensor", "ref": )" + from + R"(, "offset": 0, "dtype": "float32"},
+        {"name": "B", "kind": "tensor", "ref": )" + to + R"(, "offset": 0, "dtype": "float32"},
+        {"name": "N", "kind": "int", "value": 16}]})";
+}
+
+const char *kTwoKernels = R"(import triton
+import triton.language as tl
+
+import tad
+
+
+@triton.jit
+def first(A, B, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(B + offs, tl.exp(tl.load(A + offs)))
+
+
+@triton.jit
+def second(A, B, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(B + offs, tl.sin(tl.load(A + offs)))
+
+
+@tad.autodiff(grad_inputs=("x",))
+def f(x):
+    y = x.new_empty(x.shape)
+    first[(1,)](x, y, N=16)
+    second[(1,)](x, y, N=16)
+    return y
+)";
+
+std::string error_of(const Json &trace) {
+    frontend::KernelFile kf = frontend::analyze(frontend::parse_source("k.py", kTwoKernels));
+    try {
+        emit_backward_module(kf, {trace});
+    } catch (const Error &e) {
+        EXPECT_EQ(e.status(), TAD_ERR_UNSUPPORTED) << e.what();
+        return e.what();
+    }
+    return "";
+}
+
+TEST(Chain, RefusesADifferentiatedBufferWrittenByTwoLaunches) {
+    Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"output": 0})") + ", " +
+                      launch("second", R"({"input": 0})", R"({"output": 0})") + "]");
+    EXPECT_NE(error_of(t).find("k.py: stub 'f': launch 1 of 'second' writes output 0, which launch 0 wrote"), std::string::npos)
+        << error_of(t);
+}
+
+TEST(Chain, RefusesInPlaceUpdatesOfAGradInput) {
+    Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"input": 0})") + "]");
+    EXPECT_NE(error_of(t).find("launch 0 of 'first' writes stub input 'x', a grad input; in-place updates"), std::string::npos)
+        << error_of(t);
+}
+
+TEST(Chain, RefusesAnUpdateOfADifferentiatedTemporaryInPlace) {
+    Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"temp": 0})") + ", " + launch("second", R"({"temp": 0})", R"({"temp": 0})") +
+                          ", " + launch("first", R"({"temp": 0})", R"({"output": 0})") + "]",
+                      R"([{"id": 0, "dtype": "float32", "shape": [16], "stride": [1]}])");
+    EXPECT_NE(error_of(t).find("launch 1 of 'second' reads and writes temporary buffer 0"), std::string::npos) << error_of(t);
+}
+
+TEST(Chain, ALaunchedKernelSequenceOtherThanTracedIsRefusedAtRunTime) {
+    Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"temp": 0})") + ", " + launch("second", R"({"temp": 0})", R"({"output": 0})") + "]",
+                      R"([{"id": 0, "dtype": "float32", "shape": [16], "stride": [1]}])");
+    frontend::KernelFile kf = frontend::analyze(frontend::parse_source("k.py", kTwoKernels));
+    std::string py = emit_backward_module(kf, {t});
+    EXPECT_NE(py.find("_KERNELS = (\"first\", \"second\")\n"), std::string::npos) << py;
+    EXPECT_NE(py.find("        _check_launches(launches, _KERNELS)\n"), std::string::npos) << py;
+    EXPECT_NE(py.find("    d_temp0 = _atomic_buffer(temps[0])\n"), std::string::npos) << py;
+    EXPECT_NE(py.find("        ctx.temps = (launches[0].tensors[\"B\"],)\n"), std::string::npos) << py;
+}
+
+}  // namespace
