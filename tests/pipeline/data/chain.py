@@ -20,27 +20,27 @@ def fill_scale(S, n, BLOCK: tl.constexpr):
 def squash(X, H, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    x = tl.load(X + offs, mask=mask)
-    tl.store(H + offs, x / (1.0 + tl.abs(x)), mask=mask)
+    x = tl.load(X + offs, mask=mask).to(tl.float32)
+    tl.store(H + offs, (x / (1.0 + tl.abs(x))).to(H.dtype.element_ty), mask=mask)
 
 
 @triton.jit
 def mix(H, W, S, T, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    h = tl.load(H + offs, mask=mask)
-    w = tl.load(W + offs % 4)
-    s = tl.load(S + offs, mask=mask)
-    tl.store(T + offs, tl.exp(h * w) * s, mask=mask)
+    h = tl.load(H + offs, mask=mask).to(tl.float32)
+    w = tl.load(W + offs % 4).to(tl.float32)
+    s = tl.load(S + offs, mask=mask).to(tl.float32)
+    tl.store(T + offs, (tl.exp(h * w) * s).to(T.dtype.element_ty), mask=mask)
 
 
 @triton.jit
 def finish(T, X, Y, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    t = tl.load(T + offs, mask=mask)
-    x = tl.load(X + offs, mask=mask)
-    tl.store(Y + offs, t * x + tl.sin(t), mask=mask)
+    t = tl.load(T + offs, mask=mask).to(tl.float32)
+    x = tl.load(X + offs, mask=mask).to(tl.float32)
+    tl.store(Y + offs, (t * x + tl.sin(t)).to(Y.dtype.element_ty), mask=mask)
 
 
 @tad.autodiff(grad_inputs=("x", "w"))
