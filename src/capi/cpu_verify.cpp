@@ -207,7 +207,7 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
             buf.data = cot.at(static_cast<size_t>(std::stoi(key.substr(7))));
         } else {
             auto w = bw.writes.find(o.primal);
-            if (w != bw.writes.end() && w->second.kind == passes::GradWrite::Store) {
+            if (w != bw.writes.end() && w->second.kind == passes::GradWrite::Store && w->second.covers) {
                 // Uninitialised (poisoned) exactly when the emitted launcher would use torch.empty.
                 JsonRef in_desc = inputs[static_cast<size_t>(desc.at("ref").at("input").integer())];
                 JsonRef mirror = trace.at("outputs")[static_cast<size_t>(arg_desc.at(w->second.mirror).at("ref").at("output").integer())];

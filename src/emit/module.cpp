@@ -338,7 +338,9 @@ std::string emit_module(const ModuleInput &in) {
             std::string gvar = grad_of(var);
             grad_vars.insert(var);
             auto w = v.bwd.writes.find(o.primal);
-            if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store) {
+            if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store && !w->second.covers) {
+                os << indent << gvar << " = torch.zeros_like(" << var << ")\n";
+            } else if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store) {
                 os << indent << gvar << " = _store_buffer(" << var << ", " << layouts_v << "[" << map.output_of.at(w->second.mirror) << "])\n";
             } else {
                 os << indent << gvar << " = _atomic_buffer(" << var << ")\n";
