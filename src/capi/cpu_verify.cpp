@@ -263,7 +263,7 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
                     if (key.rfind("output:", 0) == 0) buf.data = cot.at(static_cast<size_t>(std::stoi(key.substr(7))));
                     auto w = bw.writes.find(o.primal);
                     // Uninitialised (poisoned) exactly when the emitted launcher would use torch.empty.
-                    if (w != bw.writes.end() && w->second.kind == passes::GradWrite::Store &&
+                    if (w != bw.writes.end() && w->second.kind == passes::GradWrite::Store && w->second.covers &&
                         same_layout(layout_of(trace, key), layout_of(trace, ref_key(r.arg_desc.at(w->second.mirror).at("ref")))))
                         std::fill(buf.data.begin(), buf.data.end(), nan);
                     shadow[key] = bmem.add(std::move(buf));

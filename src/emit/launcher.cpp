@@ -200,7 +200,9 @@ private:
             fail(TAD_ERR_INTERNAL, "launcher: the cotangent of temporary " + std::to_string(t.index) + " is not a shared buffer");
         std::string var = grad_var(t), x = primal(t);
         auto w = v.bwd.writes.find(param);
-        if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store)
+        if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store && !w->second.covers)
+            os_ << indent << var << " = _zero_buffer(" << x << ")\n";
+        else if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store)
             os_ << indent << var << " = _store_buffer(" << x << ", *" << mirror_layout(l.tensors.at(w->second.mirror)) << ")\n";
         else
             os_ << indent << var << " = _atomic_buffer(" << x << ")\n";

@@ -204,6 +204,11 @@ def _store_buffer(t, shape, stride):
     return out.zero_()
 
 
+def _zero_buffer(t):
+    """Gradient written with plain stores by programs that may write nothing (a run-time `if`)."""
+    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).zero_()
+
+
 def _as_dtype(g, t):
     return None if g is None else g.to(t.dtype)
 )";

@@ -59,7 +59,10 @@ CV Lowerer::inline_call(const ast::Node &e, const std::string &callee, const Arg
         else fail(TAD_ERR_UNSUPPORTED, at(e) + ": call of '" + callee + "' is missing argument '" + name + "'");
     }
     call_stack_.push_back(callee);
+    int outer_ifs = dynamic_ifs_;
+    dynamic_ifs_ = 0;  // a `return` here leaves the helper, not the caller's branch
     CV r = lower_body(def.list("body"), env, callee);
+    dynamic_ifs_ = outer_ifs;
     call_stack_.pop_back();
     return r;
 }

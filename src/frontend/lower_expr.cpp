@@ -32,6 +32,10 @@ CV Lowerer::eval_inner(const ast::Node &e, Env &env) {
             CV v = eval(*g, none);
             if (v.compile_time() && v.kind != CV::Module && v.kind != CV::Func) return v;
         }
+        auto half = env.find(kOneBranchPrefix + id);
+        if (half != env.end())
+            unsupported(e, "name '" + id + "'", "assigned in only one branch of the if on a run-time value at " + half->second.s +
+                                                    "; assign it before the if or in both branches");
         unsupported(e, "name '" + id + "'", "not defined in the kernel (module-level globals must be constexpr numbers)");
     }
     if (e.is("Attribute")) return attribute(e, env);

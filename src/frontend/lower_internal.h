@@ -1,5 +1,6 @@
 // The Lowerer behind lower_kernel, split over lower_*.cpp by topic: lower.cpp (entry points,
-// parameters), lower_stmt.cpp (statements and loops), lower_expr.cpp (names, attributes,
+// parameters), lower_stmt.cpp (statements and loops), lower_if.cpp (`if` on run-time scalars and
+// early `return`), lower_expr.cpp (names, attributes,
 // subscripts), lower_arith.cpp (constant folding, operators, type promotion), lower_call.cpp (call
 // dispatch, inlining, Python builtins), lower_tl.cpp (triton.language functions) and
 // lower_memory.cpp (tl.load, tl.store, tl.atomic_add).
@@ -53,6 +54,10 @@ struct CV {
     const CV &offset(size_t d) const { return items[2 * block.size() + d]; }
 };
 
+// Environment key prefix marking a name assigned in only one branch of a run-time `if` (the
+// marker's value is the if's location), so a later use can say why the name is undefined.
+inline const char *const kOneBranchPrefix = "$undefined:";
+
 // tl.<name> (and the tile method .<name>) lowered to one unary op.
 const std::map<std::string, OpKind> &unary_math();
 // Triton's dtype names (tl.float32, tl.fp16, ...).
@@ -75,6 +80,11 @@ private:
     std::vector<std::string> call_stack_;
     std::set<std::string> constexpr_names_;
     std::set<std::string> *watch_ = nullptr;  // collects constexprs read while set
+    // The i1 scalar under which the statement being lowered runs: the AND of the enclosing run-time
+    // `if` conditions (negated in `else`) and of "not returned yet"; kNoValue when unconditional.
+    // Every load, store and atomic is masked with it.
+    ValueId pred_ = ir::kNoValue;
+    int dynamic_ifs_ = 0;  // run-time `if`s open in the function being inlined (0 in a new frame)
 
     static ir::SrcLoc loc_of(const ast::Node &n) { return ir::SrcLoc{n.loc.line, n.loc.col + 1}; }
     std::string at(const ast::Node &n) const { return tad::where(file_.path, n.loc.line, n.loc.col + 1); }
@@ -91,9 +101,11 @@ private:
     static std::string python_string(const std::string &s);
 
     // ---- statements (lower_stmt.cpp) -----------------------------------------------------------
-    // Lowers a statement list; returns the value of a `return` (None if none).
+    // Lowers a function body; returns the value of its `return` (None if none).
     CV lower_body(const ast::NodeList &body, Env &env, const std::string &fname);
-    // Returns true when the statement returned (inside a static `if`).
+    // Lowers a statement list in order; returns true when every path through it returned.
+    bool lower_block(const ast::NodeList &body, Env &env, const std::string &fname);
+    // Returns true when every path through the statement returned.
     bool lower_stmt(const ast::Node &s, Env &env, const std::string &fname);
     // Evaluates a static condition, recording the constexprs it reads as specializations.
     CV condition(const ast::Node &test, Env &env);
@@ -104,6 +116,22 @@ private:
     // Names a statement list assigns, in first-assignment order (nested blocks included).
     static void assigned_names(const ast::NodeList &body, std::vector<std::string> &out);
     void lower_for(const ast::Node &s, Env &env, const std::string &fname);
+
+    // ---- run-time `if` and `return` (lower_if.cpp) ---------------------------------------------
+    // An `if` on a run-time scalar, if-converted: both branches are lowered under their predicate
+    // and the names they assign are merged with where(). Returns true when both branches returned.
+    bool lower_dynamic_if(const ast::Node &s, const CV &cond, Env &env, const std::string &fname);
+    // The condition as an i1 scalar (`!= 0` for numbers); tiles are refused.
+    ValueId scalar_condition(const CV &c, const ast::Node &s);
+    void merge_branches(const ast::Node &s, ValueId c, Env &env, const Env &then_env, const Env &else_env);
+    CV merge_value(const ast::Node &s, ValueId c, const std::string &name, const CV &t, const CV &e);
+    void lower_return(const ast::Node &s, Env &env);
+    // The i1 scalar "this program has not returned", kNoValue when it certainly has not.
+    static ValueId alive(const Env &env);
+    static bool returned(const Env &env);
+    ValueId conjoin(ValueId a, ValueId b);  // a AND b, either kNoValue meaning true
+    // `mask` (kNoValue: none) restricted to the current predicate, broadcast to `shape`.
+    ValueId predicated(ValueId mask, const std::vector<Dim> &shape);
 
     // ---- expressions (lower_expr.cpp) ----------------------------------------------------------
     CV eval(const ast::Node &e, Env &env);

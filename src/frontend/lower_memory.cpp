@@ -1,4 +1,5 @@
-// Memory access: tl.load, tl.store and tl.atomic_add.
+// Memory access: tl.load, tl.store and tl.atomic_add, each masked with the run-time `if` predicate
+// it runs under (a load of an untaken branch could be out of bounds).
 #include <cmath>
 
 #include "frontend/lower_internal.h"
@@ -17,7 +18,7 @@ CV Lowerer::load(const ast::Node &e, const Args &a) {
             DType t = fn_.type(p).elem;
             o = b_.broadcast(b_.constant(padding == "zero" ? 0.0 : NAN, t), fn_.type(p).shape);
         }
-        return CV::value(b_.load(p, m, o));
+        return CV::value(b_.load(p, predicated(m, fn_.type(p).shape), o));
     }
     ValueId p = value_arg(need(a, 0, "pointer", e, "tl.load"), e);
     if (!fn_.type(p).is_ptr) unsupported(e, "tl.load", "the address is not a pointer");
@@ -43,7 +44,7 @@ CV Lowerer::load(const ast::Node &e, const Args &a) {
         ValueId ov = b_.cast(materialize(*other, &elem, e), elem.elem);
         o = b_.broadcast(ov, shape);
     }
-    return CV::value(b_.load(p, m, o));
+    return CV::value(b_.load(p, predicated(m, shape), o));
 }
 
 CV Lowerer::store(const ast::Node &e, const std::string &name, const Args &a) {
@@ -51,7 +52,7 @@ CV Lowerer::store(const ast::Node &e, const std::string &name, const Args &a) {
         auto [p, m] = block_access(e, a.pos[0], a, "tl.store");
         Type elem = fn_.type(p).with_elem(fn_.type(p).elem);
         ValueId v = materialize(need(a, 1, "value", e, "tl.store"), &elem, e);
-        b_.store(p, b_.broadcast(b_.cast(v, elem.elem), fn_.type(p).shape), m);
+        b_.store(p, b_.broadcast(b_.cast(v, elem.elem), fn_.type(p).shape), predicated(m, fn_.type(p).shape));
         return CV{};
     }
     ValueId p = value_arg(need(a, 0, "pointer", e, "tl." + name), e);
@@ -71,6 +72,7 @@ CV Lowerer::store(const ast::Node &e, const std::string &name, const Args &a) {
         shape = s2;
         m = b_.broadcast(m, shape);
     }
+    m = predicated(m, shape);
     p = b_.broadcast(p, shape);
     v = b_.broadcast(b_.cast(v, elem.elem), shape);
     if (name == "store") {

@@ -1,4 +1,4 @@
-// Statements: assignments, static `if`, `return`, and for loops (unrolled or lowered to IR loops).
+// Statements: assignments, static `if`, and for loops (unrolled or lowered to IR loops).
 #include <algorithm>
 #include <functional>
 
@@ -7,15 +7,33 @@
 namespace tad::frontend::detail {
 
 CV Lowerer::lower_body(const ast::NodeList &body, Env &env, const std::string &fname) {
+    lower_block(body, env, fname);
+    auto it = env.find("$return");
+    return it == env.end() ? CV{} : it->second;
+}
+
+bool Lowerer::lower_block(const ast::NodeList &body, Env &env, const std::string &fname) {
+    // pred_ already holds the liveness the block starts with; an early `return` in one of its
+    // run-time `if`s narrows it for the statements after.
+    const ValueId outer = pred_;
+    ValueId live = alive(env);
+    bool done = false;
     for (const auto &s : body) {
         b_.loc = loc_of(*s);
-        if (s->is("Return")) {
-            ast::NodePtr v = s->node("value");
-            return v ? eval(*v, env) : CV{};
+        if (alive(env) != live) {
+            live = alive(env);
+            pred_ = conjoin(outer, live);
         }
-        if (lower_stmt(*s, env, fname)) return env["$return"];
+        if (s->is("Return")) {
+            lower_return(*s, env);
+            done = true;
+        } else {
+            done = lower_stmt(*s, env, fname);
+        }
+        if (done) break;
     }
-    return CV{};
+    pred_ = outer;
+    return done;
 }
 
 bool Lowerer::lower_stmt(const ast::Node &s, Env &env, const std::string &fname) {
@@ -39,18 +57,8 @@ bool Lowerer::lower_stmt(const ast::Node &s, Env &env, const std::string &fname)
         unsupported(s, "while loop", "loops with a data-dependent trip count are not supported yet; use for ... in range(...)");
     } else if (s.is("If")) {
         CV c = condition(*s.node("test"), env);
-        if (!c.compile_time())
-            unsupported(s, "if", "conditions on run-time values are not supported yet (only tl.constexpr conditions)");
-        const ast::NodeList &branch = truthy(c, s) ? s.list("body") : s.list("orelse");
-        for (const auto &inner : branch) {
-            b_.loc = loc_of(*inner);
-            if (inner->is("Return")) {
-                ast::NodePtr v = inner->node("value");
-                env["$return"] = v ? eval(*v, env) : CV{};
-                return true;
-            }
-            if (lower_stmt(*inner, env, fname)) return true;
-        }
+        if (!c.compile_time()) return lower_dynamic_if(s, c, env, fname);
+        return lower_block(truthy(c, s) ? s.list("body") : s.list("orelse"), env, fname);
     } else {
         static const std::map<std::string, std::string> names = {
             {"For", "for loop"}, {"While", "while loop"}, {"With", "with"}, {"Try", "try"},
@@ -123,6 +131,22 @@ void Lowerer::assigned_names(const ast::NodeList &body, std::vector<std::string>
     }
 }
 
+namespace {
+
+// The first `return`, or `break` / `continue` of this loop (not of a nested one), in a loop body.
+const ast::Node *loop_exit(const ast::NodeList &body, bool nested_loop) {
+    for (const auto &s : body) {
+        if (s->is("Return") || (!nested_loop && (s->is("Break") || s->is("Continue")))) return s.get();
+        bool inner = nested_loop || s->is("For") || s->is("While");
+        for (const char *block : {"body", "orelse"})
+            if (s->find(block) && std::holds_alternative<ast::NodeList>(*s->find(block)))
+                if (const ast::Node *e = loop_exit(s->list(block), inner)) return e;
+    }
+    return nullptr;
+}
+
+}  // namespace
+
 void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) {
     if (!s.list("orelse").empty()) unsupported(s, "for ... else", "");
     const ast::Node &target = *s.node("target");
@@ -140,9 +164,8 @@ void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) 
     CV lo = bounds.size() > 1 ? bounds[0] : CV::integer(0);
     CV hi = bounds.size() > 1 ? bounds[1] : bounds[0];
     CV step = bounds.size() > 2 ? bounds[2] : CV::integer(1);
-    for (const auto &stmt : s.list("body"))
-        if (stmt->is("Break") || stmt->is("Continue") || stmt->is("Return"))
-            unsupported(*stmt, stmt->is("Return") ? "return in a loop" : stmt->is("Break") ? "break" : "continue", "");
+    if (const ast::Node *exit = loop_exit(s.list("body"), false))
+        unsupported(*exit, exit->is("Return") ? "return in a loop" : exit->is("Break") ? "break" : "continue", "");
     const std::string &var = target.str("id");
     if (is_static) {
         if (lo.kind != CV::Int || hi.kind != CV::Int || step.kind != CV::Int || step.i == 0)

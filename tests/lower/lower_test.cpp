@@ -85,26 +85,6 @@ def k(X, Y, n, B: tl.constexpr):
     EXPECT_EQ(ir::verify(f), "");
 }
 
-TEST(Lower, RunTimeConditionIsRejectedWithLocation) {
-    const char *src = R"(import triton
-import triton.language as tl
-
-
-@triton.jit
-def k(X, n, B: tl.constexpr):
-    if n > 4:
-        tl.store(X + tl.arange(0, B), 1.0)
-)";
-    try {
-        lower(src, {tensor("X"), integer("n", 3), integer("B", 8)});
-        FAIL() << "expected an error";
-    } catch (const Error &e) {
-        EXPECT_EQ(e.status(), TAD_ERR_UNSUPPORTED);
-        EXPECT_EQ(std::string(e.what()),
-                  "k.py:7:5: unsupported construct 'if': conditions on run-time values are not supported yet (only tl.constexpr conditions)");
-    }
-}
-
 TEST(Lower, UnknownBuiltinIsRejected) {
     const char *src = R"(import triton
 import triton.language as tl

@@ -104,6 +104,33 @@ TEST(ShapeOpsCpu, MatchesFiniteDifferences) {
     EXPECT_EQ(report.at("summary").at("passed").integer(), 2);
 }
 
+// `if` on run-time scalars: early return and a two-formula row choice (dynamic_if.py), and an `if`
+// on the loop index and a loaded target inside a loop plus an ignore_index check (dynamic_if_loop.py).
+class DynamicIfCpu : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(DynamicIfCpu, MatchesFiniteDifferences) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    fs::TempDir dir;
+    std::unique_ptr<Session> session = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/" + GetParam() + ".py");
+    Session &s = *session;
+    s.generate(GenerateOptions{});
+    std::string src = s.candidate_source("");
+    EXPECT_NE(src.find("tl.where("), std::string::npos) << src;
+    // Rows that returned early write no output, so their input gradient must start at zero.
+    if (std::string(GetParam()) == "dynamic_if") {
+        EXPECT_NE(src.find("d_x = _zero_buffer(x)"), std::string::npos) << src;
+    }
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = false;
+    Json report = Json::parse(s.verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+    EXPECT_EQ(report.at("summary").at("passed").integer(), 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Data, DynamicIfCpu, ::testing::Values("dynamic_if", "dynamic_if_loop"),
+                         [](const auto &info) { return std::string(info.param); });
+
 // The emitted launch recorder, run by Python against fake autotune / heuristics kernel layers.
 TEST(EmittedRecorder, CapturesAutotuneConfigHeuristicsAndGrid) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
