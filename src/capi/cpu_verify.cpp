@@ -148,20 +148,23 @@ int64_t tape_stride_of(const ast::File &bwd_file, const LaunchRun &r, const ad::
     return stride;
 }
 
-// Outputs and temps keep their NaN poison unless the first launch that gets one reads what was
-// there before (a torch.zeros accumulator, a table the stub filled): then the recorded contents.
+// Outputs and temps start as the stub left them before their first launch (torch.zeros for an
+// accumulator or a partly written output, a table the stub filled), as recorded in the trace. A
+// buffer the trace has no contents for stays NaN, and its first launch must not read it.
 void load_prior_contents(const Chain &chain, JsonRef trace, Tensors &t) {
     std::set<std::string> touched;
     for (const Derived &d : chain.launches) {
         passes::MemoryParams m = passes::memory_params(d.forward);
         for (const auto &[param, ref] : d.tensors) {
-            std::string key = (ref.kind == emit::TensorRef::Input ? "input:" : ref.kind == emit::TensorRef::Output ? "output:" : "temp:") +
-                              std::to_string(ref.index);
-            if (!touched.insert(key).second || ref.kind == emit::TensorRef::Input) continue;
-            if (!m.loaded.count(param) && !m.accumulated.count(param)) continue;
+            if (ref.kind == emit::TensorRef::Input) continue;
+            std::string key = (ref.kind == emit::TensorRef::Output ? "output:" : "temp:") + std::to_string(ref.index);
+            if (!touched.insert(key).second) continue;
             JsonRef data = trace.at("data").get(key);
-            if (!data.valid())
-                fail(TAD_ERR_UNSUPPORTED, "kernel '" + d.kernel + "' reads " + key + " before writing it, and the trace has no record of its contents");
+            if (!data.valid()) {
+                if (m.loaded.count(param) || m.accumulated.count(param))
+                    fail(TAD_ERR_UNSUPPORTED, "kernel '" + d.kernel + "' reads " + key + " before writing it, and the trace has no record of its contents");
+                continue;
+            }
             std::vector<double> values = base64::decode_float64(data.str());
             if (values.size() != t.mem.at(t.ids.at(key)).data.size())
                 fail(TAD_ERR_INVALID_ARGUMENT, "trace record: data of " + key + " has " + std::to_string(values.size()) + " values");
