@@ -4,6 +4,7 @@
 #include <map>
 #include <random>
 
+#include "capi/cpu_dot_check.h"
 #include "capi/pipeline.h"
 #include "frontend/parser.h"
 #include "interp/interp.h"
@@ -274,6 +275,7 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
         }
         entry.set("message", msg);
     }
+    add_dot_product(entry, dot_product_check({in.kf, bwd_file, trace, g, t.mem, fwd_args, grid, cot, bmem, grad_buffer}, rng));
     return entry;
 }
 

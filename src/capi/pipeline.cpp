@@ -111,6 +111,7 @@ Derived derive_backward(const frontend::KernelFile &kf, JsonRef trace, ad::LoopP
             guards.insert(guards.end(), w.guards.begin(), w.guards.end());
             w = passes::GradWrite{};
         }
+    g.spec = spec;
     std::string base = g.kernel + "_bwd" + suffix_of(g.specialization.key);
     g.specialization.variants.push_back({ad::reverse(g.forward, spec, plan, base), guards});
     if (!guards.empty()) g.specialization.variants.push_back({ad::reverse(g.forward, spec, fallback, base + "_atomic"), {}});
@@ -140,6 +141,7 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
     for (JsonRef t : traces) {
         Derived d = derive_backward(kf, t, loops);
         in.kernel = d.kernel;
+        in.tangents.push_back(derive_jvp(kf, t, d));
         in.specializations.push_back(std::move(d.specialization));
     }
     return emit::emit_module(in);

@@ -21,10 +21,16 @@ struct Derived {
     std::vector<frontend::ArgBinding> bindings;  // its arguments in this trace
     ir::Function forward;                        // after CSE
     emit::Specialization specialization;         // the backward kernels for this call's static branches
+    ad::GradSpec spec;                           // wrt: pointers reading grad_inputs; outputs: those the stub returns
 };
 
 // `loops`: how loops with nonlinear carried state are reversed (ad::LoopPolicy).
 Derived derive_backward(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops = ad::LoopPolicy::Recompute);
+
+// The tangent kernel (forward mode) of a derived call with the same GradSpec, named like its
+// backward (`<kernel>_jvp` plus the specialization's suffix); without a kernel, and with the reason,
+// where forward mode does not handle the call (src/capi/jvp_derive.cpp).
+emit::Tangent derive_jvp(const frontend::KernelFile &kf, JsonRef trace, const Derived &d);
 
 // The generated module covering every specialization among `traces` (the first one's argument
 // layout is used for the launcher).
