@@ -5,6 +5,7 @@
 #include <random>
 #include <set>
 
+#include "capi/cpu_dot_check.h"
 #include "capi/pipeline.h"
 #include "frontend/parser.h"
 #include "interp/interp.h"
@@ -333,6 +334,12 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
         }
         entry.set("message", msg);
     }
+    std::map<std::string, int> grad_buffer;  // "input:<i>" -> its gradient in bmem
+    for (const auto &[key, buf] : shadow)
+        if (key.rfind("input:", 0) == 0) grad_buffer[key] = buf;
+    add_dot_product(entry, dot_product_check({in.kf, bwd_file, trace, chain.launches.front(), t.mem, runs.front().args, runs.front().grid, cot, bmem,
+                                              grad_buffer},
+                                             rng));
     return entry;
 }
 

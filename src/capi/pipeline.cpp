@@ -242,7 +242,10 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
             auto &list = in.launches[k].specializations;
             bool seen = false;
             for (const emit::Specialization &s : list) seen = seen || s.key == sp.key;
-            if (!seen) list.push_back(std::move(sp));
+            if (seen) continue;
+            // Forward mode is generated for one-launch stubs, per specialization like the backward.
+            if (c.launches.size() == 1 || in.tangents.empty()) in.tangents.push_back(derive_jvp(kf, t, c.launches[k]));
+            list.push_back(std::move(sp));
         }
     }
     // The launcher reaches temporary i through the first launch argument that points at it.

@@ -41,6 +41,11 @@ struct Chain {
 // `loops`: how loops with nonlinear carried state are reversed (ad::LoopPolicy).
 Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops = ad::LoopPolicy::Recompute);
 
+// The tangent kernel (forward mode) of a derived call with the same GradSpec, named like its
+// backward (`<kernel>_jvp` plus the specialization's suffix); without a kernel, and with the reason,
+// where forward mode does not handle the call (src/capi/jvp_derive.cpp).
+emit::Tangent derive_jvp(const frontend::KernelFile &kf, JsonRef trace, const Derived &d);
+
 // The generated module covering every specialization among `traces` (the first one's argument
 // layout is used for the launcher).
 std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,

@@ -2,10 +2,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "ad/forward.h"
 #include "ad/reverse.h"
 #include "frontend/kernel_file.h"
 #include "ir/ir.h"
@@ -45,6 +47,13 @@ struct LaunchBackward {
     std::vector<Specialization> specializations;  // empty: no gradient flows through the launch
 };
 
+// The tangent kernel (forward mode) of one specialization, or why forward mode does not handle it.
+struct Tangent {
+    std::vector<std::pair<std::string, std::string>> key;  // as Specialization::key
+    std::optional<ad::Forward> jvp;
+    std::string unsupported;  // the reason, when there is no jvp
+};
+
 struct ModuleInput {
     const frontend::KernelFile *kf = nullptr;
     size_t num_outputs = 0;
@@ -52,11 +61,19 @@ struct ModuleInput {
     // Where the launcher finds temporary i of the forward: (launch, pointer parameter).
     std::vector<std::pair<size_t, std::string>> temps;
     std::set<TensorRef> shared;                 // shadows accumulated by several launches
+    std::vector<Tangent> tangents;  // one launch only: per specialization, in its order (none: no forward mode)
 };
 
 // The whole generated file: the forward kernels and stub copied from the forward file, a launch
 // recorder, the backward kernels, the backward launcher (the stub's launches in reverse) and a
 // torch.autograd.Function, plus `forward(*args, **kwargs)` and `GRAD_INPUTS`.
 std::string emit_module(const ModuleInput &in);
+
+// The module's forward-mode section (src/emit/jvp_module.cpp), appended by emit_module: the tangent
+// kernels, the launcher `<stub>_jvp(launch, <stub params>, out_layouts, tangents)` dispatching on
+// the specializations like the backward's, `jvp(*args, tangents=..., **kwargs)` and
+// `JVP_UNSUPPORTED = None`; when some specialization has no tangent kernel (or there are none), only
+// a comment and JVP_UNSUPPORTED saying why, so that the backward is generated regardless.
+std::string emit_jvp_section(const ModuleInput &in);
 
 }  // namespace tad::emit

@@ -343,6 +343,7 @@ std::string emit_module(const ModuleInput &in) {
     os << "    bound = _SIGNATURE.bind(*args, **kwargs)\n";
     os << "    bound.apply_defaults()\n";
     os << "    return " << cls << ".apply(*bound.arguments.values())\n";
+    os << emit_jvp_section(in);
     return os.str();
 }
 

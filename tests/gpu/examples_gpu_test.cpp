@@ -54,6 +54,10 @@ TEST_P(ExampleGpu, GradientsMatchReferenceAcrossSweep) {
         std::string status = results[i].at("status").str();
         bool optional = results[i].at("dims").bool_or("required", true) == false;
         EXPECT_TRUE(status == "pass" || (optional && status == "skipped")) << results[i].dump(true);
+        // Every example has forward mode: its dot-product test ran (not skipped) and agreed.
+        if (status == "pass") {
+            EXPECT_TRUE(results[i].at("dot_product").bool_or("ok", false)) << results[i].dump(true);
+        }
     }
 }
 

@@ -8,6 +8,8 @@ is pulled back through its backward, and the result is compared with
     differences of the stub in float64 (FD_DIRECTIONS random directions per gradient input), with
     the step and tolerance of the precision the stub really computes in (FD).
 Errors are relative to the largest reference magnitude: max|g - r| / max(max|r|, TINY).
+Where the generated module has forward mode (`jvp`), each case also gets the dot-product test
+<J v, u> = <v, J^T u> of tad_dotcheck, which needs no reference.
 """
 
 import gc
@@ -16,6 +18,7 @@ import time
 
 import torch
 
+import tad_dotcheck as dotcheck
 import tad_userfile as userfile
 from tad_errors import error_of
 from tad_trace import TadError, dtype_name
@@ -57,6 +60,8 @@ def verify_case(module, stub, generated, dims, dtype, seed, grad_inputs, device,
     try:
         entry.update(_check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol))
         ok = all(o["ok"] for o in entry["outputs"]) and all(g["ok"] for g in entry["grads"])
+        if entry["dot_product"].get("ok") is False:
+            ok, entry["message"] = False, dotcheck.failure_message(entry["dot_product"])
         entry["status"] = "pass" if ok else "fail"
     except Exception as e:
         entry["status"] = failed_case(entry, e, dims)
@@ -165,10 +170,13 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
                 entry.update(fd_abs_err=fd[k][0], fd_rel_err=fd[k][1],
                              ok=entry["ok"] and fd[k][1] <= fd_rtol)
         report.append(entry)
+    # The second, reference-free check: forward mode against the backward (tad_dotcheck).
+    dot = dotcheck.check(generated, plain, grad_inputs, seed, dtype)
     if fd is None:
-        return {"reference": "reference()", "outputs": outputs, "grads": report}
+        return {"reference": "reference()", "outputs": outputs, "grads": report,
+                "dot_product": dot}
     return {"reference": "finite differences", "fd_precision": precision, "fd_rtol": fd_rtol,
-            "outputs": outputs, "grads": report}
+            "outputs": outputs, "grads": report, "dot_product": dot}
 
 
 def _reference(module, stub, plain, grad_inputs, diff, cot64, out_stub, outputs, rtol):

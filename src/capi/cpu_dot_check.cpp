@@ -1,0 +1,129 @@
+#include "capi/cpu_dot_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "frontend/lower.h"
+#include "support/error.h"
+
+namespace tad {
+
+namespace {
+
+// Both sides run in float64 with no finite differences: they agree up to rounding.
+constexpr double kRtol = 1e-9;
+
+// A dot product and the sum of its terms' squares: with random u and v both sides are sums of terms
+// of random sign, whose rounding errors add up like the terms' root sum of squares. Errors are
+// relative to that (or to the sums, when larger), so that a sum that cancels by chance does not
+// inflate them.
+struct Sum {
+    double value = 0, squares = 0;
+    void add(double a, double b) {
+        value += a * b;
+        squares += a * b * a * b;
+    }
+};
+
+bool defines(const ast::File &file, const std::string &name) {
+    for (const auto &s : file.module->list("body"))
+        if (s->is("FunctionDef") && s->str("name") == name) return true;
+    return false;
+}
+
+const frontend::ArgBinding &binding(const Derived &d, const std::string &name) {
+    for (const frontend::ArgBinding &b : d.bindings)
+        if (b.name == name) return b;
+    fail(TAD_ERR_INTERNAL, "dot-product test: the forward has no argument '" + name + "'");
+}
+
+}  // namespace
+
+Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng) {
+    Json out = Json::object();
+    emit::Tangent t = derive_jvp(in.kf, in.trace, in.derived);
+    if (t.jvp && !defines(in.module, t.jvp->fn.name))
+        t.unsupported = "the emitted module has no tangent kernel '" + t.jvp->fn.name + "'";
+    if (!t.unsupported.empty()) {
+        out.set("skipped", t.unsupported);
+        return out;
+    }
+    const ad::Forward &f = *t.jvp;
+    std::map<std::string, JsonRef> ref_of;  // kernel parameter -> its tensor's ref
+    JsonRef args = in.trace.at("launches")[0].at("args");
+    for (size_t i = 0; i < args.size(); ++i)
+        if (args[i].has("ref")) ref_of.emplace(args[i].at("name").str(), args[i].at("ref"));
+
+    // As the emitted launcher: v in the inputs' shadows, zeros in the outputs'.
+    std::normal_distribution<double> normal(0.0, 1.0);
+    interp::Memory mem = in.mem;
+    std::map<std::string, interp::ArgValue> by_name = in.fwd_args;
+    std::vector<frontend::ArgBinding> bind;
+    std::map<std::string, std::vector<double>> v;  // "input:<i>" -> v_i
+    std::map<size_t, int> jv;                      // output index -> (J v)_j's buffer
+    for (size_t i = 0; i < f.fn.params.size(); ++i) {
+        const ir::Param &p = f.fn.params[i];
+        const ad::ParamOrigin &o = f.origins[i];
+        if (o.kind != ad::ParamOrigin::Shadow) {
+            bind.push_back(binding(in.derived, p.name));
+            continue;
+        }
+        frontend::ArgBinding sb = binding(in.derived, o.primal);
+        sb.name = p.name;
+        bind.push_back(sb);
+        size_t n = in.mem.buffers.at(static_cast<size_t>(in.fwd_args.at(o.primal).buffer)).data.size();
+        interp::Buffer buf{p.name, sb.dtype, std::vector<double>(n, 0.0)};
+        JsonRef ref = ref_of.at(o.primal);
+        if (ref.has("input")) {
+            std::vector<double> &vi = v["input:" + std::to_string(ref.at("input").integer())];
+            if (vi.empty())
+                for (size_t e = 0; e < n; ++e) vi.push_back(normal(rng));
+            buf.data = vi;
+        }
+        int id = mem.add(std::move(buf));
+        by_name[p.name] = interp::ArgValue::pointer(id);
+        if (ref.has("output")) jv[static_cast<size_t>(ref.at("output").integer())] = id;
+    }
+    for (const ir::Constexpr &c : f.fn.constexprs) bind.push_back(binding(in.derived, c.name));
+    ir::Function kernel = frontend::lower_kernel(in.module, f.fn.name, bind);
+    std::vector<interp::ArgValue> call;
+    for (const ir::Param &p : kernel.params) call.push_back(by_name.at(p.name));
+    interp::run(kernel, call, in.grid, mem);
+
+    Sum a, b;
+    for (const auto &[j, id] : jv) {
+        const std::vector<double> &u = in.cotangents.at(j), &t_j = mem.at(id).data;
+        for (size_t e = 0; e < u.size(); ++e) a.add(u[e], t_j[e]);
+    }
+    // A gradient input the tangent kernel does not read still gets a v: its Jᵀu must then be zero.
+    for (const auto &[key, id] : in.grads) {
+        const std::vector<double> &g = in.bwd_mem.buffers.at(static_cast<size_t>(id)).data;
+        std::vector<double> &vi = v[key];
+        if (vi.empty())
+            for (size_t e = 0; e < g.size(); ++e) vi.push_back(normal(rng));
+        for (size_t e = 0; e < g.size(); ++e) b.add(vi[e], g[e]);
+    }
+    double scale = std::max({std::fabs(a.value), std::fabs(b.value), std::sqrt(a.squares), std::sqrt(b.squares), 1e-300});
+    double rel = std::fabs(a.value - b.value) / scale;
+    out.set("jvp", a.value);
+    out.set("vjp", b.value);
+    out.set("rel_err", rel);
+    out.set("rtol", kRtol);
+    out.set_bool("ok", rel <= kRtol);
+    return out;
+}
+
+void add_dot_product(Json &entry, Json check) {
+    if (check.has("ok") && !check.at("ok").boolean()) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "dot-product test fails: <J v, u> = %.10g, <v, J^T u> = %.10g, rel err %.3g (tolerance %.3g)",
+                      check.num_or("jvp", NAN), check.num_or("vjp", NAN), check.num_or("rel_err", NAN), check.num_or("rtol", NAN));
+        JsonRef prev = entry.get("message");
+        entry.set("message", prev.valid() && prev.is_string() ? prev.str() + "; " + buf : std::string(buf));
+        if (entry.str_or("status", "") == "pass") entry.set("status", "fail");
+    }
+    entry.set_copy("dot_product", check);
+}
+
+}  // namespace tad

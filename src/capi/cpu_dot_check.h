@@ -1,0 +1,40 @@
+// The CPU tier's second, reference-free check: the dot-product test <J v, u> = <v, Jᵀ u> between the
+// emitted tangent kernel (forward mode) and the emitted backward, both run on the interpreter.
+#pragma once
+
+#include <array>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "capi/pipeline.h"
+#include "frontend/ast.h"
+#include "interp/interp.h"
+#include "support/json.h"
+
+namespace tad {
+
+// What check_entry (cpu_verify.cpp) has after running the backward on one traced call.
+struct DotCheckInput {
+    const frontend::KernelFile &kf;
+    const ast::File &module;                                  // the emitted module, re-parsed
+    JsonRef trace;                                            // with data
+    const Derived &derived;                                   // derive_backward of the trace
+    const interp::Memory &mem;                                // the forward's buffers, inputs filled
+    const std::map<std::string, interp::ArgValue> &fwd_args;  // the forward's arguments, by name
+    std::array<int64_t, 3> grid;
+    const std::vector<std::vector<double>> &cotangents;  // u, per stub output (its storage)
+    const interp::Memory &bwd_mem;                        // after the backward ran
+    const std::map<std::string, int> &grads;              // "input:<i>" -> Jᵀu's buffer in bwd_mem
+};
+
+// Draws v for each gradient input, runs the module's tangent kernel (lowered from the emitted text)
+// and compares Σ_j <u_j, (J v)_j> with Σ_i <v_i, (Jᵀ u)_i>. Returns {"jvp", "vjp", "rel_err",
+// "rtol", "ok"}, or {"skipped": why} when forward mode does not handle the kernel.
+Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng);
+
+// Puts `check` into a verify entry as "dot_product"; a failed check fails the entry, with a message.
+void add_dot_product(Json &entry, Json check);
+
+}  // namespace tad

@@ -1,0 +1,174 @@
+// Forward mode in the generated module and the CPU tier's dot-product test <J v, u> = <v, Jᵀ u>:
+// the emitted tangent kernel (re-parsed) against the emitted backward, on the interpreter.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+
+#include "capi/cpu_verify.h"
+#include "capi/pipeline.h"
+#include "capi/session.h"
+#include "frontend/parser.h"
+#include "support/fs.h"
+#include "support/json.h"
+
+using namespace tad;
+
+namespace {
+
+const char *kPython = "/usr/bin/python3";
+
+#define REQUIRE_TORCH()                                                                             \
+    if (std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0) \
+    GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)"
+
+std::unique_ptr<Session> cpu_session(const fs::TempDir &dir, const std::string &file) {
+    SessionOptions opts;
+    opts.work_dir = dir.path();
+    opts.python = kPython;
+    auto s = std::make_unique<Session>(opts);
+    s->load_forward(std::string(TAD_SOURCE_DIR) + "/" + file, std::nullopt);
+    return s;
+}
+
+// Every result passed, with a dot-product test that ran and agreed.
+void expect_dot_products_pass(const Json &report, size_t cases) {
+    JsonRef results = report.at("results");
+    ASSERT_EQ(results.size(), cases) << report.dump(true);
+    for (size_t i = 0; i < results.size(); ++i) {
+        ASSERT_EQ(results[i].at("status").str(), "pass") << results[i].dump(true);
+        JsonRef dot = results[i].at("dot_product");
+        ASSERT_TRUE(dot.has("ok")) << dot.dump();
+        EXPECT_TRUE(dot.at("ok").boolean()) << dot.dump();
+        EXPECT_LE(dot.at("rel_err").num(), 1e-9) << dot.dump();
+        EXPECT_NE(dot.at("jvp").num(), 0.0) << "J v is zero: nothing was checked";
+    }
+}
+
+struct Example {
+    const char *file, *kernel, *dims;
+};
+
+void PrintTo(const Example &e, std::ostream *os) { *os << e.file; }
+
+class ExampleJvp : public ::testing::TestWithParam<Example> {};
+
+TEST_P(ExampleJvp, ModuleHasForwardModeAndDotProductsPass) {
+    REQUIRE_TORCH();
+    fs::TempDir dir;
+    std::unique_ptr<Session> s = cpu_session(dir, GetParam().file);
+    std::string src = s->candidate_source(s->generate(GenerateOptions{}));
+    EXPECT_NE(src.find("@triton.jit\ndef " + std::string(GetParam().kernel) + "_jvp("), std::string::npos) << src;
+    EXPECT_NE(src.find("\ndef jvp(*args, tangents=None, **kwargs):\n"), std::string::npos);
+    EXPECT_NE(src.find("\nJVP_UNSUPPORTED = None\n"), std::string::npos);
+    VerifyOptions v;
+    v.cpu = true;
+    v.dims_json = GetParam().dims;
+    bool passed = false;
+    Json report = Json::parse(s->verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+    expect_dot_products_pass(report, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, ExampleJvp,
+                         ::testing::Values(Example{"examples/gelu.py", "_gelu_fwd", R"([{"n": 1000}, {"n": 4097}])"},
+                                           Example{"examples/softmax.py", "_softmax_fwd", R"([{"M": 3, "N": 37}, {"M": 64, "N": 1000}])"},
+                                           Example{"examples/layernorm.py", "_layernorm_fwd", R"([{"M": 4, "N": 48}, {"M": 37, "N": 1000}])"}),
+                         [](const auto &info) {
+                             std::string n = info.param.file;
+                             return n.substr(n.find('/') + 1, n.find('.') - n.find('/') - 1);
+                         });
+
+// One tangent kernel per static-if specialization, dispatched like the backward; two outputs, one
+// of them transposed in memory.
+TEST(SpecializedJvp, EachSpecializationHasItsTangentKernel) {
+    REQUIRE_TORCH();
+    fs::TempDir dir;
+    std::unique_ptr<Session> s = cpu_session(dir, "tests/pipeline/data/act_specialized.py");
+    std::string src = s->candidate_source(s->generate(GenerateOptions{}));
+    for (const char *act : {"tanh", "softplus"}) {
+        EXPECT_NE(src.find(std::string("def _act_fwd_jvp_ACTIVATION_") + act + "("), std::string::npos) << act;
+        EXPECT_NE(src.find(std::string("    if a[\"ACTIVATION\"] == '") + act + "':\n        _act_fwd_jvp_ACTIVATION_" + act + "[launch.grid]("),
+                  std::string::npos)
+            << src;
+    }
+    EXPECT_NE(src.find("        return (t0, t1)\n"), std::string::npos);
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = false;
+    Json report = Json::parse(s->verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+    expect_dot_products_pass(report, 2);
+}
+
+// Where forward mode cannot handle the kernel, the module still has its backward, says why there is
+// no jvp, and verification passes with the dot-product test skipped.
+TEST(UnsupportedJvp, ModuleIsGeneratedWithoutIt) {
+    REQUIRE_TORCH();
+    fs::TempDir dir;
+    std::unique_ptr<Session> s = cpu_session(dir, "tests/pipeline/data/layernorm_loops.py");
+    std::string src = s->candidate_source(s->generate(GenerateOptions{}));
+    EXPECT_EQ(src.find("def jvp("), std::string::npos);
+    EXPECT_NE(src.find("# ---- forward mode (JVP): not generated, forward mode does not handle this kernel ----\n# "), std::string::npos);
+    EXPECT_NE(src.find("\nJVP_UNSUPPORTED = \""), std::string::npos);
+    EXPECT_NE(src.find("def forward(*args, **kwargs):"), std::string::npos);
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = false;
+    Json report = Json::parse(s->verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+    JsonRef results = report.at("results");
+    ASSERT_GT(results.size(), 0u);
+    for (size_t i = 0; i < results.size(); ++i) {
+        JsonRef dot = results[i].at("dot_product");
+        EXPECT_FALSE(dot.has("ok")) << dot.dump();
+        EXPECT_NE(dot.at("skipped").str().find("unsupported construct 'for_begin' in forward mode"), std::string::npos) << dot.dump();
+    }
+}
+
+// The check can fail: the emitted tangent kernel, corrupted before it is re-parsed, disagrees with
+// the (correct) backward, which still matches finite differences.
+TEST(DotProductCpu, CorruptedTangentKernelFailsTheEntry) {
+    REQUIRE_TORCH();
+    const std::string path = std::string(TAD_SOURCE_DIR) + "/examples/gelu.py";
+    frontend::KernelFile kf = frontend::analyze(frontend::parse_source(path, fs::read_file(path)));
+    WorkerOptions wo;
+    wo.python = kPython;
+    wo.mode = "cpu";
+    Worker worker(wo);
+    Json args = Json::object();
+    args.set("file", path);
+    args.set("stub", "gelu");
+    args.set_copy("dims", Json::parse(R"({"n": 1000})", "dims"));
+    args.set_bool("with_data", false);
+    Json trace = worker.request("trace", std::move(args));
+    const std::string source = emit_backward_module(kf, {trace});
+    const std::string store = "    tl.store(DY + offs, dy, mask=mask)\n";
+    ASSERT_NE(source.find(store), std::string::npos) << source;
+    Json dims = Json::parse(R"([{"n": 1000}])", "dims");
+
+    struct Case {
+        const char *name, *store;
+        bool passes;
+    };
+    for (const Case &c : {Case{"as emitted", "    tl.store(DY + offs, dy, mask=mask)\n", true},
+                          Case{"sign flipped", "    tl.store(DY + offs, -dy, mask=mask)\n", false},
+                          Case{"off by 1e-6", "    tl.store(DY + offs, dy * 1.000001, mask=mask)\n", false}}) {
+        std::string text = source;
+        text.replace(text.find(store), store.size(), c.store);
+        CpuVerifyInput in{kf, text, "gelu_generated.py", path, 1 << 20, 0};
+        Json report = cpu_verify(in, dims, worker, nullptr);
+        JsonRef entry = report.at("results")[0];
+        EXPECT_TRUE(entry.at("grads")[0].at("ok").boolean()) << c.name << ": " << entry.dump(true);
+        JsonRef dot = entry.at("dot_product");
+        EXPECT_EQ(dot.at("ok").boolean(), c.passes) << c.name << ": " << dot.dump();
+        EXPECT_EQ(entry.at("status").str(), c.passes ? "pass" : "fail") << c.name;
+        EXPECT_EQ(report.at("passed").boolean(), c.passes) << c.name;
+        if (c.passes) continue;
+        EXPECT_GT(dot.at("rel_err").num(), 1e-8) << c.name;
+        EXPECT_EQ(entry.at("message").str().rfind("dot-product test fails: <J v, u> = ", 0), 0u) << entry.dump(true);
+    }
+}
+
+}  // namespace
