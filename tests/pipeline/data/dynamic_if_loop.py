@@ -17,7 +17,7 @@ def _masked_nll_fwd(Logits, Targets, Loss, V, ignore_index, BLOCK_V: tl.constexp
     x_target = 0.0
     for start in range(0, V, BLOCK_V):
         cols = start + tl.arange(0, BLOCK_V)
-        x = tl.load(Logits + cols, mask=cols < V, other=float("-inf"))
+        x = tl.load(Logits + cols, mask=cols < V, other=float("-inf")).to(tl.float32)
         s += tl.sum(tl.exp(x), axis=0)
         if (target >= start) & (target < start + BLOCK_V):
             x_target += tl.sum(tl.where(cols == target, x, 0.0), axis=0)
@@ -25,7 +25,7 @@ def _masked_nll_fwd(Logits, Targets, Loss, V, ignore_index, BLOCK_V: tl.constexp
         loss = 0.0
     else:
         loss = tl.log(s) - x_target
-    tl.store(Loss + row, loss)
+    tl.store(Loss + row, loss.to(Loss.dtype.element_ty))
 
 
 @tad.autodiff(grad_inputs=("logits",))
