@@ -8,15 +8,16 @@
 #include <set>
 
 #include "capi/session.h"
+#include "cpu_session.h"
 #include "support/error.h"
 #include "support/fs.h"
 #include "support/json.h"
 
 using namespace tad;
+using tad::test::cpu_session;
+using tad::test::kPython;
 
 namespace {
-
-const char *kPython = "/usr/bin/python3";
 
 // Kernels whose backward is generated today. Growing this list is progress; shrinking it fails.
 const std::set<std::string> kSupported = {"add_layernorm", "bias_softplus", "embedding", "group_norm", "log_softmax", "matmul", "matmul_bias_act", "dropout", "geglu", "cross_entropy", "flash_attention", "linear_recurrence",

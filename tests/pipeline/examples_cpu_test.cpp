@@ -7,29 +7,16 @@
 #include <memory>
 
 #include "capi/session.h"
+#include "cpu_session.h"
 #include "support/fs.h"
 #include "support/json.h"
 
 using namespace tad;
+using tad::test::cpu_session;
+using tad::test::kPython;
+using tad::test::torch_available;
 
 namespace {
-
-const char *kPython = "/usr/bin/python3";
-
-bool torch_available() {
-    std::string cmd = std::string(kPython) + " -c 'import torch' >/dev/null 2>&1";
-    return std::system(cmd.c_str()) == 0;
-}
-
-// A session whose worker runs Debian's CPU torch, with `file` loaded.
-std::unique_ptr<Session> cpu_session(const fs::TempDir &dir, const std::string &file) {
-    SessionOptions opts;
-    opts.work_dir = dir.path();
-    opts.python = kPython;
-    auto s = std::make_unique<Session>(opts);
-    s->load_forward(file, std::nullopt);
-    return s;
-}
 
 class ExampleCpu : public ::testing::TestWithParam<const char *> {};
 

@@ -9,28 +9,21 @@
 #include "capi/cpu_verify.h"
 #include "capi/pipeline.h"
 #include "capi/session.h"
+#include "cpu_session.h"
 #include "frontend/parser.h"
 #include "support/fs.h"
 #include "support/json.h"
 
 using namespace tad;
+using tad::test::cpu_session;
+using tad::test::kPython;
+using tad::test::torch_available;
 
 namespace {
-
-const char *kPython = "/usr/bin/python3";
 
 #define REQUIRE_TORCH()                                                                             \
     if (std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0) \
     GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)"
-
-std::unique_ptr<Session> cpu_session(const fs::TempDir &dir, const std::string &file) {
-    SessionOptions opts;
-    opts.work_dir = dir.path();
-    opts.python = kPython;
-    auto s = std::make_unique<Session>(opts);
-    s->load_forward(std::string(TAD_SOURCE_DIR) + "/" + file, std::nullopt);
-    return s;
-}
 
 // Every result passed, with a dot-product test that ran and agreed.
 void expect_dot_products_pass(const Json &report, size_t cases) {
