@@ -138,16 +138,7 @@ ValueId Reverse::shadow(ValueId v) {
     return shadow_[v] = r;
 }
 
-std::string Reverse::base_param(ValueId p) const {
-    for (;;) {
-        const ir::Op &op = fwd_.def(p);
-        if (op.kind == OpKind::Param) return op.name;
-        if (op.kind != OpKind::Broadcast && op.kind != OpKind::AddPtr && op.kind != OpKind::ExpandDims &&
-            op.kind != OpKind::LoopArg)
-            return "";
-        p = op.operands[0];
-    }
-}
+std::string Reverse::base_param(ValueId p) const { return passes::pointer_base(fwd_, p); }
 
 void Reverse::accumulate(ValueId fwd_value, ValueId contribution) {
     if (!fwd_.type(fwd_value).is_float()) return;

@@ -2,10 +2,7 @@
 
 namespace tad::passes {
 
-namespace {
-
-// The pointer parameter a pointer value is derived from ("" when it is not one parameter's).
-std::string base_of(const ir::Function &f, ir::ValueId p) {
+std::string pointer_base(const ir::Function &f, ir::ValueId p) {
     for (;;) {
         const ir::Op &op = f.def(p);
         switch (op.kind) {
@@ -19,14 +16,12 @@ std::string base_of(const ir::Function &f, ir::ValueId p) {
     }
 }
 
-}  // namespace
-
 MemoryParams memory_params(const ir::Function &f) {
     MemoryParams m;
     for (const ir::Op &op : f.ops) {
-        if (op.kind == ir::OpKind::Load) m.loaded.insert(base_of(f, op.operands[0]));
-        if (op.kind == ir::OpKind::Store || op.kind == ir::OpKind::AtomicAdd) m.stored.insert(base_of(f, op.operands[0]));
-        if (op.kind == ir::OpKind::AtomicAdd) m.accumulated.insert(base_of(f, op.operands[0]));
+        if (op.kind == ir::OpKind::Load) m.loaded.insert(pointer_base(f, op.operands[0]));
+        if (op.kind == ir::OpKind::Store || op.kind == ir::OpKind::AtomicAdd) m.stored.insert(pointer_base(f, op.operands[0]));
+        if (op.kind == ir::OpKind::AtomicAdd) m.accumulated.insert(pointer_base(f, op.operands[0]));
     }
     m.loaded.erase("");
     m.stored.erase("");

@@ -37,6 +37,9 @@ struct GradWrite {
 std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, const std::vector<std::string> &wrt,
                                                       const std::vector<std::string> &outputs);
 
+// The pointer parameter a pointer value is derived from ("" when it is not one parameter's).
+std::string pointer_base(const ir::Function &f, ir::ValueId p);
+
 // The pointer parameters a kernel loads from, stores (or atomically adds) to, and atomically adds to.
 struct MemoryParams {
     std::set<std::string> loaded, stored, accumulated;
