@@ -194,6 +194,10 @@ void Reverse::seed_from_store(const ir::Op &op) {
     const ir::Type &t = fwd_.type(op.operands[1]);
     ValueId other = mask == ir::kNoValue ? ir::kNoValue : b_.broadcast(b_.constant(0, t.elem), t.shape);
     ValueId g = b_.load(shadow(op.operands[0]), mask, other);
+    if (op.kind == OpKind::Store && contains(spec_.overwritten, base)) {
+        const ir::Type &st = bwd_.type(g);
+        b_.store(shadow(op.operands[0]), b_.broadcast(b_.constant(0, st.elem), st.shape), mask);
+    }
     std::string vname = fwd_.values[op.operands[1]].name;
     // The module also runs on other input dtypes than the trace's: converting the incoming
     // gradient explicitly keeps the backward in the traced compute dtype (float32 typically).

@@ -27,6 +27,11 @@ struct GradSpec {
     std::vector<std::string> wrt;      // pointer parameters whose gradients are wanted
     std::vector<std::string> outputs;  // pointer parameters that are differentiable outputs
     LoopPolicy loops = LoopPolicy::Recompute;
+    // Outputs whose earlier contents also carry gradient (a buffer read, or written, before this
+    // launch's stores, or by them: an in-place update). The reverse of a plain store zeroes the
+    // cotangent it read, so that the overwritten value, whose adjoint the same shadow holds next,
+    // gets none of it; atomic adds pass their cotangent on unchanged.
+    std::vector<std::string> overwritten = {};
 };
 
 // Where a backward parameter comes from.

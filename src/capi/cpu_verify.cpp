@@ -191,8 +191,11 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
             fail(TAD_ERR_INVALID_ARGUMENT, "trace record: data of " + key + " has " + std::to_string(data.size()) + " values");
         t.mem.at(id).data = std::move(data);
     }
-    for (size_t j = 0; j < trace.at("outputs").size(); ++j)
-        add_tensor(t, "output:" + std::to_string(j), "output " + std::to_string(j), trace.at("outputs")[j], nan);
+    for (size_t j = 0; j < trace.at("outputs").size(); ++j) {
+        auto alias = chain.aliases.find(static_cast<int>(j));
+        if (alias != chain.aliases.end()) t.ids["output:" + std::to_string(j)] = t.ids.at("input:" + std::to_string(alias->second));
+        else add_tensor(t, "output:" + std::to_string(j), "output " + std::to_string(j), trace.at("outputs")[j], nan);
+    }
     for (size_t k = 0; k < trace.at("temps").size(); ++k)
         add_tensor(t, "temp:" + std::to_string(k), "temp " + std::to_string(k), trace.at("temps")[k], nan);
     load_prior_contents(chain, trace, t);
@@ -230,8 +233,16 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
 
     // The backwards, re-parsed from the emitted module, last launch first, on the forward's values.
     // One shadow buffer per tensor, as in the emitted launcher.
+    // As the emitted module: before launch m, copies of the tensors it overwrites that the backward
+    // of launch m, or of an earlier one, reads.
     interp::Memory fmem = t.mem;
-    forward(fmem);
+    std::map<std::pair<size_t, std::string>, int> saved;  // (launch, parameter) -> its copy
+    for (size_t m = 0; m < runs.size(); ++m) {
+        for (size_t k = 0; k <= m; ++k)
+            for (const auto &[param, when] : chain.launches[k].saved_before)
+                if (when == m) saved[{k, param}] = fmem.add(interp::Buffer(fmem.at(runs[k].args.at(param).buffer)));
+        interp::run(runs[m].fwd, args_for(runs[m].fwd, runs[m].args), runs[m].grid, fmem);
+    }
     interp::Memory bmem = fmem;
     std::map<std::string, int> shadow;  // tensor key -> buffer
     for (size_t k = runs.size(); k-- > 0;) {
@@ -259,12 +270,16 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
             } else if (o.kind == ad::ParamOrigin::Primal) {
                 auto b = bindings_for(*r.derived, {p.name});
                 bind.insert(bind.end(), b.begin(), b.end());
+                auto copy = saved.find({k, p.name});
+                if (copy != saved.end()) args[p.name] = interp::ArgValue::pointer(copy->second);
             } else {
                 bind.push_back(tensor_binding(p.name, bw.fn.type(p.value).elem));
                 std::string key = ref_key(r.arg_desc.at(o.primal).at("ref"));
                 if (!shadow.count(key)) {
                     interp::Buffer buf{p.name, bind.back().dtype, std::vector<double>(bmem.at(t.ids.at(key)).data.size(), 0.0)};
                     if (key.rfind("output:", 0) == 0) buf.data = cot.at(static_cast<size_t>(std::stoi(key.substr(7))));
+                    for (const auto &[j, i] : chain.aliases)
+                        if (key == "input:" + std::to_string(i)) buf.data = cot.at(static_cast<size_t>(j));
                     auto w = bw.writes.find(o.primal);
                     // Uninitialised (poisoned) exactly when the emitted launcher would use torch.empty.
                     if (w != bw.writes.end() && w->second.kind == passes::GradWrite::Store && w->second.covers &&

@@ -14,6 +14,11 @@ emit::Tangent derive_jvp(const frontend::KernelFile &kf, JsonRef trace, const De
                         " kernels; forward mode is generated for stubs launching one";
         return t;
     }
+    if (!d.spec.overwritten.empty()) {
+        t.unsupported = "kernel '" + d.kernel + "' overwrites '" + d.spec.overwritten.front() +
+                        "', which carries gradient (an in-place update); forward mode does not handle in-place updates yet";
+        return t;
+    }
     // The backward's name is <kernel>_bwd<suffix>: the tangent kernel takes the same suffix, so
     // that both follow the specialization the same way.
     const std::string &bwd = d.specialization.variants.front().bwd.fn.name;

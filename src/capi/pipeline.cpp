@@ -103,8 +103,12 @@ Derived lower_launch(const frontend::KernelFile &kf, JsonRef launch) {
 
 // Which launches gradients flow through: a tensor is active when it depends on a grad input, and
 // useful when a returned output depends on it; a launch propagates from its active, useful reads to
-// its active, useful writes. Dependence is per launch (any write depends on any read).
-void plan_flow(const frontend::KernelFile &kf, Chain &c) {
+// its active, useful writes. Dependence is per launch (any write depends on any read). Buffers may
+// be written by several launches and updated in place: a tensor's one shadow then holds, at each
+// point of the backward, the adjoint of its contents at the matching point of the forward (see
+// GradSpec::overwritten), and a backward reading contents that a later launch overwrites gets a
+// copy saved before that launch.
+void plan_flow(const frontend::KernelFile &kf, JsonRef trace, Chain &c) {
     using emit::TensorRef;
     std::vector<passes::MemoryParams> mem;
     for (const Derived &d : c.launches) mem.push_back(passes::memory_params(d.forward));
@@ -114,51 +118,89 @@ void plan_flow(const frontend::KernelFile &kf, Chain &c) {
             if (c.launches[k].tensors.count(p)) out.insert(c.launches[k].tensors.at(p));
         return out;
     };
-    const auto &gi = kf.stub.grad_inputs;
-    std::set<TensorRef> active;
-    for (size_t i = 0; i < kf.stub.params.size(); ++i)
-        if (std::find(gi.begin(), gi.end(), kf.stub.params[i]) != gi.end()) active.insert({TensorRef::Input, static_cast<int>(i)});
-    std::map<TensorRef, size_t> writer;
-    for (size_t k = 0; k < c.launches.size(); ++k) {
-        std::set<TensorRef> reads = tensors(k, mem[k].loaded), writes = tensors(k, mem[k].stored);
-        bool flows = false;
-        for (const TensorRef &t : reads) flows = flows || active.count(t);
-        for (const TensorRef &t : writes) {
-            std::string where = kf.file.path + ": stub '" + kf.stub.name + "': launch " + std::to_string(k) + " of '" + c.launches[k].kernel + "' ";
-            if (t.kind == TensorRef::Input && active.count(t))
-                fail(TAD_ERR_UNSUPPORTED, where + "writes " + tensor_label(kf, t) + ", a grad input; in-place updates of grad inputs are not supported yet");
-            if (reads.count(t) && active.count(t))
-                fail(TAD_ERR_UNSUPPORTED, where + "reads and writes " + tensor_label(kf, t) +
-                                              ", which depends on the grad inputs; in-place updates are not supported yet");
-            if (writer.count(t) && writer[t] != k && active.count(t))
-                fail(TAD_ERR_UNSUPPORTED, where + "writes " + tensor_label(kf, t) + ", which launch " + std::to_string(writer[t]) +
-                                              " wrote; a differentiated buffer must be written by one launch");
-            writer[t] = k;
-            if (flows && t.kind != TensorRef::Input) active.insert(t);
+    auto launch_label = [&](size_t k) {
+        return kf.file.path + ": stub '" + kf.stub.name + "': launch " + std::to_string(k) + " of '" + c.launches[k].kernel + "' ";
+    };
+    std::set<TensorRef> written;
+    for (size_t k = 0; k < c.launches.size(); ++k)
+        for (const TensorRef &t : tensors(k, mem[k].stored)) written.insert(t);
+    JsonRef outs = trace.at("outputs");
+    std::set<TensorRef> returned;
+    for (size_t j = 0; j < outs.size(); ++j) {
+        if (outs[j].has("input") && written.count({TensorRef::Input, static_cast<int>(outs[j].at("input").integer())})) {
+            c.aliases[static_cast<int>(j)] = static_cast<int>(outs[j].at("input").integer());
+            returned.insert({TensorRef::Input, c.aliases[static_cast<int>(j)]});
+        } else {
+            returned.insert({TensorRef::Output, static_cast<int>(j)});
         }
     }
-    std::set<TensorRef> useful;
-    for (const auto &[t, k] : writer)
-        if (t.kind == TensorRef::Output) useful.insert(t);
+    std::set<TensorRef> useful = returned;
     for (size_t k = c.launches.size(); k-- > 0;) {
         bool flows = false;
         for (const TensorRef &t : tensors(k, mem[k].stored)) flows = flows || useful.count(t);
         if (flows)
             for (const TensorRef &t : tensors(k, mem[k].loaded)) useful.insert(t);
     }
+    const auto &gi = kf.stub.grad_inputs;
+    std::set<TensorRef> active, touched;
+    for (size_t i = 0; i < kf.stub.params.size(); ++i)
+        if (std::find(gi.begin(), gi.end(), kf.stub.params[i]) != gi.end()) active.insert({TensorRef::Input, static_cast<int>(i)});
     std::map<TensorRef, int> contributions;
     for (size_t k = 0; k < c.launches.size(); ++k) {
         Derived &d = c.launches[k];
+        std::set<TensorRef> reads = tensors(k, mem[k].loaded), writes = tensors(k, mem[k].stored),
+                            overwrites = tensors(k, mem[k].overwritten);
+        bool flows = false;
+        for (const TensorRef &t : reads) flows = flows || active.count(t);
+        for (const auto &[param, op] : mem[k].reread) {
+            TensorRef t = d.tensors.at(param);
+            if (!active.count(t) && !flows) continue;
+            const ir::Op &load = d.forward.ops[static_cast<size_t>(op)];
+            fail(TAD_ERR_UNSUPPORTED, launch_label(k) + "reads " + tensor_label(kf, t) + " back after storing to it (" +
+                                          where(d.forward.source_path, load.loc.line, load.loc.col) +
+                                          "); a launch that updates a differentiated buffer must read each element before writing it");
+        }
+        for (const TensorRef &t : overwrites)
+            if (active.count(t) && useful.count(t) && !flows)
+                fail(TAD_ERR_UNSUPPORTED, launch_label(k) + "overwrites " + tensor_label(kf, t) +
+                                              ", which carries gradient, with values that do not depend on the grad inputs");
+        const std::set<TensorRef> before = active;
+        if (flows) active.insert(writes.begin(), writes.end());
         for (const auto &[param, t] : d.tensors) {
-            if (!active.count(t) || !useful.count(t)) continue;
-            if (mem[k].loaded.count(param)) d.spec.wrt.push_back(param);
-            if (mem[k].stored.count(param)) d.spec.outputs.push_back(param);
+            if (!useful.count(t)) continue;
+            if (mem[k].loaded.count(param) && before.count(t)) d.spec.wrt.push_back(param);
+            if (mem[k].stored.count(param) && active.count(t)) d.spec.outputs.push_back(param);
         }
         if (d.spec.wrt.empty() || d.spec.outputs.empty()) d.spec = {};
+        for (const std::string &p : d.spec.outputs) {
+            TensorRef t = d.tensors.at(p);
+            if (mem[k].overwritten.count(p) && (t.kind == TensorRef::Input || touched.count(t) || reads.count(t))) {
+                d.spec.overwritten.push_back(p);
+                c.shared.insert(t);
+            }
+        }
         for (const std::string &p : d.spec.wrt) ++contributions[d.tensors.at(p)];
+        touched.insert(reads.begin(), reads.end());
+        touched.insert(writes.begin(), writes.end());
     }
     for (const auto &[t, n] : contributions)
         if (n > 1 || t.kind != TensorRef::Input) c.shared.insert(t);
+    for (const TensorRef &t : written) {
+        if (t.kind != TensorRef::Input || !active.count(t)) continue;
+        if (!returned.count(t))
+            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name + "' updates " + tensor_label(kf, t) +
+                                          " in place but does not return it; return it, so that autograd sees the update");
+        c.shared.insert(t);
+    }
+    // A backward reads a tensor's contents as its launch saw them: from a copy saved before the
+    // first launch, this one or a later one, that writes it.
+    for (size_t k = 0; k < c.launches.size(); ++k)
+        for (const auto &[param, t] : c.launches[k].tensors)
+            for (size_t m = k; m < c.launches.size(); ++m)
+                if (tensors(m, mem[m].stored).count(t)) {
+                    c.launches[k].saved_before[param] = m;
+                    break;
+                }
 }
 
 }  // namespace
@@ -171,7 +213,7 @@ Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy
         c.launches.push_back(lower_launch(kf, launches[k]));
         ++times_launched[c.launches.back().kernel];
     }
-    plan_flow(kf, c);
+    plan_flow(kf, trace, c);
     bool any = false;
     for (size_t k = 0; k < c.launches.size(); ++k) {
         Derived &d = c.launches[k];
@@ -228,9 +270,10 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
         Chain c = derive_chain(kf, t, loops);
         if (in.launches.empty()) {
             in.shared = c.shared;
-            for (const Derived &d : c.launches) in.launches.push_back({d.kernel, d.tensors, {}});
+            in.aliases = c.aliases;
+            for (const Derived &d : c.launches) in.launches.push_back({d.kernel, d.tensors, {}, d.saved_before});
         }
-        bool same = c.launches.size() == in.launches.size() && c.shared == in.shared;
+        bool same = c.launches.size() == in.launches.size() && c.shared == in.shared && c.aliases == in.aliases;
         for (size_t k = 0; same && k < c.launches.size(); ++k)
             same = c.launches[k].kernel == in.launches[k].kernel && c.launches[k].tensors == in.launches[k].tensors;
         if (!same)

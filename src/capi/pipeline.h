@@ -27,15 +27,20 @@ struct Derived {
     // The backward kernels for this call's static branches; no variants when no gradient flows
     // through the launch (it reads no differentiated tensor, or writes nothing differentiated).
     emit::Specialization specialization;
+    // Pointer parameter -> the first launch, this one or a later one, that writes its tensor: the
+    // backward reads a copy of the tensor saved before that launch.
+    std::map<std::string, size_t> saved_before;
 };
 
 // The backward of a traced call: its launches in forward order (the backward runs them last to
 // first). A tensor's shadow is one buffer shared by every launch that touches it: the cotangent of
 // a temporary or output the forward writes, then read by the writer's backward; the gradient of a
-// stub input. Shadows in `shared` get contributions from several launches (and are atomic in all).
+// stub input. Shadows in `shared` get contributions from several launches, or are zeroed where a
+// launch overwrites its tensor (GradSpec::overwritten), and are atomic in every launch.
 struct Chain {
     std::vector<Derived> launches;
     std::set<emit::TensorRef> shared;
+    std::map<int, int> aliases;  // output j -> the stub input it is (updated in place and returned)
 };
 
 // `loops`: how loops with nonlinear carried state are reversed (ad::LoopPolicy).

@@ -45,6 +45,9 @@ struct LaunchBackward {
     std::string kernel;                         // the forward kernel
     std::map<std::string, TensorRef> tensors;   // pointer parameter -> tensor
     std::vector<Specialization> specializations;  // empty: no gradient flows through the launch
+    // Pointer parameter -> the launch (this one or a later one) before which the module saves its
+    // tensor's contents, because that launch overwrites them (tad::Derived::saved_before).
+    std::map<std::string, size_t> saved_before;
 };
 
 // The tangent kernel (forward mode) of one specialization, or why forward mode does not handle it.
@@ -60,7 +63,8 @@ struct ModuleInput {
     std::vector<LaunchBackward> launches;       // forward order
     // Where the launcher finds temporary i of the forward: (launch, pointer parameter).
     std::vector<std::pair<size_t, std::string>> temps;
-    std::set<TensorRef> shared;                 // shadows accumulated by several launches
+    std::set<TensorRef> shared;                 // shadows accumulated by several launches, or zeroed
+    std::map<int, int> aliases;                 // output j -> the stub input it is (updated in place)
     std::vector<Tangent> tangents;  // one launch only: per specialization, in its order (none: no forward mode)
 };
 

@@ -47,6 +47,7 @@ public:
         out.inputs = inputs_;
         out.outputs = outputs_;
         out.temps = temps_used_;
+        out.snapshots = snapshots_;
         return out;
     }
 
@@ -78,7 +79,13 @@ private:
     void allocate_shared() {
         for (const TensorRef &t : in_.shared) {
             std::string v = grad_var(t);
-            if (t.kind == TensorRef::Input) {
+            int alias = -1;
+            for (const auto &[j, i] : in_.aliases)
+                if (t.kind == TensorRef::Input && i == t.index) alias = j;
+            if (alias >= 0) {
+                // An input updated in place: its shadow starts as the cotangent of its final contents.
+                os_ << "    " << v << " = _cotangent_buffer(" << grads_ << "[" << alias << "], " << layouts_ << "[" << alias << "])\n";
+            } else if (t.kind == TensorRef::Input) {
                 inputs_.insert(stub_.params.at(static_cast<size_t>(t.index)));
                 os_ << "    " << v << " = _atomic_buffer(" << stub_.params.at(static_cast<size_t>(t.index)) << ")\n";
             } else if (t.kind == TensorRef::Output) {
@@ -123,7 +130,7 @@ private:
                     os_ << indent << (v.guards.empty() ? "else:" : (i ? "elif " : "if ") + cond + ":") << "\n";
                     inner += "    ";
                 }
-                emit_variant(l, launch, v, inner);
+                emit_variant(k, launch, v, inner);
             }
         }
         if (keyed) {
@@ -139,8 +146,14 @@ private:
 
     std::string scalar(const std::string &name) { return a_ + "[\"" + name + "\"]"; }
 
-    std::string primal_arg(const LaunchBackward &l, const ir::Param &p) {
-        return p.kind == ir::ParamKind::Pointer ? primal(l.tensors.at(p.name)) : scalar(p.name);
+    // A pointer's tensor as launch k saw it: a saved copy when this or a later launch overwrote it.
+    std::string primal_arg(size_t k, const ir::Param &p) {
+        if (p.kind != ir::ParamKind::Pointer) return scalar(p.name);
+        const LaunchBackward &l = in_.launches[k];
+        auto saved = l.saved_before.find(p.name);
+        if (saved == l.saved_before.end()) return primal(l.tensors.at(p.name));
+        snapshots_.insert({saved->second, k, p.name});
+        return launches_ + "[" + std::to_string(k) + "].pre[\"" + p.name + "\"]";
     }
 
     void constexpr_args(const ir::Function &f, std::vector<std::string> &args) {
@@ -154,7 +167,8 @@ private:
         return "(" + v + ".shape, " + v + ".stride())";
     }
 
-    void emit_variant(const LaunchBackward &l, const std::string &launch, const Variant &v, const std::string &indent) {
+    void emit_variant(size_t k, const std::string &launch, const Variant &v, const std::string &indent) {
+        const LaunchBackward &l = in_.launches[k];
         const std::string grid = launch + ".grid", options = "**" + launch + ".options";
         if (v.bwd.tape) {
             // The tape's size is known only once each program's trip counts are: a sizing kernel
@@ -162,7 +176,7 @@ private:
             const ad::TapeSizing &ts = *v.bwd.tape;
             std::vector<std::string> size_args;
             for (size_t i = 0; i < ts.fn.params.size(); ++i)
-                size_args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed ? need_ : primal_arg(l, ts.fn.params[i]));
+                size_args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed ? need_ : primal_arg(k, ts.fn.params[i]));
             constexpr_args(ts.fn, size_args);
             std::string device = layouts_ + "[0][3]";
             os_ << indent << need_ << " = torch.empty(math.prod(" << grid << "), dtype=torch.int64, device=" << device << ")\n";
@@ -177,7 +191,7 @@ private:
             if (o.kind == ad::ParamOrigin::Tape || o.kind == ad::ParamOrigin::TapeStride) {
                 args.push_back(o.kind == ad::ParamOrigin::Tape ? tape_ : tape_stride_);
             } else if (p.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal) {
-                args.push_back(primal_arg(l, p));
+                args.push_back(primal_arg(k, p));
             } else {
                 args.push_back(shadow_arg(l, o.primal, v, indent));
             }
@@ -217,6 +231,7 @@ private:
     std::map<TensorRef, std::string> grad_;
     std::set<std::string> inputs_;
     std::set<int> outputs_, temps_used_;
+    std::set<std::tuple<size_t, size_t, std::string>> snapshots_;
 };
 
 }  // namespace

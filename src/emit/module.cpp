@@ -98,6 +98,7 @@ class _Launch:
         self.args = args
         self.options = options
         self.tensors = tensors  # dropped once the Function has kept the temporaries it needs
+        self.pre = {}  # tensor arguments as this launch saw them, saved before a launch overwrote them
 
 
 _capture = threading.local()
@@ -127,13 +128,25 @@ class _Recorded:
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
-            result = self.kernel[grid](*args, **kwargs)
             log = getattr(_capture, "launches", None)
+            saved = []
+            if log is not None:
+                for k, name in _SNAPSHOTS.get(len(log), ()):
+                    t = log[k].tensors[name] if k < len(log) else self._tensors(args, kwargs)[name]
+                    saved.append((k, name, _snapshot(t)))
+            result = self.kernel[grid](*args, **kwargs)
             if log is not None:
                 log.append(self._record(grid, args, kwargs))
+                for k, name, copy in saved:
+                    log[k].pre[name] = copy
             return result
 
         return launch
+
+    def _tensors(self, args, kwargs):
+        params = self.signature.parameters
+        bound = self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params})
+        return {k: v for k, v in bound.arguments.items() if isinstance(v, torch.Tensor)}
 
     def _record(self, grid, args, kwargs):
         params = self.signature.parameters
@@ -158,6 +171,11 @@ class _Recorded:
         scalars = {k: v for k, v in values.items() if not isinstance(v, torch.Tensor)}
         tensors = {k: v for k, v in values.items() if isinstance(v, torch.Tensor)}
         return _Launch(self.name, grid_, scalars, options, tensors)
+
+
+def _snapshot(t):
+    """A copy of t, with its layout, whose contents a backward needs after a launch overwrites t."""
+    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).copy_(t)
 
 
 def _check_launches(launches, kernels):
@@ -318,6 +336,17 @@ std::string emit_module(const ModuleInput &in) {
     std::vector<std::string> to_save = saved_list;
     to_save.insert(to_save.end(), saved_outs.begin(), saved_outs.end());
     os << "\n\n_KERNELS = " << py_tuple(kernel_names, true) << "\n";
+    // Before launch m, the launcher's copies of what it overwrites: (k, parameter) of launch k <= m.
+    std::map<size_t, std::vector<std::string>> snapshots;
+    for (const auto &[m, k, p] : launcher.snapshots) snapshots[m].push_back(py_tuple({std::to_string(k), "\"" + p + "\""}, false));
+    os << "_SNAPSHOTS = {";
+    for (auto it = snapshots.begin(); it != snapshots.end(); ++it)
+        os << (it == snapshots.begin() ? "" : ", ") << it->first << ": " << py_tuple(it->second, false);
+    os << "}\n";
+    std::vector<std::string> dirty;
+    for (const auto &[j, i] : in.aliases) dirty.push_back(stub.params.at(static_cast<size_t>(i)));
+    std::sort(dirty.begin(), dirty.end());
+    dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
     os << "\n\nclass " << cls << "(torch.autograd.Function):\n";
     os << "    @staticmethod\n    def forward(" << ctx << ", " << join(stub.params) << "):\n";
     os << "        with _capturing() as " << launches << ":\n";
@@ -328,6 +357,7 @@ std::string emit_module(const ModuleInput &in) {
     os << "        " << ctx << ".temps = " << py_tuple(temps, false) << "\n";
     os << "        for " << launch << " in " << launches << ":\n";
     os << "            " << launch << ".tensors = None\n";
+    if (!dirty.empty()) os << "        " << ctx << ".mark_dirty(" << join(dirty) << ")\n";
     os << "        " << ctx << ".out_layouts = [(o.shape, tuple(o.stride()), o.dtype, o.device) for o in " << outs << "]\n";
     os << "        " << ctx << ".save_for_backward(" << join(to_save) << ")\n";
     os << "        return " << out << "\n\n";
@@ -337,6 +367,8 @@ std::string emit_module(const ModuleInput &in) {
     os << "        return " << launcher.name << "(" << join(launcher_args) << ", " << ctx << ".out_layouts, " << grads << ")\n";
     os << "\n\nGRAD_INPUTS = " << py_tuple(stub.grad_inputs, true) << "\n";
     os << "NUM_OUTPUTS = " << in.num_outputs << "\n";
+    os << "# Stub inputs the forward updates in place and returns (autograd wants them to be non-leaf).\n";
+    os << "DIRTY = " << (dirty.empty() ? "()" : py_tuple(dirty, true)) << "\n";
     os << "_SIGNATURE = inspect.signature(" << stub.name << ")\n\n\n";
     os << "def forward(*args, **kwargs):\n";
     os << "    \"\"\"`" << stub.name << "` with a backward: same arguments and results, differentiable in GRAD_INPUTS.\"\"\"\n";

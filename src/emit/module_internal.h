@@ -3,6 +3,7 @@
 
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "emit/emit.h"
@@ -35,6 +36,9 @@ struct Launcher {
     std::set<std::string> inputs;  // stub parameters it reads (the Function saves them)
     std::set<int> outputs;         // outputs whose values it reads
     std::set<int> temps;           // temporaries it reads or takes the layout of
+    // (m, k, p): launch k's tensor argument p, saved before launch m overwrites it, is read as
+    // `launches[k].pre["p"]`.
+    std::set<std::tuple<size_t, size_t, std::string>> snapshots;
 };
 
 Launcher emit_launcher(const ModuleInput &in);

@@ -18,14 +18,19 @@ std::string pointer_base(const ir::Function &f, ir::ValueId p) {
 
 MemoryParams memory_params(const ir::Function &f) {
     MemoryParams m;
-    for (const ir::Op &op : f.ops) {
-        if (op.kind == ir::OpKind::Load) m.loaded.insert(pointer_base(f, op.operands[0]));
-        if (op.kind == ir::OpKind::Store || op.kind == ir::OpKind::AtomicAdd) m.stored.insert(pointer_base(f, op.operands[0]));
-        if (op.kind == ir::OpKind::AtomicAdd) m.accumulated.insert(pointer_base(f, op.operands[0]));
+    for (size_t i = 0; i < f.ops.size(); ++i) {
+        const ir::Op &op = f.ops[i];
+        if (op.kind != ir::OpKind::Load && op.kind != ir::OpKind::Store && op.kind != ir::OpKind::AtomicAdd) continue;
+        std::string base = pointer_base(f, op.operands[0]);
+        if (base.empty()) continue;
+        if (op.kind == ir::OpKind::Load) {
+            m.loaded.insert(base);
+            if (m.overwritten.count(base)) m.reread.emplace(base, static_cast<int>(i));
+        } else {
+            m.stored.insert(base);
+            (op.kind == ir::OpKind::AtomicAdd ? m.accumulated : m.overwritten).insert(base);
+        }
     }
-    m.loaded.erase("");
-    m.stored.erase("");
-    m.accumulated.erase("");
     return m;
 }
 

@@ -40,9 +40,12 @@ std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, con
 // The pointer parameter a pointer value is derived from ("" when it is not one parameter's).
 std::string pointer_base(const ir::Function &f, ir::ValueId p);
 
-// The pointer parameters a kernel loads from, stores (or atomically adds) to, and atomically adds to.
+// The pointer parameters a kernel loads from, stores (or atomically adds) to, atomically adds to,
+// and writes with plain stores; `reread`: parameters loaded after a plain store to them (in op
+// order), with the index of the first such load.
 struct MemoryParams {
-    std::set<std::string> loaded, stored, accumulated;
+    std::set<std::string> loaded, stored, accumulated, overwritten;
+    std::map<std::string, int> reread;
 };
 MemoryParams memory_params(const ir::Function &f);
 

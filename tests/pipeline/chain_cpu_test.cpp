@@ -37,21 +37,47 @@ TEST(ChainCpu, FourLaunchesMatchFiniteDifferences) {
     EXPECT_EQ(report.at("summary").at("passed").integer(), 2);
 }
 
-TEST(ChainCpu, LauncherSharesShadowsAndSavesIntermediates) {
+TEST(ChainCpu, InPlaceUpdatesMatchFiniteDifferences) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
-    auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/chain.py");
-    std::string module = fs::join(dir.path(), "chain_bwd.py");
+    auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/inplace_chain.py");
+    s->generate(GenerateOptions{});
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = false;
+    Json report = Json::parse(s->verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+    EXPECT_EQ(report.at("summary").at("passed").integer(), 2);
+}
+
+// Generates the module of tests/pipeline/data/<data>.py and runs tests/pipeline/<script> on it
+// (fake kernels, no GPU); its output.
+std::string run_launcher_check(const std::string &data, const std::string &script) {
+    fs::TempDir dir;
+    auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/" + data + ".py");
+    std::string module = fs::join(dir.path(), data + "_bwd.py");
     fs::write_file_atomic(module, s->candidate_source(s->generate(GenerateOptions{})));
     std::string cmd = "PYTHONPATH=" + std::string(TAD_SOURCE_DIR) + "/src/runtime/python/standin " + kPython + " " + TAD_SOURCE_DIR +
-                      "/tests/pipeline/chain_check.py " + module + " 2>&1";
+                      "/tests/pipeline/" + script + " " + module + " 2>&1";
     FILE *p = popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
+    if (!p) return "popen failed";
     std::string out;
     char buf[256];
     while (std::fgets(buf, sizeof buf, p)) out += buf;
-    EXPECT_EQ(pclose(p), 0) << out;
+    int rc = pclose(p);
+    return rc == 0 ? out : out + "\n(exit status " + std::to_string(rc) + ")";
+}
+
+TEST(ChainCpu, LauncherSharesShadowsAndSavesIntermediates) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    std::string out = run_launcher_check("chain", "chain_check.py");
     EXPECT_NE(out.find("chain launcher ok"), std::string::npos) << out;
+}
+
+TEST(ChainCpu, LauncherSavesOverwrittenBuffersAndMarksInputsDirty) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    std::string out = run_launcher_check("inplace_chain", "inplace_check.py");
+    EXPECT_NE(out.find("in-place launcher ok"), std::string::npos) << out;
 }
 
 // A trace of `launches` (JSON) over one input x (16 floats) and one output.
@@ -106,24 +132,76 @@ std::string error_of(const Json &trace) {
     return "";
 }
 
-TEST(Chain, RefusesADifferentiatedBufferWrittenByTwoLaunches) {
+TEST(Chain, ABufferOverwrittenByALaterLaunchPassesNoGradientToItsEarlierContents) {
     Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"output": 0})") + ", " +
                       launch("second", R"({"input": 0})", R"({"output": 0})") + "]");
-    EXPECT_NE(error_of(t).find("k.py: stub 'f': launch 1 of 'second' writes output 0, which launch 0 wrote"), std::string::npos)
-        << error_of(t);
+    frontend::KernelFile kf = frontend::analyze(frontend::parse_source("k.py", kTwoKernels));
+    std::string py = emit_backward_module(kf, {t});
+    // second's backward reads y's cotangent, then zeroes it: first's backward sees none.
+    size_t first = py.find("def first_bwd"), second = py.find("def second_bwd"), end = py.find("def f_backward");
+    ASSERT_TRUE(first < second && second < end) << py;
+    EXPECT_NE(py.substr(second, end - second).find("    t2 = tl.load(t1)\n    tl.store(t1, 0.0)\n"), std::string::npos) << py;
+    EXPECT_EQ(py.substr(first, second - first).find("tl.store("), std::string::npos) << "first's backward zeroes nothing\n" << py;
+    EXPECT_NE(py.find("    g0 = _cotangent_buffer(grads[0], out_layouts[0])\n"), std::string::npos) << py;
 }
 
-TEST(Chain, RefusesInPlaceUpdatesOfAGradInput) {
+TEST(Chain, RefusesAGradInputUpdatedInPlaceAndNotReturned) {
     Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"input": 0})") + "]");
-    EXPECT_NE(error_of(t).find("launch 0 of 'first' writes stub input 'x', a grad input; in-place updates"), std::string::npos)
+    EXPECT_NE(error_of(t).find("stub 'f' updates stub input 'x' in place but does not return it"), std::string::npos) << error_of(t);
+}
+
+TEST(Chain, AnInputUpdatedInPlaceAndReturnedIsMarkedDirty) {
+    Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"input": 0})") + "]");
+    t.at("outputs")[0].set("input", int64_t{0});
+    frontend::KernelFile kf = frontend::analyze(frontend::parse_source("k.py", kTwoKernels));
+    std::string py = emit_backward_module(kf, {t});
+    EXPECT_NE(py.find("        ctx.mark_dirty(x)\n"), std::string::npos) << py;
+    EXPECT_NE(py.find("DIRTY = (\"x\",)\n"), std::string::npos) << py;
+    EXPECT_NE(py.find("    d_x = _cotangent_buffer(grads[0], out_layouts[0])\n"), std::string::npos) << py;
+    // The backward reads x as the launch did: a copy saved before it ran.
+    EXPECT_NE(py.find("_SNAPSHOTS = {0: ((0, \"A\"),)}\n"), std::string::npos) << py;
+    EXPECT_NE(py.find("first_bwd[launches[0].grid](launches[0].pre[\"A\"], d_x"), std::string::npos) << py;
+}
+
+TEST(Chain, RefusesOverwritingAGradientCarryingBufferWithValuesThatDoNotDependOnTheGradInputs) {
+    Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"temp": 0})") + ", " + launch("second", R"({"temp": 1})", R"({"temp": 0})") +
+                          ", " + launch("first", R"({"temp": 0})", R"({"output": 0})") + "]",
+                      R"([{"id": 0, "dtype": "float32", "shape": [16], "stride": [1]}, {"id": 1, "dtype": "float32", "shape": [16], "stride": [1]}])");
+    EXPECT_NE(error_of(t).find("launch 1 of 'second' overwrites temporary buffer 0, which carries gradient, with values that do not depend"),
+              std::string::npos)
         << error_of(t);
 }
 
-TEST(Chain, RefusesAnUpdateOfADifferentiatedTemporaryInPlace) {
-    Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"temp": 0})") + ", " + launch("second", R"({"temp": 0})", R"({"temp": 0})") +
-                          ", " + launch("first", R"({"temp": 0})", R"({"output": 0})") + "]",
-                      R"([{"id": 0, "dtype": "float32", "shape": [16], "stride": [1]}])");
-    EXPECT_NE(error_of(t).find("launch 1 of 'second' reads and writes temporary buffer 0"), std::string::npos) << error_of(t);
+const char *kReread = R"(import triton
+import triton.language as tl
+
+import tad
+
+
+@triton.jit
+def twice(A, B, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(B + offs, tl.load(A + offs) * 2.0)
+    tl.store(B + offs, tl.exp(tl.load(B + offs)))
+
+
+@tad.autodiff(grad_inputs=("x",))
+def f(x):
+    y = x.new_empty(x.shape)
+    twice[(1,)](x, y, N=16)
+    return y
+)";
+
+TEST(Chain, RefusesALaunchReadingBackADifferentiatedValueItStored) {
+    Json t = trace_of("[" + launch("twice", R"({"input": 0})", R"({"output": 0})") + "]");
+    frontend::KernelFile kf = frontend::analyze(frontend::parse_source("k.py", kReread));
+    try {
+        emit_backward_module(kf, {t});
+        ADD_FAILURE() << "expected a refusal";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("launch 0 of 'twice' reads output 0 back after storing to it (k.py:11:"), std::string::npos)
+            << e.what();
+    }
 }
 
 TEST(Chain, ALaunchedKernelSequenceOtherThanTracedIsRefusedAtRunTime) {

@@ -194,6 +194,17 @@ class TraceWrappers(unittest.TestCase):
             self.assertNotIn("__getitem__", cls.__dict__)
 
 
+class TraceInPlace(unittest.TestCase):
+    def test_an_output_that_is_an_input_names_it(self):
+        m = module_from("@triton.jit\ndef k(X, n):\n    pass\n"
+                        "def f(x, y):\n    k[(1,)](x, x.numel())\n    return y, x, x.view(-1)\n")
+        x, y = torch.zeros(2, 3), torch.ones(3)
+        _, record = tad_trace.trace_call(m, m.f, (x, y), {}, with_data=True)
+        self.assertEqual([o.get("input") for o in record["outputs"]], [1, 0, None])
+        # Its contents before the call are the input's data.
+        self.assertEqual(sorted(record["data"]), ["input:0", "input:1"])
+
+
 class TraceErrors(unittest.TestCase):
     def test_no_launch(self):
         m = module_from("def copy(x):\n    return x.clone()\n")

@@ -107,6 +107,52 @@ def forward(x, p=0.5):
 """
 
 
+# A stub updating x in place (x <- tanh(x) * w) and returning it, and a generated module that marks x
+# dirty, as tad's do for such stubs.
+INPLACE_FORWARD = """
+import torch
+
+def stub(x, w):
+    x.copy_(torch.tanh(x) * w)
+    return x
+
+def make_args(dims):
+    dtype = getattr(torch, dims["dtype"])
+    x = torch.randn(dims["M"], dims["N"], dtype=dtype, device=dims["device"])
+    w = torch.randn(dims["N"], dtype=dtype, device=dims["device"])
+    return (x, w), {}
+"""
+
+INPLACE_REFERENCE = """
+def reference(x, w):
+    return torch.tanh(x) * w
+"""
+
+INPLACE_GENERATED = """
+import torch
+
+class _Fn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x.detach().clone(), w)
+        x.copy_(torch.tanh(x.detach()) * w)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        t = torch.tanh(x)
+        return dy * w * (1 - t * t) * GX_FACTOR, (dy * t).sum(0)
+
+GRAD_INPUTS = ("x", "w")
+DIRTY = ("x",)
+
+def forward(x, w):
+    return _Fn.apply(x, w)
+"""
+
+
 def module_from(source, factor=1.0):
     module = types.ModuleType("m")
     module.__file__ = "<m>"
@@ -192,6 +238,35 @@ class VerifyWithFiniteDifferences(unittest.TestCase):
         self.assertEqual(entries[0]["error"]["kind"], "exception")
         self.assertIn("make_args failed for dtype float64: ValueError: no float64",
                       entries[0]["error"]["message"])
+
+
+class VerifyInPlace(unittest.TestCase):
+    """Every call gets its own copy of the inputs the stub updates: the generated forward a non-leaf
+    one, and the stub, reference() and finite differences inputs no earlier call has changed."""
+
+    def test_correct_backward_passes_with_a_reference(self):
+        entries, _ = run(INPLACE_FORWARD + INPLACE_REFERENCE, dtypes=("float32", "float64"),
+                         generated_src=INPLACE_GENERATED)
+        self.assertEqual([e["status"] for e in entries], ["pass", "pass"], entries)
+        self.assertLess(entries[1]["outputs"][0]["ref_max_rel_err"], 1e-12)
+
+    def test_correct_backward_passes_by_finite_differences(self):
+        entries, _ = run(INPLACE_FORWARD, dtypes=("float64",), generated_src=INPLACE_GENERATED)
+        self.assertEqual(entries[0]["status"], "pass", entries)
+        self.assertLess(entries[0]["grads"][0]["max_rel_err"], 1e-5)
+
+    def test_wrong_backward_fails(self):
+        entries, _ = run(INPLACE_FORWARD + INPLACE_REFERENCE, factor=1.5,
+                         generated_src=INPLACE_GENERATED)
+        self.assertEqual(entries[0]["status"], "fail")
+        self.assertFalse(entries[0]["grads"][0]["ok"])
+
+    def test_bench_times_the_backward_of_an_in_place_stub(self):
+        module = module_from(INPLACE_FORWARD + INPLACE_REFERENCE)
+        generated = module_from(INPLACE_GENERATED)
+        report = tad_bench.bench(module, module.stub, generated, [{"M": 8, "N": 16}], ["float32"],
+                                 ["x", "w"], "cpu", lambda fn: (fn(), 1.0)[1], lambda m, f: None)
+        self.assertEqual(report["results"][0]["status"], "ok", report)
 
 
 class VerifyErrors(unittest.TestCase):

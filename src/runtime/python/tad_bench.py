@@ -1,7 +1,8 @@
 """The worker's bench command: times the stub's forward and the generated backward.
 
 Backward timings exclude the forward: the graph is built once and torch.autograd.grad(...,
-retain_graph=True) is timed. The file's reference() is timed the same way, eager and through
+retain_graph=True) is timed. A stub that updates its inputs in place is timed on them call after
+call (each forward runs on the previous one's result). The file's reference() is timed the same way, eager and through
 torch.compile (null when compiling fails). `timer(fn) -> ms` is supplied by the worker
 (triton.testing.do_bench on the GPU). bench does not verify: verify first.
 """
@@ -12,7 +13,8 @@ import time
 import torch
 
 import tad_userfile as userfile
-from tad_verify import failed_case, grad_leaves, release_memory, seeded_randn, tensor_outputs
+from tad_verify import (failed_case, fresh, grad_leaves, release_memory, seeded_randn,
+                        tensor_outputs)
 
 # Every entry has these keys; null where not measured (no reference(), no bytes(), an error).
 MEASUREMENTS = ("fwd_ms", "bwd_ms", "ref_bwd_ms", "compiled_ref_bwd_ms", "fwd_gbps", "bwd_gbps",
@@ -39,10 +41,12 @@ def bench(module, stub, generated, dims_list, dtypes, grad_inputs, device, timer
     return {"results": entries}
 
 
-def _backward_fn(fn, bound, grad_inputs):
-    """A callable running only the backward of fn(*bound) for a fixed random cotangent."""
+def _backward_fn(fn, bound, grad_inputs, dirty=()):
+    """A callable running only the backward of fn(*bound) for a fixed random cotangent; `dirty`:
+    the arguments fn updates in place (they get non-leaf copies)."""
     leaves = grad_leaves(bound, grad_inputs)
-    outs = [o for _, o in tensor_outputs(fn(*bound.args, **bound.kwargs)) if o.requires_grad]
+    call = fresh(bound, dirty)
+    outs = [o for _, o in tensor_outputs(fn(*call.args, **call.kwargs)) if o.requires_grad]
     cots = [seeded_randn(o, 1 + i).to(o.dtype) for i, o in enumerate(outs)]
     return lambda: torch.autograd.grad(outs, leaves, cots, retain_graph=True)
 
@@ -58,7 +62,8 @@ def _measure(module, stub, generated, dims, grad_inputs, device, timer):
     plain = userfile.bind(stub, args, kwargs)
     result = {"fwd_ms": _time(timer, lambda: stub(*args, **kwargs))}
     result["bwd_ms"] = _time(timer, _backward_fn(
-        generated.forward, userfile.bind(stub, args, kwargs), grad_inputs))
+        generated.forward, userfile.bind(stub, args, kwargs), grad_inputs,
+        getattr(generated, "DIRTY", ())))
     reference = getattr(module, "reference", None)
     if callable(reference):
         result["ref_bwd_ms"] = _time(timer, _backward_fn(

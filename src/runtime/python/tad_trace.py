@@ -83,7 +83,8 @@ def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False
                  "args": [_arg_entry(name, value, memory) for name, value in kernel_args]}
                 for kernel, grid, options, kernel_args in recorder.launches]
     record = {"stub": stub_fn.__name__, "inputs": inputs,
-              "outputs": [{"index": i, **_entry(v)} for i, v in enumerate(returned)],
+              "outputs": [{"index": i, **_entry(v), **_alias(v, params)}
+                          for i, v in enumerate(returned)],
               "temps": [{"id": i, **_tensor_entry(t, kind=False)} for i, t in enumerate(memory.temps)],
               "launches": launches}
     if with_data:
@@ -91,6 +92,8 @@ def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False
         # put there (torch.zeros for an accumulator), or garbage when a kernel writes them first.
         for kind, tensors in (("output", returned), ("temp", memory.temps)):
             for i, t in enumerate(tensors):
+                if kind == "output" and _alias(t, params):
+                    continue  # the input's data is its contents before the call
                 seen = recorder.snapshots.get(t.data_ptr()) if torch.is_tensor(t) else None
                 if seen is not None and seen[0].shape == t.shape and seen[0].stride() == t.stride():
                     data[f"{kind}:{i}"] = seen[1]
@@ -237,6 +240,19 @@ class _Memory:
             if c is t or (c.device == t.device and _within_storage(t.data_ptr(), c)):
                 return i
         return None
+
+
+def _alias(v, params):
+    """{"input": i} when output v is stub input i itself (a stub that updates i in place and
+    returns it), else {}."""
+    import torch
+    if not torch.is_tensor(v):
+        return {}
+    for i, (_, p) in enumerate(params):
+        if torch.is_tensor(p) and (p is v or (p.data_ptr() == v.data_ptr() and p.shape == v.shape
+                                              and p.stride() == v.stride() and p.dtype == v.dtype)):
+            return {"input": i}
+    return {}
 
 
 def _extent(t):

@@ -120,6 +120,17 @@ def grad_leaves(bound, names, convert=lambda t: t):
     return leaves
 
 
+def fresh(bound, names):
+    """A copy of bound whose tensors among names are cloned: the stub updates those in place, and
+    autograd wants a non-leaf there (a clone of a leaf requiring grad is one)."""
+    b = bound.signature.bind(*bound.args, **bound.kwargs)
+    for name in names:
+        value = b.arguments.get(name)
+        if torch.is_tensor(value):
+            b.arguments[name] = value.clone()
+    return b
+
+
 def pull_back(outputs, leaves, cotangents):
     """Gradients of sum(cotangent * output) w.r.t. leaves (zeros where one does not depend)."""
     pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
@@ -134,9 +145,12 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
     plain = userfile.bind(stub, args, kwargs)
     bound = userfile.bind(stub, args, kwargs)
     leaves = grad_leaves(bound, grad_inputs)
-    out_gen = tensor_outputs(generated.forward(*bound.args, **bound.kwargs))
+    dirty = getattr(generated, "DIRTY", ())
+    call = fresh(bound, dirty)
+    out_gen = tensor_outputs(generated.forward(*call.args, **call.kwargs))
     with torch.no_grad():
-        out_stub = dict(tensor_outputs(stub(*plain.args, **plain.kwargs)))
+        call = fresh(plain, dirty)
+        out_stub = dict(tensor_outputs(stub(*call.args, **call.kwargs)))
     outputs = []
     for i, o in out_gen:
         if i not in out_stub:
@@ -155,7 +169,8 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
         fd = None
     else:
         ref_grads, fd, precision = _finite_differences(module, stub, generated, dims, plain,
-                                                       grad_inputs, diff, cot64, seed, device)
+                                                       grad_inputs, diff, cot64, seed, device,
+                                                       dirty)
         fd_rtol = FD[precision][1]
     report = []
     for k, (name, g) in enumerate(zip(grad_inputs, grads)):
@@ -200,7 +215,7 @@ def _reference(module, stub, plain, grad_inputs, diff, cot64, out_stub, outputs,
 
 
 def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff, cot64, seed,
-                        device):
+                        device, dirty):
     """The generated backward in float64; its directional errors against central differences of
     the stub, [(max_abs_err, max_rel_err)] per gradient input; the stub's effective precision."""
     torch.manual_seed(seed)
@@ -219,7 +234,8 @@ def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff,
     bound = userfile.bind(stub, base.args, base.kwargs)
     leaves = grad_leaves(bound, grad_inputs)
     try:
-        out = dict(tensor_outputs(generated.forward(*bound.args, **bound.kwargs)))
+        call = fresh(bound, dirty)
+        out = dict(tensor_outputs(generated.forward(*call.args, **call.kwargs)))
         g64 = pull_back([out[i] for i, _ in diff], leaves, cot64)
     except Exception as e:
         raise TadError("exception", "the generated backward failed in float64, which finite "
@@ -230,6 +246,7 @@ def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff,
         """The stub's differentiable outputs with some arguments replaced."""
         b = userfile.bind(stub, base.args, base.kwargs)
         b.arguments.update(replaced)
+        b = fresh(b, dirty)
         try:
             with torch.no_grad():
                 out = dict(tensor_outputs(stub(*b.args, **b.kwargs)))
