@@ -153,6 +153,46 @@ def forward(x, w):
 """
 
 
+# A kink (relu at 0.1) where x holds exactly float32(0.1): computed in float32, x - 0.1 is 0 and the
+# gradient there is 0; in float64 it is 1.5e-9 and the gradient 0.004. PyTorch in float32 and the
+# generated module (which computes like it) err alike against the float64 gradient.
+KINK_FORWARD = """
+import torch
+
+def stub(x):
+    return x + 0.004 * torch.relu(x - 0.1)
+
+def make_args(dims):
+    dtype = getattr(torch, dims["dtype"])
+    x = torch.randn(dims["M"], dims["N"], dtype=dtype, device=dims["device"])
+    x.view(-1)[::3] = 0.1
+    return (x,), {}
+
+def reference(x):
+    return x + 0.004 * torch.relu(x - 0.1)
+"""
+
+KINK_GENERATED = """
+import torch
+
+class _Fn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x + 0.004 * torch.relu(x - 0.1)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, = ctx.saved_tensors
+        return dy * (1 + 0.004 * (x - 0.1 > 0).to(dy.dtype)) * GX_FACTOR
+
+GRAD_INPUTS = ("x",)
+
+def forward(x):
+    return _Fn.apply(x)
+"""
+
+
 def module_from(source, factor=1.0):
     module = types.ModuleType("m")
     module.__file__ = "<m>"
@@ -192,6 +232,26 @@ class VerifyWithReference(unittest.TestCase):
         ok = {g["name"]: g["ok"] for g in entries[0]["grads"]}
         self.assertEqual(ok, {"x": False, "w": True})
         self.assertGreater(entries[0]["grads"][0]["max_rel_err"], 1e-2)
+
+
+class VerifyAgainstEagerError(unittest.TestCase):
+    def test_a_gradient_as_far_off_as_eager_pytorch_at_a_kink_passes(self):
+        entries, _ = run(KINK_FORWARD, grad_inputs=("x",), generated_src=KINK_GENERATED)
+        grad = entries[0]["grads"][0]
+        self.assertGreater(grad["max_rel_err"], entries[0]["rtol"])  # beyond the plain tolerance
+        self.assertAlmostEqual(grad["eager_rel_err"], grad["max_rel_err"], delta=1e-6)
+        self.assertEqual(entries[0]["status"], "pass", entries)
+
+    def test_a_wrong_gradient_still_fails(self):
+        entries, _ = run(KINK_FORWARD, factor=1.01, grad_inputs=("x",),
+                         generated_src=KINK_GENERATED)
+        self.assertEqual(entries[0]["status"], "fail")
+
+    def test_float64_has_no_eager_bound(self):
+        entries, _ = run(KINK_FORWARD, dtypes=("float64",), grad_inputs=("x",),
+                         generated_src=KINK_GENERATED)
+        self.assertNotIn("eager_rel_err", entries[0]["grads"][0])
+        self.assertEqual(entries[0]["status"], "pass", entries)
 
 
 class VerifyWithFiniteDifferences(unittest.TestCase):
