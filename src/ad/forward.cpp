@@ -82,6 +82,7 @@ private:
         if (op.kind == OpKind::AtomicAdd) unsupported(op, "in a forward kernel: not differentiable yet");
         if (op.kind == OpKind::Store) return store_tangent(op);
         replay(op);
+        if (op.kind == OpKind::Barrier) return;
         if (fwd_.type(op.result).is_ptr) return shadow_pointer(op);
         if (!fwd_.type(op.result).is_float()) return;  // integers and masks carry no tangent
         ValueId t = op.kind == OpKind::Load ? load_tangent(op) : rule_tangent(*rule, op);

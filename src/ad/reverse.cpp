@@ -195,8 +195,12 @@ void Reverse::seed_from_store(const ir::Op &op) {
     ValueId other = mask == ir::kNoValue ? ir::kNoValue : b_.broadcast(b_.constant(0, t.elem), t.shape);
     ValueId g = b_.load(shadow(op.operands[0]), mask, other);
     if (op.kind == OpKind::Store && contains(spec_.overwritten, base)) {
+        // The load, the zeroing store and the gradient's atomic adds may each spread the tile over
+        // the program's threads differently: barriers keep them in order (found on the GPU).
         const ir::Type &st = bwd_.type(g);
+        b_.barrier();
         b_.store(shadow(op.operands[0]), b_.broadcast(b_.constant(0, st.elem), st.shape), mask);
+        b_.barrier();
     }
     std::string vname = fwd_.values[op.operands[1]].name;
     // The module also runs on other input dtypes than the trace's: converting the incoming

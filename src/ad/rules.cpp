@@ -408,6 +408,7 @@ const std::vector<Rule> &rules() {
         {OpKind::Load, M, nullptr, nullptr},
         {OpKind::Store, M, nullptr, nullptr},
         {OpKind::AtomicAdd, M, nullptr, nullptr},
+        {OpKind::Barrier, M, nullptr, nullptr},
         {OpKind::ForBegin, C, nullptr, nullptr},  {OpKind::LoopArg, C, nullptr, nullptr},
         {OpKind::ForEnd, C, nullptr, nullptr},    {OpKind::LoopResult, C, nullptr, nullptr},
     };

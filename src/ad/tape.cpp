@@ -102,7 +102,7 @@ ir::Function tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &
     ValueId need_param = b.param(need_name, ir::ParamKind::Pointer, ir::Type{DType::I64, true, {}});
     ValueId need = b.constant(0, DType::I64);
     for (const ir::Op &op : fwd.ops) {
-        if (op.kind == OpKind::Param || op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd) continue;
+        if (op.kind == OpKind::Param || op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd || op.kind == OpKind::Barrier) continue;
         b.loc = op.loc;
         int index = static_cast<int>(&op - fwd.ops.data());
         for (const TapedLoop &l : loops) {

@@ -415,6 +415,7 @@ private:
         case OpKind::Load:
         case OpKind::Store:
         case OpKind::AtomicAdd: return memory(op);
+        case OpKind::Barrier: return {"tl.debug_barrier()", 100};
         case OpKind::ForBegin:
         case OpKind::LoopArg:
         case OpKind::ForEnd:

@@ -129,8 +129,11 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
         const CV &ax = need(a, 1, "axis", e, "tl.expand_dims");
         return CV::value(b_.expand_dims(value_arg(need(a, 0, "input", e, "tl.expand_dims"), e), static_cast<int>(ax.i)));
     }
-    if (name == "static_assert" || name == "device_assert" || name == "static_print" || name == "debug_barrier")
+    if (name == "static_assert" || name == "device_assert" || name == "static_print") return CV{};
+    if (name == "debug_barrier") {
+        b_.barrier();
         return CV{};
+    }
     if (name == "constexpr") return need(a, 0, "value", e, "tl.constexpr");
     if (name == "rand") {
         ValueId seed = b_.cast(value_arg(need(a, 0, "seed", e, "tl.rand"), e), DType::I32);

@@ -310,6 +310,7 @@ private:
         case OpKind::Load:
         case OpKind::Store:
         case OpKind::AtomicAdd: return access(op);
+        case OpKind::Barrier: return;  // programs run one lane at a time, in op order
         default:  // the elementwise numeric ops
             if (a.size() == 1) return unary(op.kind, type(a[0]).elem, in(a[0]).num, def(op.result).num);
             return binary(op.kind, type(a[0]).elem, in(a[0]).num, in(a[1]).num, def(op.result).num);

@@ -180,6 +180,8 @@ void Builder::store(ValueId p, ValueId v, ValueId mask) {
     append(op, Type{}, false);
 }
 
+void Builder::barrier() { append(Op{OpKind::Barrier}, Type{}, false); }
+
 void Builder::atomic_add(ValueId p, ValueId v, ValueId mask, const std::string &sem) {
     Op op{OpKind::AtomicAdd, {p, v}};
     if (mask != kNoValue) {

@@ -112,6 +112,11 @@ enum class OpKind {
     Dot,
     // Memory. Operands: ptr[, mask[, other]] for Load; ptr, value[, mask] for Store / AtomicAdd.
     Load, Store, AtomicAdd,
+    // tl.debug_barrier(), no operands: every thread of the program arrives before any goes on, and
+    // then sees the global memory writes the others made before it. A tile's elements may be held
+    // by different threads in different ops, so a program writing an address it read (or wrote)
+    // through another op needs one in between.
+    Barrier,
     // Loops (see above). ForBegin's `name` is the iterator's spelling: "range" or "tl.range".
     ForBegin, LoopArg, ForEnd, LoopResult,
 };
@@ -122,7 +127,7 @@ struct Op {
     Op(OpKind k, std::vector<ValueId> ops = {}) : kind(k), operands(std::move(ops)) {}
     OpKind kind;
     std::vector<ValueId> operands;
-    ValueId result = kNoValue;  // none for Store / AtomicAdd
+    ValueId result = kNoValue;  // none for Store / AtomicAdd / Barrier
     // Attributes; which ones apply depends on kind (see OpKind).
     int axis = 0;
     bool keep_dims = false;
@@ -203,6 +208,7 @@ public:
     ValueId load(ValueId p, ValueId mask, ValueId other);  // mask / other may be kNoValue
     void store(ValueId p, ValueId v, ValueId mask);
     void atomic_add(ValueId p, ValueId v, ValueId mask, const std::string &sem);
+    void barrier();
     ValueId for_begin(ValueId lo, ValueId hi, ValueId step, const std::string &iterator);
     ValueId loop_arg(ValueId init, int index);
     void for_end(const std::vector<ValueId> &yields);

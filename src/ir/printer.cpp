@@ -73,6 +73,7 @@ const char *op_name(OpKind k) {
     case OpKind::Load: return "load";
     case OpKind::Store: return "store";
     case OpKind::AtomicAdd: return "atomic_add";
+    case OpKind::Barrier: return "barrier";
     case OpKind::ForBegin: return "for_begin";
     case OpKind::LoopArg: return "loop_arg";
     case OpKind::ForEnd: return "for_end";

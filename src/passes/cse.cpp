@@ -14,7 +14,7 @@ bool structural(ir::OpKind k) {
 
 bool mergeable(ir::OpKind k) {
     return k != ir::OpKind::Param && k != ir::OpKind::Load && k != ir::OpKind::Store && k != ir::OpKind::AtomicAdd &&
-           !structural(k);
+           k != ir::OpKind::Barrier && !structural(k);
 }
 }  // namespace
 
@@ -77,7 +77,8 @@ ir::Function dce(const ir::Function &f) {
             continue;
         }
         const ir::Op &op = f.ops[i];
-        bool effect = op.kind == ir::OpKind::Store || op.kind == ir::OpKind::AtomicAdd || op.kind == ir::OpKind::Param ||
+        bool effect = op.kind == ir::OpKind::Store || op.kind == ir::OpKind::AtomicAdd || op.kind == ir::OpKind::Barrier ||
+                      op.kind == ir::OpKind::Param ||
                       op.kind == ir::OpKind::ForBegin || op.kind == ir::OpKind::LoopArg;
         if (!effect && !(op.result != ir::kNoValue && live[op.result])) continue;
         keep[i] = true;

@@ -4,9 +4,11 @@
 #include <cmath>
 
 #include "capi/pipeline.h"
+#include "emit/emit.h"
 #include "frontend/lower.h"
 #include "frontend/parser.h"
 #include "interp/interp.h"
+#include "passes/passes.h"
 #include "support/error.h"
 #include "support/json.h"
 
@@ -60,6 +62,26 @@ TEST(Lower, StaticIfTakesOneBranchAndRecordsTheSpecialization) {
     EXPECT_EQ(on.specialized[0], "SCALE");
     ASSERT_EQ(on.constexprs.size(), 2u);
     EXPECT_EQ(on.type(on.ops.back().operands[1]).str(), "f32[B]");
+}
+
+TEST(Lower, DebugBarrierIsKeptAndEmittedBack) {
+    const char *src = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(X, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    x = tl.load(X + offs)
+    tl.debug_barrier()
+    tl.store(X + offs, x + 1.0)
+)";
+    ir::Function f = passes::dce(passes::cse(lower(src, {tensor("X"), integer("B", 16)})));
+    std::string ir = ir::print(f);
+    size_t load = ir.find("load"), barrier = ir.find("barrier"), store = ir.find("store");
+    ASSERT_NE(barrier, std::string::npos) << ir;
+    EXPECT_TRUE(load < barrier && barrier < store) << ir;
+    EXPECT_NE(emit::emit_kernel(f, "").find("    tl.debug_barrier()\n"), std::string::npos);
 }
 
 TEST(Lower, TritonPromotion) {
