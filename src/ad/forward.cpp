@@ -27,7 +27,16 @@ public:
         out_.specialized = fwd_.specialized;
         out_.source_path = fwd_.source_path;
         declare_params();
-        for (const ir::Op &op : fwd_.ops) visit(op);
+        for (const ir::Loop &l : ir::loops(fwd_)) {
+            loop_at_[l.begin] = l;
+            loop_at_[l.end] = l;
+        }
+        for (size_t i = 0; i < fwd_.ops.size(); ++i) {
+            auto l = loop_at_.find(static_cast<int>(i));
+            if (l == loop_at_.end()) visit(fwd_.ops[i]);
+            else if (fwd_.ops[i].kind == OpKind::ForBegin) begin_loop(l->second);
+            else end_loop(l->second);
+        }
         Forward res;
         res.fn = passes::dce(passes::cse(out_));
         res.fn = passes::drop_unused_params(res.fn);
@@ -51,6 +60,9 @@ private:
     std::vector<ValueId> primal_, tangent_;
     std::vector<std::string> base_;                 // per shadowed pointer value: its parameter
     std::map<std::string, std::string> shadow_of_;  // shadow param name -> primal param name
+    std::map<int, ir::Loop> loop_at_;               // by for_begin and by for_end op index
+    // Per loop (by for_begin): the carried values that carry a tangent too, in carried order.
+    std::map<int, std::vector<size_t>> carried_tangents_;
 
     ValueId P(ValueId v) const { return primal_.at(v); }
 
@@ -74,13 +86,78 @@ private:
         }
     }
 
+    // A loop carries, after the primal values, the tangent of every float value it carries (zero at
+    // first where the initial value has none: its update may still get one) and the shadow of
+    // every shadowed pointer it carries.
+    void begin_loop(const ir::Loop &l) {
+        const ir::Op &begin = fwd_.ops[l.begin];
+        b_.loc = begin.loc;
+        ValueId iv = b_.for_begin(P(begin.operands[0]), P(begin.operands[1]), P(begin.operands[2]), begin.name);
+        out_.values[iv].name = fwd_.values[begin.result].name;
+        primal_[begin.result] = iv;
+        std::vector<size_t> &with = carried_tangents_[l.begin];
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            const ir::Op &arg = fwd_.ops[l.args[k]];
+            ValueId a = b_.loop_arg(P(arg.operands[0]), static_cast<int>(k));
+            out_.values[a].name = fwd_.values[arg.result].name;
+            primal_[arg.result] = a;
+            const ir::Type &t = fwd_.type(arg.result);
+            if (t.is_ptr ? tangent_[arg.operands[0]] != ir::kNoValue : t.is_float()) with.push_back(k);
+        }
+        for (size_t j = 0; j < with.size(); ++j) {
+            const ir::Op &arg = fwd_.ops[l.args[with[j]]];
+            ValueId init = tangent_[arg.operands[0]];
+            if (init == ir::kNoValue) init = zeros(fwd_.type(arg.result));
+            ValueId a = b_.loop_arg(init, static_cast<int>(l.args.size() + j));
+            tangent_[arg.result] = a;
+            if (fwd_.type(arg.result).is_ptr) {
+                base_[arg.result] = base_[arg.operands[0]];
+                if (!fwd_.values[arg.result].name.empty()) out_.values[a].name = shadow_name(fwd_.values[arg.result].name);
+            } else if (!fwd_.values[arg.result].name.empty()) {
+                out_.values[a].name = "d" + fwd_.values[arg.result].name;
+            }
+        }
+    }
+
+    void end_loop(const ir::Loop &l) {
+        const ir::Op &end = fwd_.ops[l.end];
+        b_.loc = end.loc;
+        const std::vector<size_t> &with = carried_tangents_.at(l.begin);
+        std::vector<ValueId> yields;
+        for (ValueId y : end.operands) yields.push_back(P(y));
+        for (size_t k : with) {
+            ValueId y = end.operands[k];
+            ValueId t = tangent_[y];
+            if (fwd_.type(y).is_ptr && (t == ir::kNoValue || base_[y] != base_[fwd_.ops[l.args[k]].result]))
+                unsupported(end, "carrying a differentiated pointer that the loop body does not advance from itself");
+            yields.push_back(t == ir::kNoValue ? zeros(fwd_.type(y)) : t);
+        }
+        for (size_t k = 0; k < end.operands.size(); ++k)
+            if (fwd_.type(end.operands[k]).is_ptr && tangent_[end.operands[k]] != ir::kNoValue &&
+                std::find(with.begin(), with.end(), k) == with.end())
+                unsupported(end, "carrying a differentiated pointer that starts from another buffer");
+        b_.for_end(yields);
+        for (size_t k = 0; k < l.results.size(); ++k) {
+            const ir::Op &res = fwd_.ops[l.results[k]];
+            ValueId r = b_.loop_result(static_cast<int>(k), fwd_.type(res.result));
+            out_.values[r].name = fwd_.values[res.result].name;
+            primal_[res.result] = r;
+        }
+        for (size_t j = 0; j < with.size(); ++j) {
+            const ir::Op &res = fwd_.ops[l.results[with[j]]];
+            ValueId r = b_.loop_result(static_cast<int>(l.args.size() + j), fwd_.type(res.result));
+            tangent_[res.result] = r;
+            if (fwd_.type(res.result).is_ptr) base_[res.result] = base_[fwd_.ops[l.args[with[j]]].result];
+            else if (!fwd_.values[res.result].name.empty()) out_.values[r].name = "d" + fwd_.values[res.result].name;
+        }
+    }
+
     void visit(const ir::Op &op) {
-        if (op.kind == OpKind::Param) return;
+        if (op.kind == OpKind::Param || op.kind == OpKind::LoopArg || op.kind == OpKind::LoopResult) return;
         b_.loc = op.loc;
         const Rule *rule = rule_for(op.kind);
         if (!rule || rule->cls == RuleClass::Control) unsupported(op, "in forward mode");
-        if (op.kind == OpKind::AtomicAdd) unsupported(op, "in a forward kernel: not differentiable yet");
-        if (op.kind == OpKind::Store) return store_tangent(op);
+        if (op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd) return store_tangent(op);
         replay(op);
         if (op.kind == OpKind::Barrier) return;
         if (fwd_.type(op.result).is_ptr) return shadow_pointer(op);
@@ -150,12 +227,18 @@ private:
         return ctx.result;
     }
 
-    // A store to an output writes the stored value's tangent (0 where it has none) through the shadow.
+    // A store to an output writes the stored value's tangent (0 where it has none) through the shadow;
+    // an atomic add adds it (y += v is linear: ẏ += v̇), with the same memory semantics.
     void store_tangent(const ir::Op &op) {
         ValueId ptr = op.operands[0], value = op.operands[1];
         if (tangent_[ptr] == ir::kNoValue || !contains(spec_.outputs, base_[ptr])) return;
+        ValueId mask = op.has_mask ? P(op.operands[2]) : ir::kNoValue;
+        if (op.kind == OpKind::AtomicAdd) {
+            if (tangent_[value] != ir::kNoValue) b_.atomic_add(tangent_[ptr], tangent_[value], mask, op.name);
+            return;
+        }
         ValueId t = tangent_[value] == ir::kNoValue ? zeros(fwd_.type(value)) : tangent_[value];
-        b_.store(tangent_[ptr], t, op.has_mask ? P(op.operands[2]) : ir::kNoValue);
+        b_.store(tangent_[ptr], t, mask);
     }
 };
 
