@@ -52,6 +52,11 @@ std::pair<ValueId, ValueId> Lowerer::block_access(const ast::Node &e, const CV &
             if (c.kind != CV::Int || c.i < 0 || c.i >= static_cast<int64_t>(r)) unsupported(e, fn, "boundary_check must list dims of the block");
             checked[static_cast<size_t>(c.i)] = true;
         }
+    return block_window(e, bp, checked);
+}
+
+std::pair<ValueId, ValueId> Lowerer::block_window(const ast::Node &e, const CV &bp, const std::vector<bool> &checked) {
+    const size_t r = bp.block.size();
     // Element (i_0, ..., i_r-1) of the block sits at base + Σ_d (offset_d + i_d)·stride_d, in int64
     // as Triton computes block pointer addresses.
     Type i64{DType::I64, false, {}}, i32{DType::I32, false, {}};
