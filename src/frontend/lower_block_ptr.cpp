@@ -68,8 +68,11 @@ std::pair<ValueId, ValueId> Lowerer::block_window(const ast::Node &e, const CV &
         for (size_t k = 0; k < r; ++k)
             if (k != d) idx = b_.expand_dims(idx, static_cast<int>(k));
         idx = b_.broadcast(idx, bp.block);
-        ValueId stride = b_.cast(materialize(bp.items[r + d], &i64, e), DType::I64);
-        ValueId term = b_.binary(OpKind::Mul, b_.cast(idx, DType::I64), b_.broadcast(stride, bp.block));
+        ValueId term = b_.cast(idx, DType::I64);
+        const CV &stride = bp.items[r + d];
+        // A descriptor's last stride is the literal 1: no multiply to print in the backward.
+        if (!(stride.kind == CV::Int && stride.i == 1))
+            term = b_.binary(OpKind::Mul, term, b_.broadcast(b_.cast(materialize(stride, &i64, e), DType::I64), bp.block));
         address = address == ir::kNoValue ? term : b_.binary(OpKind::Add, address, term);
         if (!checked[d]) continue;
         ValueId extent = b_.cast(materialize(bp.items[d], &i32, e), DType::I32);

@@ -68,8 +68,10 @@ const std::map<std::string, DType> &dtype_names();
 
 class Lowerer {
 public:
-    Lowerer(const ast::File &file, const std::map<std::string, ast::NodePtr> &jit)
-        : file_(file), jit_(jit), b_(fn_) {}
+    // host_descriptors: a Tensor binding with desc_block binds a TensorDescriptor parameter (true
+    // for forward files; emitted kernels take the descriptor's base pointer instead).
+    Lowerer(const ast::File &file, const std::map<std::string, ast::NodePtr> &jit, bool host_descriptors)
+        : file_(file), jit_(jit), host_descriptors_(host_descriptors), b_(fn_) {}
 
     ir::Function run(const std::string &kernel, const std::vector<ArgBinding> &args);
 
@@ -78,6 +80,7 @@ private:
 
     const ast::File &file_;
     const std::map<std::string, ast::NodePtr> &jit_;
+    const bool host_descriptors_;
     ir::Function fn_;
     ir::Builder b_;
     std::vector<std::string> call_stack_;
@@ -200,6 +203,9 @@ private:
     // Tensor descriptors (lower_tensor_desc.cpp): a block pointer addressed by offsets per access,
     // every dim boundary-checked.
     CV make_tensor_descriptor(const ast::Node &e, const Args &a);
+    // Kernel parameter `p` bound to a host-side TensorDescriptor: a pointer parameter for its base,
+    // integer parameters for its shape and strides, constexprs for its block shape.
+    CV host_tensor_desc(const ast::Node &p, const ArgBinding &base, const std::vector<ArgBinding> &args, const ast::NodeList &params);
     CV tensor_desc_attribute(const ast::Node &e, const CV &desc, const std::string &attr);
     CV tensor_desc_method(const ast::Node &e, const CV &desc, const std::string &name, const Args &a);
     bool is_add_combiner(const std::string &callee) const;  // a jit function `return a + b`

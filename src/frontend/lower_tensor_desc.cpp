@@ -52,6 +52,44 @@ CV Lowerer::make_tensor_descriptor(const ast::Node &e, const Args &a) {
     return desc;
 }
 
+CV Lowerer::host_tensor_desc(const ast::Node &p, const ArgBinding &base, const std::vector<ArgBinding> &args, const ast::NodeList &params) {
+    const std::string &name = base.name;
+    const size_t r = base.desc_block.size();
+    std::vector<const ArgBinding *> scalars;
+    for (const char *field : {"shape", "stride"})
+        for (size_t d = 0; d < r; ++d) {
+            std::string fname = tensor_desc_field(name, field, d);
+            for (const auto &q : params)
+                if (q->str("arg") == fname)
+                    unsupported(p, "TensorDescriptor argument '" + name + "'", "kernel parameter '" + fname + "' takes the name tad gives its " + field);
+            const ArgBinding *b = nullptr;
+            for (const ArgBinding &a : args)
+                if (a.name == fname && a.kind == ArgBinding::Int) b = &a;
+            if (!b) fail(TAD_ERR_INVALID_ARGUMENT, at(p) + ": the launch record has no " + field + " of TensorDescriptor argument '" + name + "'");
+            scalars.push_back(b);
+        }
+    if (scalars.back()->ival != 1) unsupported(p, "TensorDescriptor argument '" + name + "'", "the last dim must be contiguous (stride 1)");
+    CV desc;
+    desc.kind = CV::TensorDesc;
+    desc.v = b_.param(name, ir::ParamKind::Pointer, Type{base.dtype, true, {}});
+    desc.s = base.desc_padding.empty() ? "zero" : base.desc_padding;
+    if (desc.s != "zero" && desc.s != "nan") unsupported(p, "TensorDescriptor argument '" + name + "'", "padding must be 'zero' or 'nan'");
+    // Shapes and strides stay run-time scalars, so one backward serves every tensor size; the last
+    // stride is the constant 1 that TensorDescriptor asserts on the host.
+    for (size_t k = 0; k + 1 < scalars.size(); ++k) {
+        const ArgBinding &b = *scalars[k];
+        bool wide = b.ival > INT32_MAX || b.ival < INT32_MIN;
+        desc.items.push_back(CV::value(b_.param(b.name, ir::ParamKind::Int, Type{wide ? DType::I64 : DType::I32, false, {}})));
+    }
+    desc.items.push_back(CV::integer(1));
+    for (size_t d = 0; d < r; ++d) {
+        std::string bname = tensor_desc_field(name, "block", d);
+        desc.block.push_back(Dim{base.desc_block[d], bname});
+        add_constexpr(bname, CV::integer(base.desc_block[d], bname));
+    }
+    return desc;
+}
+
 CV Lowerer::tensor_desc_attribute(const ast::Node &e, const CV &desc, const std::string &attr) {
     const size_t r = desc.block.size();
     if (attr == "load" || attr == "store" || attr == "atomic_add" || attr == "atomic_min" || attr == "atomic_max" ||

@@ -1,10 +1,12 @@
 // Device-side tensor descriptors (tl.make_tensor_descriptor): each access lowers to a pointer tile
 // masked on every dim, run on the interpreter (which faults on any unmasked out-of-bounds lane), and
-// the forms tad refuses, by their exact diagnostics.
+// the forms tad refuses, by their exact diagnostics; host-side TensorDescriptor parameters bound as
+// their base pointer and scalars.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "frontend/kernel_file.h"
 #include "frontend/lower.h"
 #include "frontend/parser.h"
 #include "interp/interp.h"
@@ -192,4 +194,70 @@ TEST(TensorDesc, RefusedFormsNameTheConstruct) {
                           b),
               "k.py:10:5: unsupported construct 'if': tensor descriptor 'xd' is rebuilt in a branch; create it once before the if and "
               "choose the offsets instead");
+}
+
+namespace {
+
+// A forward file whose kernel takes host-side descriptors xd, yd (n x m, blocks B0 x B1).
+frontend::KernelFile host_file(const std::string &extra_param = "") {
+    std::string src = "import triton\nimport triton.language as tl\nimport tad\n\n\n"
+                      "@triton.jit\ndef k(xd, yd" + extra_param + "):\n"
+                      "    pid = tl.program_id(0)\n"
+                      "    x = xd.load([pid * xd.block_shape[0], 0])\n"
+                      "    yd.store([pid * xd.block_shape[0], 0], x + tl.sum(x, axis=1)[:, None])\n\n\n"
+                      "@tad.autodiff(grad_inputs=(\"x\",))\ndef stub(x):\n    k[(1,)](x, x)\n";
+    return frontend::analyze(frontend::parse_source("k.py", src));
+}
+
+std::vector<frontend::ArgBinding> host_bindings(int64_t last_stride) {
+    std::vector<frontend::ArgBinding> out;
+    for (const char *name : {"xd", "yd"}) {
+        frontend::ArgBinding b = arg(K::Tensor, name);
+        b.desc_block = {2, 4};
+        out.push_back(b);
+        for (const frontend::ArgBinding &s : frontend::tensor_desc_scalars(name, {3, 3}, {3, last_stride}, {2, 4})) out.push_back(s);
+    }
+    return out;
+}
+
+}  // namespace
+
+// The kernel of LoadPadsWithZeroAndStoreDropsOutOfBounds with the descriptors built on the host:
+// the same result, with the shapes and strides as run-time parameters and the block shape as
+// constexprs named after the parameter.
+TEST(TensorDesc, HostDescriptorParametersBindBasePointerAndScalars) {
+    frontend::KernelFile kf = host_file();
+    ir::Function f = frontend::lower_kernel(kf, "k", host_bindings(1));
+    std::vector<std::string> params;
+    for (const ir::Param &p : f.params) params.push_back(p.name);
+    EXPECT_EQ(params, (std::vector<std::string>{"xd", "xd_shape0", "xd_shape1", "xd_stride0", "yd", "yd_shape0", "yd_shape1", "yd_stride0"}));
+    std::vector<std::string> constexprs;
+    for (const ir::Constexpr &c : f.constexprs) constexprs.push_back(c.name + "=" + c.literal);
+    EXPECT_EQ(constexprs, (std::vector<std::string>{"xd_block0=2", "xd_block1=4", "yd_block0=2", "yd_block1=4"}));
+    interp::Memory mem;
+    int xb = mem.add({"x", ir::DType::F32, {1, 2, 3, 4, 5, 6, 7, 8, 9}});
+    int yb = mem.add({"y", ir::DType::F32, std::vector<double>(9, -9.0)});
+    auto i = [](int64_t v) { return interp::ArgValue::integer(v); };
+    interp::run(f, {interp::ArgValue::pointer(xb), i(3), i(3), i(3), interp::ArgValue::pointer(yb), i(3), i(3), i(3)}, {2, 1, 1}, mem);
+    EXPECT_EQ(mem.at(yb).data, (std::vector<double>{7, 8, 9, 19, 20, 21, 31, 32, 33}));
+}
+
+TEST(TensorDesc, RefusedHostDescriptors) {
+    try {
+        frontend::lower_kernel(host_file(), "k", host_bindings(2));
+        FAIL() << "a last stride of 2 was accepted";
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "k.py:7:7: unsupported construct 'TensorDescriptor argument 'xd'': the last dim must be contiguous (stride 1)");
+    }
+    try {
+        std::vector<frontend::ArgBinding> b = host_bindings(1);
+        b.push_back(arg(K::Int, "xd_shape0", 3));
+        frontend::lower_kernel(host_file(", xd_shape0"), "k", b);
+        FAIL() << "a parameter named like a descriptor's scalar was accepted";
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "k.py:7:7: unsupported construct 'TensorDescriptor argument 'xd'': kernel parameter 'xd_shape0' takes the name tad gives "
+                  "its shape");
+    }
 }
