@@ -15,6 +15,14 @@ namespace {
 
 std::vector<CV> list_items(const CV &c) { return c.kind == CV::Tuple ? c.items : std::vector<CV>{c}; }
 
+// A Python int or an integer scalar of the IR: what shapes, strides and offsets may be.
+bool int_scalar(const CV &c, const ir::Function &f) {
+    if (c.kind == CV::Int) return true;
+    if (c.kind != CV::Value) return false;
+    const Type &t = f.type(c.v);
+    return t.scalar() && !t.is_ptr && !ir::dtype_is_float(t.elem);
+}
+
 }  // namespace
 
 CV Lowerer::make_tensor_descriptor(const ast::Node &e, const Args &a) {
@@ -39,9 +47,7 @@ CV Lowerer::make_tensor_descriptor(const ast::Node &e, const Args &a) {
     }
     for (const auto *list : {&shape, &strides})
         for (const CV &c : *list) {
-            bool scalar_int = c.kind == CV::Int || (c.kind == CV::Value && fn_.type(c.v).scalar() && !fn_.type(c.v).is_ptr &&
-                                                    !ir::dtype_is_float(fn_.type(c.v).elem));
-            if (!scalar_int) unsupported(e, fn, "shape and strides must be integer scalars");
+            if (!int_scalar(c, fn_)) unsupported(e, fn, "shape and strides must be integer scalars");
             desc.items.push_back(c);
         }
     // A run-time last stride is accepted: Triton specializes an integer argument equal to 1 into the
@@ -125,13 +131,11 @@ CV Lowerer::tensor_desc_method(const ast::Node &e, const CV &desc, const std::st
     CV window = desc;
     window.kind = CV::BlockPtr;
     for (const CV &o : offsets) {
-        bool scalar_int = o.kind == CV::Int || (o.kind == CV::Value && fn_.type(o.v).scalar() && !fn_.type(o.v).is_ptr &&
-                                                !ir::dtype_is_float(fn_.type(o.v).elem));
-        if (!scalar_int) unsupported(e, fn, "offsets must be integer scalars");
+        if (!int_scalar(o, fn_)) unsupported(e, fn, "offsets must be integer scalars");
         window.items.push_back(o);
     }
     auto [p, m] = block_window(e, window, std::vector<bool>(r, true));
-    const Type &pt = fn_.type(p);
+    const Type pt = fn_.type(p);  // a copy: the ops added below may grow the value table
     m = predicated(m, pt.shape);
     if (name == "load") {
         ValueId pad = b_.constant(desc.s == "nan" ? NAN : 0.0, pt.elem);
