@@ -19,13 +19,26 @@ std::vector<frontend::ArgBinding> bindings_of(const frontend::KernelFile &kf, Js
         frontend::ArgBinding b;
         b.name = a.at("name").str();
         std::string kind = a.at("kind").str();
-        if (kind == "tensor") {
+        if (kind == "tensor" || kind == "tensor_desc") {
             b.kind = frontend::ArgBinding::Tensor;
             if (!ir::dtype_from_torch(a.at("dtype").str(), &b.dtype))
                 fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": kernel argument '" + b.name + "' has unsupported dtype " + a.at("dtype").str());
             if (a.int_or("offset", 0) != 0)
                 fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": kernel argument '" + b.name +
                                               "' points into the middle of a stub tensor; offset views are not supported yet");
+            if (kind == "tensor_desc") {
+                // A host-side TensorDescriptor: its base tensor, plus its shape, strides and block as scalars.
+                auto ints = [&](const char *key) {
+                    std::vector<int64_t> v;
+                    for (size_t d = 0; d < a.at(key).size(); ++d) v.push_back(a.at(key)[d].integer());
+                    return v;
+                };
+                b.desc_block = ints("block_shape");
+                b.desc_padding = a.str_or("padding", "zero");
+                out.push_back(b);
+                for (const frontend::ArgBinding &s : frontend::tensor_desc_scalars(b.name, ints("shape"), ints("strides"), b.desc_block)) out.push_back(s);
+                continue;
+            }
         } else if (kind == "int") {
             b.kind = frontend::ArgBinding::Int;
             b.ival = a.at("value").integer();
@@ -97,7 +110,7 @@ Derived lower_launch(const frontend::KernelFile &kf, JsonRef launch) {
     d.specialization.key = key_of(d.forward);
     JsonRef args = launch.at("args");
     for (size_t i = 0; i < args.size(); ++i)
-        if (args[i].str_or("kind", "") == "tensor") d.tensors[args[i].at("name").str()] = tensor_ref(args[i].at("ref"));
+        if (args[i].str_or("kind", "") == "tensor" || args[i].str_or("kind", "") == "tensor_desc") d.tensors[args[i].at("name").str()] = tensor_ref(args[i].at("ref"));
     return d;
 }
 

@@ -168,6 +168,13 @@ class _Recorded:
                 values[name] = p.default
         grid_ = grid(dict(values, **options)) if callable(grid) else grid
         grid_ = tuple(grid_) if isinstance(grid_, (tuple, list)) else (grid_,)
+        for name, v in list(values.items()):
+            # A host-side TensorDescriptor reaches the backward as its base tensor and scalars named
+            # as tad's lowering names them (frontend::tensor_desc_field).
+            if type(v).__name__ == "TensorDescriptor" and isinstance(getattr(v, "base", None), torch.Tensor):
+                values[name] = v.base
+                for field, items in (("shape", v.shape), ("stride", v.strides), ("block", v.block_shape)):
+                    values.update({f"{name}_{field}{d}": int(x) for d, x in enumerate(items)})
         scalars = {k: v for k, v in values.items() if not isinstance(v, torch.Tensor)}
         tensors = {k: v for k, v in values.items() if isinstance(v, torch.Tensor)}
         return _Launch(self.name, grid_, scalars, options, tensors)

@@ -72,7 +72,8 @@ void Lowerer::bind_params(const ast::Node &def, const std::vector<ArgBinding> &a
         }
         switch (bound->kind) {
         case ArgBinding::Tensor:
-            env[name] = CV::value(b_.param(name, ir::ParamKind::Pointer, Type{bound->dtype, true, {}}));
+            env[name] = bound->desc_block.empty() || !host_descriptors_ ? CV::value(b_.param(name, ir::ParamKind::Pointer, Type{bound->dtype, true, {}}))
+                                                  : host_tensor_desc(p, *bound, args, params);
             break;
         case ArgBinding::Int: {
             bool wide = bound->ival > INT32_MAX || bound->ival < INT32_MIN;
@@ -116,8 +117,26 @@ std::string Lowerer::python_string(const std::string &s) {
 
 namespace tad::frontend {
 
+std::string tensor_desc_field(const std::string &param, const std::string &field, size_t d) {
+    return param + "_" + field + std::to_string(d);
+}
+
+std::vector<ArgBinding> tensor_desc_scalars(const std::string &param, const std::vector<int64_t> &shape,
+                                            const std::vector<int64_t> &strides, const std::vector<int64_t> &block) {
+    std::vector<ArgBinding> out;
+    for (const auto &[field, values] : {std::make_pair("shape", &shape), std::make_pair("stride", &strides), std::make_pair("block", &block)})
+        for (size_t d = 0; d < values->size(); ++d) {
+            ArgBinding b;
+            b.kind = ArgBinding::Int;
+            b.name = tensor_desc_field(param, field, d);
+            b.ival = (*values)[d];
+            out.push_back(b);
+        }
+    return out;
+}
+
 ir::Function lower_kernel(const KernelFile &kf, const std::string &kernel, const std::vector<ArgBinding> &args) {
-    return detail::Lowerer(kf.file, kf.jit_functions).run(kernel, args);
+    return detail::Lowerer(kf.file, kf.jit_functions, true).run(kernel, args);
 }
 
 ir::Function lower_kernel(const ast::File &file, const std::string &kernel, const std::vector<ArgBinding> &args) {
@@ -126,7 +145,7 @@ ir::Function lower_kernel(const ast::File &file, const std::string &kernel, cons
         if (s->is("FunctionDef"))
             for (const auto &d : s->list("decorator_list"))
                 if (is_jit_decorator(*d)) jit[s->str("name")] = s;
-    return detail::Lowerer(file, jit).run(kernel, args);
+    return detail::Lowerer(file, jit, false).run(kernel, args);
 }
 
 }  // namespace tad::frontend

@@ -22,13 +22,30 @@ struct ArgBinding {
     int64_t ival = 0;
     double fval = 0;
     std::string sval;  // Str
+    // Tensor given as a host-side TensorDescriptor: the block shape and padding the kernel accesses
+    // it with (empty for a plain tensor); its shape and strides come as the Int bindings named by
+    // tensor_desc_field.
+    std::vector<int64_t> desc_block;
+    std::string desc_padding;
 };
+
+// The scalar that carries dim `d` of `field` ("shape", "stride" or "block") of the host-side
+// descriptor parameter `param`, in the IR, the backward kernels and the generated module's launch
+// records (whose recorder expands a descriptor argument under the same names): "<param>_<field><d>".
+std::string tensor_desc_field(const std::string &param, const std::string &field, size_t d);
+
+// The Int bindings of a host-side descriptor's shape, strides and block shape, named by
+// tensor_desc_field (emitted kernels take them as parameters and constexprs).
+std::vector<ArgBinding> tensor_desc_scalars(const std::string &param, const std::vector<int64_t> &shape,
+                                            const std::vector<int64_t> &strides, const std::vector<int64_t> &block);
 
 // Lowers `kernel` with its parameters bound by `args` (matched by name; missing constexprs fall back
 // to the parameter's default). Parameters annotated tl.constexpr become ir::Function::constexprs.
 ir::Function lower_kernel(const KernelFile &kf, const std::string &kernel, const std::vector<ArgBinding> &args);
 
 // Same, for a file that is not a forward file (e.g. tad's own emitted code): only jit functions.
+// Bindings' desc_block is ignored: emitted kernels take a host-side descriptor's base pointer and
+// its scalars, each bound by its own name.
 ir::Function lower_kernel(const ast::File &file, const std::string &kernel, const std::vector<ArgBinding> &args);
 
 }  // namespace tad::frontend

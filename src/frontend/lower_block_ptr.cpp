@@ -52,6 +52,11 @@ std::pair<ValueId, ValueId> Lowerer::block_access(const ast::Node &e, const CV &
             if (c.kind != CV::Int || c.i < 0 || c.i >= static_cast<int64_t>(r)) unsupported(e, fn, "boundary_check must list dims of the block");
             checked[static_cast<size_t>(c.i)] = true;
         }
+    return block_window(e, bp, checked);
+}
+
+std::pair<ValueId, ValueId> Lowerer::block_window(const ast::Node &e, const CV &bp, const std::vector<bool> &checked) {
+    const size_t r = bp.block.size();
     // Element (i_0, ..., i_r-1) of the block sits at base + Σ_d (offset_d + i_d)·stride_d, in int64
     // as Triton computes block pointer addresses.
     Type i64{DType::I64, false, {}}, i32{DType::I32, false, {}};
@@ -63,8 +68,11 @@ std::pair<ValueId, ValueId> Lowerer::block_access(const ast::Node &e, const CV &
         for (size_t k = 0; k < r; ++k)
             if (k != d) idx = b_.expand_dims(idx, static_cast<int>(k));
         idx = b_.broadcast(idx, bp.block);
-        ValueId stride = b_.cast(materialize(bp.items[r + d], &i64, e), DType::I64);
-        ValueId term = b_.binary(OpKind::Mul, b_.cast(idx, DType::I64), b_.broadcast(stride, bp.block));
+        ValueId term = b_.cast(idx, DType::I64);
+        const CV &stride = bp.items[r + d];
+        // A descriptor's last stride is the literal 1: no multiply to print in the backward.
+        if (!(stride.kind == CV::Int && stride.i == 1))
+            term = b_.binary(OpKind::Mul, term, b_.broadcast(b_.cast(materialize(stride, &i64, e), DType::I64), bp.block));
         address = address == ir::kNoValue ? term : b_.binary(OpKind::Add, address, term);
         if (!checked[d]) continue;
         ValueId extent = b_.cast(materialize(bp.items[d], &i32, e), DType::I32);

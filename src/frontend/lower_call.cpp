@@ -89,6 +89,7 @@ CV Lowerer::builtin(const ast::Node &e, const std::string &name, const Args &a) 
 }
 
 CV Lowerer::method(const ast::Node &e, const CV &m, const Args &a) {
+    if (m.items[0].kind == CV::TensorDesc) return tensor_desc_method(e, m.items[0], m.s, a);
     ValueId recv = m.items[0].v;
     if (m.s == "to") {
         const CV &d = need(a, 0, "dtype", e, ".to");

@@ -120,6 +120,7 @@ CV Lowerer::attribute(const ast::Node &e, Env &env) {
         m.items.push_back(base);
         return m;
     }
+    if (base.kind == CV::TensorDesc) return tensor_desc_attribute(e, base, attr);
     if (base.kind == CV::DTypeV && attr == "element_ty") return CV::dtype(base.dt);
     unsupported(e, "attribute '" + attr + "'", "");
 }

@@ -139,7 +139,8 @@ CV Lowerer::merge_value(const ast::Node &s, ValueId c, const std::string &name, 
     };
     auto describe = [&](const CV &v) {
         static const char *kinds[] = {"a tile", "an int", "a float", "a bool", "None", "a string", "a dtype", "a tuple",
-                                      "a module", "a function", "a method", "a slice", "a block pointer"};
+                                      "a module", "a function", "a method", "a slice", "a block pointer",
+                                      "a tensor descriptor"};
         return v.kind == CV::Value ? fn_.type(v.v).str() : std::string(kinds[v.kind]);
     };
     if (t.kind == CV::Tuple && e.kind == CV::Tuple && t.items.size() == e.items.size()) {
@@ -157,6 +158,8 @@ CV Lowerer::merge_value(const ast::Node &s, ValueId c, const std::string &name, 
         for (size_t d = 0; d < rank; ++d) r.offset(d) = merge_value(s, c, name, t.offset(d), e.offset(d));
         return r;
     }
+    if (t.kind == CV::TensorDesc && e.kind == CV::TensorDesc)
+        unsupported(s, "if", "tensor descriptor '" + name + "' is rebuilt in a branch; create it once before the if and choose the offsets instead");
     auto pointer = [&](const CV &v) { return v.kind == CV::Value && fn_.type(v.v).is_ptr; };
     if (!is_number(t) || !is_number(e) || pointer(t) != pointer(e)) mismatch(describe(t), describe(e));
     if (t.kind == CV::Value && e.kind == CV::Value) {

@@ -2,8 +2,9 @@
 // parameters), lower_stmt.cpp (statements and loops), lower_if.cpp (`if` on run-time scalars and
 // early `return`), lower_expr.cpp (names, attributes,
 // subscripts), lower_arith.cpp (constant folding, operators, type promotion), lower_call.cpp (call
-// dispatch, inlining, Python builtins), lower_tl.cpp (triton.language functions) and
-// lower_memory.cpp (tl.load, tl.store, tl.atomic_add).
+// dispatch, inlining, Python builtins), lower_tl.cpp (triton.language functions),
+// lower_memory.cpp (tl.load, tl.store, tl.atomic_add), lower_block_ptr.cpp (tl.make_block_ptr) and
+// lower_tensor_desc.cpp (tl.make_tensor_descriptor).
 #pragma once
 
 #include <cctype>
@@ -30,15 +31,17 @@ using ir::ValueId;
 
 // A value during symbolic evaluation: an IR value, or something known at compile time.
 struct CV {
-    enum Kind { Value, Int, Float, Bool, None, Str, DTypeV, Tuple, Module, Func, Method, FullSlice, BlockPtr };
+    enum Kind { Value, Int, Float, Bool, None, Str, DTypeV, Tuple, Module, Func, Method, FullSlice, BlockPtr, TensorDesc };
     Kind kind = None;
     ValueId v = ir::kNoValue;
     int64_t i = 0;
     double f = 0;
     std::string s;  // Int: symbolic spelling; Str; Module/Func: dotted name; Method: method name
     DType dt = DType::F32;
-    std::vector<CV> items;  // Tuple; Method: [receiver]; BlockPtr: shape, strides, offsets (rank each)
-    std::vector<Dim> block;  // BlockPtr: block_shape; v is the base pointer
+    // Tuple; Method: [receiver]; BlockPtr: shape, strides, offsets (rank each); TensorDesc: shape,
+    // strides (rank each), with its padding option ("zero" / "nan") in s.
+    std::vector<CV> items;
+    std::vector<Dim> block;  // BlockPtr, TensorDesc: block_shape; v is the base pointer
 
     static CV value(ValueId v) { CV c; c.kind = Value; c.v = v; return c; }
     static CV integer(int64_t i, std::string expr = "") {
@@ -65,8 +68,10 @@ const std::map<std::string, DType> &dtype_names();
 
 class Lowerer {
 public:
-    Lowerer(const ast::File &file, const std::map<std::string, ast::NodePtr> &jit)
-        : file_(file), jit_(jit), b_(fn_) {}
+    // host_descriptors: a Tensor binding with desc_block binds a TensorDescriptor parameter (true
+    // for forward files; emitted kernels take the descriptor's base pointer instead).
+    Lowerer(const ast::File &file, const std::map<std::string, ast::NodePtr> &jit, bool host_descriptors)
+        : file_(file), jit_(jit), host_descriptors_(host_descriptors), b_(fn_) {}
 
     ir::Function run(const std::string &kernel, const std::vector<ArgBinding> &args);
 
@@ -75,6 +80,7 @@ private:
 
     const ast::File &file_;
     const std::map<std::string, ast::NodePtr> &jit_;
+    const bool host_descriptors_;
     ir::Function fn_;
     ir::Builder b_;
     std::vector<std::string> call_stack_;
@@ -192,6 +198,16 @@ private:
     CV advance(const ast::Node &e, const Args &a);
     // The pointer tile and mask (kNoValue without boundary_check) of a block pointer access.
     std::pair<ValueId, ValueId> block_access(const ast::Node &e, const CV &bp, const Args &a, const std::string &fn);
+    // The same for the dims flagged in `checked`.
+    std::pair<ValueId, ValueId> block_window(const ast::Node &e, const CV &bp, const std::vector<bool> &checked);
+    // Tensor descriptors (lower_tensor_desc.cpp): a block pointer addressed by offsets per access,
+    // every dim boundary-checked.
+    CV make_tensor_descriptor(const ast::Node &e, const Args &a);
+    // Kernel parameter `p` bound to a host-side TensorDescriptor: a pointer parameter for its base,
+    // integer parameters for its shape and strides, constexprs for its block shape.
+    CV host_tensor_desc(const ast::Node &p, const ArgBinding &base, const std::vector<ArgBinding> &args, const ast::NodeList &params);
+    CV tensor_desc_attribute(const ast::Node &e, const CV &desc, const std::string &attr);
+    CV tensor_desc_method(const ast::Node &e, const CV &desc, const std::string &name, const Args &a);
     bool is_add_combiner(const std::string &callee) const;  // a jit function `return a + b`
     CV reshape(const ast::Node &e, const std::string &name, const Args &a);
     CV dot(const ast::Node &e, const Args &a);

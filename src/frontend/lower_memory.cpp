@@ -7,6 +7,8 @@
 namespace tad::frontend::detail {
 
 CV Lowerer::load(const ast::Node &e, const Args &a) {
+    if (need(a, 0, "pointer", e, "tl.load").kind == CV::TensorDesc)
+        unsupported(e, "tl.load of a tensor descriptor", "read it with desc.load(offsets)");
     if (need(a, 0, "pointer", e, "tl.load").kind == CV::BlockPtr) {
         auto [p, m] = block_access(e, a.pos[0], a, "tl.load");
         const CV *pad = a.kw.count("padding_option") ? &a.kw.at("padding_option") : nullptr;
@@ -48,6 +50,8 @@ CV Lowerer::load(const ast::Node &e, const Args &a) {
 }
 
 CV Lowerer::store(const ast::Node &e, const std::string &name, const Args &a) {
+    if (need(a, 0, "pointer", e, "tl." + name).kind == CV::TensorDesc)
+        unsupported(e, "tl." + name + " to a tensor descriptor", "write it with desc." + name + "(offsets, value)");
     if (name == "store" && need(a, 0, "pointer", e, "tl.store").kind == CV::BlockPtr) {
         auto [p, m] = block_access(e, a.pos[0], a, "tl.store");
         Type elem = fn_.type(p).with_elem(fn_.type(p).elem);

@@ -205,6 +205,8 @@ void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) 
             }
             continue;
         }
+        if (c.kind == CV::TensorDesc)
+            unsupported(s, "tensor descriptor '" + n + "' rebuilt in a loop", "create it once before the loop and give each access its offsets");
         if (c.kind != CV::Value && c.kind != CV::Int && c.kind != CV::Float && c.kind != CV::Bool)
             unsupported(s, "loop-carried '" + n + "'", "only tiles, numbers and block pointers can change in a loop");
         slots.push_back({n, -1});

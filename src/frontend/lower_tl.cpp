@@ -51,6 +51,7 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
     }
     if (name == "make_block_ptr") return make_block_ptr(e, a);
     if (name == "advance") return advance(e, a);
+    if (name == "make_tensor_descriptor") return make_tensor_descriptor(e, a);
     if (name == "load") return load(e, a);
     if (name == "store" || name == "atomic_add") return store(e, name, a);
     if (name == "where") return where(need(a, 0, "condition", e, "tl.where"), need(a, 1, "x", e, "tl.where"), need(a, 2, "y", e, "tl.where"), e);

@@ -117,6 +117,41 @@ class BlockPtr:
         return Ptr(self.base.buf, offs), mask.expand(self.block_shape)
 
 
+class TensorDesc:
+    """tl.make_tensor_descriptor's result: a block pointer placed by offsets at each access, every
+    dim boundary-checked (out-of-bounds lanes read the padding and are not written)."""
+
+    def __init__(self, base, shape, strides, block_shape, padding_option="zero"):
+        if int(strides[-1]) != 1:
+            raise AssertionError("emulator: a tensor descriptor's last stride must be 1")
+        self.base = base
+        self.shape, self.strides, self.block_shape = shape, strides, block_shape
+        self.padding = padding_option
+        self.dtype = base.buf.flat.dtype
+
+    def _window(self, offsets):
+        block = BlockPtr(self.base, self.shape, self.strides, offsets, self.block_shape)
+        return block.resolve(range(len(self.block_shape)))
+
+    def _value(self, value):
+        if list(value.shape) != [int(b) for b in self.block_shape]:
+            raise AssertionError(f"emulator: descriptor value of shape {list(value.shape)} is not "
+                                 f"the block shape {self.block_shape}")
+        return value
+
+    def load(self, offsets):
+        ptr, mask = self._window(offsets)
+        return tl.load(ptr, mask, 0.0 if self.padding == "zero" else float("nan"))
+
+    def store(self, offsets, value):
+        ptr, mask = self._window(offsets)
+        tl.store(ptr, self._value(value), mask)
+
+    def atomic_add(self, offsets, value):
+        ptr, mask = self._window(offsets)
+        tl.atomic_add(ptr, self._value(value), mask)
+
+
 # ---- the running program ---------------------------------------------------------------------
 
 class _Program:
@@ -211,6 +246,7 @@ def _make_language():
     tl.make_block_ptr = lambda base, shape, strides, offsets, block_shape, order: BlockPtr(
         base, shape, strides, offsets, block_shape)
     tl.advance = lambda block, offsets: block.advance(offsets)
+    tl.make_tensor_descriptor = TensorDesc
 
     def where(cond, a, b):
         a, b = _pair(a, b)

@@ -73,7 +73,8 @@ def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False
         [] if outputs is None else [outputs])
     memory = _Memory([({"input": i}, v) for i, (_, v) in enumerate(params) if torch.is_tensor(v)]
                      + [({"output": i}, v) for i, v in enumerate(returned) if torch.is_tensor(v)],
-                     [v for launch in recorder.launches for _, v in launch[3] if torch.is_tensor(v)])
+                     [t for launch in recorder.launches for _, v in launch[3]
+                      for t in [_tensor_of(v)] if t is not None])
     inputs = [{"name": name, "index": index, **_entry(value)} for index, (name, value)
               in enumerate(params)]
     for entry, (_, value) in zip(inputs, params):
@@ -163,9 +164,8 @@ class _Recorder:
     def _launch(self, kernel, grid, args, kwargs):
         name = _base_fn(kernel, self.classes).__name__
         if self.snapshots is not None:
-            import torch
-            for v in list(args) + list(kwargs.values()):
-                if torch.is_tensor(v) and v.data_ptr() not in self.snapshots:
+            for v in map(_tensor_of, list(args) + list(kwargs.values())):
+                if v is not None and v.data_ptr() not in self.snapshots:
                     self.snapshots[v.data_ptr()] = (v, _float64_base64(v))
         result = None
         if not self.classes.standin:
@@ -280,13 +280,33 @@ def _entry(v):
     return _tensor_entry(v) if torch.is_tensor(v) else _value_entry(v)
 
 
-def _arg_entry(name, value, memory):
+def _is_tensor_descriptor(v):
+    """A host-side triton.tools.tensor_descriptor.TensorDescriptor (real or stand-in)."""
     import torch
-    if not torch.is_tensor(value):
+    return type(v).__name__ == "TensorDescriptor" and torch.is_tensor(getattr(v, "base", None))
+
+
+def _tensor_of(v):
+    """The tensor a kernel argument reads or writes: itself, a descriptor's base, or None."""
+    import torch
+    if torch.is_tensor(v):
+        return v
+    return v.base if _is_tensor_descriptor(v) else None
+
+
+def _arg_entry(name, value, memory):
+    tensor = _tensor_of(value)
+    if tensor is None:
         return {"name": name, **_value_entry(value)}
-    ref, offset = memory.resolve(value)
-    return {"name": name, "kind": "tensor", "ref": ref, "offset": offset,
-            "dtype": dtype_name(value.dtype)}
+    ref, offset = memory.resolve(tensor)
+    entry = {"name": name, "kind": "tensor", "ref": ref, "offset": offset,
+             "dtype": dtype_name(tensor.dtype)}
+    if tensor is not value:
+        entry.update(kind="tensor_desc", shape=[int(s) for s in value.shape],
+                     strides=[int(s) for s in value.strides],
+                     block_shape=[int(_unwrap(b)) for b in value.block_shape],
+                     padding=str(getattr(value, "padding", "zero")))
+    return entry
 
 
 def _unwrap(v):

@@ -1,0 +1,1 @@
+"""triton.tools for the tad stand-in: only the host-side tensor descriptor."""
