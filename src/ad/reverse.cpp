@@ -89,18 +89,6 @@ std::string Reverse::fresh_param_name(std::string name) const {
     return name;
 }
 
-void Reverse::replay() {
-    for (size_t i = 0; i < fwd_.ops.size(); ++i) {
-        const ir::Op &op = fwd_.ops[i];
-        if (op.kind == OpKind::Param || op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd) continue;
-        auto taped = taped_.find(static_cast<int>(i));
-        if (taped != taped_.end()) begin_tape_region(taped->second, op);
-        replay_op(op);
-        for (auto &[begin, region] : taped_)
-            if (region.record_after == static_cast<int>(i)) record_tape(region, fwd_.ops[begin]);
-    }
-}
-
 void Reverse::replay_op(const ir::Op &op) {
     b_.loc = op.loc;
     ir::Op copy = op;
