@@ -22,7 +22,9 @@ Backward Reverse::run(const std::string &name) {
     bwd_.constexprs = fwd_.constexprs;
     bwd_.specialized = fwd_.specialized;
     bwd_.source_path = fwd_.source_path;
-    loops_ = ir::loops(fwd_);
+    std::string malformed;
+    loops_ = ir::loops(fwd_, &malformed);
+    if (!malformed.empty()) fail(TAD_ERR_INTERNAL, "forward of '" + fwd_.name + "' has malformed loops: " + malformed);
     choose_taped_loops();
     declare_params();
     replay();

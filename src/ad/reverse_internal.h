@@ -95,20 +95,31 @@ private:
     };
     Chain accumulator_chain(const ir::Loop &l, size_t k) const;
     bool nonlinear(const ir::Loop &l) const;
+    // Passes accumulator k's loop-invariant adjoint `seed` along its chain, in the reverse body: to
+    // each added term (negated when subtracted), and to the result of each nested loop it runs
+    // through, which that loop's reversal reads when the sweep reaches it.
+    void seed_chain(const ir::Loop &l, size_t k, const Chain &c, ValueId seed);
 
     // Values from outside the loop whose adjoints the body may produce (constants have none to
     // pass on). Builds the gradient pointers of outer pointers once, before the loop.
     std::vector<ValueId> outer_values(const ir::Loop &l);
-    // Appends a reverse-loop loop_arg per outer value, starting at zero, for its running adjoint.
-    void carry_outer_adjoints(const std::vector<ValueId> &outer, int &index, LoopContext &ctx, std::vector<ValueId> &args);
+    // Appends a reverse-loop loop_arg per outer value, starting at `zeros` (built before the loop:
+    // loop_args must follow for_begin directly), for its running adjoint.
+    void carry_outer_adjoints(const std::vector<ValueId> &outer, const std::vector<ValueId> &zeros, int &index,
+                              LoopContext &ctx, std::vector<ValueId> &args);
+    ValueId zero_like(ValueId fwd_value);  // a zero tile of the forward value's type
+    std::vector<ValueId> zeros_like(const std::vector<ValueId> &fwd_values);
 
     bool differentiated_pointer(ValueId v) const;
-    bool used(ValueId v) const;
+    // Whether a replayed loop must carry the gradient pointer that mirrors its result v: when an op
+    // after the loop reads v, or an enclosing loop yields it where that loop carries the mirror.
+    bool shadow_needed(ValueId v) const;
 
     // Reverses a loop with nonlinear float state (h = a·h + x, an online softmax): the reverse loop
     // visits the iterations last to first; for each it recovers the carried state (rerunning the
     // forward loop up to that iteration, or reading the tape), replays the body there and propagates
-    // the state's adjoint one step back.
+    // the state's adjoint one step back. Accumulators it also carries are handled as in
+    // reverse_loop: neither recovered nor carried.
     void reverse_loop_recompute(const ir::Loop &l);
 
     // The ops of loop l's body (loop_args included) that `roots` depend on. A nested loop enters

@@ -91,9 +91,17 @@ bool Reverse::differentiated_pointer(ValueId v) const {
     return !base.empty() && (contains(spec_.wrt, base) || contains(spec_.outputs, base));
 }
 
-bool Reverse::used(ValueId v) const {
-    for (const ir::Op &op : fwd_.ops)
-        if (std::count(op.operands.begin(), op.operands.end(), v)) return true;
+bool Reverse::shadow_needed(ValueId v) const {
+    for (int i = 0; i < static_cast<int>(fwd_.ops.size()); ++i) {
+        const ir::Op &op = fwd_.ops[i];
+        for (size_t k = 0; k < op.operands.size(); ++k) {
+            if (op.operands[k] != v) continue;
+            if (op.kind != OpKind::ForEnd) return true;
+            const ir::Loop &q = loop_ending_at(i + static_cast<int>(op.operands.size()));  // a result per yield
+            if (shadow_[fwd_.ops[q.args[k]].result] != ir::kNoValue || shadow_needed(fwd_.ops[q.results[k]].result))
+                return true;
+        }
+    }
     return false;
 }
 
@@ -131,6 +139,7 @@ void Reverse::reverse_loop(const ir::Loop &l) {
         mirrored.push_back(k);
         shadow_inits.push_back(shadow(arg.operands[0]));
     }
+    std::vector<ValueId> outer_zeros = zeros_like(outer);
     ValueId iv = b_.for_begin(P(begin.operands[0]), P(begin.operands[1]), P(begin.operands[2]), begin.name);
     bwd_.values[iv].name = fwd_.values[begin.result].name;
     primal_[begin.result] = iv;
@@ -151,26 +160,11 @@ void Reverse::reverse_loop(const ir::Loop &l) {
         shadow_[fwd_arg] = a;
     }
     std::vector<ValueId> acc_args;
-    carry_outer_adjoints(outer, index, ctx, acc_args);
+    carry_outer_adjoints(outer, outer_zeros, index, ctx, acc_args);
     replay_range(body_start(l), l.end, [&](int i) { return !accumulators.count(i); });
     contexts_.push_back(ctx);
     std::vector<ValueId> saved_adj = adj_;
-    // Each link passes the accumulator's adjoint on: to the term an add adds (negated for a
-    // subtraction), or into the nested loop, reversed when the sweep reaches it.
-    for (size_t k = 0; k < l.args.size(); ++k) {
-        if (seed[k] == ir::kNoValue) continue;
-        ValueId v = fwd_.ops[l.args[k]].result;
-        for (int link : chains[k].links) {
-            const ir::Op &u = fwd_.ops[link];
-            if (u.kind == OpKind::LoopResult) {
-                adj_[u.result] = seed[k];
-            } else {
-                ValueId term = u.operands[0] == v ? u.operands[1] : u.operands[0];
-                accumulate(term, u.kind == OpKind::Sub ? b_.unary(OpKind::Neg, seed[k]) : seed[k]);
-            }
-            v = u.result;
-        }
-    }
+    for (size_t k = 0; k < l.args.size(); ++k) seed_chain(l, k, chains[k], seed[k]);
     sweep_range(body_start(l), l.end);
     std::vector<ValueId> yields;
     for (size_t k : state) yields.push_back(P(end.operands[k]));
@@ -191,11 +185,37 @@ void Reverse::reverse_loop(const ir::Loop &l) {
     }
 }
 
-void Reverse::carry_outer_adjoints(const std::vector<ValueId> &outer, int &index, LoopContext &ctx,
-                                   std::vector<ValueId> &args) {
-    for (ValueId o : outer) {
-        const ir::Type &t = fwd_.type(o);
-        ValueId a = b_.loop_arg(b_.broadcast(b_.constant(0, t.elem), t.shape), index++);
+void Reverse::seed_chain(const ir::Loop &l, size_t k, const Chain &c, ValueId seed) {
+    if (seed == ir::kNoValue) return;
+    ValueId v = fwd_.ops[l.args[k]].result;
+    for (int link : c.links) {
+        const ir::Op &u = fwd_.ops[link];
+        if (u.kind == OpKind::LoopResult) {
+            adj_[u.result] = seed;
+        } else {
+            ValueId term = u.operands[0] == v ? u.operands[1] : u.operands[0];
+            accumulate(term, u.kind == OpKind::Sub ? b_.unary(OpKind::Neg, seed) : seed);
+        }
+        v = u.result;
+    }
+}
+
+ValueId Reverse::zero_like(ValueId fwd_value) {
+    const ir::Type &t = fwd_.type(fwd_value);
+    return b_.broadcast(b_.constant(0, t.elem), t.shape);
+}
+
+std::vector<ValueId> Reverse::zeros_like(const std::vector<ValueId> &fwd_values) {
+    std::vector<ValueId> out;
+    for (ValueId v : fwd_values) out.push_back(zero_like(v));
+    return out;
+}
+
+void Reverse::carry_outer_adjoints(const std::vector<ValueId> &outer, const std::vector<ValueId> &zeros, int &index,
+                                   LoopContext &ctx, std::vector<ValueId> &args) {
+    for (size_t i = 0; i < outer.size(); ++i) {
+        ValueId o = outer[i];
+        ValueId a = b_.loop_arg(zeros[i], index++);
         if (!fwd_.values[o].name.empty()) bwd_.values[a].name = "d" + fwd_.values[o].name;
         ctx.outer[o] = a;
         args.push_back(a);

@@ -9,11 +9,24 @@ namespace tad::ad::detail {
 
 void Reverse::reverse_loop_recompute(const ir::Loop &l) {
     const ir::Op &begin = fwd_.ops[l.begin], &end = fwd_.ops[l.end];
-    std::vector<size_t> floats, mirrored;
+    // The nonlinear float state is what the reverse loop recovers and carries adjoints of; the
+    // accumulators among the carried floats need neither (their adjoints are loop-invariant).
+    std::vector<size_t> floats, accumulators, mirrored;
+    std::vector<Chain> chains(l.args.size());
+    std::vector<ValueId> accumulator_args;
     for (size_t k = 0; k < l.args.size(); ++k) {
         ValueId arg = fwd_.ops[l.args[k]].result;
-        if (fwd_.type(arg).is_float()) floats.push_back(k);
-        else if (differentiated_pointer(arg)) mirrored.push_back(k);
+        if (!fwd_.type(arg).is_float()) {
+            if (differentiated_pointer(arg)) mirrored.push_back(k);
+            continue;
+        }
+        chains[k] = accumulator_chain(l, k);
+        if (!chains[k].linear) {
+            floats.push_back(k);
+            continue;
+        }
+        accumulators.push_back(k);
+        accumulator_args.push_back(arg);
     }
     std::vector<ValueId> outer = outer_values(l);
     std::vector<ValueId> saved_primal = primal_, saved_shadow = shadow_, saved_adj = adj_;
@@ -25,21 +38,28 @@ void Reverse::reverse_loop_recompute(const ir::Loop &l) {
     ValueId n = trip_count(b_, lo, P(begin.operands[1]), step);
     if (bwd_.values[n].name.empty() && bwd_.def(n).kind != OpKind::Param) bwd_.values[n].name = "trips";
 
+    // The loop_args' inits come before the loop.
+    std::vector<ValueId> seeds, outer_zeros = zeros_like(outer);
+    for (size_t k : floats) {
+        ValueId r = fwd_.ops[l.results[k]].result;
+        seeds.push_back(saved_adj[r] != ir::kNoValue ? saved_adj[r] : zero_like(r));
+    }
     ValueId kk = b_.for_begin(b_.constant(0, bwd_.type(lo).elem), n, one, "range");
     bwd_.values[kk].name = "back";
     int index = 0;
     std::vector<ValueId> state_adj, acc_args;
-    for (size_t k : floats) {
-        ValueId arg = fwd_.ops[l.args[k]].result;
-        ValueId r = fwd_.ops[l.results[k]].result;
-        const ir::Type &t = fwd_.type(arg);
-        ValueId seed = saved_adj[r] != ir::kNoValue ? saved_adj[r] : b_.broadcast(b_.constant(0, t.elem), t.shape);
-        ValueId a = b_.loop_arg(seed, index++);
+    for (size_t f = 0; f < floats.size(); ++f) {
+        ValueId arg = fwd_.ops[l.args[floats[f]]].result;
+        ValueId a = b_.loop_arg(seeds[f], index++);
         bwd_.values[a].name = "d" + fwd_.values[arg].name;
         state_adj.push_back(a);
     }
     LoopContext ctx;
-    carry_outer_adjoints(outer, index, ctx, acc_args);
+    for (size_t k : accumulators) {
+        ctx.carried_float.insert(fwd_.ops[l.args[k]].result);
+        for (int link : chains[k].links) ctx.carried_float.insert(fwd_.ops[link].result);
+    }
+    carry_outer_adjoints(outer, outer_zeros, index, ctx, acc_args);
     // The iteration this pass reverses.
     ValueId k_it = int_op(b_, OpKind::Sub, int_op(b_, OpKind::Sub, n, one), kk);
     ValueId i_k = int_op(b_, OpKind::Add, lo, int_op(b_, OpKind::Mul, k_it, step));
@@ -50,8 +70,10 @@ void Reverse::reverse_loop_recompute(const ir::Loop &l) {
     // keeps only counters and pointers (never the float state, see choose_taped_loops).
     auto taped = taped_.find(l.begin);
     std::vector<size_t> rerun;
-    for (size_t k = 0; k < l.args.size(); ++k)
-        if (taped == taped_.end() || !fwd_.type(fwd_.ops[l.args[k]].result).is_float()) rerun.push_back(k);
+    for (size_t k = 0; k < l.args.size(); ++k) {
+        bool is_float = fwd_.type(fwd_.ops[l.args[k]].result).is_float();
+        if (!is_float || (taped == taped_.end() && !chains[k].linear)) rerun.push_back(k);
+    }
     std::vector<ValueId> state(l.args.size(), ir::kNoValue), mirror_state;
     std::vector<ValueId> shadow_outer = shadow_;
     if (!rerun.empty() || !mirrored.empty()) {
@@ -74,7 +96,7 @@ void Reverse::reverse_loop_recompute(const ir::Loop &l) {
             shadow_[fwd_arg] = a;
         }
         std::set<int> needed = body_cone(l, roots);
-        replay_range(body, l.end, [&](int i) { return taped == taped_.end() || needed.count(i); });
+        replay_range(body, l.end, [&](int i) { return needed.count(i) > 0; });
         std::vector<ValueId> inner_yields;
         for (size_t k : rerun) inner_yields.push_back(P(end.operands[k]));
         for (size_t k : mirrored) inner_yields.push_back(shadow(end.operands[k]));
@@ -101,9 +123,11 @@ void Reverse::reverse_loop_recompute(const ir::Loop &l) {
     primal_[begin.result] = i_k;
     for (size_t k = 0; k < l.args.size(); ++k) primal_[fwd_.ops[l.args[k]].result] = state[k];
     for (size_t m = 0; m < mirrored.size(); ++m) shadow_[fwd_.ops[l.args[mirrored[m]]].result] = mirror_state[m];
-    replay_range(body, l.end, [](int) { return true; });
+    std::set<int> unused = body_dependents(l, accumulator_args);
+    replay_range(body, l.end, [&](int i) { return !unused.count(i); });
     contexts_.push_back(ctx);
     for (size_t f = 0; f < floats.size(); ++f) accumulate(end.operands[floats[f]], state_adj[f]);
+    for (size_t k : accumulators) seed_chain(l, k, chains[k], saved_adj[fwd_.ops[l.results[k]].result]);
     sweep_range(body, l.end);
     std::vector<ValueId> yields;
     for (size_t f = 0; f < floats.size(); ++f) {
@@ -124,6 +148,10 @@ void Reverse::reverse_loop_recompute(const ir::Loop &l) {
         bwd_.values[results[f]].name = bwd_.values[state_adj[f]].name;
         accumulate(fwd_.ops[l.args[floats[f]]].operands[0], results[f]);  // the inits
     }
+    for (size_t k : accumulators) {
+        ValueId seed = saved_adj[fwd_.ops[l.results[k]].result];
+        if (seed != ir::kNoValue) accumulate(fwd_.ops[l.args[k]].operands[0], seed);
+    }
     for (size_t o = 0; o < outer.size(); ++o) {
         ValueId r = results[floats.size() + o];
         bwd_.values[r].name = bwd_.values[acc_args[o]].name;
@@ -140,8 +168,8 @@ void Reverse::choose_taped_loops() {
         std::vector<ValueId> roots;
         for (size_t k = 0; k < l.args.size(); ++k) {
             ValueId arg = fwd_.ops[l.args[k]].result;
-            if (fwd_.type(arg).is_float()) region.state.push_back(arg);
-            else roots.push_back(end.operands[k]);
+            if (!fwd_.type(arg).is_float()) roots.push_back(end.operands[k]);
+            else if (!accumulator_chain(l, k).linear) region.state.push_back(arg);
         }
         std::set<int> cone = body_cone(l, roots);
         bool independent = true;
