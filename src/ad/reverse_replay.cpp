@@ -1,7 +1,6 @@
 // The backward's replay of forward ops, and the dependency sets that say which of them a replay
 // needs. Loops are replayed as loops, nested ones included.
 #include "ad/reverse_internal.h"
-#include "ad/tape.h"
 
 namespace tad::ad::detail {
 

@@ -228,6 +228,34 @@ Problem state_through_inner(std::mt19937_64 &rng) {
     return p;
 }
 
+// h_t = sin(h_{t-1}) + Σ_k x_tk with x read through a pointer that the inner loop advances and the
+// outer loop carries on: under the tape the rerun of the outer loop keeps only that pointer.
+Problem pointer_through_inner(std::mt19937_64 &rng) {
+    const int T = 3, K = 2;
+    Kernel k("pointer_through_inner");
+    ValueId X = k.ptr("X"), H = k.ptr("H");
+    ValueId pid = k.b.program_id(0), zero = k.zeros();
+    ValueId xp0 = k.named(k.lanes(X, k.mul(pid, k.i32(T * K * 8))), "x_ptrs");
+    ValueId t = k.loop(k.i32(0), k.i32(T), k.i32(1), "t");
+    ValueId xp_t = k.arg(xp0, "x_ptrs");
+    ValueId h = k.arg(zero, "h");
+    k.loop(k.i32(0), k.i32(K), k.i32(1), "j");
+    ValueId xp_j = k.arg(xp_t, "x_ptrs");
+    ValueId z = k.arg(zero, "z");
+    ValueId x = k.named(k.load(xp_j), "x");
+    std::vector<ValueId> inner = end_loop(k, {k.b.add_ptr(xp_j, k.tile(k.i32(8))), k.add(z, x)});
+    ValueId h_next = k.named(k.add(k.b.unary(OpKind::Sin, h), inner[1]), "h");
+    k.b.store(k.lanes(H, k.mul(k.add(k.mul(pid, k.i32(T)), t), k.i32(8))), h_next, ir::kNoValue);
+    end_loop(k, {inner[0], h_next});
+
+    Problem p;
+    p.fwd = passes::cse(k.f);
+    p.spec = {{"X"}, {"H"}};
+    p.grid = {2, 1, 1};
+    p.memory = {{"X", normal(2 * T * K * 8, rng)}, {"H", std::vector<double>(2 * T * 8, 0.0)}};
+    return p;
+}
+
 void expect_vjp_matches_central_differences(const Problem &p, std::mt19937_64 &rng) {
     Buffers v = random_like(p, p.spec.wrt, rng), u = random_like(p, p.spec.outputs, rng);
     Dot vjp = dot(v, run_vjp(p, u));
@@ -268,7 +296,8 @@ const Case kCases[] = {{"two_level_sum", two_level_sum},
                        {"outer_recurrence", outer_recurrence},
                        {"inner_recurrence", inner_recurrence},
                        {"three_levels", three_levels},
-                       {"state_through_inner", state_through_inner}};
+                       {"state_through_inner", state_through_inner},
+                       {"pointer_through_inner", pointer_through_inner}};
 
 class NestedLoops : public ::testing::TestWithParam<Case> {};
 
@@ -321,6 +350,29 @@ TEST(NestedLoopsShape, TopLevelNonlinearLoopIsTapedWithItsInnerLoop) {
     ad::Backward taped = backward(p);
     ASSERT_TRUE(taped.tape.has_value());
     EXPECT_EQ(max_depth(taped.fn), 2) << ir::print(taped.fn);  // back > inner loop
+}
+
+// Ops of `kind` inside the reverse loop of a nonlinear loop (`back`).
+int count_in_back(const ir::Function &f, OpKind kind) {
+    int n = 0;
+    for (const ir::Loop &l : ir::loops(f))
+        if (f.values[f.ops[static_cast<size_t>(l.begin)].result].name == "back")
+            for (int i = l.begin; i < l.end; ++i) n += f.ops[static_cast<size_t>(i)].kind == kind;
+    return n;
+}
+
+// A taped loop whose pointer runs through its inner loop still reruns, for that pointer only: the
+// reverse loop computes no float state (sin), while recomputing reruns it (the reverse itself needs
+// cos, not sin).
+TEST(NestedLoopsShape, TapedLoopRerunsOnlyThePointerThroughItsInnerLoop) {
+    std::mt19937_64 rng(1);
+    Problem p = pointer_through_inner(rng);
+    EXPECT_EQ(count_in_back(backward(p).fn, OpKind::Sin), 1);
+    p.spec.loops = ad::LoopPolicy::Tape;
+    ad::Backward taped = backward(p);
+    ASSERT_TRUE(taped.tape.has_value());
+    EXPECT_EQ(count_in_back(taped.fn, OpKind::Sin), 0) << ir::print(taped.fn);
+    EXPECT_EQ(max_depth(taped.fn), 3) << ir::print(taped.fn);  // back > rerun > inner loop (pointer only)
 }
 
 // A nonlinear loop nested in another stays on recompute under the tape policy: its tape would need
