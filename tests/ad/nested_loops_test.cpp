@@ -256,6 +256,34 @@ Problem pointer_through_inner(std::mt19937_64 &rng) {
     return p;
 }
 
+// Nonlinear state through both levels, from a loaded initial state: h = sin(h)·x + h/2 in the inner
+// loop, stored after each outer iteration. Both loops reverse by recomputation, the inner one
+// inside each reversed outer iteration.
+Problem nonlinear_both_levels(std::mt19937_64 &rng) {
+    const int T = 3, S = 2;
+    Kernel k("nonlinear_both_levels");
+    ValueId X = k.ptr("X"), H0 = k.ptr("H0"), H = k.ptr("H");
+    ValueId pid = k.b.program_id(0);
+    ValueId h0 = k.named(k.load(k.lanes(H0, k.mul(pid, k.i32(8)))), "h");
+    ValueId half = k.b.broadcast(k.b.constant(0.5, DType::F32), kLanes);
+    ValueId t = k.loop(k.i32(0), k.i32(T), k.i32(1), "t");
+    ValueId h_t = k.arg(h0, "h");
+    ValueId step = k.named(k.add(k.mul(pid, k.i32(T)), t), "step");
+    ValueId s = k.loop(k.i32(0), k.i32(S), k.i32(1), "s");
+    ValueId h_s = k.arg(h_t, "h");
+    ValueId x = k.named(k.load(k.lanes(X, k.mul(k.add(k.mul(step, k.i32(S)), s), k.i32(8)))), "x");
+    ValueId h_inner = end_loop(k, {k.add(k.mul(k.b.unary(OpKind::Sin, h_s), x), k.mul(h_s, half))})[0];
+    k.b.store(k.lanes(H, k.mul(step, k.i32(8))), h_inner, ir::kNoValue);
+    end_loop(k, {h_inner});
+
+    Problem p;
+    p.fwd = passes::cse(k.f);
+    p.spec = {{"X", "H0"}, {"H"}};
+    p.grid = {2, 1, 1};
+    p.memory = {{"X", normal(2 * T * S * 8, rng)}, {"H0", normal(2 * 8, rng)}, {"H", std::vector<double>(2 * T * 8, 0.0)}};
+    return p;
+}
+
 void expect_vjp_matches_central_differences(const Problem &p, std::mt19937_64 &rng) {
     Buffers v = random_like(p, p.spec.wrt, rng), u = random_like(p, p.spec.outputs, rng);
     Dot vjp = dot(v, run_vjp(p, u));
@@ -297,7 +325,8 @@ const Case kCases[] = {{"two_level_sum", two_level_sum},
                        {"inner_recurrence", inner_recurrence},
                        {"three_levels", three_levels},
                        {"state_through_inner", state_through_inner},
-                       {"pointer_through_inner", pointer_through_inner}};
+                       {"pointer_through_inner", pointer_through_inner},
+                       {"nonlinear_both_levels", nonlinear_both_levels}};
 
 class NestedLoops : public ::testing::TestWithParam<Case> {};
 
