@@ -22,7 +22,9 @@ Backward Reverse::run(const std::string &name) {
     bwd_.constexprs = fwd_.constexprs;
     bwd_.specialized = fwd_.specialized;
     bwd_.source_path = fwd_.source_path;
-    loops_ = ir::loops(fwd_);
+    std::string malformed;
+    loops_ = ir::loops(fwd_, &malformed);
+    if (!malformed.empty()) fail(TAD_ERR_INTERNAL, "forward of '" + fwd_.name + "' has malformed loops: " + malformed);
     choose_taped_loops();
     declare_params();
     replay();
@@ -87,18 +89,6 @@ std::string Reverse::fresh_param_name(std::string name) const {
     };
     while (taken(name)) name = "_" + name;
     return name;
-}
-
-void Reverse::replay() {
-    for (size_t i = 0; i < fwd_.ops.size(); ++i) {
-        const ir::Op &op = fwd_.ops[i];
-        if (op.kind == OpKind::Param || op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd) continue;
-        auto taped = taped_.find(static_cast<int>(i));
-        if (taped != taped_.end()) begin_tape_region(taped->second, op);
-        replay_op(op);
-        for (auto &[begin, region] : taped_)
-            if (region.record_after == static_cast<int>(i)) record_tape(region, fwd_.ops[begin]);
-    }
 }
 
 void Reverse::replay_op(const ir::Op &op) {

@@ -2,6 +2,7 @@
 // sweep, memory ops) and reverse_loops.cpp (reversal of whole loops).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -42,10 +43,17 @@ private:
 
     ValueId P(ValueId v) const { return primal_.at(v); }
 
-    void replay();
+    void replay() { replay_range(0, static_cast<int>(fwd_.ops.size()), [](int) { return true; }); }
 
     // Appends a copy of forward `op` reading the current replay values.
     void replay_op(const ir::Op &op);
+
+    // Replays forward ops [from, to) that `keep` accepts, writes excepted. A loop inside is copied
+    // with the carried values whose loop_arg `keep` accepts (see body_cone, body_dependents), plus
+    // a carried gradient pointer for each differentiated pointer whose loop_result is used, so that
+    // shadow() reaches through the loop. A taped loop records its state here (tape.h).
+    void replay_range(int from, int to, const std::function<bool(int)> &keep);
+    void replay_loop(const ir::Loop &l, const std::function<bool(int)> &keep);
 
     // The gradient buffer's pointer that mirrors forward pointer value `v`.
     ValueId shadow(ValueId v);
@@ -56,47 +64,74 @@ private:
 
     // ---- loops ---------------------------------------------------------------------------------
     // While a loop's reverse body is built: the adjoints of values defined outside the loop are
-    // accumulated in carried values of the reverse loop.
+    // accumulated in carried values of the reverse loop. Only the innermost context matters: a
+    // nested loop's reversal hands its outer adjoints to the enclosing context when it ends.
     struct LoopContext {
         std::map<ValueId, ValueId> outer;  // forward value -> its running adjoint in the body
-        std::set<ValueId> carried_float;   // forward loop_arg values of the accumulators
+        std::set<ValueId> carried_float;   // the accumulators' chain values (see Chain)
     };
     std::vector<LoopContext> contexts_;
     std::vector<ir::Loop> loops_;
 
     const ir::Loop &loop_ending_at(int i) const;
+    const ir::Loop &loop_beginning_at(int i) const;
+    static int last_op(const ir::Loop &l) { return l.results.empty() ? l.end : l.results.back(); }
+    static int body_start(const ir::Loop &l) { return l.args.empty() ? l.begin + 1 : l.args.back() + 1; }
+    // The loop whose loop_arg or loop_result op is `i` (the op's ival is the carried index).
+    const ir::Loop &loop_of_slot(int i) const;
 
     bool is_constant(ValueId v) const;
 
     bool in_body(const ir::Loop &l, ValueId v) const;
 
-    // An accumulator: its loop_arg is used once, by the add (or the subtraction from it) that
-    // makes its yield. Returns the op index of that update, -1 when the value is only carried, and
-    // kNonlinear for any other update.
-    static constexpr int kNonlinear = -2;
-    int accumulator_update(const ir::Loop &l, size_t k) const;
+    // How carried float value k of loop l gets from its loop_arg to its yield. An accumulator's path
+    // only adds to it, subtracts from it, or passes it through a nested loop that carries it as an
+    // accumulator too (`acc += x` under two loops); then its adjoint is the same all along the path
+    // and in every iteration. Links are the op indices of those adds / subtractions and of the
+    // nested loops' loop_result ops, in forward order; none when the value is only carried.
+    struct Chain {
+        bool linear = false;
+        std::vector<int> links;
+    };
+    Chain accumulator_chain(const ir::Loop &l, size_t k) const;
+    bool nonlinear(const ir::Loop &l) const;
+    // Passes accumulator k's loop-invariant adjoint `seed` along its chain, in the reverse body: to
+    // each added term (negated when subtracted), and to the result of each nested loop it runs
+    // through, which that loop's reversal reads when the sweep reaches it.
+    void seed_chain(const ir::Loop &l, size_t k, const Chain &c, ValueId seed);
 
     // Values from outside the loop whose adjoints the body may produce (constants have none to
     // pass on). Builds the gradient pointers of outer pointers once, before the loop.
     std::vector<ValueId> outer_values(const ir::Loop &l);
-    // Appends a reverse-loop loop_arg per outer value, starting at zero, for its running adjoint.
-    void carry_outer_adjoints(const std::vector<ValueId> &outer, int &index, LoopContext &ctx, std::vector<ValueId> &args);
+    // Appends a reverse-loop loop_arg per outer value, starting at `zeros` (built before the loop:
+    // loop_args must follow for_begin directly), for its running adjoint.
+    void carry_outer_adjoints(const std::vector<ValueId> &outer, const std::vector<ValueId> &zeros, int &index,
+                              LoopContext &ctx, std::vector<ValueId> &args);
+    ValueId zero_like(ValueId fwd_value);  // a zero tile of the forward value's type
+    std::vector<ValueId> zeros_like(const std::vector<ValueId> &fwd_values);
 
     bool differentiated_pointer(ValueId v) const;
+    // Whether a replayed loop must carry the gradient pointer that mirrors its result v: when an op
+    // after the loop reads v, or an enclosing loop yields it where that loop carries the mirror.
+    bool shadow_needed(ValueId v) const;
 
     // Reverses a loop with nonlinear float state (h = a·h + x, an online softmax): the reverse loop
     // visits the iterations last to first; for each it recovers the carried state (rerunning the
     // forward loop up to that iteration, or reading the tape), replays the body there and propagates
-    // the state's adjoint one step back.
+    // the state's adjoint one step back. Accumulators it also carries are handled as in
+    // reverse_loop: neither recovered nor carried.
     void reverse_loop_recompute(const ir::Loop &l);
 
-    // The ops of loop l's body (loop_args included) that `roots` depend on.
+    // The ops of loop l's body (loop_args included) that `roots` depend on. A nested loop enters
+    // with its for_begin / for_end and the carried values needed, each with its init and yield.
     std::set<int> body_cone(const ir::Loop &l, const std::vector<ValueId> &roots) const;
+    // The ops of loop l's body whose results depend on `roots` (values of l's body), through the
+    // carried values of nested loops too.
+    std::set<int> body_dependents(const ir::Loop &l, const std::vector<ValueId> &roots) const;
 
     // ---- the tape (LoopPolicy::Tape, tape.h) ---------------------------------------------------
     struct TapeRegion {
         std::vector<ValueId> state;     // forward loop_arg values stored, in carried order
-        int record_after = -1;          // forward op index after which the replay stores them
         ValueId base = ir::kNoValue;    // backward: the region's first element (scalar pointer)
         ValueId slot = ir::kNoValue;    // backward: elements per iteration (i32)
         ValueId lo = ir::kNoValue, step = ir::kNoValue;
@@ -108,7 +143,9 @@ private:
     ValueId tape_cursor_ = ir::kNoValue;  // i64: start of the next region in this program's tape
 
     // Top-level loops with nonlinear float state whose counters and pointers do not depend on that
-    // state (those are still recomputed, cheaply); the others keep the recompute policy.
+    // state (those are still recomputed, cheaply); the others keep the recompute policy. Loops
+    // nested in a taped loop are replayed from its taped state; a nonlinear loop nested in any loop
+    // is recomputed (its tape would need a region per iteration of the enclosing loops).
     void choose_taped_loops();
     void begin_tape_region(TapeRegion &region, const ir::Op &begin);
     void record_tape(const TapeRegion &region, const ir::Op &begin);
@@ -118,7 +155,8 @@ private:
     // Reverses an accumulator loop. Accumulators make the iterations independent of each other's
     // adjoints, so the reverse loop runs in forward order: it recomputes each iteration's body
     // (carrying pointers and counters as the forward does) and propagates the accumulators'
-    // loop-invariant adjoints through it.
+    // loop-invariant adjoints through it. A loop nested in the body is reversed in place, in the
+    // context of the recomputed iteration, by the same machinery (sweep_range).
     void reverse_loop(const ir::Loop &l);
 
     void sweep() { sweep_range(0, static_cast<int>(fwd_.ops.size())); }

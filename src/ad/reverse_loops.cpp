@@ -1,17 +1,28 @@
-// Reversal of whole loops: accumulator loops in forward order, loops with nonlinear state by
-// recomputation or from a tape.
+// Reversal of whole loops: what all loops share, and accumulator loops, reversed in forward order.
+// Loops with nonlinear state are in reverse_recompute.cpp.
 #include <algorithm>
 #include <set>
 
 #include "ad/reverse_internal.h"
-#include "ad/tape.h"
 
 namespace tad::ad::detail {
 
 const ir::Loop &Reverse::loop_ending_at(int i) const {
     for (const ir::Loop &l : loops_)
-        if ((l.results.empty() ? l.end : l.results.back()) == i) return l;
+        if (last_op(l) == i) return l;
     fail(TAD_ERR_INTERNAL, "reverse: no loop ends at op " + std::to_string(i));
+}
+
+const ir::Loop &Reverse::loop_beginning_at(int i) const {
+    for (const ir::Loop &l : loops_)
+        if (l.begin == i) return l;
+    fail(TAD_ERR_INTERNAL, "reverse: no loop begins at op " + std::to_string(i));
+}
+
+const ir::Loop &Reverse::loop_of_slot(int i) const {
+    for (const ir::Loop &l : loops_)
+        if (std::count(l.args.begin(), l.args.end(), i) || std::count(l.results.begin(), l.results.end(), i)) return l;
+    fail(TAD_ERR_INTERNAL, "reverse: op " + std::to_string(i) + " carries no loop value");
 }
 
 bool Reverse::is_constant(ValueId v) const {
@@ -24,34 +35,54 @@ bool Reverse::in_body(const ir::Loop &l, ValueId v) const {
     return d > l.begin && d < l.end;
 }
 
-int Reverse::accumulator_update(const ir::Loop &l, size_t k) const {
-    ValueId arg = fwd_.ops[l.args[k]].result, yield = fwd_.ops[l.end].operands[k];
-    std::vector<int> uses;
-    for (int i = l.begin; i <= l.end; ++i)
-        for (ValueId v : fwd_.ops[i].operands)
-            if (v == arg) uses.push_back(i);
-    if (yield == arg && uses.size() == 1) return -1;
-    int yield_uses = 0;
-    for (int i = l.begin; i <= l.end; ++i)
-        for (ValueId v : fwd_.ops[i].operands) yield_uses += v == yield;
-    if (uses.size() == 1 && yield_uses == 1) {
+Reverse::Chain Reverse::accumulator_chain(const ir::Loop &l, size_t k) const {
+    Chain c;
+    ValueId v = fwd_.ops[l.args[k]].result, yield = fwd_.ops[l.end].operands[k];
+    for (;;) {
+        std::vector<int> uses;  // one entry per operand that reads v
+        for (int i = l.begin; i <= l.end; ++i)
+            for (ValueId o : fwd_.ops[i].operands)
+                if (o == v) uses.push_back(i);
+        if (uses.size() != 1) return c;
+        if (v == yield) {
+            c.linear = uses[0] == l.end;
+            return c;
+        }
         const ir::Op &u = fwd_.ops[uses[0]];
-        bool add = u.kind == OpKind::Add, sub = u.kind == OpKind::Sub && u.operands[0] == arg;
-        if ((add || sub) && u.result == yield && !(add && u.operands[0] == arg && u.operands[1] == arg)) return uses[0];
+        if (u.kind == OpKind::Add || (u.kind == OpKind::Sub && u.operands[0] == v)) {
+            c.links.push_back(uses[0]);
+            v = u.result;
+        } else if (u.kind == OpKind::LoopArg) {
+            const ir::Loop &m = loop_of_slot(uses[0]);
+            if (!accumulator_chain(m, static_cast<size_t>(u.ival)).linear) return c;
+            int r = m.results[static_cast<size_t>(u.ival)];
+            c.links.push_back(r);
+            v = fwd_.ops[r].result;
+        } else {
+            return c;
+        }
     }
-    return kNonlinear;
+}
+
+bool Reverse::nonlinear(const ir::Loop &l) const {
+    for (size_t k = 0; k < l.args.size(); ++k)
+        if (fwd_.type(fwd_.ops[l.args[k]].result).is_float() && !accumulator_chain(l, k).linear) return true;
+    return false;
 }
 
 std::vector<ValueId> Reverse::outer_values(const ir::Loop &l) {
     std::vector<ValueId> outer;
-    for (int i = l.begin + 1; i < l.end; ++i)
+    for (int i = l.begin + 1; i < l.end; ++i) {
+        // l's own inits get the adjoints of its results after the loop; a nested loop's inits from
+        // outside l are outer values like any operand.
+        if (std::count(l.args.begin(), l.args.end(), i)) continue;
         for (ValueId v : fwd_.ops[i].operands) {
-            if (in_body(l, v) || fwd_.ops[i].kind == OpKind::LoopArg) continue;
-            std::string base = fwd_.type(v).is_ptr ? base_param(v) : "";
-            if (!base.empty() && (contains(spec_.wrt, base) || contains(spec_.outputs, base))) shadow(v);
+            if (in_body(l, v)) continue;
+            if (differentiated_pointer(v)) shadow(v);
             if (fwd_.type(v).is_float() && !is_constant(v) && std::find(outer.begin(), outer.end(), v) == outer.end())
                 outer.push_back(v);
         }
+    }
     return outer;
 }
 
@@ -60,158 +91,40 @@ bool Reverse::differentiated_pointer(ValueId v) const {
     return !base.empty() && (contains(spec_.wrt, base) || contains(spec_.outputs, base));
 }
 
-void Reverse::reverse_loop_recompute(const ir::Loop &l) {
-    const ir::Op &begin = fwd_.ops[l.begin], &end = fwd_.ops[l.end];
-    std::vector<size_t> floats, mirrored;
-    for (size_t k = 0; k < l.args.size(); ++k) {
-        ValueId arg = fwd_.ops[l.args[k]].result;
-        if (fwd_.type(arg).is_float()) floats.push_back(k);
-        else if (differentiated_pointer(arg)) mirrored.push_back(k);
-    }
-    std::vector<ValueId> outer = outer_values(l);
-    std::vector<ValueId> saved_primal = primal_, saved_shadow = shadow_, saved_adj = adj_;
-    std::vector<ValueId> mirror_inits;
-    for (size_t k : mirrored) mirror_inits.push_back(shadow(fwd_.ops[l.args[k]].operands[0]));
-    b_.loc = begin.loc;
-    ValueId lo = P(begin.operands[0]), step = P(begin.operands[2]);
-    ValueId one = b_.constant(1, bwd_.type(lo).elem);
-    ValueId n = trip_count(b_, lo, P(begin.operands[1]), step);
-    if (bwd_.values[n].name.empty() && bwd_.def(n).kind != OpKind::Param) bwd_.values[n].name = "trips";
-
-    ValueId kk = b_.for_begin(b_.constant(0, bwd_.type(lo).elem), n, one, "range");
-    bwd_.values[kk].name = "back";
-    int index = 0;
-    std::vector<ValueId> state_adj, acc_args;
-    for (size_t k : floats) {
-        ValueId arg = fwd_.ops[l.args[k]].result;
-        ValueId r = fwd_.ops[l.results[k]].result;
-        const ir::Type &t = fwd_.type(arg);
-        ValueId seed = saved_adj[r] != ir::kNoValue ? saved_adj[r] : b_.broadcast(b_.constant(0, t.elem), t.shape);
-        ValueId a = b_.loop_arg(seed, index++);
-        bwd_.values[a].name = "d" + fwd_.values[arg].name;
-        state_adj.push_back(a);
-    }
-    LoopContext ctx;
-    carry_outer_adjoints(outer, index, ctx, acc_args);
-    // The iteration this pass reverses.
-    ValueId k_it = int_op(b_, OpKind::Sub, int_op(b_, OpKind::Sub, n, one), kk);
-    ValueId i_k = int_op(b_, OpKind::Add, lo, int_op(b_, OpKind::Mul, k_it, step));
-    bwd_.values[i_k].name = fwd_.values[begin.result].name;
-    const int body = l.args.empty() ? l.begin + 1 : l.args.back() + 1;
-
-    // Its state: from the tape, or by rerunning the forward loop up to it. With a tape the rerun
-    // keeps only counters and pointers (never the float state, see choose_taped_loops).
-    auto taped = taped_.find(l.begin);
-    std::vector<size_t> rerun;
-    for (size_t k = 0; k < l.args.size(); ++k)
-        if (taped == taped_.end() || !fwd_.type(fwd_.ops[l.args[k]].result).is_float()) rerun.push_back(k);
-    std::vector<ValueId> state(l.args.size(), ir::kNoValue), mirror_state;
-    std::vector<ValueId> shadow_outer = shadow_;
-    if (!rerun.empty() || !mirrored.empty()) {
-        ValueId j = b_.for_begin(lo, i_k, step, begin.name);
-        bwd_.values[j].name = fwd_.values[begin.result].name;
-        primal_[begin.result] = j;
-        int inner = 0;
-        std::vector<ValueId> roots;
-        for (size_t k : rerun) {
-            const ir::Op &arg = fwd_.ops[l.args[k]];
-            ValueId a = b_.loop_arg(P(arg.operands[0]), inner++);
-            bwd_.values[a].name = fwd_.values[arg.result].name;
-            primal_[arg.result] = a;
-            roots.push_back(end.operands[k]);
-        }
-        for (size_t m = 0; m < mirrored.size(); ++m) {
-            ValueId fwd_arg = fwd_.ops[l.args[mirrored[m]]].result;
-            ValueId a = b_.loop_arg(mirror_inits[m], inner++);
-            bwd_.values[a].name = shadow_name(fwd_.values[fwd_arg].name);
-            shadow_[fwd_arg] = a;
-        }
-        std::set<int> needed = body_cone(l, roots);
-        for (int i = body; i < l.end; ++i)
-            if (!is_write(fwd_.ops[i]) && (taped == taped_.end() || needed.count(i))) replay_op(fwd_.ops[i]);
-        std::vector<ValueId> inner_yields;
-        for (size_t k : rerun) inner_yields.push_back(P(end.operands[k]));
-        for (size_t k : mirrored) inner_yields.push_back(shadow(end.operands[k]));
-        b_.for_end(inner_yields);
-        for (size_t r = 0; r < inner_yields.size(); ++r) {
-            ValueId v = b_.loop_result(static_cast<int>(r), bwd_.type(inner_yields[r]));
-            if (r < rerun.size()) state[rerun[r]] = v;
-            else mirror_state.push_back(v);
-        }
-        shadow_ = shadow_outer;
-    }
-    if (taped != taped_.end()) {
-        const TapeRegion &region = taped->second;
-        for (size_t s = 0; s < region.state.size(); ++s) {
-            const ir::Type &t = fwd_.type(region.state[s]);
-            ValueId ptrs = tape_pointers(b_, region.base, k_it, region.slot, region.offsets[s], t);
-            ValueId v = b_.cast(b_.load(ptrs, ir::kNoValue, ir::kNoValue), t.elem);
-            bwd_.values[v].name = fwd_.values[region.state[s]].name;
-            for (size_t k = 0; k < l.args.size(); ++k)
-                if (fwd_.ops[l.args[k]].result == region.state[s]) state[k] = v;
+bool Reverse::shadow_needed(ValueId v) const {
+    for (int i = 0; i < static_cast<int>(fwd_.ops.size()); ++i) {
+        const ir::Op &op = fwd_.ops[i];
+        for (size_t k = 0; k < op.operands.size(); ++k) {
+            if (op.operands[k] != v) continue;
+            if (op.kind != OpKind::ForEnd) return true;
+            const ir::Loop &q = loop_ending_at(i + static_cast<int>(op.operands.size()));  // a result per yield
+            if (shadow_[fwd_.ops[q.args[k]].result] != ir::kNoValue || shadow_needed(fwd_.ops[q.results[k]].result))
+                return true;
         }
     }
-    // The body at iteration k, from the recovered state.
-    primal_[begin.result] = i_k;
-    for (size_t k = 0; k < l.args.size(); ++k) primal_[fwd_.ops[l.args[k]].result] = state[k];
-    for (size_t m = 0; m < mirrored.size(); ++m) shadow_[fwd_.ops[l.args[mirrored[m]]].result] = mirror_state[m];
-    for (int i = body; i < l.end; ++i)
-        if (!is_write(fwd_.ops[i])) replay_op(fwd_.ops[i]);
-    contexts_.push_back(ctx);
-    for (size_t f = 0; f < floats.size(); ++f) accumulate(end.operands[floats[f]], state_adj[f]);
-    sweep_range(body, l.end);
-    std::vector<ValueId> yields;
-    for (size_t f = 0; f < floats.size(); ++f) {
-        ValueId arg = fwd_.ops[l.args[floats[f]]].result;
-        const ir::Type &t = fwd_.type(arg);
-        yields.push_back(adj_[arg] != ir::kNoValue ? adj_[arg] : b_.broadcast(b_.constant(0, t.elem), t.shape));
-    }
-    for (ValueId o : outer) yields.push_back(contexts_.back().outer.at(o));
-    contexts_.pop_back();
-    b_.loc = end.loc;
-    b_.for_end(yields);
-    std::vector<ValueId> results;
-    for (size_t k = 0; k < yields.size(); ++k) results.push_back(b_.loop_result(static_cast<int>(k), bwd_.type(yields[k])));
-    primal_ = saved_primal;
-    shadow_ = saved_shadow;
-    adj_ = saved_adj;
-    for (size_t f = 0; f < floats.size(); ++f) {
-        bwd_.values[results[f]].name = bwd_.values[state_adj[f]].name;
-        accumulate(fwd_.ops[l.args[floats[f]]].operands[0], results[f]);  // the inits
-    }
-    for (size_t o = 0; o < outer.size(); ++o) {
-        ValueId r = results[floats.size() + o];
-        bwd_.values[r].name = bwd_.values[acc_args[o]].name;
-        accumulate(outer[o], r);
-    }
+    return false;
 }
 
 void Reverse::reverse_loop(const ir::Loop &l) {
-    for (int i = l.begin + 1; i < l.end; ++i)
-        if (fwd_.ops[i].kind == OpKind::ForBegin) {
-            const ir::Op &op = fwd_.ops[i];
-            fail(TAD_ERR_UNSUPPORTED, where(fwd_.source_path, op.loc.line, op.loc.col) +
-                                          ": unsupported construct 'nested for loop': reverse mode through nested loops is not supported yet");
-        }
-    for (size_t k = 0; k < l.args.size(); ++k)
-        if (fwd_.type(fwd_.ops[l.args[k]].result).is_float() && accumulator_update(l, k) == kNonlinear)
-            return reverse_loop_recompute(l);
+    if (nonlinear(l)) return reverse_loop_recompute(l);
     const ir::Op &end = fwd_.ops[l.end];
-    std::vector<int> update(l.args.size(), -1);
-    std::vector<ValueId> seed(l.args.size(), ir::kNoValue);
-    std::set<int> skipped;  // accumulator updates: not recomputed
+    std::vector<Chain> chains(l.args.size());
+    std::vector<ValueId> seed(l.args.size(), ir::kNoValue), floats;
     LoopContext ctx;
     for (size_t k = 0; k < l.args.size(); ++k) {
         ValueId arg = fwd_.ops[l.args[k]].result;
         if (!fwd_.type(arg).is_float()) continue;
-        update[k] = accumulator_update(l, k);
+        floats.push_back(arg);
+        chains[k] = accumulator_chain(l, k);
         ctx.carried_float.insert(arg);
-        if (update[k] >= 0) skipped.insert(update[k]);
+        for (int link : chains[k].links) ctx.carried_float.insert(fwd_.ops[link].result);
         ValueId r = fwd_.ops[l.results[k]].result;
         seed[k] = adj_[r];
         if (seed[k] != ir::kNoValue) accumulate(fwd_.ops[l.args[k]].operands[0], seed[k]);  // the init
     }
     std::vector<ValueId> outer = outer_values(l);
+    // The accumulators themselves are not recomputed (nor carried): only their chains read them.
+    std::set<int> accumulators = body_dependents(l, floats);
 
     // The reverse loop carries the forward's non-float state, the gradient pointers that mirror
     // carried pointers, then the outer adjoints.
@@ -222,11 +135,11 @@ void Reverse::reverse_loop(const ir::Loop &l) {
     std::vector<ValueId> shadow_inits;
     for (size_t k = 0; k < l.args.size(); ++k) {
         const ir::Op &arg = fwd_.ops[l.args[k]];
-        std::string base = fwd_.type(arg.result).is_ptr ? base_param(arg.result) : "";
-        if (base.empty() || !(contains(spec_.wrt, base) || contains(spec_.outputs, base))) continue;
+        if (!differentiated_pointer(arg.result)) continue;
         mirrored.push_back(k);
         shadow_inits.push_back(shadow(arg.operands[0]));
     }
+    std::vector<ValueId> outer_zeros = zeros_like(outer);
     ValueId iv = b_.for_begin(P(begin.operands[0]), P(begin.operands[1]), P(begin.operands[2]), begin.name);
     bwd_.values[iv].name = fwd_.values[begin.result].name;
     primal_[begin.result] = iv;
@@ -247,22 +160,12 @@ void Reverse::reverse_loop(const ir::Loop &l) {
         shadow_[fwd_arg] = a;
     }
     std::vector<ValueId> acc_args;
-    carry_outer_adjoints(outer, index, ctx, acc_args);
-    const int body = l.args.empty() ? l.begin + 1 : l.args.back() + 1;
-    for (int i = body; i < l.end; ++i) {
-        const ir::Op &op = fwd_.ops[i];
-        if (!is_write(op) && !skipped.count(i)) replay_op(op);
-    }
+    carry_outer_adjoints(outer, outer_zeros, index, ctx, acc_args);
+    replay_range(body_start(l), l.end, [&](int i) { return !accumulators.count(i); });
     contexts_.push_back(ctx);
     std::vector<ValueId> saved_adj = adj_;
-    for (size_t k = 0; k < l.args.size(); ++k) {
-        if (update[k] < 0 || seed[k] == ir::kNoValue) continue;
-        const ir::Op &u = fwd_.ops[update[k]];
-        ValueId arg = fwd_.ops[l.args[k]].result;
-        ValueId term = u.operands[0] == arg ? u.operands[1] : u.operands[0];
-        accumulate(term, u.kind == OpKind::Sub ? b_.unary(OpKind::Neg, seed[k]) : seed[k]);
-    }
-    sweep_range(body, l.end);
+    for (size_t k = 0; k < l.args.size(); ++k) seed_chain(l, k, chains[k], seed[k]);
+    sweep_range(body_start(l), l.end);
     std::vector<ValueId> yields;
     for (size_t k : state) yields.push_back(P(end.operands[k]));
     for (size_t k : mirrored) yields.push_back(shadow(end.operands[k]));
@@ -282,86 +185,40 @@ void Reverse::reverse_loop(const ir::Loop &l) {
     }
 }
 
-void Reverse::carry_outer_adjoints(const std::vector<ValueId> &outer, int &index, LoopContext &ctx,
-                                   std::vector<ValueId> &args) {
-    for (ValueId o : outer) {
-        const ir::Type &t = fwd_.type(o);
-        ValueId a = b_.loop_arg(b_.broadcast(b_.constant(0, t.elem), t.shape), index++);
+void Reverse::seed_chain(const ir::Loop &l, size_t k, const Chain &c, ValueId seed) {
+    if (seed == ir::kNoValue) return;
+    ValueId v = fwd_.ops[l.args[k]].result;
+    for (int link : c.links) {
+        const ir::Op &u = fwd_.ops[link];
+        if (u.kind == OpKind::LoopResult) {
+            adj_[u.result] = seed;
+        } else {
+            ValueId term = u.operands[0] == v ? u.operands[1] : u.operands[0];
+            accumulate(term, u.kind == OpKind::Sub ? b_.unary(OpKind::Neg, seed) : seed);
+        }
+        v = u.result;
+    }
+}
+
+ValueId Reverse::zero_like(ValueId fwd_value) {
+    const ir::Type &t = fwd_.type(fwd_value);
+    return b_.broadcast(b_.constant(0, t.elem), t.shape);
+}
+
+std::vector<ValueId> Reverse::zeros_like(const std::vector<ValueId> &fwd_values) {
+    std::vector<ValueId> out;
+    for (ValueId v : fwd_values) out.push_back(zero_like(v));
+    return out;
+}
+
+void Reverse::carry_outer_adjoints(const std::vector<ValueId> &outer, const std::vector<ValueId> &zeros, int &index,
+                                   LoopContext &ctx, std::vector<ValueId> &args) {
+    for (size_t i = 0; i < outer.size(); ++i) {
+        ValueId o = outer[i];
+        ValueId a = b_.loop_arg(zeros[i], index++);
         if (!fwd_.values[o].name.empty()) bwd_.values[a].name = "d" + fwd_.values[o].name;
         ctx.outer[o] = a;
         args.push_back(a);
-    }
-}
-
-std::set<int> Reverse::body_cone(const ir::Loop &l, const std::vector<ValueId> &roots) const {
-    std::set<int> ops;
-    std::vector<ValueId> work = roots;
-    while (!work.empty()) {
-        ValueId v = work.back();
-        work.pop_back();
-        if (!in_body(l, v)) continue;
-        int d = fwd_.values[v].def_op;
-        if (!ops.insert(d).second) continue;
-        for (ValueId o : fwd_.ops[d].operands) work.push_back(o);
-    }
-    return ops;
-}
-
-void Reverse::choose_taped_loops() {
-    if (spec_.loops != LoopPolicy::Tape) return;
-    for (const ir::Loop &l : loops_) {
-        if (l.parent != -1 || l.args.empty()) continue;
-        bool nested = false;
-        for (int i = l.begin + 1; i < l.end; ++i) nested = nested || fwd_.ops[i].kind == OpKind::ForBegin;
-        if (nested) continue;
-        const ir::Op &end = fwd_.ops[l.end];
-        TapeRegion region;
-        bool nonlinear = false;
-        std::vector<ValueId> roots;
-        for (size_t k = 0; k < l.args.size(); ++k) {
-            ValueId arg = fwd_.ops[l.args[k]].result;
-            if (fwd_.type(arg).is_float()) {
-                region.state.push_back(arg);
-                nonlinear = nonlinear || accumulator_update(l, k) == kNonlinear;
-            } else {
-                roots.push_back(end.operands[k]);
-            }
-        }
-        if (!nonlinear) continue;
-        std::set<int> cone = body_cone(l, roots);
-        bool independent = true;
-        for (ValueId s : region.state) independent = independent && !cone.count(fwd_.values[s].def_op);
-        if (!independent) continue;
-        region.record_after = l.args.back();
-        taped_[l.begin] = region;
-    }
-}
-
-void Reverse::begin_tape_region(TapeRegion &region, const ir::Op &begin) {
-    b_.loc = begin.loc;
-    region.lo = P(begin.operands[0]);
-    region.step = P(begin.operands[2]);
-    ValueId n = trip_count(b_, region.lo, P(begin.operands[1]), region.step);
-    region.slot = b_.constant(0, ir::DType::I32);
-    for (ValueId s : region.state) {
-        region.offsets.push_back(region.slot);
-        region.slot = int_op(b_, OpKind::Add, region.slot, numel_of(b_, fwd_.type(s)));
-    }
-    if (tape_cursor_ == ir::kNoValue)
-        tape_cursor_ = b_.binary(OpKind::Mul, program_index(b_, max_program_axis(fwd_)), b_.cast(tape_stride_param_, ir::DType::I64));
-    region.base = b_.add_ptr(tape_param_, tape_cursor_);
-    bwd_.values[region.base].name = "tape";
-    ValueId used = b_.cast(int_op(b_, OpKind::Mul, b_.cast(n, ir::DType::I32), region.slot), ir::DType::I64);
-    tape_cursor_ = b_.binary(OpKind::Add, tape_cursor_, used);
-}
-
-void Reverse::record_tape(const TapeRegion &region, const ir::Op &begin) {
-    b_.loc = begin.loc;
-    ValueId k = int_op(b_, OpKind::Div, int_op(b_, OpKind::Sub, P(begin.result), region.lo), region.step);
-    for (size_t s = 0; s < region.state.size(); ++s) {
-        const ir::Type &t = fwd_.type(region.state[s]);
-        ValueId ptrs = tape_pointers(b_, region.base, k, region.slot, region.offsets[s], t);
-        b_.store(ptrs, b_.cast(P(region.state[s]), ir::DType::F32), ir::kNoValue);
     }
 }
 

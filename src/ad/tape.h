@@ -2,8 +2,10 @@
 // slot per iteration, so their reversal reads the state instead of recomputing it (LoopPolicy::Tape).
 //
 // Layout, per program: the taped loops' regions one after another in forward order; a region is
-// trips × S float32 elements, where S is the total element count of the loop's carried float values;
-// iteration k's slot starts at k·S and holds the values in carried order, each flattened row-major.
+// trips × S float32 elements, where S is the total element count of the loop's nonlinear carried
+// float values (not its accumulators); iteration k's slot starts at k·S and holds the values in
+// carried order, each flattened row-major. Only top-level loops are taped (loops inside them run
+// within their iterations).
 // Program p's tape starts at p · tape_stride, p being the linear program id. The launcher learns
 // tape_stride from a sizing kernel (tape_sizing below) that writes each program's need.
 #pragma once

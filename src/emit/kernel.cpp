@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -70,12 +71,14 @@ public:
                 // A use inside an inlined expression happens where that expression is evaluated.
                 int at = evaluated_at(static_cast<int>(i));
                 // A value read inside a loop it was defined outside of stays live for the whole loop,
-                // so its name must not be reused inside the body (loop_arg reads its init only once).
-                if (f.ops[i].kind != OpKind::LoopArg)
-                    for (const ir::Loop &l : loops_) {
-                        int d = f.values[v].def_op;
-                        if (l.begin < at && at <= l.end && !(l.begin < d && d <= l.end)) at = std::max(at, l.end);
-                    }
+                // so its name must not be reused inside the body. A loop_arg reads its init once per
+                // run of its own loop: only the loops around that one keep the init live.
+                for (const ir::Loop &l : loops_) {
+                    if (f.ops[i].kind == OpKind::LoopArg && std::count(l.args.begin(), l.args.end(), static_cast<int>(i)))
+                        continue;
+                    int d = f.values[v].def_op;
+                    if (l.begin < at && at <= l.end && !(l.begin < d && d <= l.end)) at = std::max(at, l.end);
+                }
                 last_use_[v] = std::max(last_use_[v], at);
             }
     }

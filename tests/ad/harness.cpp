@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ad/forward.h"
@@ -30,15 +31,33 @@ ValueId at(ir::Builder &b, ValueId ptr, ValueId off) { return b.add_ptr(b.broadc
 
 ValueId zeros(ir::Builder &b, const std::vector<ir::Dim> &shape) { return b.broadcast(b.constant(0, DType::F32), shape); }
 
+// A backward's tape (ad::TapeSizing): `data` is the tape, or the sizing kernel's per-program needs
+// while that runs; programs' tapes are `stride` elements apart.
+struct Tape {
+    int64_t stride = 0;
+    std::vector<double> data;
+};
+
 // Runs `fn`, whose parameters are described by `origins`, on the buffers of the forward parameters
-// (`primal`) and of their shadows (`shadow`), both updated in place.
+// (`primal`) and of their shadows (`shadow`), both updated in place, and on `tape`'s.
 void launch(const Problem &p, const ir::Function &fn, const std::vector<ad::ParamOrigin> &origins, Buffers &primal,
-            Buffers &shadow) {
+            Buffers &shadow, Tape *tape = nullptr) {
     interp::Memory mem;
     std::map<std::pair<bool, std::string>, int> ids;  // (is shadow, forward parameter) -> buffer
     std::vector<interp::ArgValue> args;
+    int tape_id = -1;
     for (size_t i = 0; i < fn.params.size(); ++i) {
         const ir::Param &param = fn.params[i];
+        ad::ParamOrigin::Kind kind = origins[i].kind;
+        if (kind == ad::ParamOrigin::TapeStride) {
+            args.push_back(interp::ArgValue::integer(tape->stride));
+            continue;
+        }
+        if (kind == ad::ParamOrigin::Tape || kind == ad::ParamOrigin::TapeNeed) {
+            tape_id = mem.add({param.name, fn.type(param.value).elem, tape->data});
+            args.push_back(interp::ArgValue::pointer(tape_id));
+            continue;
+        }
         if (param.kind != ir::ParamKind::Pointer) {
             args.push_back(interp::ArgValue::integer(p.ints.at(param.name)));
             continue;
@@ -51,6 +70,7 @@ void launch(const Problem &p, const ir::Function &fn, const std::vector<ad::Para
     }
     interp::run(fn, args, p.grid, mem);
     for (const auto &[key, id] : ids) (key.first ? shadow : primal)[key.second] = mem.at(id).data;
+    if (tape_id >= 0) tape->data = mem.at(tape_id).data;
 }
 
 Buffers only(const Buffers &all, const std::vector<std::string> &names) {
@@ -88,7 +108,16 @@ Buffers run_vjp(const Problem &p, const Buffers &u) {
     ad::Backward bwd = ad::reverse(p.fwd, p.spec, plan, p.fwd.name + "_bwd");
     Buffers primal = p.memory, shadow = zeros_like(p, p.spec.wrt);
     for (const auto &[name, data] : u) shadow[name] = data;
-    launch(p, bwd.fn, bwd.origins, primal, shadow);
+    Tape tape;
+    if (bwd.tape) {  // as the launcher does: size, then give every program the largest need
+        size_t programs = static_cast<size_t>(p.grid[0] * p.grid[1] * p.grid[2]);
+        tape.data.assign(programs, 0.0);
+        Buffers sizing_primal = p.memory, none;
+        launch(p, bwd.tape->fn, bwd.tape->origins, sizing_primal, none, &tape);
+        tape.stride = static_cast<int64_t>(*std::max_element(tape.data.begin(), tape.data.end()));
+        tape.data.assign(programs * static_cast<size_t>(tape.stride), NAN);
+    }
+    launch(p, bwd.fn, bwd.origins, primal, shadow, &tape);
     return only(shadow, p.spec.wrt);
 }
 

@@ -80,3 +80,43 @@ def k(X, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, M: tl.constexpr, N: tl.constexpr):
     tl.store(tl.broadcast_to(Y8, (M, N)), libdevice.pow(x, 1.5))
 )");
 }
+
+// A loop nested in another, carrying a value whose init is defined outside both (as the backward's
+// rerun of a recurrence from a loaded initial state): the init is read on every outer iteration, so
+// the carried value gets a name of its own instead of overwriting the init's.
+TEST(EmitKernel, NestedLoopKeepsAnInitDefinedOutsideTheOuterLoop) {
+    Function f;
+    f.name = "k";
+    f.constexprs = {{"B", "8"}};
+    Builder b(f);
+    const std::vector<Dim> lanes = {{8, "B"}};
+    ValueId X = b.param("X", ParamKind::Pointer, Type{DType::F32, true, {}});
+    ValueId Y = b.param("Y", ParamKind::Pointer, Type{DType::F32, true, {}});
+    ValueId T = b.param("T", ParamKind::Int, Type{DType::I32, false, {}});
+    ValueId offs = b.arange(0, 8, "B");
+    ValueId h0 = b.load(b.add_ptr(b.broadcast(X, lanes), offs), kNoValue, kNoValue);
+    f.values[h0].name = "h";
+    ValueId zero = b.constant(0, DType::I32), one = b.constant(1, DType::I32);
+    ValueId t = b.for_begin(zero, T, one, "range");
+    f.values[t].name = "t";
+    ValueId s = b.for_begin(zero, t, one, "range");
+    f.values[s].name = "s";
+    ValueId h = b.loop_arg(h0, 0);
+    f.values[h].name = "h";
+    ValueId half = b.broadcast(b.constant(0.5, DType::F32), lanes);
+    b.for_end({b.binary(OpKind::Mul, h, half)});
+    ValueId hs = b.loop_result(0, f.type(h0));
+    ValueId row = b.binary(OpKind::Add, b.broadcast(b.binary(OpKind::Mul, t, b.constant(8, DType::I32, "B")), lanes), offs);
+    b.store(b.add_ptr(b.broadcast(Y, lanes), row), hs, kNoValue);
+    b.for_end({});
+    EXPECT_EQ(emit::emit_kernel(f, ""), R"(@triton.jit
+def k(X, Y, T, B: tl.constexpr):
+    t0 = tl.arange(0, B)
+    h = tl.load(X + t0)
+    for t in range(T):
+        h_1 = h
+        for s in range(t):
+            h_1 = h_1 * 0.5
+        tl.store(Y + (t * B + t0), h_1)
+)");
+}

@@ -22,7 +22,7 @@ namespace {
 // Kernels whose backward is generated today. Growing this list is progress; shrinking it fails.
 const std::set<std::string> kSupported = {"add_layernorm", "bias_softplus", "embedding", "group_norm", "log_softmax", "matmul", "matmul_bias_act", "dropout", "geglu", "cross_entropy", "flash_attention", "linear_recurrence",
                                           "rmsnorm",       "rope",          "swiglu",     "scatter_add", "cumsum", "matmul_block_ptr", "layernorm_two_pass", "rope_inplace",
-                                          "matmul_tensor_desc", "rmsnorm_tensor_desc"};
+                                          "matmul_tensor_desc", "rmsnorm_tensor_desc", "persistent_matmul"};
 
 class DatasetCpu : public ::testing::TestWithParam<std::string> {};
 

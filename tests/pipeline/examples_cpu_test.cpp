@@ -73,6 +73,39 @@ TEST(LoopKernelCpu, LayerNormWithLoopsMatchesFiniteDifferences) {
     }
 }
 
+// Reverse mode through nested loops: accumulators two deep and per-row statistics in an outer loop
+// over a program's rows (nested_loops.py); a nonlinear outer loop over time around an inner
+// accumulator loop (nested_recurrence.py), which the tape policy tapes with its inner loop inside.
+struct NestedCase {
+    const char *file, *policy;
+};
+class NestedLoopsCpu : public ::testing::TestWithParam<NestedCase> {};
+
+TEST_P(NestedLoopsCpu, MatchesFiniteDifferences) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    fs::TempDir dir;
+    std::unique_ptr<Session> session = cpu_session(dir, std::string("tests/pipeline/data/") + GetParam().file + ".py");
+    Session &s = *session;
+    GenerateOptions g;
+    g.loops = GetParam().policy;
+    std::string src = s.candidate_source(s.generate(g));
+    std::string kernel = src.substr(src.find("_fwd_bwd("));
+    kernel = kernel.substr(0, kernel.find("\n\n\n"));
+    EXPECT_NE(kernel.find("\n        for "), std::string::npos) << "no loop nested in a loop of the backward:\n" << kernel;
+    EXPECT_EQ(src.find("_tape_size[") != std::string::npos, std::string(GetParam().policy) == "tape") << src;
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = false;
+    Json report = Json::parse(s.verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+    EXPECT_EQ(report.at("summary").at("passed").integer(), 2) << report.dump(true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Data, NestedLoopsCpu,
+                         ::testing::Values(NestedCase{"nested_loops", "recompute"}, NestedCase{"nested_recurrence", "recompute"},
+                                           NestedCase{"nested_recurrence", "tape"}),
+                         [](const auto &info) { return std::string(info.param.file) + "_" + info.param.policy; });
+
 // reshape, split / join, cumsum, an add-combiner associative_scan, argmax and libdevice math.
 TEST(ShapeOpsCpu, MatchesFiniteDifferences) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
