@@ -76,6 +76,14 @@ std::string statement_source(const frontend::KernelFile &kf, const ast::Node &s,
     return kf.file.slice(loc);
 }
 
+// Whether `f` multiplies float32 tiles at TF32 precision (Triton's default for tl.dot on float32).
+bool uses_tf32(const ir::Function &f) {
+    for (const ir::Op &op : f.ops)
+        if (op.kind == ir::OpKind::Dot && f.type(op.operands[0]).elem == ir::DType::F32 && (op.name.empty() || op.name == "tf32"))
+            return true;
+    return false;
+}
+
 std::string class_name(const std::string &stub) {
     std::string out;
     bool up = true;
@@ -374,6 +382,13 @@ std::string emit_module(const ModuleInput &in) {
     os << "        return " << launcher.name << "(" << join(launcher_args) << ", " << ctx << ".out_layouts, " << grads << ")\n";
     os << "\n\nGRAD_INPUTS = " << py_tuple(stub.grad_inputs, true) << "\n";
     os << "NUM_OUTPUTS = " << in.num_outputs << "\n";
+    bool tf32 = false;
+    for (const LaunchBackward &l : in.launches)
+        for (const Specialization &sp : l.specializations)
+            for (const Variant &v : sp.variants) tf32 = tf32 || uses_tf32(v.bwd.fn);
+    for (const Tangent &t : in.tangents) tf32 = tf32 || (t.jvp && uses_tf32(t.jvp->fn));
+    os << "# Whether the kernels multiply float32 tiles at TF32 precision (10-bit mantissa, as float16).\n";
+    os << "TF32 = " << (tf32 ? "True" : "False") << "\n";
     os << "# Stub inputs the forward updates in place and returns (autograd wants them to be non-leaf).\n";
     os << "DIRTY = " << (dirty.empty() ? "()" : py_tuple(dirty, true)) << "\n";
     os << "_SIGNATURE = inspect.signature(" << stub.name << ")\n\n\n";

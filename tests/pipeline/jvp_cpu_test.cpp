@@ -80,6 +80,18 @@ INSTANTIATE_TEST_SUITE_P(Examples, ExampleJvp,
                              return n.substr(slash + 1, n.find('.') - slash - 1);
                          });
 
+// A module whose kernels multiply float32 tiles with tl.dot at Triton's default precision says so:
+// the GPU checks then expect TF32 rounding in float32 (docs/worker-protocol.md).
+TEST(Tf32Flag, MatmulSaysItsKernelsUseTf32AndGeluThatItsDoNot) {
+    REQUIRE_TORCH();
+    fs::TempDir dir;
+    std::unique_ptr<Session> mm = cpu_session(dir, "dataset/matmul.py");
+    EXPECT_NE(mm->candidate_source(mm->generate(GenerateOptions{})).find("\nTF32 = True\n"), std::string::npos);
+    fs::TempDir dir2;
+    std::unique_ptr<Session> gelu = cpu_session(dir2, "examples/gelu.py");
+    EXPECT_NE(gelu->candidate_source(gelu->generate(GenerateOptions{})).find("\nTF32 = False\n"), std::string::npos);
+}
+
 // One tangent kernel per static-if specialization, dispatched like the backward; two outputs, one
 // of them transposed in memory.
 TEST(SpecializedJvp, EachSpecializationHasItsTangentKernel) {

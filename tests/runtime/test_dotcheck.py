@@ -139,6 +139,13 @@ class VerifyEntries(unittest.TestCase):
             self.assertEqual(dot["rtol"], tad_dotcheck.RTOL[entry["dtype"]])
             self.assertLess(abs(dot["jvp"] - dot["vjp"]), dot["rtol"] * abs(dot["vjp"]) + 1e-9)
 
+    def test_tf32_kernels_get_the_float16_tolerance_in_float32(self):
+        generated = types.SimpleNamespace(forward=stub, jvp=make_jvp(), GRAD_INPUTS=("x", "w"),
+                                          TF32=True)
+        rtol = {e["dtype"]: e["dot_product"]["rtol"] for e in self.run_verify(generated)}
+        self.assertEqual(rtol, {"float32": tad_dotcheck.RTOL["float16"],
+                                "float64": tad_dotcheck.RTOL["float64"]})
+
     def test_wrong_jvp_fails_the_case_whose_gradients_pass(self):
         generated = types.SimpleNamespace(forward=stub, jvp=make_jvp(1.5), GRAD_INPUTS=("x", "w"))
         for entry in self.run_verify(generated):

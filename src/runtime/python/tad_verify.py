@@ -176,7 +176,8 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
         ref_grads = _reference(module, stub, plain, grad_inputs, diff, cot64, out_stub, outputs, rtol)
         fd = None
         if dtype != "float64":
-            eager = _eager_errors(module, stub, plain, grad_inputs, diff, cot64, ref_grads)
+            tf32 = dtype == "float32" and getattr(generated, "TF32", False)
+            eager = _eager_errors(module, stub, plain, grad_inputs, diff, cot64, ref_grads, tf32)
     else:
         ref_grads, fd, precision = _finite_differences(module, stub, generated, dims, plain,
                                                        grad_inputs, diff, cot64, seed, device,
@@ -228,17 +229,25 @@ def _reference(module, stub, plain, grad_inputs, diff, cot64, out_stub, outputs,
     return pull_back([ref_out[i] for i, _ in diff], leaves, cot64)
 
 
-def _eager_errors(module, stub, plain, grad_inputs, diff, cot64, ref_grads):
+def _eager_errors(module, stub, plain, grad_inputs, diff, cot64, ref_grads, tf32):
     """Per gradient input, the max_rel_err of reference()'s own gradients in the test dtype against
-    its float64 ones (None where reference() fails in that dtype, as some CPU ops do in float16)."""
+    its float64 ones (None where reference() fails in that dtype, as some CPU ops do in float16).
+    tf32: the generated kernels multiply float32 at TF32 precision, and so does PyTorch here."""
     ref = userfile.bind(stub, plain.args, plain.kwargs)
     leaves = grad_leaves(ref, grad_inputs)
+    matmul = getattr(torch.backends.cuda, "matmul", None)
+    saved = matmul.allow_tf32 if matmul is not None else None
     try:
+        if matmul is not None:
+            matmul.allow_tf32 = tf32
         out = dict(tensor_outputs(module.reference(*ref.args, **ref.kwargs)))
         grads = pull_back([out[i] for i, _ in diff], leaves,
                           [c.to(out[i].dtype) for c, (i, _) in zip(cot64, diff)])
     except Exception:
         return [None] * len(grad_inputs)
+    finally:
+        if matmul is not None:
+            matmul.allow_tf32 = saved
     return [errors(g, r)[1] for g, r in zip(grads, ref_grads)]
 
 

@@ -18,18 +18,19 @@ def _rnn_fwd(X, U, A, H0, H, T, K, C, stride_xb, stride_xt, stride_hb, stride_ht
     pid_b = tl.program_id(0)
     cols = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
     cmask = cols < C
-    a = tl.load(A + cols, mask=cmask, other=0.0)
-    h = tl.load(H0 + pid_b * C + cols, mask=cmask, other=0.0)
+    a = tl.load(A + cols, mask=cmask, other=0.0).to(tl.float32)
+    # The state is float32 whatever the inputs' dtype: a loop keeps the type it carries.
+    h = tl.load(H0 + pid_b * C + cols, mask=cmask, other=0.0).to(tl.float32)
     for t in range(0, T):
         z = tl.zeros((BLOCK_C,), tl.float32)
         for k0 in range(0, K, BLOCK_K):
             ks = k0 + tl.arange(0, BLOCK_K)
             kmask = ks < K
-            xk = tl.load(X + pid_b * stride_xb + t * stride_xt + ks, mask=kmask, other=0.0)
-            u = tl.load(U + ks[:, None] * C + cols[None, :], mask=kmask[:, None] & cmask[None, :], other=0.0)
+            xk = tl.load(X + pid_b * stride_xb + t * stride_xt + ks, mask=kmask, other=0.0).to(tl.float32)
+            u = tl.load(U + ks[:, None] * C + cols[None, :], mask=kmask[:, None] & cmask[None, :], other=0.0).to(tl.float32)
             z += tl.sum(xk[:, None] * u, axis=0)
         h = libdevice.tanh(a * h + z)
-        tl.store(H + pid_b * stride_hb + t * stride_ht + cols, h, mask=cmask)
+        tl.store(H + pid_b * stride_hb + t * stride_ht + cols, h.to(H.dtype.element_ty), mask=cmask)
 
 
 @tad.autodiff(grad_inputs=("x", "u", "a", "h0"))
