@@ -254,6 +254,20 @@ class VerifyAgainstEagerError(unittest.TestCase):
         self.assertEqual(entries[0]["status"], "pass", entries)
 
 
+class VerifyTf32(unittest.TestCase):
+    def test_tf32_kernels_are_checked_at_float16_tolerance_in_float32(self):
+        generated_src = GENERATED + "\nTF32 = True\n"
+        entries, _ = run(FORWARD + REFERENCE, dtypes=("float32", "float64"),
+                         generated_src=generated_src)
+        self.assertEqual([e["rtol"] for e in entries],
+                         [tad_verify.RTOL["float16"], tad_verify.RTOL["float64"]])
+        # 1% off passes at float16's tolerance only: TF32 rounds like float16.
+        entries, _ = run(FORWARD + REFERENCE, factor=1.01, generated_src=generated_src)
+        self.assertEqual(entries[0]["status"], "pass")
+        entries, _ = run(FORWARD + REFERENCE, factor=1.01)
+        self.assertEqual(entries[0]["status"], "fail")
+
+
 class VerifyWithFiniteDifferences(unittest.TestCase):
     def test_correct_backward_passes(self):
         entries, _ = run(FORWARD, dtypes=("float32", "float64"))
