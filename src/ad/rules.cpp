@@ -268,8 +268,10 @@ void vjp_cast(VjpContext &c) {  // x̄ += cast(ȳ, dtype(x)) between float types
     if (!from.is_float()) return;
     c.accumulate(c.op.operands[0], c.b.cast(c.g, from.elem));
 }
-void jvp_cast(JvpContext &c) {  // ẏ = cast(ẋ, dtype(y)), dtype(y) read at run time where the cast does
-    c.result = c.op.operands.size() > 1 ? c.b.cast_like(c.dx[0], c.x(1)) : c.b.cast(c.dx[0], c.fwd.type(c.op.result).elem);
+// ẏ = cast(ẋ, dtype(y)); dtype(y) read at run time where the cast does. A cast the trace's dtypes
+// made a no-op stays: the module also runs on other dtypes (a float16 tangent carried by a float32 loop).
+void jvp_cast(JvpContext &c) {
+    c.result = c.op.operands.size() > 1 ? c.b.cast_like(c.dx[0], c.x(1)) : c.b.cast(c.dx[0], c.fwd.type(c.op.result).elem, /*keep=*/true);
 }
 void vjp_trans(VjpContext &c) { c.accumulate(c.op.operands[0], c.b.trans(c.g)); }  // x̄ += ȳᵀ
 void jvp_trans(JvpContext &c) { c.result = c.b.trans(c.dx[0]); }                    // ẏ = ẋᵀ
