@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "frontend/lower.h"
+#include "lower_source.h"
 #include "frontend/parser.h"
 #include "interp/interp.h"
 #include "passes/passes.h"
@@ -16,27 +17,11 @@ namespace {
 
 using K = frontend::ArgBinding;
 
-frontend::ArgBinding arg(K::Kind k, const char *name, int64_t v = 0) {
-    frontend::ArgBinding b;
-    b.kind = k;
-    b.name = name;
-    b.ival = v;
-    return b;
-}
+using tad::test::arg;
+using tad::test::lower_error;
 
 ir::Function lower(const std::string &body, const std::vector<frontend::ArgBinding> &args) {
-    std::string src = "import triton\nimport triton.language as tl\n\n\n" + body;
-    return frontend::lower_kernel(frontend::parse_source("k.py", src), "k", args);
-}
-
-std::string lower_error(const std::string &body, const std::vector<frontend::ArgBinding> &args) {
-    try {
-        lower(body, args);
-    } catch (const Error &e) {
-        EXPECT_EQ(e.status(), TAD_ERR_UNSUPPORTED);
-        return e.what();
-    }
-    return "no error";
+    return tad::test::lower_body(body, args);
 }
 
 int count(const ir::Function &f, ir::OpKind k) {

@@ -5,6 +5,7 @@
 
 #include "emit/emit.h"
 #include "frontend/lower.h"
+#include "lower_source.h"
 #include "frontend/parser.h"
 #include "interp/interp.h"
 #include "passes/passes.h"
@@ -29,13 +30,7 @@ def k(X, Y, N, stride, BLOCK: tl.constexpr):
     tl.store(Y + row, tl.sum(acc, axis=0))
 )";
 
-frontend::ArgBinding arg(frontend::ArgBinding::Kind k, const char *name, int64_t v = 0) {
-    frontend::ArgBinding b;
-    b.kind = k;
-    b.name = name;
-    b.ival = v;
-    return b;
-}
+using tad::test::arg;
 
 ir::Function row_sum(int64_t n, int64_t block) {
     using K = frontend::ArgBinding;
