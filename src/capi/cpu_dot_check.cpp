@@ -40,56 +40,78 @@ const frontend::ArgBinding &binding(const Derived &d, const std::string &name) {
 
 }  // namespace
 
+std::string ref_key(JsonRef ref) {
+    for (const char *k : {"input", "output", "temp"})
+        if (ref.has(k)) return std::string(k) + ":" + std::to_string(ref.at(k).integer());
+    fail(TAD_ERR_INVALID_ARGUMENT, "trace record: tensor argument without a ref");
+}
+
 Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng) {
     Json out = Json::object();
-    emit::Tangent t = derive_jvp(in.kf, in.trace, in.derived);
-    if (t.jvp && !defines(in.module, t.jvp->fn.name))
-        t.unsupported = "the emitted module has no tangent kernel '" + t.jvp->fn.name + "'";
-    if (!t.unsupported.empty()) {
-        out.set("skipped", t.unsupported);
+    std::string why = jvp_unsupported(in.kf, in.chain);
+    std::vector<emit::Tangent> tangents(in.launches.size());
+    for (size_t k = 0; k < in.launches.size() && why.empty(); ++k) {
+        const Derived &d = *in.launches[k].derived;
+        if (d.specialization.variants.empty()) continue;
+        tangents[k] = derive_jvp(d);
+        if (tangents[k].jvp && !defines(in.module, tangents[k].jvp->fn.name))
+            tangents[k].unsupported = "the emitted module has no tangent kernel '" + tangents[k].jvp->fn.name + "'";
+        why = tangents[k].unsupported;
+    }
+    if (!why.empty()) {
+        out.set("skipped", why);
         return out;
     }
-    const ad::Forward &f = *t.jvp;
-    std::map<std::string, JsonRef> ref_of;  // kernel parameter -> its tensor's ref
-    JsonRef args = in.trace.at("launches")[0].at("args");
-    for (size_t i = 0; i < args.size(); ++i)
-        if (args[i].has("ref")) ref_of.emplace(args[i].at("name").str(), args[i].at("ref"));
 
-    // As the emitted launcher: v in the inputs' shadows, zeros in the outputs'.
+    // As the emitted launcher: one tangent buffer per tensor, v in the inputs', zeros elsewhere;
+    // each launch's tangent kernel in the forward's order, on the forward's final contents.
     std::normal_distribution<double> normal(0.0, 1.0);
     interp::Memory mem = in.mem;
-    std::map<std::string, interp::ArgValue> by_name = in.fwd_args;
-    std::vector<frontend::ArgBinding> bind;
     std::map<std::string, std::vector<double>> v;  // "input:<i>" -> v_i
-    std::map<size_t, int> jv;                      // output index -> (J v)_j's buffer
-    for (size_t i = 0; i < f.fn.params.size(); ++i) {
-        const ir::Param &p = f.fn.params[i];
-        const ad::ParamOrigin &o = f.origins[i];
-        if (o.kind != ad::ParamOrigin::Shadow) {
-            bind.push_back(binding(in.derived, p.name));
-            continue;
+    std::map<std::string, int> tangent;           // tensor key -> its tangent buffer in mem
+    for (size_t k = 0; k < in.launches.size(); ++k) {
+        if (!tangents[k].jvp) continue;
+        const Derived &d = *in.launches[k].derived;
+        const ad::Forward &f = *tangents[k].jvp;
+        std::map<std::string, std::string> key_of;  // kernel parameter -> its tensor's key
+        JsonRef args = in.trace.at("launches")[k].at("args");
+        for (size_t i = 0; i < args.size(); ++i)
+            if (args[i].has("ref")) key_of.emplace(args[i].at("name").str(), ref_key(args[i].at("ref")));
+        std::map<std::string, interp::ArgValue> by_name = *in.launches[k].args;
+        std::vector<frontend::ArgBinding> bind;
+        for (size_t i = 0; i < f.fn.params.size(); ++i) {
+            const ir::Param &p = f.fn.params[i];
+            const ad::ParamOrigin &o = f.origins[i];
+            if (o.kind != ad::ParamOrigin::Shadow) {
+                bind.push_back(binding(d, p.name));
+                continue;
+            }
+            frontend::ArgBinding sb = binding(d, o.primal);
+            sb.name = p.name;
+            bind.push_back(sb);
+            const std::string &key = key_of.at(o.primal);
+            if (!tangent.count(key)) {
+                size_t n = in.mem.buffers.at(static_cast<size_t>(in.tensors.at(key))).data.size();
+                interp::Buffer buf{p.name, sb.dtype, std::vector<double>(n, 0.0)};
+                if (key.rfind("input:", 0) == 0) {
+                    std::vector<double> &vi = v[key];
+                    if (vi.empty())
+                        for (size_t e = 0; e < n; ++e) vi.push_back(normal(rng));
+                    buf.data = vi;
+                }
+                tangent[key] = mem.add(std::move(buf));
+            }
+            by_name[p.name] = interp::ArgValue::pointer(tangent.at(key));
         }
-        frontend::ArgBinding sb = binding(in.derived, o.primal);
-        sb.name = p.name;
-        bind.push_back(sb);
-        size_t n = in.mem.buffers.at(static_cast<size_t>(in.fwd_args.at(o.primal).buffer)).data.size();
-        interp::Buffer buf{p.name, sb.dtype, std::vector<double>(n, 0.0)};
-        JsonRef ref = ref_of.at(o.primal);
-        if (ref.has("input")) {
-            std::vector<double> &vi = v["input:" + std::to_string(ref.at("input").integer())];
-            if (vi.empty())
-                for (size_t e = 0; e < n; ++e) vi.push_back(normal(rng));
-            buf.data = vi;
-        }
-        int id = mem.add(std::move(buf));
-        by_name[p.name] = interp::ArgValue::pointer(id);
-        if (ref.has("output")) jv[static_cast<size_t>(ref.at("output").integer())] = id;
+        for (const ir::Constexpr &c : f.fn.constexprs) bind.push_back(binding(d, c.name));
+        ir::Function kernel = frontend::lower_kernel(in.module, f.fn.name, bind);
+        std::vector<interp::ArgValue> call;
+        for (const ir::Param &p : kernel.params) call.push_back(by_name.at(p.name));
+        interp::run(kernel, call, in.launches[k].grid, mem);
     }
-    for (const ir::Constexpr &c : f.fn.constexprs) bind.push_back(binding(in.derived, c.name));
-    ir::Function kernel = frontend::lower_kernel(in.module, f.fn.name, bind);
-    std::vector<interp::ArgValue> call;
-    for (const ir::Param &p : kernel.params) call.push_back(by_name.at(p.name));
-    interp::run(kernel, call, in.grid, mem);
+    std::map<size_t, int> jv;  // output index -> (J v)_j's buffer
+    for (const auto &[key, id] : tangent)
+        if (key.rfind("output:", 0) == 0) jv[static_cast<size_t>(std::stoi(key.substr(7)))] = id;
 
     Sum a, b;
     for (const auto &[j, id] : jv) {

@@ -15,22 +15,32 @@
 
 namespace tad {
 
-// What check_entry (cpu_verify.cpp) has after running the backward on one traced call.
+// One launch of the traced call, as check_entry (cpu_verify.cpp) ran it.
+struct DotLaunch {
+    const Derived *derived = nullptr;
+    const std::map<std::string, interp::ArgValue> *args = nullptr;  // by parameter name, buffers of `mem`
+    std::array<int64_t, 3> grid{};
+};
+
+// What check_entry has after running the backward on one traced call.
 struct DotCheckInput {
     const frontend::KernelFile &kf;
-    const ast::File &module;                                  // the emitted module, re-parsed
-    JsonRef trace;                                            // with data
-    const Derived &derived;                                   // derive_backward of the trace
-    const interp::Memory &mem;                                // the forward's buffers, inputs filled
-    const std::map<std::string, interp::ArgValue> &fwd_args;  // the forward's arguments, by name
-    std::array<int64_t, 3> grid;
+    const ast::File &module;  // the emitted module, re-parsed
+    JsonRef trace;            // with data
+    const Chain &chain;       // derive_chain of the trace
+    std::vector<DotLaunch> launches;
+    const interp::Memory &mem;  // after the forward ran
+    const std::map<std::string, int> &tensors;  // "input:i" / "output:j" / "temp:k" -> buffer in `mem`
     const std::vector<std::vector<double>> &cotangents;  // u, per stub output (its storage)
     const interp::Memory &bwd_mem;                        // after the backward ran
     const std::map<std::string, int> &grads;              // "input:<i>" -> Jᵀu's buffer in bwd_mem
 };
 
-// Draws v for each gradient input, runs the module's tangent kernel (lowered from the emitted text)
-// and compares Σ_j <u_j, (J v)_j> with Σ_i <v_i, (Jᵀ u)_i>. Returns {"jvp", "vjp", "rel_err",
+// "input:i" / "output:j" / "temp:k": the key of the tensor a trace record's `ref` names.
+std::string ref_key(JsonRef ref);
+
+// Draws v for each gradient input, runs the module's tangent kernels (lowered from the emitted text)
+// in the forward's order over one tangent buffer per tensor, and compares Σ_j <u_j, (J v)_j> with Σ_i <v_i, (Jᵀ u)_i>. Returns {"jvp", "vjp", "rel_err",
 // "rtol", "ok"}, or {"skipped": why} when forward mode does not handle the kernel.
 Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng);
 

@@ -51,11 +51,6 @@ int add_tensor(Tensors &t, const std::string &key, const std::string &name, Json
     return t.ids[key] = t.mem.add(std::move(b));
 }
 
-std::string ref_key(JsonRef ref) {
-    for (const char *k : {"input", "output", "temp"})
-        if (ref.has(k)) return std::string(k) + ":" + std::to_string(ref.at(k).integer());
-    fail(TAD_ERR_INVALID_ARGUMENT, "trace record: tensor argument without a ref");
-}
 
 std::vector<interp::ArgValue> args_for(const ir::Function &fn, const std::map<std::string, interp::ArgValue> &by_name) {
     std::vector<interp::ArgValue> out;
@@ -352,9 +347,9 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
     std::map<std::string, int> grad_buffer;  // "input:<i>" -> its gradient in bmem
     for (const auto &[key, buf] : shadow)
         if (key.rfind("input:", 0) == 0) grad_buffer[key] = buf;
-    add_dot_product(entry, dot_product_check({in.kf, bwd_file, trace, chain.launches.front(), t.mem, runs.front().args, runs.front().grid, cot, bmem,
-                                              grad_buffer},
-                                             rng));
+    std::vector<DotLaunch> dot_launches;
+    for (const LaunchRun &r : runs) dot_launches.push_back({r.derived, &r.args, r.grid});
+    add_dot_product(entry, dot_product_check({in.kf, bwd_file, trace, chain, dot_launches, fmem, t.ids, cot, bmem, grad_buffer}, rng));
     return entry;
 }
 

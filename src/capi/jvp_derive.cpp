@@ -1,24 +1,32 @@
-// Forward mode for the generated module: the tangent kernel of a derived call, or why there is none.
+// Forward mode for the generated module: the tangent kernel of a derived launch, or why there is none.
 #include "ad/forward.h"
 #include "capi/pipeline.h"
+#include "passes/passes.h"
 #include "support/error.h"
 
 namespace tad {
 
-emit::Tangent derive_jvp(const frontend::KernelFile &kf, JsonRef trace, const Derived &d) {
+std::string jvp_unsupported(const frontend::KernelFile &kf, const Chain &c) {
+    if (!c.aliases.empty())
+        return kf.file.path + ": stub '" + kf.stub.name + "' returns an input it updates in place; forward mode does not handle updated buffers yet";
+    // The tangent kernels run after the whole forward, on the tensors as the stub left them: a
+    // launch whose inputs a later launch (or itself) overwrites would read the wrong contents.
+    for (size_t k = 0; k < c.launches.size(); ++k) {
+        const Derived &d = c.launches[k];
+        if (d.spec.wrt.empty()) continue;  // no tangent kernel
+        passes::MemoryParams m = passes::memory_params(d.forward);
+        for (const auto &[param, writer] : d.saved_before)
+            if (writer > k || m.loaded.count(param))
+                return kf.file.path + ": launch " + std::to_string(k) + " of '" + d.kernel + "' reads '" + param + "', which " +
+                       (writer > k ? "launch " + std::to_string(writer) + " overwrites" : "it updates in place") +
+                       "; forward mode does not handle updated buffers yet";
+    }
+    return "";
+}
+
+emit::Tangent derive_jvp(const Derived &d) {
     emit::Tangent t;
     t.key = d.specialization.key;
-    JsonRef launches = trace.at("launches");
-    if (launches.size() != 1) {
-        t.unsupported = "stub '" + kf.stub.name + "' launched " + std::to_string(launches.size()) +
-                        " kernels; forward mode is generated for stubs launching one";
-        return t;
-    }
-    if (!d.spec.overwritten.empty()) {
-        t.unsupported = "kernel '" + d.kernel + "' overwrites '" + d.spec.overwritten.front() +
-                        "', which carries gradient (an in-place update); forward mode does not handle in-place updates yet";
-        return t;
-    }
     // The backward's name is <kernel>_bwd<suffix>: the tangent kernel takes the same suffix, so
     // that both follow the specialization the same way.
     const std::string &bwd = d.specialization.variants.front().bwd.fn.name;
@@ -30,21 +38,6 @@ emit::Tangent derive_jvp(const frontend::KernelFile &kf, JsonRef trace, const De
     } catch (const Error &e) {
         if (e.status() != TAD_ERR_UNSUPPORTED && e.status() != TAD_ERR_INTERNAL) throw;
         t.unsupported = e.what();
-        return t;
-    }
-    // The launcher passes stub inputs for the primal pointers the tangent kernel reads; it has no
-    // temporaries or outputs of the stub to pass.
-    JsonRef args = launches[0].at("args");
-    for (size_t i = 0; i < t.jvp->fn.params.size(); ++i) {
-        const ir::Param &p = t.jvp->fn.params[i];
-        if (p.kind != ir::ParamKind::Pointer || t.jvp->origins[i].kind != ad::ParamOrigin::Primal) continue;
-        for (size_t k = 0; k < args.size(); ++k)
-            if (args[k].at("name").str() == p.name && !args[k].at("ref").has("input")) {
-                t.unsupported = kf.file.path + ": the tangent kernel of '" + d.kernel + "' reads '" + p.name +
-                                "', which is not a stub input (saving intermediate buffers is not supported yet)";
-                t.jvp.reset();
-                return t;
-            }
     }
     return t;
 }

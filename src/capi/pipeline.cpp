@@ -281,10 +281,11 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
     in.num_outputs = first.at("outputs").size();
     for (JsonRef t : traces) {
         Chain c = derive_chain(kf, t, loops);
+        if (in.jvp_unsupported.empty()) in.jvp_unsupported = jvp_unsupported(kf, c);
         if (in.launches.empty()) {
             in.shared = c.shared;
             in.aliases = c.aliases;
-            for (const Derived &d : c.launches) in.launches.push_back({d.kernel, d.tensors, {}, d.saved_before});
+            for (const Derived &d : c.launches) in.launches.push_back({d.kernel, d.tensors, {}, {}, d.saved_before});
         }
         bool same = c.launches.size() == in.launches.size() && c.shared == in.shared && c.aliases == in.aliases;
         for (size_t k = 0; same && k < c.launches.size(); ++k)
@@ -299,8 +300,10 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
             bool seen = false;
             for (const emit::Specialization &s : list) seen = seen || s.key == sp.key;
             if (seen) continue;
-            // Forward mode is generated for one-launch stubs, per specialization like the backward.
-            if (c.launches.size() == 1 || in.tangents.empty()) in.tangents.push_back(derive_jvp(kf, t, c.launches[k]));
+            // Forward mode, per specialization like the backward.
+            emit::Tangent tangent = in.jvp_unsupported.empty() ? derive_jvp(c.launches[k]) : emit::Tangent{};
+            if (in.jvp_unsupported.empty() && !tangent.jvp) in.jvp_unsupported = tangent.unsupported;
+            in.launches[k].tangents.push_back(std::move(tangent));
             list.push_back(std::move(sp));
         }
     }

@@ -46,10 +46,14 @@ struct Chain {
 // `loops`: how loops with nonlinear carried state are reversed (ad::LoopPolicy).
 Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops = ad::LoopPolicy::Recompute);
 
-// The tangent kernel (forward mode) of a derived call with the same GradSpec, named like its
-// backward (`<kernel>_jvp` plus the specialization's suffix); without a kernel, and with the reason,
-// where forward mode does not handle the call (src/capi/jvp_derive.cpp).
-emit::Tangent derive_jvp(const frontend::KernelFile &kf, JsonRef trace, const Derived &d);
+// The tangent kernel (forward mode) of a derived launch with the same GradSpec, named like its
+// backward (`<kernel>_jvp` plus the launch's and the specialization's suffix); without a kernel, and
+// with the reason, where forward mode does not handle the launch (src/capi/jvp_derive.cpp).
+emit::Tangent derive_jvp(const Derived &d);
+
+// Why forward mode does not handle the chain as a whole (empty: it does): a launch reading a tensor
+// that it or a later launch overwrites.
+std::string jvp_unsupported(const frontend::KernelFile &kf, const Chain &c);
 
 // The generated module covering every specialization among `traces` (the first one's argument
 // layout is used for the launcher).

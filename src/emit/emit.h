@@ -40,21 +40,22 @@ struct TensorRef {
     bool operator==(const TensorRef &o) const { return kind == o.kind && index == o.index; }
 };
 
-// One launch of the stub and the backward kernels for it.
-struct LaunchBackward {
-    std::string kernel;                         // the forward kernel
-    std::map<std::string, TensorRef> tensors;   // pointer parameter -> tensor
-    std::vector<Specialization> specializations;  // empty: no gradient flows through the launch
-    // Pointer parameter -> the launch (this one or a later one) before which the module saves its
-    // tensor's contents, because that launch overwrites them (tad::Derived::saved_before).
-    std::map<std::string, size_t> saved_before;
-};
-
 // The tangent kernel (forward mode) of one specialization, or why forward mode does not handle it.
 struct Tangent {
     std::vector<std::pair<std::string, std::string>> key;  // as Specialization::key
     std::optional<ad::Forward> jvp;
     std::string unsupported;  // the reason, when there is no jvp
+};
+
+// One launch of the stub and the backward kernels for it.
+struct LaunchBackward {
+    std::string kernel;                         // the forward kernel
+    std::map<std::string, TensorRef> tensors;   // pointer parameter -> tensor
+    std::vector<Specialization> specializations;  // empty: no gradient flows through the launch
+    std::vector<Tangent> tangents;                // forward mode, one per specialization, in its order
+    // Pointer parameter -> the launch (this one or a later one) before which the module saves its
+    // tensor's contents, because that launch overwrites them (tad::Derived::saved_before).
+    std::map<std::string, size_t> saved_before;
 };
 
 struct ModuleInput {
@@ -65,7 +66,7 @@ struct ModuleInput {
     std::vector<std::pair<size_t, std::string>> temps;
     std::set<TensorRef> shared;                 // shadows accumulated by several launches, or zeroed
     std::map<int, int> aliases;                 // output j -> the stub input it is (updated in place)
-    std::vector<Tangent> tangents;  // one launch only: per specialization, in its order (none: no forward mode)
+    std::string jvp_unsupported;  // why the module has no forward mode (empty: it has)
 };
 
 // The whole generated file: the forward kernels and stub copied from the forward file, a launch
@@ -74,10 +75,10 @@ struct ModuleInput {
 std::string emit_module(const ModuleInput &in);
 
 // The module's forward-mode section (src/emit/jvp_module.cpp), appended by emit_module: the tangent
-// kernels, the launcher `<stub>_jvp(launch, <stub params>, out_layouts, tangents)` dispatching on
-// the specializations like the backward's, `jvp(*args, tangents=..., **kwargs)` and
-// `JVP_UNSUPPORTED = None`; when some specialization has no tangent kernel (or there are none), only
-// a comment and JVP_UNSUPPORTED saying why, so that the backward is generated regardless.
+// kernels, the launcher `<stub>_jvp(launches, <stub params>, outs, out_layouts, tangents)` running
+// them in the forward's order, each dispatching on its specializations like the backward,
+// `jvp(*args, tangents=..., **kwargs)` and `JVP_UNSUPPORTED = None`; when some launch has no tangent
+// kernel, only a comment and JVP_UNSUPPORTED saying why, so that the backward is generated regardless.
 std::string emit_jvp_section(const ModuleInput &in);
 
 }  // namespace tad::emit

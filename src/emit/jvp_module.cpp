@@ -67,33 +67,29 @@ def _tangent_buffer(layout):
 std::string emit_jvp_section(const ModuleInput &in) {
     const frontend::StubInfo &stub = in.kf->stub;
     std::ostringstream os;
-    std::string why = in.tangents.empty() ? "no tangent kernel was derived" : "";
-    for (const Tangent &t : in.tangents)
-        if (!t.jvp && why.empty()) why = t.unsupported;
+    std::string why = in.jvp_unsupported;
+    bool any = false;
+    for (const LaunchBackward &l : in.launches)
+        for (const Tangent &t : l.tangents) {
+            any = true;
+            if (!t.jvp && why.empty()) why = t.unsupported;
+        }
+    if (why.empty() && !any) why = "no tangent kernel was derived";
     if (!why.empty()) {
         os << "\n\n# ---- forward mode (JVP): not generated, forward mode does not handle this kernel ----\n# " << one_line(why)
            << "\nJVP_UNSUPPORTED = " << py_string(why) << "\n";
         return os.str();
     }
-
-    // Kernel parameter -> stub input / output index, from the recorded launch.
-    std::map<std::string, int> input_of, output_of;
-    for (const auto &[param, t] : in.launches.front().tensors) {
-        if (t.kind == TensorRef::Input) input_of[param] = t.index;
-        if (t.kind == TensorRef::Output) output_of[param] = t.index;
-    }
-    const std::string &kernel = in.launches.front().kernel;
-
     os << "\n\n# ---- forward mode (JVP): the tangents J v of the outputs from tangents v of GRAD_INPUTS ----\n";
     os << "JVP_UNSUPPORTED = None\n\n\n";
-    for (const Tangent &t : in.tangents) {
-        std::string doc = "Forward mode of " + kernel;
-        for (size_t i = 0; i < t.key.size(); ++i) doc += (i ? ", " : " for ") + t.key[i].first + "=" + t.key[i].second;
-        doc += ": the outputs' tangents into their shadows from the inputs' tangents in theirs.";
-        os << emit_kernel(t.jvp->fn, doc) << "\n\n";
-    }
+    for (const LaunchBackward &l : in.launches)
+        for (const Tangent &t : l.tangents) {
+            std::string doc = "Forward mode of " + l.kernel;
+            for (size_t i = 0; i < t.key.size(); ++i) doc += (i ? ", " : " for ") + t.key[i].first + "=" + t.key[i].second;
+            doc += ": the outputs' tangents into their shadows from the inputs' tangents in theirs.";
+            os << emit_kernel(t.jvp->fn, doc) << "\n\n";
+        }
     os << kHelpers << "\n\n";
-
     // The launcher; its locals get names no stub parameter has.
     std::set<std::string> taken(stub.params.begin(), stub.params.end());
     auto fresh = [&](std::string n) {
@@ -101,74 +97,98 @@ std::string emit_jvp_section(const ModuleInput &in) {
         taken.insert(n);
         return n;
     };
-    const std::string launch_v = fresh("launch"), a_v = fresh("a"), layouts_v = fresh("out_layouts"), tangents_v = fresh("tangents");
-    std::vector<std::string> largs = {launch_v};
+    const std::string launches_v = fresh("launches"), a_v = fresh("a"), outs_v = fresh("outs"), layouts_v = fresh("out_layouts"),
+                      tangents_v = fresh("tangents");
+    std::vector<std::string> largs = {launches_v};
     largs.insert(largs.end(), stub.params.begin(), stub.params.end());
-    largs.push_back(layouts_v);
-    largs.push_back(tangents_v);
+    largs.insert(largs.end(), {outs_v, layouts_v, tangents_v});
     const std::string fn = stub.name + "_jvp";
     os << "def " << fn << "(" << join(largs) << "):\n";
-    os << "    \"\"\"Tangents of the stub's outputs (J v, laid out like the outputs; None for one the kernel does not\n"
-          "    write) for a recorded launch, from the tangents of GRAD_INPUTS (in their order, None: zero).\"\"\"\n";
-    os << "    " << a_v << " = " << launch_v << ".args\n";
-    // Every tangent is made before the dispatch: they depend on the stub's tensors, not on the branch.
-    std::map<int, std::string> out_var;
-    for (const auto &[param, j] : output_of) {
-        if (out_var.count(j)) continue;
-        out_var[j] = fresh("t" + std::to_string(j));
-        os << "    " << out_var[j] << " = _tangent_buffer(" << layouts_v << "[" << j << "])\n";
-    }
-    std::map<std::string, std::string> in_var;  // kernel parameter -> its tangent's local
-    for (const Tangent &t : in.tangents)
-        for (size_t i = 0; i < t.jvp->fn.params.size(); ++i) {
-            const ad::ParamOrigin &o = t.jvp->origins[i];
-            if (o.kind != ad::ParamOrigin::Shadow || !input_of.count(o.primal) || in_var.count(o.primal)) continue;
-            const std::string &x = stub.params.at(static_cast<size_t>(input_of.at(o.primal)));
-            size_t k = 0;
-            while (k < stub.grad_inputs.size() && stub.grad_inputs[k] != x) ++k;
-            in_var[o.primal] = fresh("d_" + x);
-            os << "    " << in_var[o.primal] << " = _tangent_of(" << tangents_v << "[" << k << "], " << x << ")\n";
+    os << "    \"\"\"Tangents of the stub's outputs (J v, laid out like the outputs; None for one no kernel writes) for\n"
+          "    recorded launches, from the tangents of GRAD_INPUTS (in their order, None: zero): each launch's tangent\n"
+          "    kernel, in the forward's order, over one tangent buffer per tensor.\"\"\"\n";
+    // One tangent buffer per tensor, made before the launches: an input's from its tangent, an
+    // output's or a temporary's zeroed.
+    std::map<TensorRef, std::string> tvar;
+    auto primal = [&](size_t k, const std::string &param) {
+        TensorRef t = in.launches[k].tensors.at(param);
+        if (t.kind == TensorRef::Input) return stub.params.at(static_cast<size_t>(t.index));
+        if (t.kind == TensorRef::Output) return outs_v + "[" + std::to_string(t.index) + "]";
+        return launches_v + "[" + std::to_string(k) + "].tensors[\"" + param + "\"]";
+    };
+    for (size_t k = 0; k < in.launches.size(); ++k)
+        for (const Tangent &t : in.launches[k].tangents)
+            for (size_t i = 0; i < t.jvp->fn.params.size(); ++i) {
+                const ad::ParamOrigin &o = t.jvp->origins[i];
+                if (o.kind != ad::ParamOrigin::Shadow) continue;
+                TensorRef ref = in.launches[k].tensors.at(o.primal);
+                if (tvar.count(ref)) continue;
+                if (ref.kind == TensorRef::Input) {
+                    const std::string &x = stub.params.at(static_cast<size_t>(ref.index));
+                    size_t g = 0;
+                    while (g < stub.grad_inputs.size() && stub.grad_inputs[g] != x) ++g;
+                    tvar[ref] = fresh("d_" + x);
+                    if (g == stub.grad_inputs.size())  // a stub input written by a launch: its tangent starts at zero
+                        os << "    " << tvar[ref] << " = _tangent_of(None, " << x << ")\n";
+                    else
+                        os << "    " << tvar[ref] << " = _tangent_of(" << tangents_v << "[" << g << "], " << x << ")\n";
+                } else if (ref.kind == TensorRef::Output) {
+                    tvar[ref] = fresh("t" + std::to_string(ref.index));
+                    os << "    " << tvar[ref] << " = _tangent_buffer(" << layouts_v << "[" << ref.index << "])\n";
+                } else {
+                    tvar[ref] = fresh("d_temp" + std::to_string(ref.index));
+                    std::string x = primal(k, o.primal);
+                    os << "    " << tvar[ref] << " = _tangent_buffer((" << x << ".shape, " << x << ".stride(), " << x << ".dtype, " << x
+                       << ".device))\n";
+                }
+            }
+    for (size_t k = 0; k < in.launches.size(); ++k) {
+        const LaunchBackward &l = in.launches[k];
+        if (l.tangents.empty()) continue;
+        const std::string launch = launches_v + "[" + std::to_string(k) + "]";
+        os << "    # launch " << k << ": " << l.kernel << "\n";
+        os << "    " << a_v << " = " << launch << ".args\n";
+        // Static ifs were resolved per specialization: dispatch on those constexprs, as the backward.
+        const bool keyed = !l.tangents.front().key.empty();
+        for (size_t s = 0; s < l.tangents.size(); ++s) {
+            const Tangent &t = l.tangents[s];
+            std::string indent = "    ";
+            if (keyed) {
+                std::string cond;
+                for (size_t i = 0; i < t.key.size(); ++i) cond += (i ? " and " : "") + a_v + "[\"" + t.key[i].first + "\"] == " + t.key[i].second;
+                os << "    " << (s ? "elif " : "if ") << cond << ":\n";
+                indent = "        ";
+            }
+            const ir::Function &kf = t.jvp->fn;
+            std::vector<std::string> call;
+            for (size_t i = 0; i < kf.params.size(); ++i) {
+                const ir::Param &p = kf.params[i];
+                const ad::ParamOrigin &o = t.jvp->origins[i];
+                if (o.kind == ad::ParamOrigin::Shadow) call.push_back(tvar.at(l.tensors.at(o.primal)));
+                else if (p.kind == ir::ParamKind::Pointer) call.push_back(primal(k, p.name));
+                else call.push_back(a_v + "[\"" + p.name + "\"]");
+            }
+            for (const ir::Constexpr &c : kf.constexprs) call.push_back(c.name + "=" + a_v + "[\"" + c.name + "\"]");
+            os << indent << kf.name << "[" << launch << ".grid](" << join(call) << ", **" << launch << ".options)\n";
         }
+        if (keyed) {
+            std::string shown;
+            for (const auto &[name, value] : l.tangents.front().key)
+                shown += std::string(shown.empty() ? "" : ", ") + name + "={" + a_v + "['" + name + "']!r}";
+            os << "    else:\n        raise RuntimeError(f\"no tangent kernel of " << l.kernel << " was generated for " << shown
+               << "; regenerate with a SWEEP entry that uses these values\")\n";
+        }
+    }
     std::vector<std::string> rets;
-    for (size_t j = 0; j < in.num_outputs; ++j)
-        rets.push_back(out_var.count(static_cast<int>(j)) ? out_var.at(static_cast<int>(j)) : "None");
-    std::string ret = "return (" + join(rets) + (rets.size() == 1 ? ",)" : ")");
-
-    // Static ifs were resolved per specialization: dispatch on those constexprs, as the backward.
-    for (const Tangent &t : in.tangents) {
-        std::string indent = "    ";
-        if (!t.key.empty()) {
-            std::string cond;
-            for (size_t i = 0; i < t.key.size(); ++i) cond += (i ? " and " : "") + a_v + "[\"" + t.key[i].first + "\"] == " + t.key[i].second;
-            os << "    if " << cond << ":\n";
-            indent = "        ";
-        }
-        const ir::Function &k = t.jvp->fn;
-        std::vector<std::string> call;
-        for (size_t i = 0; i < k.params.size(); ++i) {
-            const ir::Param &p = k.params[i];
-            const ad::ParamOrigin &o = t.jvp->origins[i];
-            if (o.kind == ad::ParamOrigin::Shadow)
-                call.push_back(output_of.count(o.primal) ? out_var.at(output_of.at(o.primal)) : in_var.at(o.primal));
-            else if (p.kind == ir::ParamKind::Pointer)
-                call.push_back(stub.params.at(static_cast<size_t>(input_of.at(p.name))));
-            else
-                call.push_back(a_v + "[\"" + p.name + "\"]");
-        }
-        for (const ir::Constexpr &c : k.constexprs) call.push_back(c.name + "=" + a_v + "[\"" + c.name + "\"]");
-        os << indent << k.name << "[" << launch_v << ".grid](" << join(call) << ", **" << launch_v << ".options)\n";
-        os << indent << ret << "\n";
+    for (size_t j = 0; j < in.num_outputs; ++j) {
+        auto it = tvar.find({TensorRef::Output, static_cast<int>(j)});
+        rets.push_back(it == tvar.end() ? "None" : it->second);
     }
-    if (!in.tangents.front().key.empty()) {
-        std::string shown;
-        for (const auto &[name, value] : in.tangents.front().key)
-            shown += std::string(shown.empty() ? "" : ", ") + name + "={" + a_v + "['" + name + "']!r}";
-        os << "    raise RuntimeError(f\"no tangent kernel was generated for " << shown << "; regenerate with a SWEEP entry that uses these values\")\n";
-    }
+    os << "    return (" << join(rets) << (rets.size() == 1 ? ",)" : ")") << "\n";
 
     os << "\n\ndef jvp(*args, tangents=None, **kwargs):\n";
     os << "    \"\"\"`" << stub.name << "` and its forward-mode derivative: (outputs, their tangents J v, laid out like them),\n"
-          "    for tangents v of GRAD_INPUTS (see _tangent_list). Runs the stub once to record its launch.\"\"\"\n";
+          "    for tangents v of GRAD_INPUTS (see _tangent_list). Runs the stub once to record its launches.\"\"\"\n";
     os << "    bound = _SIGNATURE.bind(*args, **kwargs)\n";
     os << "    bound.apply_defaults()\n";
     os << "    values = list(bound.arguments.values())\n";
@@ -176,11 +196,10 @@ std::string emit_jvp_section(const ModuleInput &in) {
     os << "    with torch.no_grad():\n";
     os << "        with _capturing() as launches:\n";
     os << "            out = " << stub.name << "(*values)\n";
-    os << "        if len(launches) != 1:\n";
-    os << "            raise RuntimeError(f\"" << stub.name << " launched {len(launches)} kernels; forward mode was generated for one\")\n";
+    os << "        _check_launches(launches, _KERNELS)\n";
     os << "        outs = out if isinstance(out, tuple) else (out,)\n";
     os << "        layouts = [(o.shape, tuple(o.stride()), o.dtype, o.device) for o in outs]\n";
-    os << "        touts = " << fn << "(launches[0], *values, layouts, tangent_list)\n";
+    os << "        touts = " << fn << "(launches, *values, outs, layouts, tangent_list)\n";
     os << "    return out, (touts if isinstance(out, tuple) else touts[0])\n";
     return os.str();
 }

@@ -386,7 +386,8 @@ std::string emit_module(const ModuleInput &in) {
     for (const LaunchBackward &l : in.launches)
         for (const Specialization &sp : l.specializations)
             for (const Variant &v : sp.variants) tf32 = tf32 || uses_tf32(v.bwd.fn);
-    for (const Tangent &t : in.tangents) tf32 = tf32 || (t.jvp && uses_tf32(t.jvp->fn));
+    for (const LaunchBackward &l : in.launches)
+        for (const Tangent &t : l.tangents) tf32 = tf32 || (t.jvp && uses_tf32(t.jvp->fn));
     os << "# Whether the kernels multiply float32 tiles at TF32 precision (10-bit mantissa, as float16).\n";
     os << "TF32 = " << (tf32 ? "True" : "False") << "\n";
     os << "# Stub inputs the forward updates in place and returns (autograd wants them to be non-leaf).\n";
