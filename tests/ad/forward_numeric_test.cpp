@@ -17,12 +17,7 @@ void expect_jvp_matches_central_differences(const Problem &p, std::mt19937_64 &r
     Buffers v = random_like(p, p.spec.wrt, rng);
     Buffers jv = run_jvp(p, v);
     const double h = 1e-6;
-    Buffers plus = p.memory, minus = p.memory;
-    for (const auto &[name, dir] : v)
-        for (size_t i = 0; i < dir.size(); ++i) {
-            plus[name][i] += h * dir[i];
-            minus[name][i] -= h * dir[i];
-        }
+    auto [plus, minus] = perturbed(p.memory, v, h);
     Buffers yp = run_forward(p, plus), ym = run_forward(p, minus);
     EXPECT_GT(dot(jv, jv).value, 0) << "J·v is zero: nothing was checked";
     for (const auto &[name, t] : jv)

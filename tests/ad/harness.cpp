@@ -121,6 +121,16 @@ Buffers run_vjp(const Problem &p, const Buffers &u) {
     return only(shadow, p.spec.wrt);
 }
 
+std::pair<Buffers, Buffers> perturbed(const Buffers &memory, const Buffers &v, double h) {
+    Buffers plus = memory, minus = memory;
+    for (const auto &[name, dir] : v)
+        for (size_t i = 0; i < dir.size(); ++i) {
+            plus[name][i] += h * dir[i];
+            minus[name][i] -= h * dir[i];
+        }
+    return {plus, minus};
+}
+
 Buffers random_like(const Problem &p, const std::vector<std::string> &names, std::mt19937_64 &rng) {
     std::normal_distribution<double> normal;
     Buffers out = zeros_like(p, names);

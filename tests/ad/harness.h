@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ad/reverse.h"
@@ -31,6 +32,9 @@ Buffers run_forward(const Problem &p, const Buffers &memory);
 Buffers run_jvp(const Problem &p, const Buffers &v);
 // Jᵀ·u: the inputs' gradients from the backward, given the outputs' cotangents u.
 Buffers run_vjp(const Problem &p, const Buffers &u);
+
+// memory ± h·v, per buffer v names: the points of a central difference along v.
+std::pair<Buffers, Buffers> perturbed(const Buffers &memory, const Buffers &v, double h);
 
 // Standard-normal contents for `names`, sized like their buffers in p.memory.
 Buffers random_like(const Problem &p, const std::vector<std::string> &names, std::mt19937_64 &rng);

@@ -288,12 +288,7 @@ void expect_vjp_matches_central_differences(const Problem &p, std::mt19937_64 &r
     Buffers v = random_like(p, p.spec.wrt, rng), u = random_like(p, p.spec.outputs, rng);
     Dot vjp = dot(v, run_vjp(p, u));
     const double h = 1e-6;
-    Buffers plus = p.memory, minus = p.memory;
-    for (const auto &[name, dir] : v)
-        for (size_t i = 0; i < dir.size(); ++i) {
-            plus[name][i] += h * dir[i];
-            minus[name][i] -= h * dir[i];
-        }
+    auto [plus, minus] = perturbed(p.memory, v, h);
     Buffers yp = run_forward(p, plus), ym = run_forward(p, minus);
     Buffers fd;
     for (const auto &[name, data] : yp) {

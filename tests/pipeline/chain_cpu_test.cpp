@@ -121,6 +121,11 @@ def f(x):
     return y
 )";
 
+std::string module_of(const Json &trace) {
+    frontend::KernelFile kf = frontend::analyze(frontend::parse_source("k.py", kTwoKernels));
+    return emit_backward_module(kf, {trace});
+}
+
 std::string error_of(const Json &trace, const char *source = kTwoKernels) {
     frontend::KernelFile kf = frontend::analyze(frontend::parse_source("k.py", source));
     try {
@@ -135,8 +140,7 @@ std::string error_of(const Json &trace, const char *source = kTwoKernels) {
 TEST(Chain, ABufferOverwrittenByALaterLaunchPassesNoGradientToItsEarlierContents) {
     Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"output": 0})") + ", " +
                       launch("second", R"({"input": 0})", R"({"output": 0})") + "]");
-    frontend::KernelFile kf = frontend::analyze(frontend::parse_source("k.py", kTwoKernels));
-    std::string py = emit_backward_module(kf, {t});
+    std::string py = module_of(t);
     // second's backward reads y's cotangent, then zeroes it: first's backward sees none.
     size_t first = py.find("def first_bwd"), second = py.find("def second_bwd"), end = py.find("def f_backward");
     ASSERT_TRUE(first < second && second < end) << py;
@@ -157,8 +161,7 @@ TEST(Chain, RefusesAGradInputUpdatedInPlaceAndNotReturned) {
 TEST(Chain, AnInputUpdatedInPlaceAndReturnedIsMarkedDirty) {
     Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"input": 0})") + "]");
     t.at("outputs")[0].set("input", int64_t{0});
-    frontend::KernelFile kf = frontend::analyze(frontend::parse_source("k.py", kTwoKernels));
-    std::string py = emit_backward_module(kf, {t});
+    std::string py = module_of(t);
     EXPECT_NE(py.find("        ctx.mark_dirty(x)\n"), std::string::npos) << py;
     EXPECT_NE(py.find("DIRTY = (\"x\",)\n"), std::string::npos) << py;
     EXPECT_NE(py.find("    d_x = _cotangent_buffer(grads[0], out_layouts[0])\n"), std::string::npos) << py;
@@ -205,8 +208,7 @@ TEST(Chain, RefusesALaunchReadingBackADifferentiatedValueItStored) {
 TEST(Chain, ALaunchedKernelSequenceOtherThanTracedIsRefusedAtRunTime) {
     Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"temp": 0})") + ", " + launch("second", R"({"temp": 0})", R"({"output": 0})") + "]",
                       R"([{"id": 0, "dtype": "float32", "shape": [16], "stride": [1]}])");
-    frontend::KernelFile kf = frontend::analyze(frontend::parse_source("k.py", kTwoKernels));
-    std::string py = emit_backward_module(kf, {t});
+    std::string py = module_of(t);
     EXPECT_NE(py.find("_KERNELS = (\"first\", \"second\")\n"), std::string::npos) << py;
     EXPECT_NE(py.find("        _check_launches(launches, _KERNELS)\n"), std::string::npos) << py;
     EXPECT_NE(py.find("    d_temp0 = _atomic_buffer(temps[0])\n"), std::string::npos) << py;
