@@ -140,7 +140,13 @@ void plan_flow(const frontend::KernelFile &kf, JsonRef trace, Chain &c) {
     JsonRef outs = trace.at("outputs");
     std::set<TensorRef> returned;
     for (size_t j = 0; j < outs.size(); ++j) {
-        if (outs[j].has("input") && written.count({TensorRef::Input, static_cast<int>(outs[j].at("input").integer())})) {
+        if (outs[j].has("input") && !written.count({TensorRef::Input, static_cast<int>(outs[j].at("input").integer())}) &&
+            std::find(kf.stub.grad_inputs.begin(), kf.stub.grad_inputs.end(),
+                      kf.stub.params.at(static_cast<size_t>(outs[j].at("input").integer()))) != kf.stub.grad_inputs.end())
+            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name + "' returns its input '" +
+                                          kf.stub.params.at(static_cast<size_t>(outs[j].at("input").integer())) + "' unchanged (output " +
+                                          std::to_string(j) + "), and its gradient through that output would be lost; return a copy, or leave it out");
+        if (outs[j].has("input")) {
             c.aliases[static_cast<int>(j)] = static_cast<int>(outs[j].at("input").integer());
             returned.insert({TensorRef::Input, c.aliases[static_cast<int>(j)]});
         } else {
@@ -165,18 +171,39 @@ void plan_flow(const frontend::KernelFile &kf, JsonRef trace, Chain &c) {
                             overwrites = tensors(k, mem[k].overwritten);
         bool flows = false;
         for (const TensorRef &t : reads) flows = flows || active.count(t);
-        for (const auto &[param, op] : mem[k].reread) {
-            TensorRef t = d.tensors.at(param);
-            if (!active.count(t) && !flows) continue;
-            const ir::Op &load = d.forward.ops[static_cast<size_t>(op)];
-            fail(TAD_ERR_UNSUPPORTED, launch_label(k) + "reads " + tensor_label(kf, t) + " back after storing to it (" +
+        // Within a launch, every load must see the contents from before the launch: a load after a
+        // store or atomic add to the same tensor (through any parameter), or a load in a loop that a
+        // later store of that loop may have written in an earlier iteration, is refused.
+        std::set<TensorRef> written_here, zeroed_here;
+        std::map<std::pair<TensorRef, ir::ValueId>, int> stores_at;
+        for (const passes::Access &a : mem[k].accesses) {
+            TensorRef t = d.tensors.at(a.param);
+            if (a.kind == ir::OpKind::Store) {
+                ++stores_at[{t, a.ptr}];
+                if (a.loop >= 0 && !a.varies) zeroed_here.insert(t);  // the same elements, every iteration
+            }
+            bool reread = a.kind == ir::OpKind::Load && written_here.count(t);
+            for (const passes::Access &b : mem[k].accesses)
+                reread = reread || (a.kind == ir::OpKind::Load && a.loop >= 0 && b.loop == a.loop && b.op > a.op &&
+                                    b.kind != ir::OpKind::Load && d.tensors.at(b.param) == t && b.ptr != a.ptr);
+            if (a.kind != ir::OpKind::Load) written_here.insert(t);
+            if (!reread || (!active.count(t) && !flows)) continue;
+            const ir::Op &load = d.forward.ops[static_cast<size_t>(a.op)];
+            fail(TAD_ERR_UNSUPPORTED, launch_label(k) + "may read " + tensor_label(kf, t) + " back after writing it (" +
                                           where(d.forward.source_path, load.loc.line, load.loc.col) +
-                                          "); a launch that updates a differentiated buffer must read each element before writing it");
+                                          "); a launch that updates a differentiated buffer must read each element before writing it, "
+                                          "through the same pointer");
         }
-        for (const TensorRef &t : overwrites)
-            if (active.count(t) && useful.count(t) && !flows)
+        for (const auto &[at, n] : stores_at)
+            if (n > 1) zeroed_here.insert(at.first);  // stored twice at the same addresses
+        for (const TensorRef &t : overwrites) {
+            // Gradient reaches the new contents only if a later launch reads them or the stub returns them.
+            bool read_later = returned.count(t) > 0;
+            for (size_t m = k + 1; m < c.launches.size(); ++m) read_later = read_later || tensors(m, mem[m].loaded).count(t);
+            if (active.count(t) && read_later && !flows)
                 fail(TAD_ERR_UNSUPPORTED, launch_label(k) + "overwrites " + tensor_label(kf, t) +
                                               ", which carries gradient, with values that do not depend on the grad inputs");
+        }
         const std::set<TensorRef> before = active;
         if (flows) active.insert(writes.begin(), writes.end());
         for (const auto &[param, t] : d.tensors) {
@@ -187,7 +214,7 @@ void plan_flow(const frontend::KernelFile &kf, JsonRef trace, Chain &c) {
         if (d.spec.wrt.empty() || d.spec.outputs.empty()) d.spec = {};
         for (const std::string &p : d.spec.outputs) {
             TensorRef t = d.tensors.at(p);
-            if (mem[k].overwritten.count(p) && (t.kind == TensorRef::Input || touched.count(t) || reads.count(t))) {
+            if (mem[k].overwritten.count(p) && (t.kind == TensorRef::Input || touched.count(t) || reads.count(t) || zeroed_here.count(t))) {
                 d.spec.overwritten.push_back(p);
                 c.shared.insert(t);
             }

@@ -40,7 +40,9 @@ public:
         std::vector<std::string> rets;
         for (size_t i = 0; i < stub_.params.size(); ++i) {
             auto it = grad_.find({TensorRef::Input, static_cast<int>(i)});
-            rets.push_back(it == grad_.end() ? "None" : "_as_dtype(" + it->second + ", " + stub_.params[i] + ")");
+            // An input that is not a grad input may still have a shadow (a buffer it updates in place).
+            bool wanted = std::find(stub_.grad_inputs.begin(), stub_.grad_inputs.end(), stub_.params[i]) != stub_.grad_inputs.end();
+            rets.push_back(it == grad_.end() || !wanted ? "None" : "_as_dtype(" + it->second + ", " + stub_.params[i] + ")");
         }
         os_ << "    return " << py_tuple(rets, false) << "\n";
         out.source = os_.str();

@@ -154,7 +154,13 @@ class _Recorded:
     def _tensors(self, args, kwargs):
         params = self.signature.parameters
         bound = self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params})
-        return {k: v for k, v in bound.arguments.items() if isinstance(v, torch.Tensor)}
+        out = {}
+        for k, v in bound.arguments.items():
+            if type(v).__name__ == "TensorDescriptor" and isinstance(getattr(v, "base", None), torch.Tensor):
+                v = v.base  # as _record: the backward sees a descriptor as its base tensor
+            if isinstance(v, torch.Tensor):
+                out[k] = v
+        return out
 
     def _record(self, grid, args, kwargs):
         params = self.signature.parameters

@@ -40,12 +40,21 @@ std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, con
 // The pointer parameter a pointer value is derived from ("" when it is not one parameter's).
 std::string pointer_base(const ir::Function &f, ir::ValueId p);
 
+// One load, store or atomic add of a kernel, in op order.
+struct Access {
+    int op = -1;             // index in f.ops
+    ir::OpKind kind{};       // Load, Store or AtomicAdd
+    std::string param;       // the pointer parameter it addresses
+    ir::ValueId ptr = ir::kNoValue;
+    int loop = -1;           // the innermost loop holding it (index into ir::loops(f)), -1: none
+    bool varies = false;     // its address changes from one iteration of that loop to the next
+};
+
 // The pointer parameters a kernel loads from, stores (or atomically adds) to, atomically adds to,
-// and writes with plain stores; `reread`: parameters loaded after a plain store to them (in op
-// order), with the index of the first such load.
+// and writes with plain stores, and every access in op order.
 struct MemoryParams {
     std::set<std::string> loaded, stored, accumulated, overwritten;
-    std::map<std::string, int> reread;
+    std::vector<Access> accesses;
 };
 MemoryParams memory_params(const ir::Function &f);
 

@@ -50,6 +50,56 @@ TEST(ChainCpu, InPlaceUpdatesMatchFiniteDifferences) {
     EXPECT_EQ(report.at("summary").at("passed").integer(), 2);
 }
 
+// Mutation patterns (tests/pipeline/data/mutation/): stores that overwrite a buffer in the same
+// launch (twice at one address, once per loop iteration at one address), an out= stub input
+// updated and returned, a scratch temp cleared after its last use. Each must match finite
+// differences: the overwritten values get no gradient.
+class MutationCpu : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(MutationCpu, MatchesFiniteDifferences) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    fs::TempDir dir;
+    auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/mutation/" + GetParam() + ".py");
+    s->generate(GenerateOptions{});
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = false;
+    Json report = Json::parse(s->verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+}
+
+INSTANTIATE_TEST_SUITE_P(Data, MutationCpu, ::testing::Values("double_store", "loop_store", "out_param", "clear_after_use"),
+                         [](const auto &info) { return std::string(info.param); });
+
+// Reading back what the launch itself wrote, through another parameter, after an atomic add or in a
+// later loop iteration, and returning a grad input unchanged: refused, each with its reason.
+struct Refused {
+    const char *file, *message;
+};
+void PrintTo(const Refused &r, std::ostream *os) { *os << r.file; }
+class MutationRefused : public ::testing::TestWithParam<Refused> {};
+
+TEST_P(MutationRefused, WithItsReason) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    fs::TempDir dir;
+    auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/mutation/" + GetParam().file + ".py");
+    try {
+        s->generate(GenerateOptions{});
+        ADD_FAILURE() << "expected a refusal";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.status(), TAD_ERR_UNSUPPORTED);
+        EXPECT_NE(std::string(e.what()).find(GetParam().message), std::string::npos) << e.what();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Data, MutationRefused,
+    ::testing::Values(Refused{"alias_reread", "may read temporary buffer 0 back after writing it ("},
+                      Refused{"atomic_reread_out", "may read output 1 back after writing it ("},
+                      Refused{"loop_reread2", "may read output 0 back after writing it ("},
+                      Refused{"return_input", "returns its input 'x' unchanged (output 1)"}),
+    [](const auto &info) { return std::string(info.param.file); });
+
 // Generates the module of tests/pipeline/data/<data>.py and runs tests/pipeline/<script> on it
 // (fake kernels, no GPU); its output.
 std::string run_launcher_check(const std::string &data, const std::string &script) {

@@ -244,13 +244,12 @@ class _Memory:
 
 def _alias(v, params):
     """{"input": i} when output v is stub input i itself (a stub that updates i in place and
-    returns it), else {}."""
+    returns it), else {}. The object, not a view: autograd marks exactly that object dirty."""
     import torch
     if not torch.is_tensor(v):
         return {}
     for i, (_, p) in enumerate(params):
-        if torch.is_tensor(p) and (p is v or (p.data_ptr() == v.data_ptr() and p.shape == v.shape
-                                              and p.stride() == v.stride() and p.dtype == v.dtype)):
+        if p is v:
             return {"input": i}
     return {}
 
