@@ -21,6 +21,16 @@ using tad::test::torch_available;
 
 namespace {
 
+// Verifies the session's candidate on the CPU tier; the report, after expecting it to pass.
+Json expect_cpu_pass(Session &s) {
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = false;
+    Json report = Json::parse(s.verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+    return report;
+}
+
 TEST(ChainCpu, FourLaunchesMatchFiniteDifferences) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
@@ -29,12 +39,7 @@ TEST(ChainCpu, FourLaunchesMatchFiniteDifferences) {
     // fill_scale reads no differentiated tensor: it has no backward.
     EXPECT_EQ(src.find("def fill_scale_bwd"), std::string::npos);
     EXPECT_LT(src.find("    # launch 3: finish\n"), src.find("    # launch 1: squash\n"));
-    VerifyOptions v;
-    v.cpu = true;
-    bool passed = false;
-    Json report = Json::parse(s->verify(v, &passed), "report");
-    EXPECT_TRUE(passed) << report.dump(true);
-    EXPECT_EQ(report.at("summary").at("passed").integer(), 2);
+    EXPECT_EQ(expect_cpu_pass(*s).at("summary").at("passed").integer(), 2);
 }
 
 TEST(ChainCpu, InPlaceUpdatesMatchFiniteDifferences) {
@@ -42,12 +47,7 @@ TEST(ChainCpu, InPlaceUpdatesMatchFiniteDifferences) {
     fs::TempDir dir;
     auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/inplace_chain.py");
     s->generate(GenerateOptions{});
-    VerifyOptions v;
-    v.cpu = true;
-    bool passed = false;
-    Json report = Json::parse(s->verify(v, &passed), "report");
-    EXPECT_TRUE(passed) << report.dump(true);
-    EXPECT_EQ(report.at("summary").at("passed").integer(), 2);
+    EXPECT_EQ(expect_cpu_pass(*s).at("summary").at("passed").integer(), 2);
 }
 
 // Mutation patterns (tests/pipeline/data/mutation/): stores that overwrite a buffer in the same
@@ -61,11 +61,7 @@ TEST_P(MutationCpu, MatchesFiniteDifferences) {
     fs::TempDir dir;
     auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/mutation/" + GetParam() + ".py");
     s->generate(GenerateOptions{});
-    VerifyOptions v;
-    v.cpu = true;
-    bool passed = false;
-    Json report = Json::parse(s->verify(v, &passed), "report");
-    EXPECT_TRUE(passed) << report.dump(true);
+    expect_cpu_pass(*s);
 }
 
 INSTANTIATE_TEST_SUITE_P(Data, MutationCpu, ::testing::Values("double_store", "loop_store", "out_param", "clear_after_use"),
