@@ -187,6 +187,12 @@ private:
 
     // Pointer arithmetic on a shadowed pointer is mirrored on the shadow.
     void shadow_pointer(const ir::Op &op) {
+        if (op.kind == OpKind::Where && tangent_[op.operands[1]] != ir::kNoValue && tangent_[op.operands[2]] != ir::kNoValue &&
+            base_[op.operands[1]] == base_[op.operands[2]]) {
+            tangent_[op.result] = b_.where(P(op.operands[0]), tangent_[op.operands[1]], tangent_[op.operands[2]]);
+            base_[op.result] = base_[op.operands[1]];
+            return;
+        }
         if (op.operands.empty() || tangent_[op.operands[0]] == ir::kNoValue) {
             for (ValueId v : op.operands)
                 if (tangent_[v] != ir::kNoValue) unsupported(op, "computing a differentiated pointer");
@@ -238,6 +244,9 @@ private:
             return;
         }
         ValueId t = tangent_[value] == ir::kNoValue ? zeros(fwd_.type(value)) : tangent_[value];
+        // An update in place: the program's threads may hold the loaded tangents in other layouts
+        // than the stored ones, so all loads finish before any tangent is overwritten.
+        if (contains(spec_.overwritten, base_[ptr])) b_.barrier();
         b_.store(tangent_[ptr], t, mask);
     }
 };

@@ -5,7 +5,8 @@
 // parameters in spec.wrt and spec.outputs get a shadow parameter addressed exactly like the primal
 // (named by shadow_name, as in reverse mode): a load from an input also loads the input's tangent
 // through its shadow, a store to an output stores the stored value's tangent through the output's
-// shadow instead. Stores to other buffers (saved statistics) are dropped. So with the shadows of
+// shadow instead; where that updates a buffer in place (spec.overwritten), a barrier first lets the
+// program's loads finish. Stores to other buffers (saved statistics) are dropped. So with the shadows of
 // the inputs holding a direction v, the kernel writes J·v into the shadows of the outputs.
 #pragma once
 

@@ -120,6 +120,7 @@ ValueId Reverse::shadow(ValueId v) {
     case OpKind::Broadcast: r = b_.broadcast(shadow(op.operands[0]), fwd_.type(v).shape); break;
     case OpKind::ExpandDims: r = b_.expand_dims(shadow(op.operands[0]), op.axis); break;
     case OpKind::AddPtr: r = b_.add_ptr(shadow(op.operands[0]), P(op.operands[1])); break;
+    case OpKind::Where: r = b_.where(P(op.operands[0]), shadow(op.operands[1]), shadow(op.operands[2])); break;
     default:
         fail(TAD_ERR_UNSUPPORTED, where(fwd_.source_path, op.loc.line, op.loc.col) + ": unsupported construct '" +
                                       ir::op_name(op.kind) + "' computing a differentiated pointer");

@@ -48,7 +48,7 @@ std::string ref_key(JsonRef ref) {
 
 Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng) {
     Json out = Json::object();
-    std::string why = jvp_unsupported(in.kf, in.chain);
+    std::string why;
     std::vector<emit::Tangent> tangents(in.launches.size());
     for (size_t k = 0; k < in.launches.size() && why.empty(); ++k) {
         const Derived &d = *in.launches[k].derived;
@@ -64,11 +64,18 @@ Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng) {
     }
 
     // As the emitted launcher: one tangent buffer per tensor, v in the inputs', zeros elsewhere;
-    // each launch's tangent kernel in the forward's order, on the forward's final contents.
+    // each launch's tangent kernel in the forward's order, on the contents its launch saw.
     std::normal_distribution<double> normal(0.0, 1.0);
     interp::Memory mem = in.mem;
     std::map<std::string, std::vector<double>> v;  // "input:<i>" -> v_i
     std::map<std::string, int> tangent;           // tensor key -> its tangent buffer in mem
+    // v is drawn for GRAD_INPUTS only: a stub input that is not one (an `out=` buffer) starts at a
+    // zero tangent, as in the emitted module.
+    auto grad_input = [&](const std::string &key) {
+        if (key.rfind("input:", 0) != 0) return false;
+        const std::string &name = in.kf.stub.params.at(std::stoul(key.substr(6)));
+        return std::find(in.kf.stub.grad_inputs.begin(), in.kf.stub.grad_inputs.end(), name) != in.kf.stub.grad_inputs.end();
+    };
     for (size_t k = 0; k < in.launches.size(); ++k) {
         if (!tangents[k].jvp) continue;
         const Derived &d = *in.launches[k].derived;
@@ -84,6 +91,8 @@ Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng) {
             const ad::ParamOrigin &o = f.origins[i];
             if (o.kind != ad::ParamOrigin::Shadow) {
                 bind.push_back(binding(d, p.name));
+                auto copy = in.saved.find({k, p.name});
+                if (copy != in.saved.end()) by_name[p.name] = interp::ArgValue::pointer(copy->second);
                 continue;
             }
             frontend::ArgBinding sb = binding(d, o.primal);
@@ -93,7 +102,7 @@ Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng) {
             if (!tangent.count(key)) {
                 size_t n = in.mem.buffers.at(static_cast<size_t>(in.tensors.at(key))).data.size();
                 interp::Buffer buf{p.name, sb.dtype, std::vector<double>(n, 0.0)};
-                if (key.rfind("input:", 0) == 0) {
+                if (grad_input(key)) {
                     std::vector<double> &vi = v[key];
                     if (vi.empty())
                         for (size_t e = 0; e < n; ++e) vi.push_back(normal(rng));
@@ -112,6 +121,10 @@ Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng) {
     std::map<size_t, int> jv;  // output index -> (J v)_j's buffer
     for (const auto &[key, id] : tangent)
         if (key.rfind("output:", 0) == 0) jv[static_cast<size_t>(std::stoi(key.substr(7)))] = id;
+    for (const auto &[j, i] : in.chain.aliases) {  // an input updated in place and returned
+        auto t = tangent.find("input:" + std::to_string(i));
+        if (t != tangent.end()) jv[static_cast<size_t>(j)] = t->second;
+    }
 
     Sum a, b;
     for (const auto &[j, id] : jv) {
@@ -120,6 +133,7 @@ Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng) {
     }
     // A gradient input the tangent kernel does not read still gets a v: its Jᵀu must then be zero.
     for (const auto &[key, id] : in.grads) {
+        if (!grad_input(key)) continue;
         const std::vector<double> &g = in.bwd_mem.buffers.at(static_cast<size_t>(id)).data;
         std::vector<double> &vi = v[key];
         if (vi.empty())

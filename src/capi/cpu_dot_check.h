@@ -30,6 +30,9 @@ struct DotCheckInput {
     const Chain &chain;       // derive_chain of the trace
     std::vector<DotLaunch> launches;
     const interp::Memory &mem;  // after the forward ran
+    // (launch, parameter) -> the tensor's contents as that launch saw them, in `mem`, where a later
+    // launch (or the launch itself) overwrote them.
+    const std::map<std::pair<size_t, std::string>, int> &saved;
     const std::map<std::string, int> &tensors;  // "input:i" / "output:j" / "temp:k" -> buffer in `mem`
     const std::vector<std::vector<double>> &cotangents;  // u, per stub output (its storage)
     const interp::Memory &bwd_mem;                        // after the backward ran
@@ -40,7 +43,8 @@ struct DotCheckInput {
 std::string ref_key(JsonRef ref);
 
 // Draws v for each gradient input, runs the module's tangent kernels (lowered from the emitted text)
-// in the forward's order over one tangent buffer per tensor, and compares Σ_j <u_j, (J v)_j> with Σ_i <v_i, (Jᵀ u)_i>. Returns {"jvp", "vjp", "rel_err",
+// in the forward's order over one tangent buffer per tensor, each on the primal contents its launch
+// saw, and compares Σ_j <u_j, (J v)_j> with Σ_i <v_i, (Jᵀ u)_i>. Returns {"jvp", "vjp", "rel_err",
 // "rtol", "ok"}, or {"skipped": why} when forward mode does not handle the kernel.
 Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng);
 

@@ -117,7 +117,10 @@ std::vector<std::string> constexpr_names(const ir::Function &f) {
 }
 
 // As the emitted launcher: the sizing kernel first, then a tape of the largest need per program.
-int64_t tape_stride_of(const ast::File &bwd_file, const LaunchRun &r, const ad::TapeSizing &ts, const interp::Memory &fmem) {
+// `saved`: (launch, parameter) -> the contents launch k saw, where a launch overwrote them; the
+// sizing kernel reads those, as the emitted launcher passes it the saved copies.
+int64_t tape_stride_of(const ast::File &bwd_file, size_t k, const LaunchRun &r, const ad::TapeSizing &ts, const interp::Memory &fmem,
+                       const std::map<std::pair<size_t, std::string>, int> &saved) {
     std::vector<frontend::ArgBinding> bind;
     std::map<std::string, interp::ArgValue> args = r.args;
     interp::Memory smem = fmem;
@@ -127,6 +130,8 @@ int64_t tape_stride_of(const ast::File &bwd_file, const LaunchRun &r, const ad::
         if (ts.origins[i].kind != ad::ParamOrigin::TapeNeed) {
             auto b = bindings_for(*r.derived, {p.name});
             bind.insert(bind.end(), b.begin(), b.end());
+            auto copy = saved.find({k, p.name});
+            if (copy != saved.end()) args[p.name] = interp::ArgValue::pointer(copy->second);
             continue;
         }
         bind.push_back(tensor_binding(p.name, ir::DType::I64));
@@ -245,7 +250,7 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
         if (r.derived->specialization.variants.empty()) continue;
         const ad::Backward &bw = pick_variant(r).bwd;
         const int64_t programs = r.grid[0] * r.grid[1] * r.grid[2];
-        const int64_t tape_stride = bw.tape ? tape_stride_of(bwd_file, r, *bw.tape, fmem) : 1;
+        const int64_t tape_stride = bw.tape ? tape_stride_of(bwd_file, k, r, *bw.tape, fmem, saved) : 1;
         std::vector<frontend::ArgBinding> bind;
         std::map<std::string, interp::ArgValue> args = r.args;  // bmem extends fmem: same buffer ids
         for (size_t i = 0; i < bw.fn.params.size(); ++i) {
@@ -349,7 +354,7 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
         if (key.rfind("input:", 0) == 0) grad_buffer[key] = buf;
     std::vector<DotLaunch> dot_launches;
     for (const LaunchRun &r : runs) dot_launches.push_back({r.derived, &r.args, r.grid});
-    add_dot_product(entry, dot_product_check({in.kf, bwd_file, trace, chain, dot_launches, fmem, t.ids, cot, bmem, grad_buffer}, rng));
+    add_dot_product(entry, dot_product_check({in.kf, bwd_file, trace, chain, dot_launches, fmem, saved, t.ids, cot, bmem, grad_buffer}, rng));
     return entry;
 }
 

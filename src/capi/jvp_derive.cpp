@@ -1,28 +1,9 @@
 // Forward mode for the generated module: the tangent kernel of a derived launch, or why there is none.
 #include "ad/forward.h"
 #include "capi/pipeline.h"
-#include "passes/passes.h"
 #include "support/error.h"
 
 namespace tad {
-
-std::string jvp_unsupported(const frontend::KernelFile &kf, const Chain &c) {
-    if (!c.aliases.empty())
-        return kf.file.path + ": stub '" + kf.stub.name + "' returns an input it updates in place; forward mode does not handle updated buffers yet";
-    // The tangent kernels run after the whole forward, on the tensors as the stub left them: a
-    // launch whose inputs a later launch (or itself) overwrites would read the wrong contents.
-    for (size_t k = 0; k < c.launches.size(); ++k) {
-        const Derived &d = c.launches[k];
-        if (d.spec.wrt.empty()) continue;  // no tangent kernel
-        passes::MemoryParams m = passes::memory_params(d.forward);
-        for (const auto &[param, writer] : d.saved_before)
-            if (writer > k || m.loaded.count(param))
-                return kf.file.path + ": launch " + std::to_string(k) + " of '" + d.kernel + "' reads '" + param + "', which " +
-                       (writer > k ? "launch " + std::to_string(writer) + " overwrites" : "it updates in place") +
-                       "; forward mode does not handle updated buffers yet";
-    }
-    return "";
-}
 
 emit::Tangent derive_jvp(const Derived &d) {
     emit::Tangent t;

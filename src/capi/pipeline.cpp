@@ -308,7 +308,6 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
     in.num_outputs = first.at("outputs").size();
     for (JsonRef t : traces) {
         Chain c = derive_chain(kf, t, loops);
-        if (in.jvp_unsupported.empty()) in.jvp_unsupported = jvp_unsupported(kf, c);
         if (in.launches.empty()) {
             in.shared = c.shared;
             in.aliases = c.aliases;
@@ -316,7 +315,8 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
         }
         bool same = c.launches.size() == in.launches.size() && c.shared == in.shared && c.aliases == in.aliases;
         for (size_t k = 0; same && k < c.launches.size(); ++k)
-            same = c.launches[k].kernel == in.launches[k].kernel && c.launches[k].tensors == in.launches[k].tensors;
+            same = c.launches[k].kernel == in.launches[k].kernel && c.launches[k].tensors == in.launches[k].tensors &&
+                   c.launches[k].saved_before == in.launches[k].saved_before;
         if (!same)
             fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name +
                                           "' launches different kernels, or passes them different buffers, for different dims; one backward cannot serve them");

@@ -51,10 +51,6 @@ Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy
 // with the reason, where forward mode does not handle the launch (src/capi/jvp_derive.cpp).
 emit::Tangent derive_jvp(const Derived &d);
 
-// Why forward mode does not handle the chain as a whole (empty: it does): a launch reading a tensor
-// that it or a later launch overwrites.
-std::string jvp_unsupported(const frontend::KernelFile &kf, const Chain &c);
-
 // The generated module covering every specialization among `traces` (the first one's argument
 // layout is used for the launcher).
 std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,

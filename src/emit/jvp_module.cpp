@@ -3,17 +3,14 @@
 #include <set>
 #include <sstream>
 
-#include "emit/emit.h"
+#include "emit/module_internal.h"
+#include "passes/passes.h"
 
 namespace tad::emit {
 
 namespace {
 
-std::string join(const std::vector<std::string> &items) {
-    std::string s;
-    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
-    return s;
-}
+using detail::join;
 
 std::string one_line(std::string s) {
     for (char &c : s)
@@ -44,14 +41,15 @@ const char *kHelpers = R"(def _tangent_list(tangents):
     return tangents
 
 
-def _tangent_of(v, x):
-    """An input's tangent with the input's layout and dtype: the tangent kernel addresses it as the input."""
+def _tangent_of(v, x, written=False):
+    """An input's tangent with the input's layout and dtype: the tangent kernel addresses it as the input.
+    A tangent kernel that updates the input in place updates a copy, never the caller's v."""
     out = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device)
     if v is None:
         return out.zero_()
     if tuple(v.shape) != tuple(x.shape):
         raise ValueError(f"a tangent of shape {list(v.shape)} for an input of shape {list(x.shape)}")
-    if tuple(v.stride()) == tuple(x.stride()) and v.dtype == x.dtype and v.device == x.device:
+    if not written and tuple(v.stride()) == tuple(x.stride()) and v.dtype == x.dtype and v.device == x.device:
         return v
     return out.copy_(v)
 
@@ -87,16 +85,12 @@ std::string emit_jvp_section(const ModuleInput &in) {
             std::string doc = "Forward mode of " + l.kernel;
             for (size_t i = 0; i < t.key.size(); ++i) doc += (i ? ", " : " for ") + t.key[i].first + "=" + t.key[i].second;
             doc += ": the outputs' tangents into their shadows from the inputs' tangents in theirs.";
-            os << emit_kernel(t.jvp->fn, doc) << "\n\n";
+            os << "@_fit_shared_memory\n" << emit_kernel(t.jvp->fn, doc) << "\n\n";
         }
     os << kHelpers << "\n\n";
     // The launcher; its locals get names no stub parameter has.
-    std::set<std::string> taken(stub.params.begin(), stub.params.end());
-    auto fresh = [&](std::string n) {
-        while (taken.count(n)) n += "_";
-        taken.insert(n);
-        return n;
-    };
+    detail::Names names(stub.params);
+    auto fresh = [&](const std::string &n) { return names.fresh(n); };
     const std::string launches_v = fresh("launches"), a_v = fresh("a"), outs_v = fresh("outs"), layouts_v = fresh("out_layouts"),
                       tangents_v = fresh("tangents");
     std::vector<std::string> largs = {launches_v};
@@ -108,13 +102,32 @@ std::string emit_jvp_section(const ModuleInput &in) {
           "    recorded launches, from the tangents of GRAD_INPUTS (in their order, None: zero): each launch's tangent\n"
           "    kernel, in the forward's order, over one tangent buffer per tensor.\"\"\"\n";
     // One tangent buffer per tensor, made before the launches: an input's from its tangent, an
-    // output's or a temporary's zeroed.
+    // output's or a temporary's zeroed. The tangent kernels update them in the forward's order, as
+    // the forward updates the tensors.
     std::map<TensorRef, std::string> tvar;
+    std::set<TensorRef> written;  // tensors whose tangent some tangent kernel stores or adds to
+    for (const LaunchBackward &l : in.launches)
+        for (const Tangent &t : l.tangents) {
+            passes::MemoryParams m = passes::memory_params(t.jvp->fn);
+            for (size_t i = 0; i < t.jvp->fn.params.size(); ++i) {
+                const std::string &p = t.jvp->fn.params[i].name;
+                if (t.jvp->origins[i].kind == ad::ParamOrigin::Shadow && (m.stored.count(p) || m.accumulated.count(p)))
+                    written.insert(l.tensors.at(t.jvp->origins[i].primal));
+            }
+        }
     auto primal = [&](size_t k, const std::string &param) {
         TensorRef t = in.launches[k].tensors.at(param);
         if (t.kind == TensorRef::Input) return stub.params.at(static_cast<size_t>(t.index));
         if (t.kind == TensorRef::Output) return outs_v + "[" + std::to_string(t.index) + "]";
         return launches_v + "[" + std::to_string(k) + "].tensors[\"" + param + "\"]";
+    };
+    // A tensor's contents as launch k saw them: a copy saved before the launch that overwrote them.
+    std::set<std::tuple<size_t, size_t, std::string>> snapshots;
+    auto primal_as_seen = [&](size_t k, const std::string &param) {
+        auto saved = in.launches[k].saved_before.find(param);
+        if (saved == in.launches[k].saved_before.end()) return primal(k, param);
+        snapshots.insert({saved->second, k, param});
+        return launches_v + "[" + std::to_string(k) + "].pre[\"" + param + "\"]";
     };
     for (size_t k = 0; k < in.launches.size(); ++k)
         for (const Tangent &t : in.launches[k].tangents)
@@ -131,7 +144,8 @@ std::string emit_jvp_section(const ModuleInput &in) {
                     if (g == stub.grad_inputs.size())  // a stub input written by a launch: its tangent starts at zero
                         os << "    " << tvar[ref] << " = _tangent_of(None, " << x << ")\n";
                     else
-                        os << "    " << tvar[ref] << " = _tangent_of(" << tangents_v << "[" << g << "], " << x << ")\n";
+                        os << "    " << tvar[ref] << " = _tangent_of(" << tangents_v << "[" << g << "], " << x
+                           << (written.count(ref) ? ", written=True" : "") << ")\n";
                 } else if (ref.kind == TensorRef::Output) {
                     tvar[ref] = fresh("t" + std::to_string(ref.index));
                     os << "    " << tvar[ref] << " = _tangent_buffer(" << layouts_v << "[" << ref.index << "])\n";
@@ -165,7 +179,7 @@ std::string emit_jvp_section(const ModuleInput &in) {
                 const ir::Param &p = kf.params[i];
                 const ad::ParamOrigin &o = t.jvp->origins[i];
                 if (o.kind == ad::ParamOrigin::Shadow) call.push_back(tvar.at(l.tensors.at(o.primal)));
-                else if (p.kind == ir::ParamKind::Pointer) call.push_back(primal(k, p.name));
+                else if (p.kind == ir::ParamKind::Pointer) call.push_back(primal_as_seen(k, p.name));
                 else call.push_back(a_v + "[\"" + p.name + "\"]");
             }
             for (const ir::Constexpr &c : kf.constexprs) call.push_back(c.name + "=" + a_v + "[\"" + c.name + "\"]");
@@ -181,10 +195,15 @@ std::string emit_jvp_section(const ModuleInput &in) {
     }
     std::vector<std::string> rets;
     for (size_t j = 0; j < in.num_outputs; ++j) {
-        auto it = tvar.find({TensorRef::Output, static_cast<int>(j)});
+        // An output that is a stub input updated in place has that input's tangent buffer.
+        auto alias = in.aliases.find(static_cast<int>(j));
+        TensorRef ref = alias == in.aliases.end() ? TensorRef{TensorRef::Output, static_cast<int>(j)} : TensorRef{TensorRef::Input, alias->second};
+        auto it = tvar.find(ref);
         rets.push_back(it == tvar.end() ? "None" : it->second);
     }
     os << "    return (" << join(rets) << (rets.size() == 1 ? ",)" : ")") << "\n";
+    // Before launch m, the copies the tangent kernels read: (k, parameter) of launch k <= m.
+    os << "\n\n_JVP_SNAPSHOTS = " << detail::snapshot_table(snapshots) << "\n";
 
     os << "\n\ndef jvp(*args, tangents=None, **kwargs):\n";
     os << "    \"\"\"`" << stub.name << "` and its forward-mode derivative: (outputs, their tangents J v, laid out like them),\n"
@@ -194,7 +213,7 @@ std::string emit_jvp_section(const ModuleInput &in) {
     os << "    values = list(bound.arguments.values())\n";
     os << "    tangent_list = _tangent_list(tangents)\n";
     os << "    with torch.no_grad():\n";
-    os << "        with _capturing() as launches:\n";
+    os << "        with _capturing(_JVP_SNAPSHOTS) as launches:\n";
     os << "            out = " << stub.name << "(*values)\n";
     os << "        _check_launches(launches, _KERNELS)\n";
     os << "        outs = out if isinstance(out, tuple) else (out,)\n";

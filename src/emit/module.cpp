@@ -23,6 +23,15 @@ std::string py_tuple(const std::vector<std::string> &items, bool quote) {
     return s + (items.size() == 1 ? ",)" : ")");
 }
 
+std::string snapshot_table(const std::set<std::tuple<size_t, size_t, std::string>> &snapshots) {
+    std::map<size_t, std::vector<std::string>> before;
+    for (const auto &[m, k, p] : snapshots) before[m].push_back(py_tuple({std::to_string(k), "\"" + p + "\""}, false));
+    std::string s = "{";
+    for (auto it = before.begin(); it != before.end(); ++it)
+        s += (it == before.begin() ? "" : ", ") + std::to_string(it->first) + ": " + py_tuple(it->second, false);
+    return s + "}";
+}
+
 }  // namespace detail
 
 namespace {
@@ -113,13 +122,18 @@ _capture = threading.local()
 
 
 class _capturing:
+    """Records the launches; before launch m, copies the tensors snapshots[m] names: ((k, parameter), ...)."""
+
+    def __init__(self, snapshots=None):
+        self.snapshots = {} if snapshots is None else snapshots
+
     def __enter__(self):
-        self.saved = getattr(_capture, "launches", None)
-        _capture.launches = []
+        self.saved = (getattr(_capture, "launches", None), getattr(_capture, "snapshots", {}))
+        _capture.launches, _capture.snapshots = [], self.snapshots
         return _capture.launches
 
     def __exit__(self, *exc):
-        _capture.launches = self.saved
+        _capture.launches, _capture.snapshots = self.saved
 
 
 class _Recorded:
@@ -139,7 +153,7 @@ class _Recorded:
             log = getattr(_capture, "launches", None)
             saved = []
             if log is not None:
-                for k, name in _SNAPSHOTS.get(len(log), ()):
+                for k, name in _capture.snapshots.get(len(log), ()):
                     t = log[k].tensors[name] if k < len(log) else self._tensors(args, kwargs)[name]
                     saved.append((k, name, _snapshot(t)))
             result = self.kernel[grid](*args, **kwargs)
@@ -197,6 +211,37 @@ class _Recorded:
 def _snapshot(t):
     """A copy of t, with its layout, whose contents a backward needs after a launch overwrites t."""
     return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).copy_(t)
+
+
+class _fit_shared_memory:
+    """A generated kernel, launched with its forward launch's options. It holds more tiles than the
+    forward, so at the forward's num_stages its software pipeline may need more shared memory than
+    the GPU has: it then runs with fewer stages, down to 1 (slower, never different), and remembers
+    how many fitted."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.stages = {}  # (options, tensor dtypes) -> num_stages that fitted
+
+    def __getattr__(self, name):
+        return getattr(self.kernel, name)
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            key = (tuple(sorted(kwargs.items())), tuple(a.dtype for a in args if torch.is_tensor(a)))
+            if key in self.stages:
+                kwargs = dict(kwargs, num_stages=self.stages[key])
+            while True:
+                try:
+                    return self.kernel[grid](*args, **kwargs)
+                except Exception as e:  # triton.runtime.errors.OutOfResources
+                    stages = kwargs.get("num_stages", 3)  # triton's default on NVIDIA GPUs
+                    if type(e).__name__ != "OutOfResources" or "shared memory" not in str(e) or stages <= 1:
+                        raise
+                    kwargs = dict(kwargs, num_stages=stages - 1)
+                    self.stages[key] = stages - 1
+
+        return launch
 
 
 def _check_launches(launches, kernels):
@@ -320,7 +365,7 @@ std::string emit_module(const ModuleInput &in) {
                 doc += ".";
                 for (const auto &[param, w] : v.bwd.writes)
                     doc += " " + ad::shadow_name(param) + (w.kind == passes::GradWrite::Store ? ": plain stores (disjoint per program)." : ": relaxed atomic adds.");
-                os << emit_kernel(v.bwd.fn, doc) << "\n\n";
+                os << "@_fit_shared_memory\n" << emit_kernel(v.bwd.fn, doc) << "\n\n";
                 if (v.bwd.tape)
                     os << emit_kernel(v.bwd.tape->fn, "Tape elements each program of " + v.bwd.fn.name +
                                                           " needs: its taped loops' trip counts times their carried state's size.")
@@ -358,19 +403,14 @@ std::string emit_module(const ModuleInput &in) {
     to_save.insert(to_save.end(), saved_outs.begin(), saved_outs.end());
     os << "\n\n_KERNELS = " << py_tuple(kernel_names, true) << "\n";
     // Before launch m, the launcher's copies of what it overwrites: (k, parameter) of launch k <= m.
-    std::map<size_t, std::vector<std::string>> snapshots;
-    for (const auto &[m, k, p] : launcher.snapshots) snapshots[m].push_back(py_tuple({std::to_string(k), "\"" + p + "\""}, false));
-    os << "_SNAPSHOTS = {";
-    for (auto it = snapshots.begin(); it != snapshots.end(); ++it)
-        os << (it == snapshots.begin() ? "" : ", ") << it->first << ": " << py_tuple(it->second, false);
-    os << "}\n";
+    os << "_SNAPSHOTS = " << detail::snapshot_table(launcher.snapshots) << "\n";
     std::vector<std::string> dirty;
     for (const auto &[j, i] : in.aliases) dirty.push_back(stub.params.at(static_cast<size_t>(i)));
     std::sort(dirty.begin(), dirty.end());
     dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
     os << "\n\nclass " << cls << "(torch.autograd.Function):\n";
     os << "    @staticmethod\n    def forward(" << ctx << ", " << join(stub.params) << "):\n";
-    os << "        with _capturing() as " << launches << ":\n";
+    os << "        with _capturing(_SNAPSHOTS) as " << launches << ":\n";
     os << "            " << out << " = " << stub.name << "(" << join(stub.params) << ")\n";
     os << "        _check_launches(" << launches << ", _KERNELS)\n";
     os << "        " << outs << " = " << out << " if isinstance(" << out << ", tuple) else (" << out << ",)\n";

@@ -43,4 +43,8 @@ struct Launcher {
 
 Launcher emit_launcher(const ModuleInput &in);
 
+// The Python dict `{m: ((k, "p"), ...), ...}` of Launcher::snapshots: what the recorder copies
+// before launch m.
+std::string snapshot_table(const std::set<std::tuple<size_t, size_t, std::string>> &snapshots);
+
 }  // namespace tad::emit::detail

@@ -108,18 +108,15 @@ std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, con
         plan[p] = GradWrite{};
         std::vector<const ir::Op *> loads;
         Address la;
-        bool looped = false;
+        bool looped = false, simple = true;
         for (size_t i = 0; i < f.ops.size(); ++i) {
             const ir::Op &op = f.ops[i];
-            if (op.kind != OpKind::Load) continue;
-            Address a;
-            if (decompose(f, op.operands[0], a) && a.base == p) {
-                loads.push_back(&op);
-                la = a;
-                looped = looped || in_loop[i];
-            }
+            if (op.kind != OpKind::Load || pointer_base(f, op.operands[0]) != p) continue;
+            loads.push_back(&op);
+            looped = looped || in_loop[i];
+            simple = simple && decompose(f, op.operands[0], la);  // not through a loop or tl.where
         }
-        if (loads.size() != 1 || looped) continue;
+        if (loads.size() != 1 || looped || !simple) continue;
         for (const ir::Op &op : f.ops) {
             if (op.kind != OpKind::Store) continue;
             Address sa;

@@ -37,7 +37,9 @@ struct GradWrite {
 std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, const std::vector<std::string> &wrt,
                                                       const std::vector<std::string> &outputs);
 
-// The pointer parameter a pointer value is derived from ("" when it is not one parameter's).
+// The pointer parameter a pointer value is derived from ("" when it is not one parameter's): through
+// pointer arithmetic, broadcasts, tl.where between two of its pointers, and loop-carried values that
+// every iteration keeps in the buffer they start in.
 std::string pointer_base(const ir::Function &f, ir::ValueId p);
 
 // One load, store or atomic add of a kernel, in op order.
@@ -56,6 +58,8 @@ struct MemoryParams {
     std::set<std::string> loaded, stored, accumulated, overwritten;
     std::vector<Access> accesses;
 };
+// Throws TAD_ERR_UNSUPPORTED, with the access's file:line:col, for an access through a pointer whose
+// parameter pointer_base cannot tell.
 MemoryParams memory_params(const ir::Function &f);
 
 // Removes parameters nothing reads (a backward needs only part of the forward's arguments).

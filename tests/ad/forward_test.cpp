@@ -96,11 +96,26 @@ TEST(Jvp, AtomicAddAddsTheTangent) {
     EXPECT_DOUBLE_EQ(jv.at("Y").at(0), 0.7);
 }
 
-TEST(Jvp, RejectsAPointerChosenByWhere) {
+// A pointer tl.where picks between two addresses of X: its shadow is the same pick between X's
+// shadows, so program 0 reads ẋ[0].
+TEST(Jvp, APointerChosenByWhereGetsTheShadowChosenTheSameWay) {
+    Problem p;
+    p.fwd = copy_kernel([](ir::Builder &b, ir::ValueId X, ir::ValueId Y) {
+        ir::ValueId first = b.binary(ir::OpKind::Lt, b.program_id(0), b.constant(1, ir::DType::I32));
+        ir::ValueId x = b.load(b.where(first, X, b.add_ptr(X, b.constant(1, ir::DType::I32))), ir::kNoValue, ir::kNoValue);
+        b.store(Y, b.binary(ir::OpKind::Mul, x, x), ir::kNoValue);
+    });
+    p.spec = {{"X"}, {"Y"}};
+    p.memory = {{"X", {1.5, 2.5}}, {"Y", {0.0}}};
+    Buffers jv = run_jvp(p, {{"X", {0.7, 0.3}}});
+    EXPECT_DOUBLE_EQ(jv.at("Y").at(0), 2 * 1.5 * 0.7);
+}
+
+// Between two buffers there is no one shadow to pick from.
+TEST(Jvp, RejectsAPointerChosenByWhereBetweenTwoBuffers) {
     ir::Function f = copy_kernel([](ir::Builder &b, ir::ValueId X, ir::ValueId Y) {
         ir::ValueId first = b.binary(ir::OpKind::Lt, b.program_id(0), b.constant(1, ir::DType::I32));
-        ir::ValueId p = b.where(first, X, b.add_ptr(X, b.constant(1, ir::DType::I32)));
-        b.store(Y, b.load(p, ir::kNoValue, ir::kNoValue), ir::kNoValue);
+        b.store(Y, b.load(b.where(first, X, Y), ir::kNoValue, ir::kNoValue), ir::kNoValue);
     });
     EXPECT_EQ(error_of([&] { ad::jvp(f, {{"X"}, {"Y"}}, "copy_jvp"); }),
               std::make_pair(int(TAD_ERR_UNSUPPORTED),

@@ -76,7 +76,10 @@ INSTANTIATE_TEST_SUITE_P(Examples, ExampleJvp,
                                            Example{"dataset/scatter_add.py", "_scatter_add_fwd", R"([{"N": 100, "D": 40, "S": 7}, {"N": 60, "D": 16, "S": 50}])"},
                                            // Chains: a temp, an output read by a later launch, statistics feeding a second launch.
                                            Example{"tests/pipeline/data/chain.py", "squash", R"([{"n": 100}, {"n": 4096}])"},
-                                           Example{"dataset/layernorm_two_pass.py", "row_stats_kernel", R"([{"M": 3, "N": 40}, {"M": 17, "N": 1000}])"}),
+                                           Example{"dataset/layernorm_two_pass.py", "row_stats_kernel", R"([{"M": 3, "N": 40}, {"M": 17, "N": 1000}])"},
+                                           // In place: q and k updated and returned; a mutation chain with saved copies.
+                                           Example{"dataset/rope_inplace.py", "_rope_qk_inplace", R"([{"B": 1, "H": 2, "N": 37, "D": 16}, {"B": 2, "H": 2, "N": 50, "D": 48}])"},
+                                           Example{"tests/pipeline/data/mutation/loop_store.py", "running", R"([{"n": 100}, {"n": 700}])"}),
                          [](const auto &info) {
                              std::string n = info.param.file;
                              size_t slash = n.rfind('/');
@@ -117,31 +120,25 @@ TEST(SpecializedJvp, EachSpecializationHasItsTangentKernel) {
     expect_dot_products_pass(report, 2);
 }
 
-// Where forward mode cannot handle the kernel, the module still has its backward, says why there is
-// no jvp, and verification passes with the dot-product test skipped.
-TEST(UnsupportedJvp, ModuleIsGeneratedWithoutIt) {
+// In-place updates and buffers a later launch overwrites: the tangent kernels read the contents
+// their launch saw (copies saved before the overwriting launch, `_JVP_SNAPSHOTS`), and update one
+// tangent buffer per tensor in the forward's order. The dot-product test passes on every case.
+TEST(InPlaceJvp, TangentKernelsReadSavedCopies) {
     REQUIRE_TORCH();
     fs::TempDir dir;
     std::unique_ptr<Session> s = cpu_session(dir, "tests/pipeline/data/inplace_chain.py");
     std::string src = s->candidate_source(s->generate(GenerateOptions{}));
-    EXPECT_EQ(src.find("def jvp("), std::string::npos);
-    EXPECT_NE(src.find("# ---- forward mode (JVP): not generated, forward mode does not handle this kernel ----\n# "), std::string::npos);
-    EXPECT_NE(src.find("\nJVP_UNSUPPORTED = \""), std::string::npos);
-    EXPECT_NE(src.find("def forward(*args, **kwargs):"), std::string::npos);
+    EXPECT_NE(src.find("\nJVP_UNSUPPORTED = None\n"), std::string::npos);
+    EXPECT_NE(src.find("\n_JVP_SNAPSHOTS = {1: ((1, \"Y\"),), 4: ((4, \"Z_IN\"),)}\n"), std::string::npos) << src;
+    EXPECT_NE(src.find("    d_z = _tangent_of(tangents[3], z, written=True)\n"), std::string::npos) << src;
+    EXPECT_NE(src.find("gate__jvp[launches[4].grid](launches[4].pre[\"Z_IN\"], d_z, outs[0], t0, d_z, "), std::string::npos) << src;
+    EXPECT_NE(src.find("    return (t0, d_z)\n"), std::string::npos) << src;
     VerifyOptions v;
     v.cpu = true;
     bool passed = false;
     Json report = Json::parse(s->verify(v, &passed), "report");
     EXPECT_TRUE(passed) << report.dump(true);
-    JsonRef results = report.at("results");
-    ASSERT_GT(results.size(), 0u);
-    for (size_t i = 0; i < results.size(); ++i) {
-        JsonRef dot = results[i].at("dot_product");
-        EXPECT_FALSE(dot.has("ok")) << dot.dump();
-        EXPECT_NE(dot.at("skipped").str().find("stub 'inplace_chain' returns an input it updates in place; forward mode does not handle"),
-                  std::string::npos)
-            << dot.dump();
-    }
+    expect_dot_products_pass(report, 2);
 }
 
 // The check can fail: the emitted tangent kernel, corrupted before it is re-parsed, disagrees with

@@ -98,12 +98,64 @@ class EmittedJvp(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"a tangent of shape \[4\] for an input of shape \[48\]"):
             m.jvp(x, weight, bias, tangents={"bias": torch.ones(4)})
 
-    def test_kernel_forward_mode_cannot_handle_has_no_jvp(self):
+    def test_in_place_updates_read_saved_copies_and_update_a_copy_of_the_tangent(self):
+        # gate_ updates z in place (launch 4) and bias_silu_ updates y (launch 1): their tangent
+        # kernels read the contents from before those launches, and z's tangent buffer is a copy of
+        # the caller's, which the tangent kernel updates in place and jvp returns for output 1.
         m = self.generated(os.path.join(PIPELINE_DATA, "inplace_chain.py"), {"n": 100})
-        self.assertFalse(hasattr(m, "jvp"))
-        self.assertIn("returns an input it updates in place; forward mode does not handle",
-                      m.JVP_UNSUPPORTED)
-        self.assertTrue(callable(m.forward))
+        self.assertIsNone(m.JVP_UNSUPPORTED)
+        self.assertEqual(m._JVP_SNAPSHOTS, {1: ((1, "Y"),), 4: ((4, "Z_IN"),)})
+        x, w, b, z = torch.randn(100), torch.randn(4), torch.randn(4), torch.randn(100)
+        vz = torch.randn(100)
+        out, (ty, tz) = m.jvp(x, w, b, z, tangents={"z": vz})
+        self.assertIs(out[1], z)
+        launches = {name: (grid, args) for name, grid, args, _ in self.launches}
+        _, gate = launches["gate__jvp"]
+        self.assertIsNot(gate["Z_IN"], z)
+        self.assertIsNot(gate["DZ_IN"], vz)
+        self.assertTrue(torch.equal(gate["DZ_IN"], vz))
+        self.assertIs(gate["DZ_IN"], gate["DZ_OUT"])
+        self.assertIs(tz, gate["DZ_OUT"])
+        _, silu = launches["bias_silu__jvp"]
+        self.assertIs(silu["DY"], ty)
+        self.assertIsNot(silu["Y"], out[0])
+
+    def test_kernels_retry_with_fewer_stages_when_shared_memory_runs_out(self):
+        # Generated kernels are wrapped in _fit_shared_memory: a launch whose pipeline does not fit
+        # is retried with one stage fewer, and the stage count that fitted is kept for later calls.
+        m = self.generated(os.path.join(_support.EXAMPLES, "gelu.py"), {"n": 1000})
+        self.assertIsInstance(m._gelu_fwd_bwd, m._fit_shared_memory)
+        self.assertIsInstance(m._gelu_fwd_jvp, m._fit_shared_memory)
+
+        class OutOfResources(Exception):
+            pass
+
+        tried = []
+
+        class Kernel:
+            def __getitem__(self, grid):
+                def launch(*args, **kwargs):
+                    tried.append(kwargs.get("num_stages"))
+                    if kwargs.get("num_stages", 3) > 1:
+                        raise OutOfResources("out of resource: shared memory, Required: 262144")
+                    return "ran"
+                return launch
+
+        kernel = m._fit_shared_memory(Kernel())
+        x = torch.zeros(4)
+        self.assertEqual(kernel[(1,)](x, BLOCK=64, num_warps=8), "ran")
+        self.assertEqual(tried, [None, 2, 1])
+        self.assertEqual(kernel[(2,)](x, BLOCK=64, num_warps=8), "ran")
+        self.assertEqual(tried, [None, 2, 1, 1])
+
+        def other(grid):
+            def launch(*args, **kwargs):
+                raise OutOfResources("out of resource: registers")
+            return launch
+
+        Kernel.__getitem__ = lambda self, grid: other(grid)
+        with self.assertRaisesRegex(OutOfResources, "registers"):
+            m._fit_shared_memory(Kernel())[(1,)](x, BLOCK=64)
 
 
 if __name__ == "__main__":

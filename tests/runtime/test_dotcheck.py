@@ -89,6 +89,23 @@ class DotProduct(unittest.TestCase):
         self.assertIs(bound.arguments["x"], x)
         self.assertFalse(x.requires_grad)
 
+    def test_stub_updating_its_input_in_place(self):
+        # x <- x + tanh(w), returned: each call gets its own copy of x, and the caller's x is kept.
+        def inplace(x, w):
+            return x.add_(torch.tanh(w))
+
+        def jvp(x, w, *, tangents):
+            t = torch.tanh(w)
+            return inplace(x, w), tangents["x"] + (1 - t * t) * tangents["w"]
+
+        bound = inspect.signature(inplace).bind(*bound_args(torch.float64).args[:2])
+        x0 = bound.arguments["x"].clone()
+        entry = tad_dotcheck.dot_product(inplace, jvp, bound, ["x", "w"], 3, 1e-12, dirty=("x",))
+        self.assertTrue(entry["ok"], entry)
+        self.assertTrue(torch.equal(bound.arguments["x"], x0))
+        with self.assertRaisesRegex(RuntimeError, "leaf Variable that requires grad"):
+            tad_dotcheck.dot_product(inplace, jvp, bound, ["x", "w"], 3, 1e-12)
+
     def test_tangent_of_the_wrong_shape_is_an_error(self):
         def jvp(x, w, scale=2.0, *, tangents):
             return stub(x, w, scale), (torch.zeros(3), None)

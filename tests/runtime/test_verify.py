@@ -268,6 +268,87 @@ class VerifyTf32(unittest.TestCase):
         self.assertEqual(entries[0]["status"], "fail")
 
 
+RELU_MATMUL_FORWARD = """
+import torch
+
+def stub(x, w):
+    return torch.relu(x @ w)
+
+def make_args(dims):
+    dtype = getattr(torch, dims["dtype"])
+    x = torch.randn(dims["M"], dims["K"], dtype=dtype, device=dims["device"])
+    w = torch.randn(dims["K"], dims["N"], dtype=dtype, device=dims["device"])
+    return (x, w), {}
+
+def reference(x, w):
+    return torch.relu(x @ w)
+"""
+
+# A stand-in for a TF32 kernel: relu(x w) with both operands cut to TF32, products and sums in
+# float32, and its exact backward at those operands.
+RELU_MATMUL_GENERATED = """
+import torch
+
+class _Fn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        xr, wr = tf32(x).detach(), tf32(w).detach()
+        z = xr @ wr
+        ctx.save_for_backward(xr, wr, z)
+        return torch.relu(z)
+
+    @staticmethod
+    def backward(ctx, dy):
+        xr, wr, z = ctx.saved_tensors
+        g = dy * (z > 0).to(dy.dtype)
+        return g @ wr.T, xr.T @ g
+
+GRAD_INPUTS = ("x", "w")
+
+def forward(x, w):
+    return _Fn.apply(x, w)
+"""
+
+
+class Tf32Reference(unittest.TestCase):
+    def test_tf32_cuts_the_low_13_bits_and_passes_the_gradient_through(self):
+        x = torch.tensor([1 + 2**-11, -(1 + 2**-11), 1 + 3 * 2**-11, 1 - 2**-24, 3.0],
+                         dtype=torch.float64, requires_grad=True)
+        y = tad_verify.tf32(x)
+        self.assertEqual(y.tolist(), [1.0, -1.0, 1 + 2**-10, 1 - 2**-11, 3.0])
+        y.sum().backward()
+        self.assertEqual(x.grad.tolist(), [1.0] * 5)
+
+    def test_products_round_their_operands_and_nothing_else(self):
+        gen = torch.Generator().manual_seed(1)
+        a, b, bias = (torch.randn(*s, generator=gen, dtype=torch.float64) for s in ((5, 7), (7, 3), (3,)))
+        r, linear = tad_verify.tf32, torch.nn.functional.linear
+        expected = (r(a) @ r(b), torch.addmm(bias, r(a), r(b)), linear(r(a), r(b).T, bias), a + bias[0])
+        with tad_verify.Tf32Products():
+            got = (a @ b, torch.addmm(bias, a, b), linear(a, b.T, bias), a + bias[0])
+        for g, e in zip(got, expected):
+            self.assertTrue(torch.equal(g, e))
+        self.assertFalse(torch.equal(a @ b, expected[0]))
+
+    def test_a_tf32_kernel_matches_the_reference_at_a_kink(self):
+        # 64x256x64: thousands of pre-activations within TF32's rounding of 0. Against products of
+        # the unrounded operands, relu's mask differs wherever rounding flips a sign; with them
+        # rounded as the kernel does, only float32 sums differ, and the gradients agree to ~1e-6.
+        module = module_from(RELU_MATMUL_FORWARD)
+        generated = module_from(RELU_MATMUL_GENERATED)
+        generated.tf32 = tad_verify.tf32
+        dims = [{"M": 64, "K": 256, "N": 64}]
+
+        def worst(tf32_flag):
+            generated.TF32 = tf32_flag
+            report = tad_verify.verify(module, module.stub, generated, dims, ["float32"], 3,
+                                       ["x", "w"], "cpu", lambda m, f: None)
+            return max(g["max_rel_err"] for g in report["results"][0]["grads"])
+
+        self.assertLess(worst(True), 1e-5)
+        self.assertGreater(worst(False), 1e-4)
+
+
 class VerifyWithFiniteDifferences(unittest.TestCase):
     def test_correct_backward_passes(self):
         entries, _ = run(FORWARD, dtypes=("float32", "float64"))

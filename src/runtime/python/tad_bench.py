@@ -13,7 +13,7 @@ import time
 import torch
 
 import tad_userfile as userfile
-from tad_verify import (failed_case, fresh, grad_leaves, release_memory, seeded_randn,
+from tad_verify import (failed_case, grad_leaves, release_memory, seeded_randn,
                         tensor_outputs)
 
 # Every entry has these keys; null where not measured (no reference(), no bytes(), an error).
@@ -45,7 +45,7 @@ def _backward_fn(fn, bound, grad_inputs, dirty=()):
     """A callable running only the backward of fn(*bound) for a fixed random cotangent; `dirty`:
     the arguments fn updates in place (they get non-leaf copies)."""
     leaves = grad_leaves(bound, grad_inputs)
-    call = fresh(bound, dirty)
+    call = userfile.fresh(bound, dirty)
     outs = [o for _, o in tensor_outputs(fn(*call.args, **call.kwargs)) if o.requires_grad]
     cots = [seeded_randn(o, 1 + i).to(o.dtype) for i, o in enumerate(outs)]
     return lambda: torch.autograd.grad(outs, leaves, cots, retain_graph=True)

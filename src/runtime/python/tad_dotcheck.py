@@ -15,6 +15,8 @@ import math
 
 import torch
 
+import tad_userfile as userfile
+
 # Per test dtype. float16 / bfloat16: J v and J^T u are stored with unit roundoff 4.9e-4 / 3.9e-3
 # and tangent kernels may multiply in the input dtype, so rel_err is a small multiple of that;
 # float32: float32 reductions of long rows (~sqrt(K) eps); float64: kernels that load with
@@ -47,16 +49,18 @@ def _tensors(result):
     return [(i, v) for i, v in enumerate(values) if torch.is_tensor(v)]
 
 
-def dot_product(forward, jvp, bound, grad_inputs, seed, rtol):
+def dot_product(forward, jvp, bound, grad_inputs, seed, rtol, dirty=()):
     """forward(*args, **kwargs): the stub, differentiable in grad_inputs; jvp(*args, tangents,
     **kwargs) -> (outputs, their tangents), tangents a dict by gradient input name; bound: the
-    stub's arguments (inspect.BoundArguments, left unchanged)."""
+    stub's arguments (inspect.BoundArguments, left unchanged); dirty: the arguments the stub updates
+    in place, which each call gets copies of."""
     b = bound.signature.bind(*bound.args, **bound.kwargs)
     leaves = []
     for name in grad_inputs:
         leaf = b.arguments[name].detach().clone().requires_grad_()
         b.arguments[name] = leaf
         leaves.append(leaf)
+    b = userfile.fresh(b, dirty)
     diff = [(i, o) for i, o in _tensors(forward(*b.args, **b.kwargs)) if o.requires_grad]
     us = [random_like(o, seed + 3000 + i) for i, o in diff]
     grads = (torch.autograd.grad([o for _, o in diff], leaves, us, allow_unused=True) if diff
@@ -64,8 +68,9 @@ def dot_product(forward, jvp, bound, grad_inputs, seed, rtol):
     vs = [random_like(x, seed + 4000 + k) for k, x in enumerate(leaves)]
     vjp_terms = [v.double() * g.double() for v, g in zip(vs, grads) if g is not None]
 
+    b = userfile.fresh(bound, dirty)
     with torch.no_grad():
-        _, tangents = jvp(*bound.args, tangents=dict(zip(grad_inputs, vs)), **bound.kwargs)
+        _, tangents = jvp(*b.args, tangents=dict(zip(grad_inputs, vs)), **b.kwargs)
     tangents = tangents if isinstance(tangents, (tuple, list)) else (tangents,)
     jvp_terms = []
     for (i, o), u in zip(diff, us):
@@ -87,7 +92,7 @@ def check(generated, bound, grad_inputs, seed, dtype):
     # Kernels multiplying float32 tiles at TF32 precision round like float16 ones.
     precision = "float16" if dtype == "float32" and getattr(generated, "TF32", False) else dtype
     return dot_product(generated.forward, generated.jvp, bound, grad_inputs, seed,
-                       RTOL.get(precision, RTOL["float32"]))
+                       RTOL.get(precision, RTOL["float32"]), getattr(generated, "DIRTY", ()))
 
 
 def failure_message(dot):

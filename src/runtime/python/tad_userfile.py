@@ -86,3 +86,16 @@ def bind(stub, args, kwargs):
     bound = inspect.signature(stub).bind(*args, **kwargs)
     bound.apply_defaults()
     return bound
+
+
+def fresh(bound, names):
+    """A copy of bound whose tensors among names are cloned: the stub updates those in place, and
+    autograd wants a non-leaf there (a clone of a leaf requiring grad is one)."""
+    import torch
+
+    b = bound.signature.bind(*bound.args, **bound.kwargs)
+    for name in names:
+        value = b.arguments.get(name)
+        if torch.is_tensor(value):
+            b.arguments[name] = value.clone()
+    return b

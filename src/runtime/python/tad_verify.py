@@ -12,6 +12,7 @@ Where the generated module has forward mode (`jvp`), each case also gets the dot
 <J v, u> = <v, J^T u> of tad_dotcheck, which needs no reference.
 """
 
+import contextlib
 import gc
 import itertools
 import time
@@ -45,6 +46,37 @@ TINY = 1e-30
 # pre-activation near 0, in eager PyTorch as in a generated kernel, and one flip in a row of a
 # matmul moves that row of the input gradient by about 1/sqrt(K) relative.
 EAGER_FACTOR, EAGER_CAP = 2.0, 10.0
+
+
+def tf32(x):
+    """x with its float32 mantissa cut to TF32's 10 bits, as tl.dot treats float32 operands at its
+    default precision: the tensor cores ignore the low 13 bits (rounding toward zero; measured on an
+    H100, bench/results/2026-11-22-h100-issue3-session5.md). The gradient passes straight through:
+    reference gradients are those of the smooth function at the rounded operands."""
+    bits = x.detach().float().contiguous().view(torch.int32)
+    rounded = (bits & ~0x1FFF).view(torch.float32).to(x.dtype)
+    return x + (rounded - x).detach()
+
+
+# Matrix products of reference() and the positions of the operands TF32 rounds (not a bias).
+_PRODUCTS = {torch.matmul: (0, 1), torch.Tensor.matmul: (0, 1), torch.Tensor.__matmul__: (0, 1),
+             torch.Tensor.__rmatmul__: (0, 1), torch.mm: (0, 1), torch.Tensor.mm: (0, 1),
+             torch.bmm: (0, 1), torch.Tensor.bmm: (0, 1), torch.nn.functional.linear: (0, 1),
+             torch.addmm: (1, 2), torch.Tensor.addmm: (1, 2), torch.baddbmm: (1, 2),
+             torch.Tensor.baddbmm: (1, 2)}
+
+
+class Tf32Products(torch.overrides.TorchFunctionMode):
+    """Within it, matrix products round their operands to TF32 first; the products and sums stay in
+    the operands' dtype. The float64 reference then multiplies what TF32 kernels multiply, and only
+    accumulation order and float32 sums separate the two: a pre-activation near a kink (relu) gets
+    the same sign in both, where a float64 product of unrounded operands would flip some."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        at = _PRODUCTS.get(func, ())
+        args = tuple(tf32(a) if i in at and torch.is_tensor(a) and a.is_floating_point() else a
+                     for i, a in enumerate(args))
+        return func(*args, **(kwargs or {}))
 
 
 def verify(module, stub, generated, dims_list, dtypes, seed, grad_inputs, device, progress,
@@ -129,17 +161,6 @@ def grad_leaves(bound, names, convert=lambda t: t):
     return leaves
 
 
-def fresh(bound, names):
-    """A copy of bound whose tensors among names are cloned: the stub updates those in place, and
-    autograd wants a non-leaf there (a clone of a leaf requiring grad is one)."""
-    b = bound.signature.bind(*bound.args, **bound.kwargs)
-    for name in names:
-        value = b.arguments.get(name)
-        if torch.is_tensor(value):
-            b.arguments[name] = value.clone()
-    return b
-
-
 def pull_back(outputs, leaves, cotangents):
     """Gradients of sum(cotangent * output) w.r.t. leaves (zeros where one does not depend)."""
     pairs = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
@@ -155,10 +176,10 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
     bound = userfile.bind(stub, args, kwargs)
     leaves = grad_leaves(bound, grad_inputs)
     dirty = getattr(generated, "DIRTY", ())
-    call = fresh(bound, dirty)
+    call = userfile.fresh(bound, dirty)
     out_gen = tensor_outputs(generated.forward(*call.args, **call.kwargs))
     with torch.no_grad():
-        call = fresh(plain, dirty)
+        call = userfile.fresh(plain, dirty)
         out_stub = dict(tensor_outputs(stub(*call.args, **call.kwargs)))
     outputs = []
     for i, o in out_gen:
@@ -175,11 +196,12 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
 
     eager = [None] * len(grad_inputs)
     if callable(getattr(module, "reference", None)):
-        ref_grads = _reference(module, stub, plain, grad_inputs, diff, cot64, out_stub, outputs, rtol)
+        tf32_ = dtype == "float32" and getattr(generated, "TF32", False)
+        ref_grads = _reference(module, stub, plain, grad_inputs, diff, cot64, out_stub, outputs, rtol,
+                               tf32_)
         fd = None
         if dtype != "float64":
-            tf32 = dtype == "float32" and getattr(generated, "TF32", False)
-            eager = _eager_errors(module, stub, plain, grad_inputs, diff, cot64, ref_grads, tf32)
+            eager = _eager_errors(module, stub, plain, grad_inputs, diff, cot64, ref_grads, tf32_)
     else:
         ref_grads, fd, precision = _finite_differences(module, stub, generated, dims, plain,
                                                        grad_inputs, diff, cot64, seed, device,
@@ -211,17 +233,20 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
             "outputs": outputs, "grads": report, "dot_product": dot}
 
 
-def _reference(module, stub, plain, grad_inputs, diff, cot64, out_stub, outputs, rtol):
+def _reference(module, stub, plain, grad_inputs, diff, cot64, out_stub, outputs, rtol, tf32_):
     """Gradients of reference() in float64; also checks the stub's outputs against its outputs.
 
-    reference() takes the stub's arguments; floating-point tensors become float64 copies.
+    reference() takes the stub's arguments; floating-point tensors become float64 copies. tf32_:
+    the kernels multiply float32 tiles at TF32 precision, and reference()'s matrix products round
+    their operands the same way (Tf32Products).
     """
     ref = userfile.bind(stub, plain.args, plain.kwargs)
     for name, value in ref.arguments.items():
         if torch.is_tensor(value) and value.is_floating_point():
             ref.arguments[name] = value.detach().double()
     leaves = grad_leaves(ref, grad_inputs)
-    ref_out = dict(tensor_outputs(module.reference(*ref.args, **ref.kwargs)))
+    with Tf32Products() if tf32_ else contextlib.nullcontext():
+        ref_out = dict(tensor_outputs(module.reference(*ref.args, **ref.kwargs)))
     for o in outputs:
         r = ref_out.get(o["index"])
         if r is None:
@@ -273,7 +298,7 @@ def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff,
     bound = userfile.bind(stub, base.args, base.kwargs)
     leaves = grad_leaves(bound, grad_inputs)
     try:
-        call = fresh(bound, dirty)
+        call = userfile.fresh(bound, dirty)
         out = dict(tensor_outputs(generated.forward(*call.args, **call.kwargs)))
         g64 = pull_back([out[i] for i, _ in diff], leaves, cot64)
     except Exception as e:
@@ -285,7 +310,7 @@ def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff,
         """The stub's differentiable outputs with some arguments replaced."""
         b = userfile.bind(stub, base.args, base.kwargs)
         b.arguments.update(replaced)
-        b = fresh(b, dirty)
+        b = userfile.fresh(b, dirty)
         try:
             with torch.no_grad():
                 out = dict(tensor_outputs(stub(*b.args, **b.kwargs)))
