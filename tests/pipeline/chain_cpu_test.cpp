@@ -16,6 +16,7 @@
 
 using namespace tad;
 using tad::test::cpu_session;
+using tad::test::Refused;
 using tad::test::kPython;
 using tad::test::torch_available;
 
@@ -69,23 +70,11 @@ INSTANTIATE_TEST_SUITE_P(Data, MutationCpu, ::testing::Values("double_store", "l
 
 // Reading back what the launch itself wrote, through another parameter, after an atomic add or in a
 // later loop iteration, and returning a grad input unchanged: refused, each with its reason.
-struct Refused {
-    const char *file, *message;
-};
-void PrintTo(const Refused &r, std::ostream *os) { *os << r.file; }
-class MutationRefused : public ::testing::TestWithParam<Refused> {};
+class MutationRefused : public ::testing::TestWithParam<tad::test::Refused> {};
 
 TEST_P(MutationRefused, WithItsReason) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
-    fs::TempDir dir;
-    auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/mutation/" + GetParam().file + ".py");
-    try {
-        s->generate(GenerateOptions{});
-        ADD_FAILURE() << "expected a refusal";
-    } catch (const Error &e) {
-        EXPECT_EQ(e.status(), TAD_ERR_UNSUPPORTED);
-        EXPECT_NE(std::string(e.what()).find(GetParam().message), std::string::npos) << e.what();
-    }
+    tad::test::expect_refused(std::string("tests/pipeline/data/mutation/") + GetParam().file + ".py", GetParam().message);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -2,12 +2,16 @@
 // recording stand-in for triton).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 
 #include "capi/session.h"
+#include "support/error.h"
 #include "support/fs.h"
 
 namespace tad::test {
@@ -24,6 +28,26 @@ inline std::unique_ptr<Session> cpu_session(const fs::TempDir &dir, const std::s
     auto s = std::make_unique<Session>(opts);
     s->load_forward(file.rfind('/', 0) == 0 ? file : std::string(TAD_SOURCE_DIR) + "/" + file, std::nullopt);
     return s;
+}
+
+// A data file `generate` must refuse, and what the refusal must say.
+struct Refused {
+    const char *file, *message;
+};
+inline void PrintTo(const Refused &r, std::ostream *os) { *os << r.file; }
+
+// Generating `file` (as cpu_session takes it) fails with TAD_ERR_UNSUPPORTED, its message containing
+// `message`.
+inline void expect_refused(const std::string &file, const std::string &message) {
+    fs::TempDir dir;
+    auto s = cpu_session(dir, file);
+    try {
+        s->generate(GenerateOptions{});
+        ADD_FAILURE() << file << ": expected a refusal";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.status(), TAD_ERR_UNSUPPORTED);
+        EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace tad::test

@@ -4,17 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <ostream>
 #include <string>
 
 #include "capi/session.h"
 #include "cpu_session.h"
-#include "support/error.h"
 #include "support/fs.h"
 #include "support/json.h"
 
 using namespace tad;
 using tad::test::cpu_session;
+using tad::test::Refused;
 using tad::test::kPython;
 using tad::test::torch_available;
 
@@ -41,23 +40,11 @@ TEST_P(PointerCpu, BothModesMatchFiniteDifferences) {
 INSTANTIATE_TEST_SUITE_P(Data, PointerCpu, ::testing::Values("where_pointer", "pointer_after_loop"),
                          [](const auto &info) { return std::string(info.param); });
 
-struct Refused {
-    const char *file, *message;
-};
-void PrintTo(const Refused &r, std::ostream *os) { *os << r.file; }
 class PointerRefused : public ::testing::TestWithParam<Refused> {};
 
 TEST_P(PointerRefused, AtTheLoad) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
-    fs::TempDir dir;
-    auto s = cpu_session(dir, std::string("tests/pipeline/data/pointers/") + GetParam().file + ".py");
-    try {
-        s->generate(GenerateOptions{});
-        ADD_FAILURE() << "expected a refusal";
-    } catch (const Error &e) {
-        EXPECT_EQ(e.status(), TAD_ERR_UNSUPPORTED);
-        EXPECT_NE(std::string(e.what()).find(GetParam().message), std::string::npos) << e.what();
-    }
+    tad::test::expect_refused(std::string("tests/pipeline/data/pointers/") + GetParam().file + ".py", GetParam().message);
 }
 
 INSTANTIATE_TEST_SUITE_P(
