@@ -223,7 +223,9 @@ class _fit_shared_memory:
         self.kernel = kernel
         self.stages = {}  # (options, tensor dtypes) -> num_stages that fitted
 
-    def __getattr__(self, name):
+    def __getattr__(self, name):  # the kernel's attributes (fn, arg_names, ...); never recurses
+        if name == "kernel":
+            raise AttributeError(name)
         return getattr(self.kernel, name)
 
     def __getitem__(self, grid):
