@@ -203,6 +203,16 @@ Problem three_levels(std::mt19937_64 &rng) {
     return p;
 }
 
+// Two programs reading T·K rows of X and storing T rows of the state H.
+Problem state_problem(const Kernel &k, int T, int K, std::mt19937_64 &rng) {
+    Problem p;
+    p.fwd = passes::cse(k.f);
+    p.spec = {{"X"}, {"H"}};
+    p.grid = {2, 1, 1};
+    p.memory = {{"X", normal(2 * T * K * 8, rng)}, {"H", std::vector<double>(2 * T * 8, 0.0)}};
+    return p;
+}
+
 // Nonlinear state that runs through an inner accumulator loop: h = sin(h + Σ_k x_tk).
 Problem state_through_inner(std::mt19937_64 &rng) {
     const int T = 3, K = 2;
@@ -220,12 +230,7 @@ Problem state_through_inner(std::mt19937_64 &rng) {
     k.b.store(k.lanes(H, k.mul(step, k.i32(8))), h_next, ir::kNoValue);
     end_loop(k, {h_next});
 
-    Problem p;
-    p.fwd = passes::cse(k.f);
-    p.spec = {{"X"}, {"H"}};
-    p.grid = {2, 1, 1};
-    p.memory = {{"X", normal(2 * T * K * 8, rng)}, {"H", std::vector<double>(2 * T * 8, 0.0)}};
-    return p;
+    return state_problem(k, T, K, rng);
 }
 
 // h_t = sin(h_{t-1}) + Σ_k x_tk with x read through a pointer that the inner loop advances and the
@@ -248,12 +253,7 @@ Problem pointer_through_inner(std::mt19937_64 &rng) {
     k.b.store(k.lanes(H, k.mul(k.add(k.mul(pid, k.i32(T)), t), k.i32(8))), h_next, ir::kNoValue);
     end_loop(k, {inner[0], h_next});
 
-    Problem p;
-    p.fwd = passes::cse(k.f);
-    p.spec = {{"X"}, {"H"}};
-    p.grid = {2, 1, 1};
-    p.memory = {{"X", normal(2 * T * K * 8, rng)}, {"H", std::vector<double>(2 * T * 8, 0.0)}};
-    return p;
+    return state_problem(k, T, K, rng);
 }
 
 // Nonlinear state through both levels, from a loaded initial state: h = sin(h)·x + h/2 in the inner

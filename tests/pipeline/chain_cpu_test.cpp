@@ -70,7 +70,7 @@ INSTANTIATE_TEST_SUITE_P(Data, MutationCpu, ::testing::Values("double_store", "l
 
 // Reading back what the launch itself wrote, through another parameter, after an atomic add or in a
 // later loop iteration, and returning a grad input unchanged: refused, each with its reason.
-class MutationRefused : public ::testing::TestWithParam<tad::test::Refused> {};
+class MutationRefused : public ::testing::TestWithParam<Refused> {};
 
 TEST_P(MutationRefused, WithItsReason) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
