@@ -58,13 +58,15 @@ bool varies_in(const ir::Function &f, const ir::Loop &l, ir::ValueId v, std::map
     return memo[v] = r;
 }
 
-}  // namespace
-
-std::string pointer_base(const ir::Function &f, ir::ValueId p) {
+std::string base_in(const ir::Function &f, const std::vector<ir::Loop> &loops, ir::ValueId p) {
     std::set<ir::ValueId> open;
-    std::string base = base_of(f, ir::loops(f), p, open);
+    std::string base = base_of(f, loops, p, open);
     return base == kSelf ? "" : base;
 }
+
+}  // namespace
+
+std::string pointer_base(const ir::Function &f, ir::ValueId p) { return base_in(f, ir::loops(f), p); }
 
 MemoryParams memory_params(const ir::Function &f) {
     MemoryParams m;
@@ -72,7 +74,7 @@ MemoryParams memory_params(const ir::Function &f) {
     for (size_t i = 0; i < f.ops.size(); ++i) {
         const ir::Op &op = f.ops[i];
         if (op.kind != ir::OpKind::Load && op.kind != ir::OpKind::Store && op.kind != ir::OpKind::AtomicAdd) continue;
-        std::string base = pointer_base(f, op.operands[0]);
+        std::string base = base_in(f, loops, op.operands[0]);
         // An access whose buffer is unknown would take no part in differentiation: refuse it.
         if (base.empty())
             fail(TAD_ERR_UNSUPPORTED, where(f.source_path, op.loc.line, op.loc.col) + ": unsupported construct '" + ir::op_name(op.kind) +
