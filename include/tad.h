@@ -39,17 +39,17 @@ extern "C" {
 typedef enum tad_status {
     TAD_OK = 0,
     TAD_ERR_INVALID_ARGUMENT = -1, /* NULL handle, bad option, unknown name */
-    TAD_ERR_IO = -2,               /* file missing or unreadable, disk error */
-    TAD_ERR_SYNTAX = -3,           /* the forward file does not parse */
-    TAD_ERR_UNSUPPORTED = -4,      /* a construct tad cannot differentiate (yet) */
-    TAD_ERR_NO_KERNEL = -5,        /* no @triton.jit kernel, no stub, or a stub launching nothing */
-    TAD_ERR_WORKER = -6,           /* the Python worker failed: import, crash, kernel error, OOM */
-    TAD_ERR_TIMEOUT = -7,          /* the worker did not answer in time and was killed */
-    TAD_ERR_MISMATCH = -8,         /* verification ran and a gradient disagrees */
-    TAD_ERR_NOT_FOUND = -9,        /* unknown snapshot id */
-    TAD_ERR_STATE = -10,           /* call out of order, e.g. verify before generate */
-    TAD_ERR_CANCELLED = -11,       /* the progress callback asked to stop */
-    TAD_ERR_NO_GPU = -12,          /* the GPU path was asked for and no GPU is present */
+    TAD_ERR_IO = -2, /* file missing or unreadable, disk error */
+    TAD_ERR_SYNTAX = -3, /* the forward file does not parse */
+    TAD_ERR_UNSUPPORTED = -4, /* a construct tad cannot differentiate (yet) */
+    TAD_ERR_NO_KERNEL = -5, /* no @triton.jit kernel, no stub, or a stub launching nothing */
+    TAD_ERR_WORKER = -6, /* the Python worker failed: import, crash, kernel error, OOM */
+    TAD_ERR_TIMEOUT = -7, /* the worker did not answer in time and was killed */
+    TAD_ERR_MISMATCH = -8, /* verification ran and a gradient disagrees */
+    TAD_ERR_NOT_FOUND = -9, /* unknown snapshot id */
+    TAD_ERR_STATE = -10, /* call out of order, e.g. verify before generate */
+    TAD_ERR_CANCELLED = -11, /* the progress callback asked to stop */
+    TAD_ERR_NO_GPU = -12, /* the GPU path was asked for and no GPU is present */
     TAD_ERR_INTERNAL = -99
 } tad_status;
 
@@ -73,21 +73,21 @@ typedef struct tad_session tad_session;
 /* Progress of a long step. `stage` is e.g. "trace", "generate", "verify", "bench"; `fraction` is in
  * [0, 1] or negative when unknown. Return non-zero to cancel the step (it fails with
  * TAD_ERR_CANCELLED). */
-typedef int (*tad_progress_fn)(const char *stage, const char *message, double fraction,
-                               void *payload);
+typedef int (*tad_progress_fn)(const char *stage, const char *message, double fraction, void *payload);
 
 #define TAD_SESSION_OPTIONS_VERSION 1
 typedef struct tad_session_options {
     unsigned int version;
-    const char *work_dir;         /* session directory; NULL: "./.tad" */
-    const char *python;           /* worker interpreter; NULL: $TAD_PYTHON, else "python3" */
-    int device_index;             /* CUDA device used by the worker */
-    double worker_timeout_s;      /* limit for one worker request; 0: 600 */
-    double startup_timeout_s;     /* limit for the worker to import torch/triton; 0: 120 */
-    tad_progress_fn progress;     /* may be NULL */
+    const char *work_dir; /* session directory; NULL: "./.tad" */
+    const char *python; /* worker interpreter; NULL: $TAD_PYTHON, else "python3" */
+    int device_index; /* CUDA device used by the worker */
+    double worker_timeout_s; /* limit for one worker request; 0: 600 */
+    double startup_timeout_s; /* limit for the worker to import torch/triton; 0: 120 */
+    tad_progress_fn progress; /* may be NULL */
     void *progress_payload;
 } tad_session_options;
-#define TAD_SESSION_OPTIONS_INIT {TAD_SESSION_OPTIONS_VERSION, 0, 0, 0, 0.0, 0.0, 0, 0}
+#define TAD_SESSION_OPTIONS_INIT \
+    { TAD_SESSION_OPTIONS_VERSION, 0, 0, 0, 0.0, 0.0, 0, 0 }
 TAD_API int tad_session_options_init(tad_session_options *opts);
 
 /* Opens (creating if needed) the session directory. An existing directory keeps its snapshots. */
@@ -102,8 +102,8 @@ TAD_API int tad_load_forward(tad_session *session, const char *path, const char 
 #define TAD_GENERATE_OPTIONS_VERSION 2
 typedef struct tad_generate_options {
     unsigned int version;
-    const char *backend;     /* NULL or "ad": the compiler's reverse mode */
-    const char *dims_json;   /* dims to trace the stub with, e.g. {"M":4,"N":64}, NULL: the SWEEP; a list
+    const char *backend; /* NULL or "ad": the compiler's reverse mode */
+    const char *dims_json; /* dims to trace the stub with, e.g. {"M":4,"N":64}, NULL: the SWEEP; a list
                                 of dims: traced with the first, and the others for the backwards of
                                 static ifs they specialize differently (as the SWEEP is) */
     const char *launch_json; /* a trace record (docs/reports.md) to use instead of running the worker */
@@ -113,7 +113,8 @@ typedef struct tad_generate_options {
      * per program). docs/compiler.md has the details. */
     const char *loops;
 } tad_generate_options;
-#define TAD_GENERATE_OPTIONS_INIT {TAD_GENERATE_OPTIONS_VERSION, 0, 0, 0, 0}
+#define TAD_GENERATE_OPTIONS_INIT \
+    { TAD_GENERATE_OPTIONS_VERSION, 0, 0, 0, 0 }
 TAD_API int tad_generate_options_init(tad_generate_options *opts);
 
 /* Generates a backward for the loaded forward. The candidate becomes the current one and is stored as
@@ -126,13 +127,14 @@ TAD_API int tad_candidate_source(tad_session *session, const char *id, char **ou
 #define TAD_VERIFY_OPTIONS_VERSION 1
 typedef struct tad_verify_options {
     unsigned int version;
-    int cpu;                 /* 1: CPU interpreter in float64; 0: GPU through the worker */
-    const char *dims_json;   /* a JSON list of dims to check; NULL: the file's SWEEP */
-    const char *dtypes;      /* GPU: comma-separated torch dtype names; NULL: "float32,float16" */
-    long long max_elements;  /* CPU: skip dims whose tensors exceed this many elements; 0: 1<<20 */
+    int cpu; /* 1: CPU interpreter in float64; 0: GPU through the worker */
+    const char *dims_json; /* a JSON list of dims to check; NULL: the file's SWEEP */
+    const char *dtypes; /* GPU: comma-separated torch dtype names; NULL: "float32,float16" */
+    long long max_elements; /* CPU: skip dims whose tensors exceed this many elements; 0: 1<<20 */
     unsigned int seed;
 } tad_verify_options;
-#define TAD_VERIFY_OPTIONS_INIT {TAD_VERIFY_OPTIONS_VERSION, 0, 0, 0, 0, 0}
+#define TAD_VERIFY_OPTIONS_INIT \
+    { TAD_VERIFY_OPTIONS_VERSION, 0, 0, 0, 0, 0 }
 TAD_API int tad_verify_options_init(tad_verify_options *opts);
 
 /* Verifies the current candidate. The report (JSON) is returned through `out_report` even when a
@@ -142,11 +144,12 @@ TAD_API int tad_verify(tad_session *session, const tad_verify_options *opts, cha
 #define TAD_BENCH_OPTIONS_VERSION 1
 typedef struct tad_bench_options {
     unsigned int version;
-    const char *dims_json;   /* a JSON list of dims; NULL: the file's SWEEP */
-    const char *dtypes;      /* NULL: "float32,float16" */
-    int reps;                /* time budget of each measurement in ms (do_bench rep); 0: 100 */
+    const char *dims_json; /* a JSON list of dims; NULL: the file's SWEEP */
+    const char *dtypes; /* NULL: "float32,float16" */
+    int reps; /* time budget of each measurement in ms (do_bench rep); 0: 100 */
 } tad_bench_options;
-#define TAD_BENCH_OPTIONS_INIT {TAD_BENCH_OPTIONS_VERSION, 0, 0, 0}
+#define TAD_BENCH_OPTIONS_INIT \
+    { TAD_BENCH_OPTIONS_VERSION, 0, 0, 0 }
 TAD_API int tad_bench_options_init(tad_bench_options *opts);
 
 /* Benchmarks the current candidate on the GPU (it must have passed verification). */

@@ -32,42 +32,34 @@ static struct {
     PyObject *type;
 } error_classes[] = {
     {TAD_ERR_INVALID_ARGUMENT, "tad.InvalidArgumentError",
-     "A NULL handle, a bad option or an unknown name (TAD_ERR_INVALID_ARGUMENT). Also a ValueError.",
-     NULL},
-    {TAD_ERR_IO, "tad.FileError", "A file is missing or unreadable, or a disk error (TAD_ERR_IO).",
-     NULL},
+     "A NULL handle, a bad option or an unknown name (TAD_ERR_INVALID_ARGUMENT). Also a ValueError.", NULL},
+    {TAD_ERR_IO, "tad.FileError", "A file is missing or unreadable, or a disk error (TAD_ERR_IO).", NULL},
     {TAD_ERR_SYNTAX, "tad.ParseError", "The forward file does not parse (TAD_ERR_SYNTAX).", NULL},
-    {TAD_ERR_UNSUPPORTED, "tad.UnsupportedError",
-     "A construct tad cannot differentiate yet (TAD_ERR_UNSUPPORTED).", NULL},
+    {TAD_ERR_UNSUPPORTED, "tad.UnsupportedError", "A construct tad cannot differentiate yet (TAD_ERR_UNSUPPORTED).",
+     NULL},
     {TAD_ERR_NO_KERNEL, "tad.NoKernelError",
      "No @triton.jit kernel, no stub, or a stub launching nothing (TAD_ERR_NO_KERNEL).", NULL},
-    {TAD_ERR_WORKER, "tad.WorkerError",
-     "The Python worker failed: import, crash, kernel error, OOM (TAD_ERR_WORKER).", NULL},
-    {TAD_ERR_TIMEOUT, "tad.WorkerTimeoutError",
-     "The worker did not answer in time and was killed (TAD_ERR_TIMEOUT).", NULL},
-    {TAD_ERR_MISMATCH, "tad.MismatchError",
-     "Verification ran and a gradient disagrees (TAD_ERR_MISMATCH); `.report` holds the report.",
+    {TAD_ERR_WORKER, "tad.WorkerError", "The Python worker failed: import, crash, kernel error, OOM (TAD_ERR_WORKER).",
      NULL},
+    {TAD_ERR_TIMEOUT, "tad.WorkerTimeoutError", "The worker did not answer in time and was killed (TAD_ERR_TIMEOUT).",
+     NULL},
+    {TAD_ERR_MISMATCH, "tad.MismatchError",
+     "Verification ran and a gradient disagrees (TAD_ERR_MISMATCH); `.report` holds the report.", NULL},
     {TAD_ERR_NOT_FOUND, "tad.NotFoundError", "Unknown snapshot id (TAD_ERR_NOT_FOUND).", NULL},
-    {TAD_ERR_STATE, "tad.StateError",
-     "A call out of order, e.g. verify before generate (TAD_ERR_STATE).", NULL},
-    {TAD_ERR_CANCELLED, "tad.CancelledError",
-     "The progress callback asked to stop (TAD_ERR_CANCELLED).", NULL},
-    {TAD_ERR_NO_GPU, "tad.NoGPUError",
-     "The GPU path was asked for and no GPU is present (TAD_ERR_NO_GPU).", NULL},
+    {TAD_ERR_STATE, "tad.StateError", "A call out of order, e.g. verify before generate (TAD_ERR_STATE).", NULL},
+    {TAD_ERR_CANCELLED, "tad.CancelledError", "The progress callback asked to stop (TAD_ERR_CANCELLED).", NULL},
+    {TAD_ERR_NO_GPU, "tad.NoGPUError", "The GPU path was asked for and no GPU is present (TAD_ERR_NO_GPU).", NULL},
     {TAD_ERR_INTERNAL, "tad.InternalError", "A bug in tad (TAD_ERR_INTERNAL).", NULL},
 };
 #define N_ERROR_CLASSES (sizeof error_classes / sizeof error_classes[0])
 
-static PyObject *decode(const char *s, const char *errors)
-{
+static PyObject *decode(const char *s, const char *errors) {
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), errors);
 }
 
 /* Raises the tad.Error subclass for `status`. `report` (may be NULL) is JSON text the call returned
  * along with the failure; it is attached parsed, as `.report`. Returns NULL for convenience. */
-static PyObject *raise_status(int status, const char *report)
-{
+static PyObject *raise_status(int status, const char *report) {
     /* Copy the message first: any further tad_ call may overwrite it. */
     PyObject *message = decode(tad_error_last(), "replace");
     PyObject *status_name = decode(tad_status_name(status), "replace");
@@ -77,26 +69,22 @@ static PyObject *raise_status(int status, const char *report)
     PyObject *type = error_base;
     size_t i;
 
-    if (!message || !status_name || !status_obj)
-        goto done;
+    if (!message || !status_name || !status_obj) goto done;
     if (report) {
         report_obj = PyObject_CallFunction(json_loads, "s", report);
         if (!report_obj) {
             /* A report that is not JSON must not hide the error itself: keep the raw text. */
             PyErr_Clear();
             report_obj = decode(report, "replace");
-            if (!report_obj)
-                goto done;
+            if (!report_obj) goto done;
         }
     } else {
         report_obj = Py_NewRef(Py_None);
     }
     for (i = 0; i < N_ERROR_CLASSES; i++)
-        if (error_classes[i].status == status)
-            type = error_classes[i].type;
+        if (error_classes[i].status == status) type = error_classes[i].type;
     exc = PyObject_CallFunctionObjArgs(type, message, NULL);
-    if (!exc)
-        goto done;
+    if (!exc) goto done;
     if (PyObject_SetAttrString(exc, "status", status_obj) < 0 ||
         PyObject_SetAttrString(exc, "status_name", status_name) < 0 ||
         PyObject_SetAttrString(exc, "report", report_obj) < 0)
@@ -112,24 +100,21 @@ done:
 }
 
 /* Text the library returned through `char **out`, as a str; frees it. */
-static PyObject *take_string(char *s)
-{
+static PyObject *take_string(char *s) {
     PyObject *result = decode(s, "strict");
     tad_string_free(s);
     return result;
 }
 
 /* Text the library returned through `char **out`, parsed as JSON; frees it. */
-static PyObject *take_json(char *s)
-{
+static PyObject *take_json(char *s) {
     PyObject *result = PyObject_CallFunction(json_loads, "s", s);
     tad_string_free(s);
     return result;
 }
 
 /* TypeError "<what> must be <expected>, not <type of obj>" (tp_name is not in the limited API). */
-static void raise_type_error(const char *what, const char *expected, PyObject *obj)
-{
+static void raise_type_error(const char *what, const char *expected, PyObject *obj) {
     PyObject *name = PyType_GetName(Py_TYPE(obj));
     if (name) {
         PyErr_Format(PyExc_TypeError, "%s must be %s, not %U", what, expected, name);
@@ -138,8 +123,7 @@ static void raise_type_error(const char *what, const char *expected, PyObject *o
 }
 
 /* `obj` (a str) as UTF-8 owned by `obj`; NUL inside would silently truncate at the C ABI. */
-static const char *utf8(PyObject *obj, const char *what)
-{
+static const char *utf8(PyObject *obj, const char *what) {
     Py_ssize_t size;
     const char *s;
     if (!PyUnicode_Check(obj)) {
@@ -155,57 +139,46 @@ static const char *utf8(PyObject *obj, const char *what)
 }
 
 /* Optional str argument: NULL for None. Returns 0 or -1 with an exception set. */
-static int optional_utf8(PyObject *obj, const char *what, const char **out)
-{
+static int optional_utf8(PyObject *obj, const char *what, const char **out) {
     *out = NULL;
-    if (obj == NULL || obj == Py_None)
-        return 0;
+    if (obj == NULL || obj == Py_None) return 0;
     *out = utf8(obj, what);
     return *out ? 0 : -1;
 }
 
 /* Optional path (str, bytes or os.PathLike): a new bytes object in *owner, or NULL for None. */
-static int optional_path(PyObject *obj, PyObject **owner, const char **out)
-{
+static int optional_path(PyObject *obj, PyObject **owner, const char **out) {
     *owner = NULL;
     *out = NULL;
-    if (obj == NULL || obj == Py_None)
-        return 0;
-    if (!PyUnicode_FSConverter(obj, owner))
-        return -1;
+    if (obj == NULL || obj == Py_None) return 0;
+    if (!PyUnicode_FSConverter(obj, owner)) return -1;
     *out = PyBytes_AsString(*owner);
     return *out ? 0 : -1;
 }
 
 /* json.dumps(obj) for obj a dict (or a list with `want_list`), or NULL for None; *owner keeps the
  * text. */
-static int optional_json(PyObject *obj, int want_list, const char *what, PyObject **owner,
-                         const char **out)
-{
+static int optional_json(PyObject *obj, int want_list, const char *what, PyObject **owner, const char **out) {
     *owner = NULL;
     *out = NULL;
-    if (obj == NULL || obj == Py_None)
-        return 0;
+    if (obj == NULL || obj == Py_None) return 0;
     if (want_list ? !PyList_Check(obj) : !PyDict_Check(obj)) {
         raise_type_error(what, want_list ? "a list, a dict or None" : "a dict or None", obj);
         return -1;
     }
     *owner = PyObject_CallFunctionObjArgs(json_dumps, obj, NULL);
-    if (!*owner)
-        return -1;
+    if (!*owner) return -1;
     *out = utf8(*owner, what);
     return *out ? 0 : -1;
 }
 
 /* verify/bench `dims`: a list of dims dicts, or one dict meaning a list of one. */
-static int dims_list_json(PyObject *obj, PyObject **owner, const char **out)
-{
+static int dims_list_json(PyObject *obj, PyObject **owner, const char **out) {
     PyObject *list;
     int rc;
     if (obj != NULL && PyDict_Check(obj)) {
         list = PyList_New(1);
-        if (!list)
-            return -1;
+        if (!list) return -1;
         PyList_SetItem(list, 0, Py_NewRef(obj));
         rc = optional_json(list, 1, "dims", owner, out);
         Py_DECREF(list);
@@ -215,22 +188,18 @@ static int dims_list_json(PyObject *obj, PyObject **owner, const char **out)
 }
 
 /* verify/bench `dtypes`: None, "float32,float16" or an iterable of dtype names. */
-static int dtypes_text(PyObject *obj, PyObject **owner, const char **out)
-{
+static int dtypes_text(PyObject *obj, PyObject **owner, const char **out) {
     *owner = NULL;
     *out = NULL;
-    if (obj == NULL || obj == Py_None)
-        return 0;
+    if (obj == NULL || obj == Py_None) return 0;
     if (PyUnicode_Check(obj)) {
         *owner = Py_NewRef(obj);
     } else {
         PyObject *comma = PyUnicode_FromString(",");
-        if (!comma)
-            return -1;
+        if (!comma) return -1;
         *owner = PyUnicode_Join(comma, obj); /* TypeError unless an iterable of str */
         Py_DECREF(comma);
-        if (!*owner)
-            return -1;
+        if (!*owner) return -1;
     }
     *out = utf8(*owner, "dtypes");
     return *out ? 0 : -1;
@@ -241,9 +210,8 @@ static int dtypes_text(PyObject *obj, PyObject **owner, const char **out)
  */
 
 typedef struct {
-    PyObject_HEAD
-    tad_session *session; /* NULL once closed */
-    PyObject *progress;   /* the user's callable, or NULL */
+    PyObject_HEAD tad_session *session; /* NULL once closed */
+    PyObject *progress; /* the user's callable, or NULL */
     /* Set while a call is in the library: a session is used by one thread at a time, and the GIL is
      * released during calls, so a second thread (or the progress callable itself) could reach it. */
     int busy;
@@ -253,15 +221,12 @@ typedef struct {
     PyObject *exc_type, *exc_value, *exc_tb;
 } SessionObject;
 
-static int progress_trampoline(const char *stage, const char *message, double fraction,
-                               void *payload)
-{
+static int progress_trampoline(const char *stage, const char *message, double fraction, void *payload) {
     SessionObject *self = payload;
     PyGILState_STATE gil;
     int cancel = 0;
 
-    if (self->closing)
-        return 0;
+    if (self->closing) return 0;
     gil = PyGILState_Ensure();
     if (self->exc_type) {
         cancel = 1; /* the callable already failed: keep asking the library to stop */
@@ -271,26 +236,21 @@ static int progress_trampoline(const char *stage, const char *message, double fr
             if (r && r != Py_None) {
                 int truth = PyObject_IsTrue(r);
                 cancel = truth == 0;
-                if (truth < 0)
-                    Py_CLEAR(r);
+                if (truth < 0) Py_CLEAR(r);
             }
-            if (!r)
-                cancel = 1;
+            if (!r) cancel = 1;
             Py_XDECREF(r);
         }
         /* Run Python's signal handlers here, so Ctrl-C cancels a long call at its next progress. */
-        if (!PyErr_Occurred() && !cancel)
-            cancel = PyErr_CheckSignals() < 0;
-        if (PyErr_Occurred())
-            PyErr_Fetch(&self->exc_type, &self->exc_value, &self->exc_tb);
+        if (!PyErr_Occurred() && !cancel) cancel = PyErr_CheckSignals() < 0;
+        if (PyErr_Occurred()) PyErr_Fetch(&self->exc_type, &self->exc_value, &self->exc_tb);
     }
     PyGILState_Release(gil);
     return cancel;
 }
 
 /* Claims the session for one call; -1 with an exception if it is closed or already in a call. */
-static int begin_call(SessionObject *self)
-{
+static int begin_call(SessionObject *self) {
     if (!self->session) {
         PyErr_SetString(PyExc_ValueError, "the tad session is closed");
         return -1;
@@ -308,8 +268,7 @@ static int begin_call(SessionObject *self)
 /* Ends a call: re-raises the progress callable's exception if there was one, else raises for a
  * failed status. `report` is text returned along with a failure (freed here). Returns 0 on
  * success, -1 with an exception set. */
-static int end_call(SessionObject *self, int status, char *report)
-{
+static int end_call(SessionObject *self, int status, char *report) {
     self->busy = 0;
     if (self->exc_type) {
         PyErr_Restore(self->exc_type, self->exc_value, self->exc_tb);
@@ -325,10 +284,9 @@ static int end_call(SessionObject *self, int status, char *report)
     return 0;
 }
 
-static PyObject *Session_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
-{
-    static char *keywords[] = {"work_dir",          "python",   "device_index", "worker_timeout_s",
-                               "startup_timeout_s", "progress", NULL};
+static PyObject *Session_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"work_dir", "python", "device_index", "worker_timeout_s", "startup_timeout_s",
+                               "progress", NULL};
     PyObject *work_dir = NULL, *python = NULL, *progress = NULL;
     PyObject *work_dir_bytes = NULL, *python_bytes = NULL;
     tad_session_options opts = TAD_SESSION_OPTIONS_INIT;
@@ -336,9 +294,8 @@ static PyObject *Session_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     allocfunc alloc;
     int status;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOiddO:Session", keywords, &work_dir, &python,
-                                     &opts.device_index, &opts.worker_timeout_s,
-                                     &opts.startup_timeout_s, &progress))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOiddO:Session", keywords, &work_dir, &python, &opts.device_index,
+                                     &opts.worker_timeout_s, &opts.startup_timeout_s, &progress))
         return NULL;
     if (opts.device_index < 0) {
         PyErr_SetString(PyExc_ValueError, "device_index must be >= 0");
@@ -349,12 +306,10 @@ static PyObject *Session_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
         return NULL;
     }
     if (!(opts.startup_timeout_s >= 0 && isfinite(opts.startup_timeout_s))) {
-        PyErr_SetString(PyExc_ValueError,
-                        "startup_timeout_s must be a finite number >= 0 (0: default)");
+        PyErr_SetString(PyExc_ValueError, "startup_timeout_s must be a finite number >= 0 (0: default)");
         return NULL;
     }
-    if (progress == Py_None)
-        progress = NULL;
+    if (progress == Py_None) progress = NULL;
     if (progress && !PyCallable_Check(progress)) {
         raise_type_error("progress", "callable or None", progress);
         return NULL;
@@ -365,18 +320,14 @@ static PyObject *Session_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
 
     alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
     self = (SessionObject *)alloc(type, 0);
-    if (!self)
-        goto fail;
+    if (!self) goto fail;
     self->progress = Py_XNewRef(progress);
     /* Always installed, even without a callable: it is also where Ctrl-C is noticed. */
     opts.progress = progress_trampoline;
     opts.progress_payload = self;
     self->busy = 1;
-    Py_BEGIN_ALLOW_THREADS
-    status = tad_session_new(&opts, &self->session);
-    Py_END_ALLOW_THREADS
-    if (end_call(self, status, NULL) < 0)
-        goto fail;
+    Py_BEGIN_ALLOW_THREADS status = tad_session_new(&opts, &self->session);
+    Py_END_ALLOW_THREADS if (end_call(self, status, NULL) < 0) goto fail;
     Py_XDECREF(work_dir_bytes);
     Py_XDECREF(python_bytes);
     return (PyObject *)self;
@@ -387,16 +338,14 @@ fail:
     return NULL;
 }
 
-static void close_session(SessionObject *self)
-{
+static void close_session(SessionObject *self) {
     tad_session *session = self->session;
     self->session = NULL;
     self->closing = 1;
     tad_session_free(session);
 }
 
-static int Session_traverse(SessionObject *self, visitproc visit, void *arg)
-{
+static int Session_traverse(SessionObject *self, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE((PyObject *)self)); /* heap types are referenced by their instances */
     Py_VISIT(self->progress);
     Py_VISIT(self->exc_type);
@@ -405,8 +354,7 @@ static int Session_traverse(SessionObject *self, visitproc visit, void *arg)
     return 0;
 }
 
-static int Session_clear(SessionObject *self)
-{
+static int Session_clear(SessionObject *self) {
     Py_CLEAR(self->progress);
     Py_CLEAR(self->exc_type);
     Py_CLEAR(self->exc_value);
@@ -414,8 +362,7 @@ static int Session_clear(SessionObject *self)
     return 0;
 }
 
-static void Session_dealloc(SessionObject *self)
-{
+static void Session_dealloc(SessionObject *self) {
     PyTypeObject *type = Py_TYPE((PyObject *)self);
     freefunc tp_free = (freefunc)PyType_GetSlot(type, Py_tp_free);
     PyObject_GC_UnTrack(self);
@@ -425,8 +372,7 @@ static void Session_dealloc(SessionObject *self)
     Py_DECREF(type);
 }
 
-static PyObject *Session_close(SessionObject *self, PyObject *unused)
-{
+static PyObject *Session_close(SessionObject *self, PyObject *unused) {
     (void)unused;
     if (self->busy) {
         PyErr_SetString(PyExc_RuntimeError, "the tad session is in a call and cannot be closed");
@@ -437,15 +383,13 @@ static PyObject *Session_close(SessionObject *self, PyObject *unused)
         self->session = NULL;
         self->closing = 1;
         /* Freeing stops the worker process, which may take a moment. */
-        Py_BEGIN_ALLOW_THREADS
-        tad_session_free(session);
+        Py_BEGIN_ALLOW_THREADS tad_session_free(session);
         Py_END_ALLOW_THREADS
     }
     Py_RETURN_NONE;
 }
 
-static PyObject *Session_enter(SessionObject *self, PyObject *unused)
-{
+static PyObject *Session_enter(SessionObject *self, PyObject *unused) {
     (void)unused;
     if (!self->session) {
         PyErr_SetString(PyExc_ValueError, "the tad session is closed");
@@ -454,34 +398,27 @@ static PyObject *Session_enter(SessionObject *self, PyObject *unused)
     return Py_NewRef((PyObject *)self);
 }
 
-static PyObject *Session_exit(SessionObject *self, PyObject *args)
-{
+static PyObject *Session_exit(SessionObject *self, PyObject *args) {
     (void)args;
     PyObject *r = Session_close(self, NULL);
-    if (!r)
-        return NULL;
+    if (!r) return NULL;
     Py_DECREF(r);
     Py_RETURN_FALSE;
 }
 
-static PyObject *Session_load_forward(SessionObject *self, PyObject *args, PyObject *kwargs)
-{
+static PyObject *Session_load_forward(SessionObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"path", "source", NULL};
     PyObject *source = Py_None, *path_bytes = NULL;
     const char *path_c, *source_c;
     int status;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O:load_forward", keywords,
-                                     PyUnicode_FSConverter, &path_bytes, &source))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O:load_forward", keywords, PyUnicode_FSConverter, &path_bytes,
+                                     &source))
         return NULL;
     path_c = PyBytes_AsString(path_bytes);
-    if (!path_c || optional_utf8(source, "source", &source_c) < 0 || begin_call(self) < 0)
-        goto fail;
-    Py_BEGIN_ALLOW_THREADS
-    status = tad_load_forward(self->session, path_c, source_c);
-    Py_END_ALLOW_THREADS
-    if (end_call(self, status, NULL) < 0)
-        goto fail;
+    if (!path_c || optional_utf8(source, "source", &source_c) < 0 || begin_call(self) < 0) goto fail;
+    Py_BEGIN_ALLOW_THREADS status = tad_load_forward(self->session, path_c, source_c);
+    Py_END_ALLOW_THREADS if (end_call(self, status, NULL) < 0) goto fail;
     Py_DECREF(path_bytes);
     Py_RETURN_NONE;
 fail:
@@ -489,8 +426,7 @@ fail:
     return NULL;
 }
 
-static PyObject *Session_generate(SessionObject *self, PyObject *args, PyObject *kwargs)
-{
+static PyObject *Session_generate(SessionObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"dims", "launch", "backend", "loops", NULL};
     PyObject *dims = Py_None, *launch = Py_None, *backend = Py_None, *loops = Py_None;
     PyObject *dims_text = NULL, *launch_text = NULL, *result = NULL;
@@ -498,27 +434,22 @@ static PyObject *Session_generate(SessionObject *self, PyObject *args, PyObject 
     char *id = NULL;
     int status;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:generate", keywords, &dims, &launch,
-                                     &backend, &loops))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:generate", keywords, &dims, &launch, &backend, &loops))
         return NULL;
     if (optional_json(dims, 0, "dims", &dims_text, &opts.dims_json) < 0 ||
         optional_json(launch, 0, "launch", &launch_text, &opts.launch_json) < 0 ||
-        optional_utf8(backend, "backend", &opts.backend) < 0 ||
-        optional_utf8(loops, "loops", &opts.loops) < 0 || begin_call(self) < 0)
+        optional_utf8(backend, "backend", &opts.backend) < 0 || optional_utf8(loops, "loops", &opts.loops) < 0 ||
+        begin_call(self) < 0)
         goto done;
-    Py_BEGIN_ALLOW_THREADS
-    status = tad_generate(self->session, &opts, &id);
-    Py_END_ALLOW_THREADS
-    if (end_call(self, status, NULL) == 0)
-        result = take_string(id);
+    Py_BEGIN_ALLOW_THREADS status = tad_generate(self->session, &opts, &id);
+    Py_END_ALLOW_THREADS if (end_call(self, status, NULL) == 0) result = take_string(id);
 done:
     Py_XDECREF(dims_text);
     Py_XDECREF(launch_text);
     return result;
 }
 
-static PyObject *Session_candidate_source(SessionObject *self, PyObject *args, PyObject *kwargs)
-{
+static PyObject *Session_candidate_source(SessionObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"id", NULL};
     PyObject *id = Py_None;
     const char *id_c;
@@ -528,16 +459,12 @@ static PyObject *Session_candidate_source(SessionObject *self, PyObject *args, P
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:candidate_source", keywords, &id) ||
         optional_utf8(id, "id", &id_c) < 0 || begin_call(self) < 0)
         return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    status = tad_candidate_source(self->session, id_c, &source);
-    Py_END_ALLOW_THREADS
-    if (end_call(self, status, NULL) < 0)
-        return NULL;
+    Py_BEGIN_ALLOW_THREADS status = tad_candidate_source(self->session, id_c, &source);
+    Py_END_ALLOW_THREADS if (end_call(self, status, NULL) < 0) return NULL;
     return take_string(source);
 }
 
-static PyObject *Session_verify(SessionObject *self, PyObject *args, PyObject *kwargs)
-{
+static PyObject *Session_verify(SessionObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"cpu", "dims", "dtypes", "max_elements", "seed", NULL};
     PyObject *dims = Py_None, *dtypes = Py_None, *dims_text = NULL, *dtypes_owner = NULL;
     PyObject *result = NULL;
@@ -546,8 +473,8 @@ static PyObject *Session_verify(SessionObject *self, PyObject *args, PyObject *k
     char *report = NULL;
     int status;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|pOOLL:verify", keywords, &opts.cpu, &dims,
-                                     &dtypes, &opts.max_elements, &seed))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|pOOLL:verify", keywords, &opts.cpu, &dims, &dtypes,
+                                     &opts.max_elements, &seed))
         return NULL;
     if (opts.max_elements < 0) {
         PyErr_SetString(PyExc_ValueError, "max_elements must be >= 0 (0: default)");
@@ -558,22 +485,18 @@ static PyObject *Session_verify(SessionObject *self, PyObject *args, PyObject *k
         return NULL;
     }
     opts.seed = (unsigned int)seed;
-    if (dims_list_json(dims, &dims_text, &opts.dims_json) < 0 ||
-        dtypes_text(dtypes, &dtypes_owner, &opts.dtypes) < 0 || begin_call(self) < 0)
+    if (dims_list_json(dims, &dims_text, &opts.dims_json) < 0 || dtypes_text(dtypes, &dtypes_owner, &opts.dtypes) < 0 ||
+        begin_call(self) < 0)
         goto done;
-    Py_BEGIN_ALLOW_THREADS
-    status = tad_verify(self->session, &opts, &report);
-    Py_END_ALLOW_THREADS
-    if (end_call(self, status, report) == 0)
-        result = take_json(report);
+    Py_BEGIN_ALLOW_THREADS status = tad_verify(self->session, &opts, &report);
+    Py_END_ALLOW_THREADS if (end_call(self, status, report) == 0) result = take_json(report);
 done:
     Py_XDECREF(dims_text);
     Py_XDECREF(dtypes_owner);
     return result;
 }
 
-static PyObject *Session_bench(SessionObject *self, PyObject *args, PyObject *kwargs)
-{
+static PyObject *Session_bench(SessionObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"dims", "dtypes", "reps", NULL};
     PyObject *dims = Py_None, *dtypes = Py_None, *dims_text = NULL, *dtypes_owner = NULL;
     PyObject *result = NULL;
@@ -581,29 +504,23 @@ static PyObject *Session_bench(SessionObject *self, PyObject *args, PyObject *kw
     char *report = NULL;
     int status;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOi:bench", keywords, &dims, &dtypes,
-                                     &opts.reps))
-        return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOi:bench", keywords, &dims, &dtypes, &opts.reps)) return NULL;
     if (opts.reps < 0) {
         PyErr_SetString(PyExc_ValueError, "reps must be >= 0 (0: default)");
         return NULL;
     }
-    if (dims_list_json(dims, &dims_text, &opts.dims_json) < 0 ||
-        dtypes_text(dtypes, &dtypes_owner, &opts.dtypes) < 0 || begin_call(self) < 0)
+    if (dims_list_json(dims, &dims_text, &opts.dims_json) < 0 || dtypes_text(dtypes, &dtypes_owner, &opts.dtypes) < 0 ||
+        begin_call(self) < 0)
         goto done;
-    Py_BEGIN_ALLOW_THREADS
-    status = tad_bench(self->session, &opts, &report);
-    Py_END_ALLOW_THREADS
-    if (end_call(self, status, report) == 0)
-        result = take_json(report);
+    Py_BEGIN_ALLOW_THREADS status = tad_bench(self->session, &opts, &report);
+    Py_END_ALLOW_THREADS if (end_call(self, status, report) == 0) result = take_json(report);
 done:
     Py_XDECREF(dims_text);
     Py_XDECREF(dtypes_owner);
     return result;
 }
 
-static PyObject *Session_snapshot(SessionObject *self, PyObject *args, PyObject *kwargs)
-{
+static PyObject *Session_snapshot(SessionObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"label", NULL};
     PyObject *label = Py_None;
     const char *label_c;
@@ -613,48 +530,34 @@ static PyObject *Session_snapshot(SessionObject *self, PyObject *args, PyObject 
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:snapshot", keywords, &label) ||
         optional_utf8(label, "label", &label_c) < 0 || begin_call(self) < 0)
         return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    status = tad_snapshot(self->session, label_c, &id);
-    Py_END_ALLOW_THREADS
-    if (end_call(self, status, NULL) < 0)
-        return NULL;
+    Py_BEGIN_ALLOW_THREADS status = tad_snapshot(self->session, label_c, &id);
+    Py_END_ALLOW_THREADS if (end_call(self, status, NULL) < 0) return NULL;
     return take_string(id);
 }
 
-static PyObject *Session_rollback(SessionObject *self, PyObject *id)
-{
+static PyObject *Session_rollback(SessionObject *self, PyObject *id) {
     const char *id_c = utf8(id, "id");
     int status;
 
-    if (!id_c || begin_call(self) < 0)
-        return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    status = tad_rollback(self->session, id_c);
-    Py_END_ALLOW_THREADS
-    if (end_call(self, status, NULL) < 0)
-        return NULL;
+    if (!id_c || begin_call(self) < 0) return NULL;
+    Py_BEGIN_ALLOW_THREADS status = tad_rollback(self->session, id_c);
+    Py_END_ALLOW_THREADS if (end_call(self, status, NULL) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
-static PyObject *Session_snapshots(SessionObject *self, PyObject *unused)
-{
+static PyObject *Session_snapshots(SessionObject *self, PyObject *unused) {
     char *list = NULL;
     int status;
 
     (void)unused;
-    if (begin_call(self) < 0)
-        return NULL;
-    Py_BEGIN_ALLOW_THREADS
-    status = tad_snapshot_list(self->session, &list);
-    Py_END_ALLOW_THREADS
-    if (end_call(self, status, NULL) < 0)
-        return NULL;
+    if (begin_call(self) < 0) return NULL;
+    Py_BEGIN_ALLOW_THREADS status = tad_snapshot_list(self->session, &list);
+    Py_END_ALLOW_THREADS if (end_call(self, status, NULL) < 0) return NULL;
     return take_json(list);
 }
 
 static PyMethodDef Session_methods[] = {
-    {"load_forward", (PyCFunction)(void (*)(void))Session_load_forward,
-     METH_VARARGS | METH_KEYWORDS,
+    {"load_forward", (PyCFunction)(void (*)(void))Session_load_forward, METH_VARARGS | METH_KEYWORDS,
      "load_forward(path, source=None)\n\nLoads the forward file (parsed; kernels and stub found). "
      "With `source`, that text is the file and `path` names it."},
     {"generate", (PyCFunction)(void (*)(void))Session_generate, METH_VARARGS | METH_KEYWORDS,
@@ -662,8 +565,7 @@ static PyMethodDef Session_methods[] = {
      "backward. `dims` (dict) picks the dims to trace with (default: the first SWEEP entry); `launch` "
      "(dict) is a trace record used instead of running the worker; `loops` ('recompute' or 'tape') "
      "says how loops with nonlinear carried state are reversed."},
-    {"candidate_source", (PyCFunction)(void (*)(void))Session_candidate_source,
-     METH_VARARGS | METH_KEYWORDS,
+    {"candidate_source", (PyCFunction)(void (*)(void))Session_candidate_source, METH_VARARGS | METH_KEYWORDS,
      "candidate_source(id=None) -> str\n\nThe generated Python of snapshot `id` (default: the "
      "current candidate)."},
     {"verify", (PyCFunction)(void (*)(void))Session_verify, METH_VARARGS | METH_KEYWORDS,
@@ -705,19 +607,14 @@ static PyType_Slot Session_slots[] = {
 };
 
 static PyType_Spec Session_spec = {
-    "tad.Session",
-    sizeof(SessionObject),
-    0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    Session_slots,
+    "tad.Session", sizeof(SessionObject), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, Session_slots,
 };
 
 /* ------------------------------------------------------------------------------------------------
  * Module
  */
 
-static PyObject *version(PyObject *module, PyObject *unused)
-{
+static PyObject *version(PyObject *module, PyObject *unused) {
     (void)module;
     (void)unused;
     return PyUnicode_FromString(tad_version());
@@ -741,39 +638,34 @@ static struct PyModuleDef module_def = {
 };
 
 /* A libtad of another major version has another ABI: refuse it rather than misread its structs. */
-static int check_library_version(void)
-{
+static int check_library_version(void) {
     char expected[32];
     size_t n = (size_t)PyOS_snprintf(expected, sizeof expected, "%d.", TAD_VERSION_MAJOR);
     if (strncmp(tad_version(), expected, n) != 0) {
-        PyErr_Format(PyExc_ImportError, "tad._tad was built for libtad %d.x but loaded libtad %s",
-                     TAD_VERSION_MAJOR, tad_version());
+        PyErr_Format(PyExc_ImportError, "tad._tad was built for libtad %d.x but loaded libtad %s", TAD_VERSION_MAJOR,
+                     tad_version());
         return -1;
     }
     return 0;
 }
 
-static int add_error_classes(PyObject *module)
-{
+static int add_error_classes(PyObject *module) {
     PyObject *dict;
     size_t i;
     dict = Py_BuildValue("{sO}", "report", Py_None);
-    if (!dict)
-        return -1;
+    if (!dict) return -1;
     error_base = PyErr_NewExceptionWithDoc(
         "tad.Error",
         "A tad library call failed. `status` is the tad_status code, `status_name` its name (e.g. "
         "'TAD_ERR_SYNTAX'), `report` the parsed report returned with the failure, or None.",
         PyExc_RuntimeError, dict);
     Py_DECREF(dict);
-    if (!error_base || PyModule_AddObjectRef(module, "Error", error_base) < 0)
-        return -1;
+    if (!error_base || PyModule_AddObjectRef(module, "Error", error_base) < 0) return -1;
     for (i = 0; i < N_ERROR_CLASSES; i++) {
         PyObject *bases = error_classes[i].status == TAD_ERR_INVALID_ARGUMENT
                               ? PyTuple_Pack(2, error_base, PyExc_ValueError)
                               : PyTuple_Pack(1, error_base);
-        if (!bases)
-            return -1;
+        if (!bases) return -1;
         /* Class attributes `status` and `status_name`, so Python code can raise these too. */
         dict = Py_BuildValue("{sisssO}", "status", error_classes[i].status, "status_name",
                              tad_status_name(error_classes[i].status), "report", Py_None);
@@ -781,38 +673,30 @@ static int add_error_classes(PyObject *module)
             Py_DECREF(bases);
             return -1;
         }
-        error_classes[i].type = PyErr_NewExceptionWithDoc(error_classes[i].name,
-                                                          error_classes[i].doc, bases, dict);
+        error_classes[i].type = PyErr_NewExceptionWithDoc(error_classes[i].name, error_classes[i].doc, bases, dict);
         Py_DECREF(bases);
         Py_DECREF(dict);
         if (!error_classes[i].type ||
-            PyModule_AddObjectRef(module, strchr(error_classes[i].name, '.') + 1,
-                                  error_classes[i].type) < 0)
+            PyModule_AddObjectRef(module, strchr(error_classes[i].name, '.') + 1, error_classes[i].type) < 0)
             return -1;
     }
     return 0;
 }
 
-PyMODINIT_FUNC PyInit__tad(void)
-{
+PyMODINIT_FUNC PyInit__tad(void) {
     PyObject *module = NULL, *json = NULL, *session_type = NULL;
 
-    if (check_library_version() < 0)
-        return NULL;
+    if (check_library_version() < 0) return NULL;
     module = PyModule_Create(&module_def);
-    if (!module)
-        return NULL;
+    if (!module) return NULL;
     json = PyImport_ImportModule("json");
-    if (!json)
-        goto fail;
+    if (!json) goto fail;
     json_dumps = PyObject_GetAttrString(json, "dumps");
     json_loads = PyObject_GetAttrString(json, "loads");
     Py_DECREF(json);
-    if (!json_dumps || !json_loads || add_error_classes(module) < 0)
-        goto fail;
+    if (!json_dumps || !json_loads || add_error_classes(module) < 0) goto fail;
     session_type = PyType_FromSpec(&Session_spec);
-    if (!session_type || PyModule_AddObjectRef(module, "Session", session_type) < 0)
-        goto fail;
+    if (!session_type || PyModule_AddObjectRef(module, "Session", session_type) < 0) goto fail;
     Py_DECREF(session_type);
     return module;
 fail:

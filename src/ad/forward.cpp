@@ -13,13 +13,19 @@ using ir::ValueId;
 
 namespace {
 
-bool contains(const std::vector<std::string> &v, const std::string &s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool contains(const std::vector<std::string> &v, const std::string &s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 class Jvp {
 public:
     Jvp(const ir::Function &fwd, const GradSpec &spec)
-        : fwd_(fwd), spec_(spec), b_(out_), primal_(fwd.values.size(), ir::kNoValue),
-          tangent_(fwd.values.size(), ir::kNoValue), base_(fwd.values.size()) {}
+        : fwd_(fwd),
+          spec_(spec),
+          b_(out_),
+          primal_(fwd.values.size(), ir::kNoValue),
+          tangent_(fwd.values.size(), ir::kNoValue),
+          base_(fwd.values.size()) {}
 
     Forward run(const std::string &name) {
         out_.name = name;
@@ -33,9 +39,12 @@ public:
         }
         for (size_t i = 0; i < fwd_.ops.size(); ++i) {
             auto l = loop_at_.find(static_cast<int>(i));
-            if (l == loop_at_.end()) visit(fwd_.ops[i]);
-            else if (fwd_.ops[i].kind == OpKind::ForBegin) begin_loop(l->second);
-            else end_loop(l->second);
+            if (l == loop_at_.end())
+                visit(fwd_.ops[i]);
+            else if (fwd_.ops[i].kind == OpKind::ForBegin)
+                begin_loop(l->second);
+            else
+                end_loop(l->second);
         }
         Forward res;
         res.fn = passes::dce(passes::cse(out_));
@@ -58,9 +67,9 @@ private:
     // Per forward value: its replay, and its tangent (kNoValue when zero). A pointer's "tangent" is
     // its shadow: the same address arithmetic on the parameter's tangent buffer.
     std::vector<ValueId> primal_, tangent_;
-    std::vector<std::string> base_;                 // per shadowed pointer value: its parameter
+    std::vector<std::string> base_;  // per shadowed pointer value: its parameter
     std::map<std::string, std::string> shadow_of_;  // shadow param name -> primal param name
-    std::map<int, ir::Loop> loop_at_;               // by for_begin and by for_end op index
+    std::map<int, ir::Loop> loop_at_;  // by for_begin and by for_end op index
     // Per loop (by for_begin): the carried values that carry a tangent too, in carried order.
     std::map<int, std::vector<size_t>> carried_tangents_;
 
@@ -112,7 +121,8 @@ private:
             tangent_[arg.result] = a;
             if (fwd_.type(arg.result).is_ptr) {
                 base_[arg.result] = base_[arg.operands[0]];
-                if (!fwd_.values[arg.result].name.empty()) out_.values[a].name = shadow_name(fwd_.values[arg.result].name);
+                if (!fwd_.values[arg.result].name.empty())
+                    out_.values[a].name = shadow_name(fwd_.values[arg.result].name);
             } else if (!fwd_.values[arg.result].name.empty()) {
                 out_.values[a].name = "d" + fwd_.values[arg.result].name;
             }
@@ -147,8 +157,10 @@ private:
             const ir::Op &res = fwd_.ops[l.results[with[j]]];
             ValueId r = b_.loop_result(static_cast<int>(l.args.size() + j), fwd_.type(res.result));
             tangent_[res.result] = r;
-            if (fwd_.type(res.result).is_ptr) base_[res.result] = base_[fwd_.ops[l.args[with[j]]].result];
-            else if (!fwd_.values[res.result].name.empty()) out_.values[r].name = "d" + fwd_.values[res.result].name;
+            if (fwd_.type(res.result).is_ptr)
+                base_[res.result] = base_[fwd_.ops[l.args[with[j]]].result];
+            else if (!fwd_.values[res.result].name.empty())
+                out_.values[r].name = "d" + fwd_.values[res.result].name;
         }
     }
 
@@ -187,8 +199,8 @@ private:
 
     // Pointer arithmetic on a shadowed pointer is mirrored on the shadow.
     void shadow_pointer(const ir::Op &op) {
-        if (op.kind == OpKind::Where && tangent_[op.operands[1]] != ir::kNoValue && tangent_[op.operands[2]] != ir::kNoValue &&
-            base_[op.operands[1]] == base_[op.operands[2]]) {
+        if (op.kind == OpKind::Where && tangent_[op.operands[1]] != ir::kNoValue &&
+            tangent_[op.operands[2]] != ir::kNoValue && base_[op.operands[1]] == base_[op.operands[2]]) {
             tangent_[op.result] = b_.where(P(op.operands[0]), tangent_[op.operands[1]], tangent_[op.operands[2]]);
             base_[op.result] = base_[op.operands[1]];
             return;

@@ -15,7 +15,9 @@ std::string shadow_name(const std::string &primal) {
 
 namespace detail {
 
-bool contains(const std::vector<std::string> &v, const std::string &s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool contains(const std::vector<std::string> &v, const std::string &s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 Backward Reverse::run(const std::string &name) {
     bwd_.name = name;
@@ -34,10 +36,14 @@ Backward Reverse::run(const std::string &name) {
     out.fn = passes::drop_unused_params(out.fn);
     for (const ir::Param &p : out.fn.params) {
         auto it = shadow_of_.find(p.name);
-        if (p.name == tape_name_) out.origins.push_back({ParamOrigin::Tape, ""});
-        else if (p.name == tape_stride_name_) out.origins.push_back({ParamOrigin::TapeStride, ""});
-        else if (it != shadow_of_.end()) out.origins.push_back({ParamOrigin::Shadow, it->second});
-        else out.origins.push_back({ParamOrigin::Primal, p.name});
+        if (p.name == tape_name_)
+            out.origins.push_back({ParamOrigin::Tape, ""});
+        else if (p.name == tape_stride_name_)
+            out.origins.push_back({ParamOrigin::TapeStride, ""});
+        else if (it != shadow_of_.end())
+            out.origins.push_back({ParamOrigin::Shadow, it->second});
+        else
+            out.origins.push_back({ParamOrigin::Primal, p.name});
     }
     if (!taped_.empty()) {
         std::vector<TapedLoop> loops;
@@ -45,8 +51,9 @@ Backward Reverse::run(const std::string &name) {
         TapeSizing sizing;
         sizing.fn = tape_sizing(fwd_, loops, name + "_tape_size", fresh_param_name("tape_need"));
         for (const ir::Param &p : sizing.fn.params)
-            sizing.origins.push_back(p.value == sizing.fn.params.back().value ? ParamOrigin{ParamOrigin::TapeNeed, ""}
-                                                                                : ParamOrigin{ParamOrigin::Primal, p.name});
+            sizing.origins.push_back(p.value == sizing.fn.params.back().value
+                                         ? ParamOrigin{ParamOrigin::TapeNeed, ""}
+                                         : ParamOrigin{ParamOrigin::Primal, p.name});
         out.tape = std::move(sizing);
     }
     for (const auto &[param, w] : plan_)
@@ -172,8 +179,8 @@ void Reverse::sweep_range(int from, int to) {
         }
         const Rule *rule = rule_for(op.kind);
         if (!rule || rule->cls != RuleClass::Differentiable) continue;
-        VjpContext ctx{b_, fwd_, op, [this](ValueId v) { return P(v); }, g,
-                       [this](ValueId v, ValueId c) { accumulate(v, c); }};
+        VjpContext ctx{
+            b_, fwd_, op, [this](ValueId v) { return P(v); }, g, [this](ValueId v, ValueId c) { accumulate(v, c); }};
         rule->vjp(ctx);
     }
 }

@@ -24,7 +24,7 @@ namespace tad::ad {
 enum class LoopPolicy { Recompute, Tape };
 
 struct GradSpec {
-    std::vector<std::string> wrt;      // pointer parameters whose gradients are wanted
+    std::vector<std::string> wrt;  // pointer parameters whose gradients are wanted
     std::vector<std::string> outputs;  // pointer parameters that are differentiable outputs
     LoopPolicy loops = LoopPolicy::Recompute;
     // Outputs whose earlier contents also carry gradient (a buffer read, or written, before this
@@ -50,9 +50,9 @@ struct TapeSizing {
 
 struct Backward {
     ir::Function fn;
-    std::vector<ParamOrigin> origins;                  // per fn.params (constexprs are the forward's)
-    std::map<std::string, passes::GradWrite> writes;   // per wrt parameter that the kernel reads
-    std::optional<TapeSizing> tape;                    // set when some loop is reversed from a tape
+    std::vector<ParamOrigin> origins;  // per fn.params (constexprs are the forward's)
+    std::map<std::string, passes::GradWrite> writes;  // per wrt parameter that the kernel reads
+    std::optional<TapeSizing> tape;  // set when some loop is reversed from a tape
 };
 
 // `plan` chooses store vs atomic per wrt parameter (passes::plan_gradient_writes on cse(fwd)).

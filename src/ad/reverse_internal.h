@@ -21,8 +21,13 @@ bool contains(const std::vector<std::string> &v, const std::string &s);
 class Reverse {
 public:
     Reverse(const ir::Function &fwd, const GradSpec &spec, const std::map<std::string, passes::GradWrite> &plan)
-        : fwd_(fwd), spec_(spec), plan_(plan), b_(bwd_), primal_(fwd.values.size(), ir::kNoValue),
-          shadow_(fwd.values.size(), ir::kNoValue), adj_(fwd.values.size(), ir::kNoValue) {}
+        : fwd_(fwd),
+          spec_(spec),
+          plan_(plan),
+          b_(bwd_),
+          primal_(fwd.values.size(), ir::kNoValue),
+          shadow_(fwd.values.size(), ir::kNoValue),
+          adj_(fwd.values.size(), ir::kNoValue) {}
 
     Backward run(const std::string &name);
 
@@ -34,7 +39,7 @@ private:
     ir::Builder b_;
     std::vector<ValueId> primal_, shadow_, adj_;
     std::map<std::string, std::string> shadow_of_;  // shadow param name -> primal param name
-    std::map<std::string, ValueId> shadow_param_;   // primal param name -> shadow param value
+    std::map<std::string, ValueId> shadow_param_;  // primal param name -> shadow param value
     std::map<std::string, bool> read_;
 
     bool atomic(const std::string &param) const;
@@ -43,7 +48,9 @@ private:
 
     ValueId P(ValueId v) const { return primal_.at(v); }
 
-    void replay() { replay_range(0, static_cast<int>(fwd_.ops.size()), [](int) { return true; }); }
+    void replay() {
+        replay_range(0, static_cast<int>(fwd_.ops.size()), [](int) { return true; });
+    }
 
     // Appends a copy of forward `op` reading the current replay values.
     void replay_op(const ir::Op &op);
@@ -68,7 +75,7 @@ private:
     // nested loop's reversal hands its outer adjoints to the enclosing context when it ends.
     struct LoopContext {
         std::map<ValueId, ValueId> outer;  // forward value -> its running adjoint in the body
-        std::set<ValueId> carried_float;   // the accumulators' chain values (see Chain)
+        std::set<ValueId> carried_float;  // the accumulators' chain values (see Chain)
     };
     std::vector<LoopContext> contexts_;
     std::vector<ir::Loop> loops_;
@@ -131,13 +138,13 @@ private:
 
     // ---- the tape (LoopPolicy::Tape, tape.h) ---------------------------------------------------
     struct TapeRegion {
-        std::vector<ValueId> state;     // forward loop_arg values stored, in carried order
-        ValueId base = ir::kNoValue;    // backward: the region's first element (scalar pointer)
-        ValueId slot = ir::kNoValue;    // backward: elements per iteration (i32)
+        std::vector<ValueId> state;  // forward loop_arg values stored, in carried order
+        ValueId base = ir::kNoValue;  // backward: the region's first element (scalar pointer)
+        ValueId slot = ir::kNoValue;  // backward: elements per iteration (i32)
         ValueId lo = ir::kNoValue, step = ir::kNoValue;
-        std::vector<ValueId> offsets;   // backward: each state value's offset in the slot (i32)
+        std::vector<ValueId> offsets;  // backward: each state value's offset in the slot (i32)
     };
-    std::map<int, TapeRegion> taped_;   // by the loop's for_begin op index
+    std::map<int, TapeRegion> taped_;  // by the loop's for_begin op index
     std::string tape_name_, tape_stride_name_;
     ValueId tape_param_ = ir::kNoValue, tape_stride_param_ = ir::kNoValue;
     ValueId tape_cursor_ = ir::kNoValue;  // i64: start of the next region in this program's tape

@@ -175,7 +175,8 @@ void Reverse::reverse_loop(const ir::Loop &l) {
     b_.loc = end.loc;
     b_.for_end(yields);
     std::vector<ValueId> results;
-    for (size_t k = 0; k < yields.size(); ++k) results.push_back(b_.loop_result(static_cast<int>(k), bwd_.type(yields[k])));
+    for (size_t k = 0; k < yields.size(); ++k)
+        results.push_back(b_.loop_result(static_cast<int>(k), bwd_.type(yields[k])));
     primal_ = saved_primal;  // body values are not visible after the loop
     shadow_ = saved_shadow;
     for (size_t j = 0; j < outer.size(); ++j) {

@@ -103,8 +103,10 @@ void Reverse::reverse_loop_recompute(const ir::Loop &l) {
         b_.for_end(inner_yields);
         for (size_t r = 0; r < inner_yields.size(); ++r) {
             ValueId v = b_.loop_result(static_cast<int>(r), bwd_.type(inner_yields[r]));
-            if (r < rerun.size()) state[rerun[r]] = v;
-            else mirror_state.push_back(v);
+            if (r < rerun.size())
+                state[rerun[r]] = v;
+            else
+                mirror_state.push_back(v);
         }
         shadow_ = shadow_outer;
     }
@@ -140,7 +142,8 @@ void Reverse::reverse_loop_recompute(const ir::Loop &l) {
     b_.loc = end.loc;
     b_.for_end(yields);
     std::vector<ValueId> results;
-    for (size_t k = 0; k < yields.size(); ++k) results.push_back(b_.loop_result(static_cast<int>(k), bwd_.type(yields[k])));
+    for (size_t k = 0; k < yields.size(); ++k)
+        results.push_back(b_.loop_result(static_cast<int>(k), bwd_.type(yields[k])));
     primal_ = saved_primal;
     shadow_ = saved_shadow;
     adj_ = saved_adj;
@@ -168,8 +171,10 @@ void Reverse::choose_taped_loops() {
         std::vector<ValueId> roots;
         for (size_t k = 0; k < l.args.size(); ++k) {
             ValueId arg = fwd_.ops[l.args[k]].result;
-            if (!fwd_.type(arg).is_float()) roots.push_back(end.operands[k]);
-            else if (!accumulator_chain(l, k).linear) region.state.push_back(arg);
+            if (!fwd_.type(arg).is_float())
+                roots.push_back(end.operands[k]);
+            else if (!accumulator_chain(l, k).linear)
+                region.state.push_back(arg);
         }
         std::set<int> cone = body_cone(l, roots);
         bool independent = true;
@@ -190,7 +195,8 @@ void Reverse::begin_tape_region(TapeRegion &region, const ir::Op &begin) {
         region.slot = int_op(b_, OpKind::Add, region.slot, numel_of(b_, fwd_.type(s)));
     }
     if (tape_cursor_ == ir::kNoValue)
-        tape_cursor_ = b_.binary(OpKind::Mul, program_index(b_, max_program_axis(fwd_)), b_.cast(tape_stride_param_, ir::DType::I64));
+        tape_cursor_ = b_.binary(OpKind::Mul, program_index(b_, max_program_axis(fwd_)),
+                                 b_.cast(tape_stride_param_, ir::DType::I64));
     region.base = b_.add_ptr(tape_param_, tape_cursor_);
     bwd_.values[region.base].name = "tape";
     ValueId used = b_.cast(int_op(b_, OpKind::Mul, b_.cast(n, ir::DType::I32), region.slot), ir::DType::I64);

@@ -24,7 +24,8 @@ void Reverse::replay_loop(const ir::Loop &l, const std::function<bool(int)> &kee
     for (size_t k = 0; k < l.args.size(); ++k) {
         if (!keep(l.args[k])) continue;
         kept.push_back(k);
-        if (differentiated_pointer(fwd_.ops[l.args[k]].result) && shadow_needed(fwd_.ops[l.results[k]].result)) mirrored.push_back(k);
+        if (differentiated_pointer(fwd_.ops[l.args[k]].result) && shadow_needed(fwd_.ops[l.results[k]].result))
+            mirrored.push_back(k);
     }
     std::vector<ValueId> mirror_inits;
     for (size_t k : mirrored) mirror_inits.push_back(shadow(fwd_.ops[l.args[k]].operands[0]));

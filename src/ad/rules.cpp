@@ -12,7 +12,8 @@ ValueId unbroadcast(ir::Builder &b, ValueId g, const std::vector<ir::Dim> &shape
     size_t lead = f.type(g).rank() - shape.size();
     for (size_t i = 0; i < lead; ++i) g = b.reduce(OpKind::ReduceSum, g, 0, false);
     for (size_t i = 0; i < shape.size(); ++i)
-        if (shape[i].value == 1 && f.type(g).shape[i].value != 1) g = b.reduce(OpKind::ReduceSum, g, static_cast<int>(i), true);
+        if (shape[i].value == 1 && f.type(g).shape[i].value != 1)
+            g = b.reduce(OpKind::ReduceSum, g, static_cast<int>(i), true);
     return g;
 }
 
@@ -136,9 +137,9 @@ void vjp_minimum(VjpContext &c) {  // ā += ([a < b] + ½[a = b])·ȳ, b̄ += ([
 }
 void jvp_minimum(JvpContext &c) { c.result = tie_tangent(c, OpKind::Lt); }  // ẏ = ȧ, ḃ or their mean on ties
 void vjp_neg(VjpContext &c) { c.accumulate(c.op.operands[0], neg(c, c.g)); }  // x̄ -= ȳ
-void jvp_neg(JvpContext &c) { c.result = neg(c, c.dx[0]); }                      // ẏ = −ẋ
+void jvp_neg(JvpContext &c) { c.result = neg(c, c.dx[0]); }  // ẏ = −ẋ
 void vjp_exp(VjpContext &c) { c.accumulate(c.op.operands[0], mul(c, c.g, c.y())); }  // x̄ += ȳ·eˣ
-void jvp_exp(JvpContext &c) { c.result = mul(c, c.dx[0], c.y()); }                     // ẏ = ẋ·eˣ
+void jvp_exp(JvpContext &c) { c.result = mul(c, c.dx[0], c.y()); }  // ẏ = ẋ·eˣ
 void vjp_exp2(VjpContext &c) {  // x̄ += ȳ·2ˣ·ln 2
     c.accumulate(c.op.operands[0], mul(c, mul(c, c.g, c.y()), c.constant(std::log(2.0), c.g)));
 }
@@ -146,7 +147,7 @@ void jvp_exp2(JvpContext &c) {  // ẏ = ẋ·2ˣ·ln 2
     c.result = mul(c, mul(c, c.dx[0], c.y()), c.constant(std::log(2.0), c.dx[0]));
 }
 void vjp_log(VjpContext &c) { c.accumulate(c.op.operands[0], div(c, c.g, c.x(0))); }  // x̄ += ȳ/x
-void jvp_log(JvpContext &c) { c.result = div(c, c.dx[0], c.x(0)); }                     // ẏ = ẋ/x
+void jvp_log(JvpContext &c) { c.result = div(c, c.dx[0], c.x(0)); }  // ẏ = ẋ/x
 void vjp_log2(VjpContext &c) {  // x̄ += ȳ/(x·ln 2)
     c.accumulate(c.op.operands[0], div(c, c.g, mul(c, c.x(0), c.constant(std::log(2.0), c.g))));
 }
@@ -216,9 +217,11 @@ void vjp_cos(VjpContext &c) {  // x̄ -= ȳ·sin x
 }
 void jvp_cos(JvpContext &c) { c.result = neg(c, mul(c, c.dx[0], c.b.unary(OpKind::Sin, c.x(0)))); }  // ẏ = −ẋ·sin x
 void vjp_log1p(VjpContext &c) { c.accumulate(c.op.operands[0], div(c, c.g, one_plus(c, c.x(0)))); }  // x̄ += ȳ/(1+x)
-void jvp_log1p(JvpContext &c) { c.result = div(c, c.dx[0], one_plus(c, c.x(0))); }                     // ẏ = ẋ/(1+x)
-void vjp_expm1(VjpContext &c) { c.accumulate(c.op.operands[0], mul(c, c.g, one_plus(c, c.y()))); }  // x̄ += ȳ·eˣ = ȳ·(1+y)
-void jvp_expm1(JvpContext &c) { c.result = mul(c, c.dx[0], one_plus(c, c.y())); }                     // ẏ = ẋ·(1+y)
+void jvp_log1p(JvpContext &c) { c.result = div(c, c.dx[0], one_plus(c, c.x(0))); }  // ẏ = ẋ/(1+x)
+void vjp_expm1(VjpContext &c) {
+    c.accumulate(c.op.operands[0], mul(c, c.g, one_plus(c, c.y())));
+}  // x̄ += ȳ·eˣ = ȳ·(1+y)
+void jvp_expm1(JvpContext &c) { c.result = mul(c, c.dx[0], one_plus(c, c.y())); }  // ẏ = ẋ·(1+y)
 void vjp_tan(VjpContext &c) {  // x̄ += ȳ·sec²x = ȳ·(1+y²)
     c.accumulate(c.op.operands[0], mul(c, c.g, one_plus(c, square(c, c.y()))));
 }
@@ -236,9 +239,11 @@ void vjp_cosh(VjpContext &c) {  // x̄ += ȳ·sinh x
 }
 void jvp_cosh(JvpContext &c) { c.result = mul(c, c.dx[0], c.b.unary(OpKind::Sinh, c.x(0))); }  // ẏ = ẋ·sinh x
 void vjp_asin(VjpContext &c) { c.accumulate(c.op.operands[0], div(c, c.g, sqrt_one_minus_x2(c))); }  // x̄ += ȳ/√(1−x²)
-void jvp_asin(JvpContext &c) { c.result = div(c, c.dx[0], sqrt_one_minus_x2(c)); }                     // ẏ = ẋ/√(1−x²)
-void vjp_acos(VjpContext &c) { c.accumulate(c.op.operands[0], neg(c, div(c, c.g, sqrt_one_minus_x2(c)))); }  // x̄ -= ȳ/√(1−x²)
-void jvp_acos(JvpContext &c) { c.result = neg(c, div(c, c.dx[0], sqrt_one_minus_x2(c))); }                     // ẏ = −ẋ/√(1−x²)
+void jvp_asin(JvpContext &c) { c.result = div(c, c.dx[0], sqrt_one_minus_x2(c)); }  // ẏ = ẋ/√(1−x²)
+void vjp_acos(VjpContext &c) {
+    c.accumulate(c.op.operands[0], neg(c, div(c, c.g, sqrt_one_minus_x2(c))));
+}  // x̄ -= ȳ/√(1−x²)
+void jvp_acos(JvpContext &c) { c.result = neg(c, div(c, c.dx[0], sqrt_one_minus_x2(c))); }  // ẏ = −ẋ/√(1−x²)
 // b·a^(b−1), the slope of aᵇ in a.
 template <class C> ValueId pow_slope(C &c) {
     ValueId a = c.x(0), b = c.x(1);
@@ -252,7 +257,8 @@ void vjp_pow(VjpContext &c) {  // y = aᵇ: ā += ȳ·b·a^(b−1), b̄ += ȳ·l
 }
 void jvp_pow(JvpContext &c) {  // y = aᵇ: ẏ = ȧ·b·a^(b−1) + ḃ·ln a·y
     ValueId da = c.dx[0] == ir::kNoValue ? ir::kNoValue : mul(c, c.dx[0], pow_slope(c));
-    ValueId db = c.dx[1] == ir::kNoValue ? ir::kNoValue : mul(c, mul(c, c.dx[1], c.b.unary(OpKind::Log, c.x(0))), c.y());
+    ValueId db =
+        c.dx[1] == ir::kNoValue ? ir::kNoValue : mul(c, mul(c, c.dx[1], c.b.unary(OpKind::Log, c.x(0))), c.y());
     c.result = t_add(c, da, db);
 }
 void vjp_where(VjpContext &c) {  // ā += [cond]·ȳ, b̄ += [¬cond]·ȳ
@@ -271,14 +277,17 @@ void vjp_cast(VjpContext &c) {  // x̄ += cast(ȳ, dtype(x)) between float types
 // ẏ = cast(ẋ, dtype(y)); dtype(y) read at run time where the cast does. A cast the trace's dtypes
 // made a no-op stays: the module also runs on other dtypes (a float16 tangent carried by a float32 loop).
 void jvp_cast(JvpContext &c) {
-    c.result = c.op.operands.size() > 1 ? c.b.cast_like(c.dx[0], c.x(1)) : c.b.cast(c.dx[0], c.fwd.type(c.op.result).elem, /*keep=*/true);
+    c.result = c.op.operands.size() > 1 ? c.b.cast_like(c.dx[0], c.x(1))
+                                        : c.b.cast(c.dx[0], c.fwd.type(c.op.result).elem, /*keep=*/true);
 }
 void vjp_trans(VjpContext &c) { c.accumulate(c.op.operands[0], c.b.trans(c.g)); }  // x̄ += ȳᵀ
-void jvp_trans(JvpContext &c) { c.result = c.b.trans(c.dx[0]); }                    // ẏ = ẋᵀ
+void jvp_trans(JvpContext &c) { c.result = c.b.trans(c.dx[0]); }  // ẏ = ẋᵀ
 void vjp_reshape(VjpContext &c) {  // x̄ += reshape(ȳ, shape(x))
     c.accumulate(c.op.operands[0], c.b.reshape(c.g, c.fwd.type(c.op.operands[0]).shape));
 }
-void jvp_reshape(JvpContext &c) { c.result = c.b.reshape(c.dx[0], c.fwd.type(c.op.result).shape); }  // ẏ = reshape(ẋ, shape(y))
+void jvp_reshape(JvpContext &c) {
+    c.result = c.b.reshape(c.dx[0], c.fwd.type(c.op.result).shape);
+}  // ẏ = reshape(ẋ, shape(y))
 void vjp_join(VjpContext &c) {  // y = join(a, b): ā += split(ȳ)[0], b̄ += split(ȳ)[1]
     c.accumulate(c.op.operands[0], c.b.split(c.g, 0));
     c.accumulate(c.op.operands[1], c.b.split(c.g, 1));
@@ -413,8 +422,10 @@ const std::vector<Rule> &rules() {
         {OpKind::Store, M, nullptr, nullptr},
         {OpKind::AtomicAdd, M, nullptr, nullptr},
         {OpKind::Barrier, M, nullptr, nullptr},
-        {OpKind::ForBegin, C, nullptr, nullptr},  {OpKind::LoopArg, C, nullptr, nullptr},
-        {OpKind::ForEnd, C, nullptr, nullptr},    {OpKind::LoopResult, C, nullptr, nullptr},
+        {OpKind::ForBegin, C, nullptr, nullptr},
+        {OpKind::LoopArg, C, nullptr, nullptr},
+        {OpKind::ForEnd, C, nullptr, nullptr},
+        {OpKind::LoopResult, C, nullptr, nullptr},
     };
     return table;
 }

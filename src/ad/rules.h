@@ -13,11 +13,11 @@ namespace tad::ad {
 
 // What a rule sees while the reverse sweep visits one forward op.
 struct VjpContext {
-    ir::Builder &b;                                    // appends to the backward function
+    ir::Builder &b;  // appends to the backward function
     const ir::Function &fwd;
-    const ir::Op &op;                                  // the forward op
-    std::function<ir::ValueId(ir::ValueId)> primal;    // forward value -> its replay in the backward
-    ir::ValueId g;                                     // adjoint of op.result (backward value)
+    const ir::Op &op;  // the forward op
+    std::function<ir::ValueId(ir::ValueId)> primal;  // forward value -> its replay in the backward
+    ir::ValueId g;  // adjoint of op.result (backward value)
     std::function<void(ir::ValueId, ir::ValueId)> accumulate;  // (forward operand, contribution)
 
     ir::ValueId x(size_t i) const { return primal(op.operands[i]); }
@@ -28,12 +28,12 @@ struct VjpContext {
 // What a rule sees while forward mode visits one forward op. The rule is called only when the
 // result is a float and at least one operand has a nonzero tangent; it sets `result`.
 struct JvpContext {
-    ir::Builder &b;                                    // appends to the tangent function
+    ir::Builder &b;  // appends to the tangent function
     const ir::Function &fwd;
-    const ir::Op &op;                                  // the forward op
-    std::function<ir::ValueId(ir::ValueId)> primal;    // forward value -> its replay in the tangent function
-    std::vector<ir::ValueId> dx;                       // tangent of each operand; kNoValue where it is zero
-    ir::ValueId result = ir::kNoValue;                 // tangent of op.result, of op.result's type
+    const ir::Op &op;  // the forward op
+    std::function<ir::ValueId(ir::ValueId)> primal;  // forward value -> its replay in the tangent function
+    std::vector<ir::ValueId> dx;  // tangent of each operand; kNoValue where it is zero
+    ir::ValueId result = ir::kNoValue;  // tangent of op.result, of op.result's type
 
     ir::ValueId x(size_t i) const { return primal(op.operands[i]); }
     ir::ValueId y() const { return primal(op.result); }
@@ -41,10 +41,10 @@ struct JvpContext {
 };
 
 enum class RuleClass {
-    Differentiable,     // has a vjp and a jvp
+    Differentiable,  // has a vjp and a jvp
     NonDifferentiable,  // integer / boolean / piecewise-constant: no gradient flows
-    Memory,             // loads and stores: handled by the reverse and forward passes themselves
-    Control,            // loop structure: handled by the passes (reverse.cpp reverses whole loops)
+    Memory,  // loads and stores: handled by the reverse and forward passes themselves
+    Control,  // loop structure: handled by the passes (reverse.cpp reverses whole loops)
 };
 
 struct Rule {

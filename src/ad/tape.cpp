@@ -33,14 +33,16 @@ ValueId int_op(ir::Builder &b, OpKind k, ValueId x, ValueId y) {
     if (k == OpKind::Mul && is_const(f, x, 1)) return y;
     const ir::Op &d = f.def(x);
     if (k == OpKind::Sub && d.kind == OpKind::Add && d.operands[1] == y) return d.operands[0];
-    if (k == OpKind::Sub && d.kind == OpKind::Add && is_const(f, y, 1) && is_const(f, d.operands[1], 1)) return d.operands[0];
+    if (k == OpKind::Sub && d.kind == OpKind::Add && is_const(f, y, 1) && is_const(f, d.operands[1], 1))
+        return d.operands[0];
     return b.binary(k, x, y);
 }
 
 ValueId trip_count(ir::Builder &b, ValueId lo, ValueId hi, ValueId step) {
     DType t = b.func().type(lo).elem;
     ValueId one = b.constant(1, t), zero = b.constant(0, t);
-    ValueId n = int_op(b, OpKind::Div, int_op(b, OpKind::Sub, int_op(b, OpKind::Add, int_op(b, OpKind::Sub, hi, lo), step), one), step);
+    ValueId n = int_op(b, OpKind::Div,
+                       int_op(b, OpKind::Sub, int_op(b, OpKind::Add, int_op(b, OpKind::Sub, hi, lo), step), one), step);
     // An empty range (hi < lo) would give a negative count: C division truncates toward zero.
     return b.binary(OpKind::Maximum, n, zero);
 }
@@ -102,7 +104,9 @@ ir::Function tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &
     ValueId need_param = b.param(need_name, ir::ParamKind::Pointer, ir::Type{DType::I64, true, {}});
     ValueId need = b.constant(0, DType::I64);
     for (const ir::Op &op : fwd.ops) {
-        if (op.kind == OpKind::Param || op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd || op.kind == OpKind::Barrier) continue;
+        if (op.kind == OpKind::Param || op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd ||
+            op.kind == OpKind::Barrier)
+            continue;
         b.loc = op.loc;
         int index = static_cast<int>(&op - fwd.ops.data());
         for (const TapedLoop &l : loops) {
@@ -110,11 +114,13 @@ ir::Function tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &
             ValueId n = trip_count(b, map[op.operands[0]], map[op.operands[1]], map[op.operands[2]]);
             ValueId slot = b.constant(0, DType::I32);
             for (ValueId s : l.state) slot = int_op(b, OpKind::Add, slot, numel_of(b, fwd.type(s)));
-            need = int_op(b, OpKind::Add, need, b.cast(int_op(b, OpKind::Mul, b.cast(n, DType::I32), slot), DType::I64));
+            need =
+                int_op(b, OpKind::Add, need, b.cast(int_op(b, OpKind::Mul, b.cast(n, DType::I32), slot), DType::I64));
         }
         ir::Op copy = op;
         for (ValueId &v : copy.operands) v = map[v];
-        ValueId r = b.append(copy, op.result == ir::kNoValue ? ir::Type{} : fwd.type(op.result), op.result != ir::kNoValue);
+        ValueId r =
+            b.append(copy, op.result == ir::kNoValue ? ir::Type{} : fwd.type(op.result), op.result != ir::kNoValue);
         if (op.result != ir::kNoValue) {
             map[op.result] = r;
             f.values[r].name = fwd.values[op.result].name;

@@ -38,7 +38,7 @@ ir::ValueId tape_pointers(ir::Builder &b, ir::ValueId base, ir::ValueId k, ir::V
 
 // A loop of the forward that is reversed from the tape.
 struct TapedLoop {
-    int begin = -1;                  // its for_begin op index
+    int begin = -1;  // its for_begin op index
     std::vector<ir::ValueId> state;  // the forward's loop_arg values that are taped, in carried order
 };
 

@@ -68,13 +68,14 @@ Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng) {
     std::normal_distribution<double> normal(0.0, 1.0);
     interp::Memory mem = in.mem;
     std::map<std::string, std::vector<double>> v;  // "input:<i>" -> v_i
-    std::map<std::string, int> tangent;           // tensor key -> its tangent buffer in mem
+    std::map<std::string, int> tangent;  // tensor key -> its tangent buffer in mem
     // v is drawn for GRAD_INPUTS only: a stub input that is not one (an `out=` buffer) starts at a
     // zero tangent, as in the emitted module.
     auto grad_input = [&](const std::string &key) {
         if (key.rfind("input:", 0) != 0) return false;
         const std::string &name = in.kf.stub.params.at(std::stoul(key.substr(6)));
-        return std::find(in.kf.stub.grad_inputs.begin(), in.kf.stub.grad_inputs.end(), name) != in.kf.stub.grad_inputs.end();
+        return std::find(in.kf.stub.grad_inputs.begin(), in.kf.stub.grad_inputs.end(), name) !=
+               in.kf.stub.grad_inputs.end();
     };
     for (size_t k = 0; k < in.launches.size(); ++k) {
         if (!tangents[k].jvp) continue;
@@ -140,7 +141,8 @@ Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng) {
             for (size_t e = 0; e < g.size(); ++e) vi.push_back(normal(rng));
         for (size_t e = 0; e < g.size(); ++e) b.add(vi[e], g[e]);
     }
-    double scale = std::max({std::fabs(a.value), std::fabs(b.value), std::sqrt(a.squares), std::sqrt(b.squares), 1e-300});
+    double scale =
+        std::max({std::fabs(a.value), std::fabs(b.value), std::sqrt(a.squares), std::sqrt(b.squares), 1e-300});
     double rel = std::fabs(a.value - b.value) / scale;
     out.set("jvp", a.value);
     out.set("vjp", b.value);
@@ -153,8 +155,10 @@ Json dot_product_check(const DotCheckInput &in, std::mt19937_64 &rng) {
 void add_dot_product(Json &entry, Json check) {
     if (check.has("ok") && !check.at("ok").boolean()) {
         char buf[256];
-        std::snprintf(buf, sizeof buf, "dot-product test fails: <J v, u> = %.10g, <v, J^T u> = %.10g, rel err %.3g (tolerance %.3g)",
-                      check.num_or("jvp", NAN), check.num_or("vjp", NAN), check.num_or("rel_err", NAN), check.num_or("rtol", NAN));
+        std::snprintf(buf, sizeof buf,
+                      "dot-product test fails: <J v, u> = %.10g, <v, J^T u> = %.10g, rel err %.3g (tolerance %.3g)",
+                      check.num_or("jvp", NAN), check.num_or("vjp", NAN), check.num_or("rel_err", NAN),
+                      check.num_or("rtol", NAN));
         JsonRef prev = entry.get("message");
         entry.set("message", prev.valid() && prev.is_string() ? prev.str() + "; " + buf : std::string(buf));
         if (entry.str_or("status", "") == "pass") entry.set("status", "fail");

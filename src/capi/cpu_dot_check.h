@@ -26,8 +26,8 @@ struct DotLaunch {
 struct DotCheckInput {
     const frontend::KernelFile &kf;
     const ast::File &module;  // the emitted module, re-parsed
-    JsonRef trace;            // with data
-    const Chain &chain;       // derive_chain of the trace
+    JsonRef trace;  // with data
+    const Chain &chain;  // derive_chain of the trace
     std::vector<DotLaunch> launches;
     const interp::Memory &mem;  // after the forward ran
     // (launch, parameter) -> the tensor's contents as that launch saw them, in `mem`, where a later
@@ -35,8 +35,8 @@ struct DotCheckInput {
     const std::map<std::pair<size_t, std::string>, int> &saved;
     const std::map<std::string, int> &tensors;  // "input:i" / "output:j" / "temp:k" -> buffer in `mem`
     const std::vector<std::vector<double>> &cotangents;  // u, per stub output (its storage)
-    const interp::Memory &bwd_mem;                        // after the backward ran
-    const std::map<std::string, int> &grads;              // "input:<i>" -> Jᵀu's buffer in bwd_mem
+    const interp::Memory &bwd_mem;  // after the backward ran
+    const std::map<std::string, int> &grads;  // "input:<i>" -> Jᵀu's buffer in bwd_mem
 };
 
 // "input:i" / "output:j" / "temp:k": the key of the tensor a trace record's `ref` names.

@@ -47,10 +47,10 @@ struct Tensors {
 int add_tensor(Tensors &t, const std::string &key, const std::string &name, JsonRef desc, double fill) {
     ir::DType dt = ir::DType::F32;
     ir::dtype_from_torch(desc.at("dtype").str(), &dt);
-    interp::Buffer b{name, dt, std::vector<double>(static_cast<size_t>(storage_size(desc.at("shape"), desc.at("stride"))), fill)};
+    interp::Buffer b{name, dt,
+                     std::vector<double>(static_cast<size_t>(storage_size(desc.at("shape"), desc.at("stride"))), fill)};
     return t.ids[key] = t.mem.add(std::move(b));
 }
-
 
 std::vector<interp::ArgValue> args_for(const ir::Function &fn, const std::map<std::string, interp::ArgValue> &by_name) {
     std::vector<interp::ArgValue> out;
@@ -90,13 +90,16 @@ JsonRef layout_of(JsonRef trace, const std::string &key) {
     return trace.at(kind == "input" ? "inputs" : kind == "output" ? "outputs" : "temps")[index];
 }
 
-bool same_layout(JsonRef a, JsonRef b) { return a.at("shape").dump() == b.at("shape").dump() && a.at("stride").dump() == b.at("stride").dump(); }
+bool same_layout(JsonRef a, JsonRef b) {
+    return a.at("shape").dump() == b.at("shape").dump() && a.at("stride").dump() == b.at("stride").dump();
+}
 
 const emit::Variant &pick_variant(const LaunchRun &r) {
     // The variant the launcher would run with these scalars.
     for (const emit::Variant &v : r.derived->specialization.variants) {
         bool ok = true;
-        for (const auto &[a, b] : v.guards) ok = ok && r.arg_desc.at(a).at("value").num() == r.arg_desc.at(b).at("value").num();
+        for (const auto &[a, b] : v.guards)
+            ok = ok && r.arg_desc.at(a).at("value").num() == r.arg_desc.at(b).at("value").num();
         if (ok) return v;
     }
     return r.derived->specialization.variants.back();
@@ -119,8 +122,8 @@ std::vector<std::string> constexpr_names(const ir::Function &f) {
 // As the emitted launcher: the sizing kernel first, then a tape of the largest need per program.
 // `saved`: (launch, parameter) -> the contents launch k saw, where a launch overwrote them; the
 // sizing kernel reads those, as the emitted launcher passes it the saved copies.
-int64_t tape_stride_of(const ast::File &bwd_file, size_t k, const LaunchRun &r, const ad::TapeSizing &ts, const interp::Memory &fmem,
-                       const std::map<std::pair<size_t, std::string>, int> &saved) {
+int64_t tape_stride_of(const ast::File &bwd_file, size_t k, const LaunchRun &r, const ad::TapeSizing &ts,
+                       const interp::Memory &fmem, const std::map<std::pair<size_t, std::string>, int> &saved) {
     std::vector<frontend::ArgBinding> bind;
     std::map<std::string, interp::ArgValue> args = r.args;
     interp::Memory smem = fmem;
@@ -135,7 +138,8 @@ int64_t tape_stride_of(const ast::File &bwd_file, size_t k, const LaunchRun &r, 
             continue;
         }
         bind.push_back(tensor_binding(p.name, ir::DType::I64));
-        args[p.name] = interp::ArgValue::pointer(smem.add(interp::Buffer{p.name, ir::DType::I64, std::vector<double>(programs, std::nan(""))}));
+        args[p.name] = interp::ArgValue::pointer(
+            smem.add(interp::Buffer{p.name, ir::DType::I64, std::vector<double>(programs, std::nan(""))}));
     }
     auto c = bindings_for(*r.derived, constexpr_names(ts.fn));
     bind.insert(bind.end(), c.begin(), c.end());
@@ -143,7 +147,8 @@ int64_t tape_stride_of(const ast::File &bwd_file, size_t k, const LaunchRun &r, 
     interp::run(sizing, args_for(sizing, args), r.grid, smem);
     int64_t stride = 1;
     for (double need : smem.at(args.at(ts.fn.params.back().name).buffer).data) {
-        if (std::isnan(need)) fail(TAD_ERR_INTERNAL, "tape sizing kernel '" + ts.fn.name + "' left a program's need unwritten");
+        if (std::isnan(need))
+            fail(TAD_ERR_INTERNAL, "tape sizing kernel '" + ts.fn.name + "' left a program's need unwritten");
         stride = std::max(stride, static_cast<int64_t>(need));
     }
     return stride;
@@ -163,12 +168,14 @@ void load_prior_contents(const Chain &chain, JsonRef trace, Tensors &t) {
             JsonRef data = trace.at("data").get(key);
             if (!data.valid()) {
                 if (m.loaded.count(param) || m.accumulated.count(param))
-                    fail(TAD_ERR_UNSUPPORTED, "kernel '" + d.kernel + "' reads " + key + " before writing it, and the trace has no record of its contents");
+                    fail(TAD_ERR_UNSUPPORTED, "kernel '" + d.kernel + "' reads " + key +
+                                                  " before writing it, and the trace has no record of its contents");
                 continue;
             }
             std::vector<double> values = base64::decode_float64(data.str());
             if (values.size() != t.mem.at(t.ids.at(key)).data.size())
-                fail(TAD_ERR_INVALID_ARGUMENT, "trace record: data of " + key + " has " + std::to_string(values.size()) + " values");
+                fail(TAD_ERR_INVALID_ARGUMENT,
+                     "trace record: data of " + key + " has " + std::to_string(values.size()) + " values");
             t.mem.at(t.ids.at(key)).data = std::move(values);
         }
     }
@@ -188,13 +195,16 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
         int id = add_tensor(t, key, d.at("name").str(), d, 0);
         std::vector<double> data = base64::decode_float64(trace.at("data").at(key).str());
         if (data.size() != t.mem.at(id).data.size())
-            fail(TAD_ERR_INVALID_ARGUMENT, "trace record: data of " + key + " has " + std::to_string(data.size()) + " values");
+            fail(TAD_ERR_INVALID_ARGUMENT,
+                 "trace record: data of " + key + " has " + std::to_string(data.size()) + " values");
         t.mem.at(id).data = std::move(data);
     }
     for (size_t j = 0; j < trace.at("outputs").size(); ++j) {
         auto alias = chain.aliases.find(static_cast<int>(j));
-        if (alias != chain.aliases.end()) t.ids["output:" + std::to_string(j)] = t.ids.at("input:" + std::to_string(alias->second));
-        else add_tensor(t, "output:" + std::to_string(j), "output " + std::to_string(j), trace.at("outputs")[j], nan);
+        if (alias != chain.aliases.end())
+            t.ids["output:" + std::to_string(j)] = t.ids.at("input:" + std::to_string(alias->second));
+        else
+            add_tensor(t, "output:" + std::to_string(j), "output " + std::to_string(j), trace.at("outputs")[j], nan);
     }
     for (size_t k = 0; k < trace.at("temps").size(); ++k)
         add_tensor(t, "temp:" + std::to_string(k), "temp " + std::to_string(k), trace.at("temps")[k], nan);
@@ -205,12 +215,16 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
         LaunchRun &r = runs[k];
         r.derived = &chain.launches[k];
         JsonRef launch = launches[k];
-        for (size_t i = 0; i < launch.at("args").size(); ++i) r.arg_desc[launch.at("args")[i].at("name").str()] = launch.at("args")[i];
+        for (size_t i = 0; i < launch.at("args").size(); ++i)
+            r.arg_desc[launch.at("args")[i].at("name").str()] = launch.at("args")[i];
         for (const frontend::ArgBinding &b : r.derived->bindings) {
             interp::ArgValue a{};
-            if (b.kind == frontend::ArgBinding::Tensor) a = interp::ArgValue::pointer(t.ids.at(ref_key(r.arg_desc.at(b.name).at("ref"))));
-            else if (b.kind == frontend::ArgBinding::Float) a = interp::ArgValue::real(b.fval);
-            else a = interp::ArgValue::integer(b.ival);
+            if (b.kind == frontend::ArgBinding::Tensor)
+                a = interp::ArgValue::pointer(t.ids.at(ref_key(r.arg_desc.at(b.name).at("ref"))));
+            else if (b.kind == frontend::ArgBinding::Float)
+                a = interp::ArgValue::real(b.fval);
+            else
+                a = interp::ArgValue::integer(b.ival);
             r.args[b.name] = a;
         }
         r.grid = grid_of(launch);
@@ -223,7 +237,8 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
     // L(x) = Σ_j <u_j, y_j(x)> for random cotangents u_j.
     size_t n_out = trace.at("outputs").size();
     std::vector<std::vector<double>> cot(n_out);
-    for (size_t j = 0; j < n_out; ++j) cot[j] = normal(t.mem.at(t.ids.at("output:" + std::to_string(j))).data.size(), rng);
+    for (size_t j = 0; j < n_out; ++j)
+        cot[j] = normal(t.mem.at(t.ids.at("output:" + std::to_string(j))).data.size(), rng);
     auto loss = [&](interp::Memory mem) {
         forward(mem);
         double s = 0;
@@ -266,7 +281,8 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
             } else if (o.kind == ad::ParamOrigin::Tape) {
                 bind.push_back(tensor_binding(p.name, ir::DType::F32));
                 // Poisoned: the backward must read only what its replay recorded.
-                args[p.name] = interp::ArgValue::pointer(bmem.add(interp::Buffer{p.name, ir::DType::F32, std::vector<double>(programs * tape_stride, nan)}));
+                args[p.name] = interp::ArgValue::pointer(
+                    bmem.add(interp::Buffer{p.name, ir::DType::F32, std::vector<double>(programs * tape_stride, nan)}));
             } else if (o.kind == ad::ParamOrigin::Primal) {
                 auto b = bindings_for(*r.derived, {p.name});
                 bind.insert(bind.end(), b.begin(), b.end());
@@ -276,14 +292,16 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
                 bind.push_back(tensor_binding(p.name, bw.fn.type(p.value).elem));
                 std::string key = ref_key(r.arg_desc.at(o.primal).at("ref"));
                 if (!shadow.count(key)) {
-                    interp::Buffer buf{p.name, bind.back().dtype, std::vector<double>(bmem.at(t.ids.at(key)).data.size(), 0.0)};
+                    interp::Buffer buf{p.name, bind.back().dtype,
+                                       std::vector<double>(bmem.at(t.ids.at(key)).data.size(), 0.0)};
                     if (key.rfind("output:", 0) == 0) buf.data = cot.at(static_cast<size_t>(std::stoi(key.substr(7))));
                     for (const auto &[j, i] : chain.aliases)
                         if (key == "input:" + std::to_string(i)) buf.data = cot.at(static_cast<size_t>(j));
                     auto w = bw.writes.find(o.primal);
                     // Uninitialised (poisoned) exactly when the emitted launcher would use torch.empty.
                     if (w != bw.writes.end() && w->second.kind == passes::GradWrite::Store && w->second.covers &&
-                        same_layout(layout_of(trace, key), layout_of(trace, ref_key(r.arg_desc.at(w->second.mirror).at("ref")))))
+                        same_layout(layout_of(trace, key),
+                                    layout_of(trace, ref_key(r.arg_desc.at(w->second.mirror).at("ref")))))
                         std::fill(buf.data.begin(), buf.data.end(), nan);
                     shadow[key] = bmem.add(std::move(buf));
                 }
@@ -331,8 +349,10 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
         ge.set("max_abs_err", unwritten || nonfinite ? std::nan("") : max_abs);
         ge.set("max_rel_err", unwritten || nonfinite ? std::nan("") : max_rel);
         ge.set_bool("ok", ok);
-        if (unwritten) ge.set("message", std::to_string(unwritten) + " gradient elements were never written");
-        else if (nonfinite) ge.set("message", "the gradient or the finite differences of the forward are not finite");
+        if (unwritten)
+            ge.set("message", std::to_string(unwritten) + " gradient elements were never written");
+        else if (nonfinite)
+            ge.set("message", "the gradient or the finite differences of the forward are not finite");
         all_ok = all_ok && ok;
     }
     entry.set("status", all_ok ? "pass" : "fail");
@@ -345,7 +365,9 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
             std::snprintf(buf, sizeof buf, "gradient of '%s' (shape %s) disagrees: max abs err %.3g, max rel err %.3g",
                           ge.at("name").str().c_str(), ge.at("shape").dump().c_str(), ge.num_or("max_abs_err", NAN),
                           ge.num_or("max_rel_err", NAN));
-            msg += (msg.empty() ? "" : "; ") + (ge.has("message") ? "gradient of '" + ge.at("name").str() + "': " + ge.at("message").str() : std::string(buf));
+            msg += (msg.empty() ? "" : "; ") +
+                   (ge.has("message") ? "gradient of '" + ge.at("name").str() + "': " + ge.at("message").str()
+                                      : std::string(buf));
         }
         entry.set("message", msg);
     }
@@ -354,7 +376,9 @@ Json check_entry(const CpuVerifyInput &in, const ast::File &bwd_file, JsonRef tr
         if (key.rfind("input:", 0) == 0) grad_buffer[key] = buf;
     std::vector<DotLaunch> dot_launches;
     for (const LaunchRun &r : runs) dot_launches.push_back({r.derived, &r.args, r.grid});
-    add_dot_product(entry, dot_product_check({in.kf, bwd_file, trace, chain, dot_launches, fmem, saved, t.ids, cot, bmem, grad_buffer}, rng));
+    add_dot_product(
+        entry, dot_product_check(
+                   {in.kf, bwd_file, trace, chain, dot_launches, fmem, saved, t.ids, cot, bmem, grad_buffer}, rng));
     return entry;
 }
 
@@ -369,9 +393,12 @@ void summarize_verify(Json &report) {
         JsonRef r = results[i];
         std::string s = r.str_or("status", "error");
         ++total;
-        if (s == "pass") ++passed;
-        else if (s == "skipped") ++skipped;
-        else ++failed;
+        if (s == "pass")
+            ++passed;
+        else if (s == "skipped")
+            ++skipped;
+        else
+            ++failed;
         JsonRef grads = r.get("grads");
         for (size_t k = 0; k < grads.size(); ++k) {
             JsonRef e = grads[k].get("max_rel_err");
@@ -387,8 +414,10 @@ void summarize_verify(Json &report) {
     s.set("passed", passed);
     s.set("failed", failed);
     s.set("skipped", skipped);
-    if (any_err) s.set("max_rel_err", max_rel);
-    else s.set_null("max_rel_err");
+    if (any_err)
+        s.set("max_rel_err", max_rel);
+    else
+        s.set_null("max_rel_err");
 }
 
 Json cpu_verify(const CpuVerifyInput &in, JsonRef dims_list, Worker &worker, const ProgressFn &progress) {
@@ -404,8 +433,10 @@ Json cpu_verify(const CpuVerifyInput &in, JsonRef dims_list, Worker &worker, con
         dims.set("dtype", "float32");
         std::string label;
         for (const std::string &k : dims.keys())
-            if (k != "required") label += " " + k + "=" + (dims.at(k).is_string() ? dims.at(k).str() : dims.at(k).dump());
-        if (progress && !progress(std::to_string(i + 1) + "/" + std::to_string(dims_list.size()) + label, double(i) / dims_list.size()))
+            if (k != "required")
+                label += " " + k + "=" + (dims.at(k).is_string() ? dims.at(k).str() : dims.at(k).dump());
+        if (progress && !progress(std::to_string(i + 1) + "/" + std::to_string(dims_list.size()) + label,
+                                  double(i) / dims_list.size()))
             fail(TAD_ERR_CANCELLED, "verify: cancelled");
         Json args = Json::object();
         args.set("file", in.import_path);
@@ -426,7 +457,8 @@ Json cpu_verify(const CpuVerifyInput &in, JsonRef dims_list, Worker &worker, con
             }
             if (elements > in.max_elements) {
                 entry.set("status", "skipped");
-                entry.set("message", std::to_string(elements) + " input elements exceed the CPU interpreter's limit of " +
+                entry.set("message", std::to_string(elements) +
+                                         " input elements exceed the CPU interpreter's limit of " +
                                          std::to_string(in.max_elements));
             } else {
                 args.set_bool("with_data", true);

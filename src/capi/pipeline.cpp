@@ -22,10 +22,12 @@ std::vector<frontend::ArgBinding> bindings_of(const frontend::KernelFile &kf, Js
         if (kind == "tensor" || kind == "tensor_desc") {
             b.kind = frontend::ArgBinding::Tensor;
             if (!ir::dtype_from_torch(a.at("dtype").str(), &b.dtype))
-                fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": kernel argument '" + b.name + "' has unsupported dtype " + a.at("dtype").str());
+                fail(TAD_ERR_UNSUPPORTED,
+                     kf.file.path + ": kernel argument '" + b.name + "' has unsupported dtype " + a.at("dtype").str());
             if (a.int_or("offset", 0) != 0)
-                fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": kernel argument '" + b.name +
-                                              "' points into the middle of a stub tensor; offset views are not supported yet");
+                fail(TAD_ERR_UNSUPPORTED,
+                     kf.file.path + ": kernel argument '" + b.name +
+                         "' points into the middle of a stub tensor; offset views are not supported yet");
             if (kind == "tensor_desc") {
                 // A host-side TensorDescriptor: its base tensor, plus its shape, strides and block as scalars.
                 auto ints = [&](const char *key) {
@@ -36,7 +38,9 @@ std::vector<frontend::ArgBinding> bindings_of(const frontend::KernelFile &kf, Js
                 b.desc_block = ints("block_shape");
                 b.desc_padding = a.str_or("padding", "zero");
                 out.push_back(b);
-                for (const frontend::ArgBinding &s : frontend::tensor_desc_scalars(b.name, ints("shape"), ints("strides"), b.desc_block)) out.push_back(s);
+                for (const frontend::ArgBinding &s :
+                     frontend::tensor_desc_scalars(b.name, ints("shape"), ints("strides"), b.desc_block))
+                    out.push_back(s);
                 continue;
             }
         } else if (kind == "int") {
@@ -54,8 +58,8 @@ std::vector<frontend::ArgBinding> bindings_of(const frontend::KernelFile &kf, Js
             b.kind = frontend::ArgBinding::Str;
             b.sval = a.at("value").str();
         } else {
-            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": unsupported construct 'kernel argument of kind " + kind + "': '" + b.name +
-                                          "' must be a tensor, a number, a bool, a string or None");
+            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": unsupported construct 'kernel argument of kind " + kind +
+                                          "': '" + b.name + "' must be a tensor, a number, a bool, a string or None");
         }
         out.push_back(b);
     }
@@ -70,8 +74,10 @@ std::string suffix_of(const std::vector<std::pair<std::string, std::string>> &ke
     for (const auto &[name, value] : key) {
         s += "_" + name + "_";
         for (char c : value)
-            if (std::isalnum(static_cast<unsigned char>(c))) s += c;
-            else if (c != '\'') s += '_';
+            if (std::isalnum(static_cast<unsigned char>(c)))
+                s += c;
+            else if (c != '\'')
+                s += '_';
     }
     return s;
 }
@@ -110,7 +116,8 @@ Derived lower_launch(const frontend::KernelFile &kf, JsonRef launch) {
     d.specialization.key = key_of(d.forward);
     JsonRef args = launch.at("args");
     for (size_t i = 0; i < args.size(); ++i)
-        if (args[i].str_or("kind", "") == "tensor" || args[i].str_or("kind", "") == "tensor_desc") d.tensors[args[i].at("name").str()] = tensor_ref(args[i].at("ref"));
+        if (args[i].str_or("kind", "") == "tensor" || args[i].str_or("kind", "") == "tensor_desc")
+            d.tensors[args[i].at("name").str()] = tensor_ref(args[i].at("ref"));
     return d;
 }
 
@@ -132,7 +139,8 @@ void plan_flow(const frontend::KernelFile &kf, JsonRef trace, Chain &c) {
         return out;
     };
     auto launch_label = [&](size_t k) {
-        return kf.file.path + ": stub '" + kf.stub.name + "': launch " + std::to_string(k) + " of '" + c.launches[k].kernel + "' ";
+        return kf.file.path + ": stub '" + kf.stub.name + "': launch " + std::to_string(k) + " of '" +
+               c.launches[k].kernel + "' ";
     };
     std::set<TensorRef> written;
     for (size_t k = 0; k < c.launches.size(); ++k)
@@ -140,12 +148,16 @@ void plan_flow(const frontend::KernelFile &kf, JsonRef trace, Chain &c) {
     JsonRef outs = trace.at("outputs");
     std::set<TensorRef> returned;
     for (size_t j = 0; j < outs.size(); ++j) {
-        if (outs[j].has("input") && !written.count({TensorRef::Input, static_cast<int>(outs[j].at("input").integer())}) &&
+        if (outs[j].has("input") &&
+            !written.count({TensorRef::Input, static_cast<int>(outs[j].at("input").integer())}) &&
             std::find(kf.stub.grad_inputs.begin(), kf.stub.grad_inputs.end(),
-                      kf.stub.params.at(static_cast<size_t>(outs[j].at("input").integer()))) != kf.stub.grad_inputs.end())
-            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name + "' returns its input '" +
-                                          kf.stub.params.at(static_cast<size_t>(outs[j].at("input").integer())) + "' unchanged (output " +
-                                          std::to_string(j) + "), and its gradient through that output would be lost; return a copy, or leave it out");
+                      kf.stub.params.at(static_cast<size_t>(outs[j].at("input").integer()))) !=
+                kf.stub.grad_inputs.end())
+            fail(TAD_ERR_UNSUPPORTED,
+                 kf.file.path + ": stub '" + kf.stub.name + "' returns its input '" +
+                     kf.stub.params.at(static_cast<size_t>(outs[j].at("input").integer())) + "' unchanged (output " +
+                     std::to_string(j) +
+                     "), and its gradient through that output would be lost; return a copy, or leave it out");
         if (outs[j].has("input")) {
             c.aliases[static_cast<int>(j)] = static_cast<int>(outs[j].at("input").integer());
             returned.insert({TensorRef::Input, c.aliases[static_cast<int>(j)]});
@@ -163,7 +175,8 @@ void plan_flow(const frontend::KernelFile &kf, JsonRef trace, Chain &c) {
     const auto &gi = kf.stub.grad_inputs;
     std::set<TensorRef> active, touched;
     for (size_t i = 0; i < kf.stub.params.size(); ++i)
-        if (std::find(gi.begin(), gi.end(), kf.stub.params[i]) != gi.end()) active.insert({TensorRef::Input, static_cast<int>(i)});
+        if (std::find(gi.begin(), gi.end(), kf.stub.params[i]) != gi.end())
+            active.insert({TensorRef::Input, static_cast<int>(i)});
     std::map<TensorRef, int> contributions;
     for (size_t k = 0; k < c.launches.size(); ++k) {
         Derived &d = c.launches[k];
@@ -189,20 +202,23 @@ void plan_flow(const frontend::KernelFile &kf, JsonRef trace, Chain &c) {
             if (a.kind != ir::OpKind::Load) written_here.insert(t);
             if (!reread || (!active.count(t) && !flows)) continue;
             const ir::Op &load = d.forward.ops[static_cast<size_t>(a.op)];
-            fail(TAD_ERR_UNSUPPORTED, launch_label(k) + "may read " + tensor_label(kf, t) + " back after writing it (" +
-                                          where(d.forward.source_path, load.loc.line, load.loc.col) +
-                                          "); a launch that updates a differentiated buffer must read each element before writing it, "
-                                          "through the same pointer");
+            fail(TAD_ERR_UNSUPPORTED,
+                 launch_label(k) + "may read " + tensor_label(kf, t) + " back after writing it (" +
+                     where(d.forward.source_path, load.loc.line, load.loc.col) +
+                     "); a launch that updates a differentiated buffer must read each element before writing it, "
+                     "through the same pointer");
         }
         for (const auto &[at, n] : stores_at)
             if (n > 1) zeroed_here.insert(at.first);  // stored twice at the same addresses
         for (const TensorRef &t : overwrites) {
             // Gradient reaches the new contents only if a later launch reads them or the stub returns them.
             bool read_later = returned.count(t) > 0;
-            for (size_t m = k + 1; m < c.launches.size(); ++m) read_later = read_later || tensors(m, mem[m].loaded).count(t);
+            for (size_t m = k + 1; m < c.launches.size(); ++m)
+                read_later = read_later || tensors(m, mem[m].loaded).count(t);
             if (active.count(t) && read_later && !flows)
-                fail(TAD_ERR_UNSUPPORTED, launch_label(k) + "overwrites " + tensor_label(kf, t) +
-                                              ", which carries gradient, with values that do not depend on the grad inputs");
+                fail(TAD_ERR_UNSUPPORTED,
+                     launch_label(k) + "overwrites " + tensor_label(kf, t) +
+                         ", which carries gradient, with values that do not depend on the grad inputs");
         }
         const std::set<TensorRef> before = active;
         if (flows) active.insert(writes.begin(), writes.end());
@@ -214,7 +230,8 @@ void plan_flow(const frontend::KernelFile &kf, JsonRef trace, Chain &c) {
         if (d.spec.wrt.empty() || d.spec.outputs.empty()) d.spec = {};
         for (const std::string &p : d.spec.outputs) {
             TensorRef t = d.tensors.at(p);
-            if (mem[k].overwritten.count(p) && (t.kind == TensorRef::Input || touched.count(t) || reads.count(t) || zeroed_here.count(t))) {
+            if (mem[k].overwritten.count(p) &&
+                (t.kind == TensorRef::Input || touched.count(t) || reads.count(t) || zeroed_here.count(t))) {
                 d.spec.overwritten.push_back(p);
                 c.shared.insert(t);
             }
@@ -228,8 +245,9 @@ void plan_flow(const frontend::KernelFile &kf, JsonRef trace, Chain &c) {
     for (const TensorRef &t : written) {
         if (t.kind != TensorRef::Input || !active.count(t)) continue;
         if (!returned.count(t))
-            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name + "' updates " + tensor_label(kf, t) +
-                                          " in place but does not return it; return it, so that autograd sees the update");
+            fail(TAD_ERR_UNSUPPORTED,
+                 kf.file.path + ": stub '" + kf.stub.name + "' updates " + tensor_label(kf, t) +
+                     " in place but does not return it; return it, so that autograd sees the update");
         c.shared.insert(t);
     }
     // A backward reads a tensor's contents as its launch saw them: from a copy saved before the
@@ -270,13 +288,16 @@ Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy
                 guards.insert(guards.end(), w.guards.begin(), w.guards.end());
                 w = passes::GradWrite{};
             }
-        std::string base = d.kernel + "_bwd" + (times_launched[d.kernel] > 1 ? "_" + std::to_string(k) : "") + suffix_of(d.specialization.key);
+        std::string base = d.kernel + "_bwd" + (times_launched[d.kernel] > 1 ? "_" + std::to_string(k) : "") +
+                           suffix_of(d.specialization.key);
         d.specialization.variants.push_back({ad::reverse(d.forward, d.spec, plan, base), guards});
-        if (!guards.empty()) d.specialization.variants.push_back({ad::reverse(d.forward, d.spec, fallback, base + "_atomic"), {}});
+        if (!guards.empty())
+            d.specialization.variants.push_back({ad::reverse(d.forward, d.spec, fallback, base + "_atomic"), {}});
     }
     if (!any)
-        fail(TAD_ERR_INVALID_ARGUMENT, kf.file.path + ": no launch of stub '" + kf.stub.name +
-                                           "' reads one of its grad_inputs and writes a tensor it returns (or one a later launch reads)");
+        fail(TAD_ERR_INVALID_ARGUMENT,
+             kf.file.path + ": no launch of stub '" + kf.stub.name +
+                 "' reads one of its grad_inputs and writes a tensor it returns (or one a later launch reads)");
     return c;
 }
 
@@ -286,7 +307,8 @@ std::vector<std::pair<std::string, std::string>> traced_key(const frontend::Kern
     std::vector<std::pair<std::string, std::string>> key;
     JsonRef launches = trace.at("launches");
     for (size_t k = 0; k < launches.size(); ++k)
-        for (auto &[name, value] : key_of(frontend::lower_kernel(kf, launches[k].at("kernel").str(), bindings_of(kf, launches[k]))))
+        for (auto &[name, value] :
+             key_of(frontend::lower_kernel(kf, launches[k].at("kernel").str(), bindings_of(kf, launches[k]))))
             key.emplace_back(std::to_string(k) + ":" + name, value);
     return key;
 }
@@ -301,7 +323,8 @@ bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std
     return true;
 }
 
-std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces, ad::LoopPolicy loops) {
+std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
+                                 ad::LoopPolicy loops) {
     emit::ModuleInput in;
     in.kf = &kf;
     JsonRef first = traces.front();
@@ -319,7 +342,8 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
                    c.launches[k].saved_before == in.launches[k].saved_before;
         if (!same)
             fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name +
-                                          "' launches different kernels, or passes them different buffers, for different dims; one backward cannot serve them");
+                                          "' launches different kernels, or passes them different buffers, for "
+                                          "different dims; one backward cannot serve them");
         for (size_t k = 0; k < c.launches.size(); ++k) {
             emit::Specialization &sp = c.launches[k].specialization;
             if (sp.variants.empty()) continue;

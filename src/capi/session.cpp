@@ -18,7 +18,7 @@ struct Session::Impl {
     store::Store store;
     std::unique_ptr<Worker> worker;
     std::optional<frontend::KernelFile> forward;
-    std::string forward_path;    // absolute
+    std::string forward_path;  // absolute
     std::string forward_source;
 
     explicit Impl(SessionOptions o) : opts(std::move(o)), store(store::Store::open(opts.work_dir)) {}
@@ -86,7 +86,8 @@ namespace {
 ad::LoopPolicy loop_policy(const std::string &name, const char *fn) {
     if (name.empty() || name == "recompute") return ad::LoopPolicy::Recompute;
     if (name == "tape") return ad::LoopPolicy::Tape;
-    fail(TAD_ERR_INVALID_ARGUMENT, std::string(fn) + ": unknown loops policy '" + name + "' (available: recompute, tape)");
+    fail(TAD_ERR_INVALID_ARGUMENT,
+         std::string(fn) + ": unknown loops policy '" + name + "' (available: recompute, tape)");
 }
 
 void push_dtypes(JsonRef args, const std::string &csv) {
@@ -113,8 +114,10 @@ Json report_results(JsonRef reply) {
 
 void set_device(Json &report, Worker &w) {
     JsonRef hello = w.hello();
-    if (hello.valid() && hello.has("device") && !hello.at("device").is_null()) report.set("device", hello.at("device").str());
-    else report.set_null("device");
+    if (hello.valid() && hello.has("device") && !hello.at("device").is_null())
+        report.set("device", hello.at("device").str());
+    else
+        report.set_null("device");
 }
 
 }  // namespace
@@ -163,7 +166,8 @@ std::string Session::generate(const GenerateOptions &opts) {
             }
         } else {
             Json list = impl_->dims_list("", impl_->forward_path);
-            if (list.size() == 0) fail(TAD_ERR_INVALID_ARGUMENT, kf.file.path + ": SWEEP is empty; pass dims to trace with");
+            if (list.size() == 0)
+                fail(TAD_ERR_INVALID_ARGUMENT, kf.file.path + ": SWEEP is empty; pass dims to trace with");
             dims = Json::copy(list[0]);
         }
         impl_->report("trace", "tracing " + kf.stub.name + " with " + dims.dump());
@@ -221,8 +225,13 @@ std::string Session::verify(const VerifyOptions &opts, bool *passed) {
     Json list = impl_->dims_list(opts.dims_json, file);
     Json report;
     if (opts.cpu) {
-        CpuVerifyInput in{kf, c.backward_source, fs::join(fs::join(fs::join(impl_->store.work_dir(), "snapshots"), id), "backward.py"),
-                          file, opts.max_elements, opts.seed, loop_policy(c.loops, "tad_verify")};
+        CpuVerifyInput in{kf,
+                          c.backward_source,
+                          fs::join(fs::join(fs::join(impl_->store.work_dir(), "snapshots"), id), "backward.py"),
+                          file,
+                          opts.max_elements,
+                          opts.seed,
+                          loop_policy(c.loops, "tad_verify")};
         report = cpu_verify(in, list, impl_->get_worker(), impl_->progress("verify"));
     } else {
         Json args = Json::object();
@@ -274,7 +283,8 @@ std::string Session::bench(const BenchOptions &opts) {
     } else {
         std::sort(speedups.begin(), speedups.end());
         size_t n = speedups.size();
-        summary.set("median_bwd_speedup_vs_ref", n % 2 ? speedups[n / 2] : 0.5 * (speedups[n / 2 - 1] + speedups[n / 2]));
+        summary.set("median_bwd_speedup_vs_ref",
+                    n % 2 ? speedups[n / 2] : 0.5 * (speedups[n / 2 - 1] + speedups[n / 2]));
     }
     impl_->store.set_report(id, "bench", report.dump(true));
     return report.dump(true);

@@ -13,7 +13,7 @@ namespace tad {
 
 struct SessionOptions {
     std::string work_dir = ".tad";
-    std::string python;              // empty: $TAD_PYTHON, else "python3"
+    std::string python;  // empty: $TAD_PYTHON, else "python3"
     int device_index = 0;
     double worker_timeout_s = 600;
     double startup_timeout_s = 120;
@@ -23,14 +23,14 @@ struct SessionOptions {
 
 struct GenerateOptions {
     std::string backend = "ad";
-    std::string dims_json;    // empty: first SWEEP entry
+    std::string dims_json;  // empty: first SWEEP entry
     std::string launch_json;  // empty: trace with the worker
     std::string loops = "recompute";  // or "tape": ad::LoopPolicy
 };
 
 struct VerifyOptions {
     bool cpu = false;
-    std::string dims_json;    // JSON list; empty: SWEEP
+    std::string dims_json;  // JSON list; empty: SWEEP
     std::string dtypes = "float32,float16";
     long long max_elements = 1 << 20;
     unsigned seed = 0;
@@ -50,8 +50,8 @@ public:
     Session &operator=(const Session &) = delete;
 
     void load_forward(const std::string &path, const std::optional<std::string> &source);
-    std::string generate(const GenerateOptions &opts);              // new snapshot id
-    std::string candidate_source(const std::string &id) const;      // "" id: current
+    std::string generate(const GenerateOptions &opts);  // new snapshot id
+    std::string candidate_source(const std::string &id) const;  // "" id: current
     // Reports are JSON (docs/reports.md); `passed` is set from the report.
     std::string verify(const VerifyOptions &opts, bool *passed);
     std::string bench(const BenchOptions &opts);

@@ -48,8 +48,7 @@ int record(int status, const char *fn, const char *message) noexcept {
 
 // Runs `body(fn)` (returning a status) and converts what it throws. tad::Error messages are
 // diagnostics that stand on their own; anything else is a bug, so the message names the function.
-template <typename Body>
-int guard(const char *fn, Body &&body) noexcept {
+template <typename Body> int guard(const char *fn, Body &&body) noexcept {
     try {
         return body(fn);
     } catch (const tad::Error &e) {
@@ -67,8 +66,7 @@ int guard(const char *fn, Body &&body) noexcept {
     tad::fail(TAD_ERR_INVALID_ARGUMENT, std::string(fn) + ": " + what);
 }
 
-template <typename T>
-void need(const T *p, const char *fn, const char *name) {
+template <typename T> void need(const T *p, const char *fn, const char *name) {
     if (!p) invalid(fn, std::string(name) + " is NULL");
 }
 
@@ -84,10 +82,8 @@ char *c_string(const std::string &s) {
     return p;
 }
 
-template <typename Opts>
-void check_version(const Opts &o, unsigned known, const char *fn) {
-    if (o.version == 0 || o.version > known)
-        invalid(fn, "unsupported options version " + std::to_string(o.version));
+template <typename Opts> void check_version(const Opts &o, unsigned known, const char *fn) {
+    if (o.version == 0 || o.version > known) invalid(fn, "unsupported options version " + std::to_string(o.version));
 }
 
 // %g: errors span 1e-12 to 1e3, which std::to_string's fixed six decimals would flatten.
@@ -114,15 +110,12 @@ tad::SessionOptions session_options(const tad_session_options *o, const char *fn
     so.python = text_or(o->python, "");
     if (o->device_index < 0) invalid(fn, "device_index must not be negative");
     so.device_index = o->device_index;
-    so.worker_timeout_s =
-        seconds_or(o->worker_timeout_s, so.worker_timeout_s, fn, "worker_timeout_s");
-    so.startup_timeout_s =
-        seconds_or(o->startup_timeout_s, so.startup_timeout_s, fn, "startup_timeout_s");
+    so.worker_timeout_s = seconds_or(o->worker_timeout_s, so.worker_timeout_s, fn, "worker_timeout_s");
+    so.startup_timeout_s = seconds_or(o->startup_timeout_s, so.startup_timeout_s, fn, "startup_timeout_s");
     if (o->progress) {
         tad_progress_fn cb = o->progress;
         void *payload = o->progress_payload;
-        so.progress = [cb, payload](const std::string &stage, const std::string &message,
-                                    double fraction) {
+        so.progress = [cb, payload](const std::string &stage, const std::string &message, double fraction) {
             return cb(stage.c_str(), message.c_str(), fraction, payload) == 0;
         };
     }
@@ -172,16 +165,13 @@ std::string mismatch_message(const std::string &report) {
     std::string msg = "verification failed";
     if (!s.is_object()) return msg + " (see the report)";
     int64_t bad = s.int_or("total", 0) - s.int_or("passed", 0) - s.int_or("skipped", 0);
-    msg += ": " + std::to_string(bad) + " of " + std::to_string(s.int_or("total", 0)) +
-           " cases did not pass";
-    if (s.get("max_rel_err").is_number())
-        msg += " (max rel err " + number(s.get("max_rel_err").num()) + ")";
+    msg += ": " + std::to_string(bad) + " of " + std::to_string(s.int_or("total", 0)) + " cases did not pass";
+    if (s.get("max_rel_err").is_number()) msg += " (max rel err " + number(s.get("max_rel_err").num()) + ")";
     return msg;
 }
 
 bool is_index(const std::string &seg) {
-    return !seg.empty() && seg.size() <= 9 &&
-           seg.find_first_not_of("0123456789") == std::string::npos;
+    return !seg.empty() && seg.size() <= 9 && seg.find_first_not_of("0123456789") == std::string::npos;
 }
 
 // Follows a dotted path (checked by the caller); an invalid ref when it leads nowhere.
@@ -288,8 +278,7 @@ int tad_load_forward(tad_session *session, const char *path, const char *source)
     return guard(__func__, [&](const char *fn) {
         need(session, fn, "session");
         need(path, fn, "path");
-        session->impl.load_forward(path,
-                                   source ? std::optional<std::string>(source) : std::nullopt);
+        session->impl.load_forward(path, source ? std::optional<std::string>(source) : std::nullopt);
         return TAD_OK;
     });
 }

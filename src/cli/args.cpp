@@ -69,12 +69,10 @@ void check_against_command(const Args &a) {
     const CommandSpec *c = find_command(a.command);
     if (!c) throw UsageError("unknown command '" + a.command + "'");
     for (const auto &[name, value] : a.options)
-        if (!takes(*find_option(name), a.command))
-            throw UsageError("'" + a.command + "' does not take " + name);
+        if (!takes(*find_option(name), a.command)) throw UsageError("'" + a.command + "' does not take " + name);
     size_t want = c->argument ? 1 : 0;
     if (a.positional.size() < want) throw UsageError("'" + a.command + "' needs " + c->argument);
-    if (a.positional.size() > want)
-        throw UsageError("unexpected argument '" + a.positional[want] + "'");
+    if (a.positional.size() > want) throw UsageError("unexpected argument '" + a.positional[want] + "'");
 }
 
 }  // namespace
@@ -84,16 +82,15 @@ std::string Args::value(const std::string &name) const {
     return it == options.end() ? "" : it->second;
 }
 
-long long Args::integer(const std::string &name, long long dflt, long long min,
-                        long long max) const {
+long long Args::integer(const std::string &name, long long dflt, long long min, long long max) const {
     if (!has(name)) return dflt;
     const std::string text = value(name);
     char *end = nullptr;
     errno = 0;
     long long v = std::strtoll(text.c_str(), &end, 10);
     if (text.empty() || *end != '\0' || errno == ERANGE || v < min || v > max)
-        throw UsageError(name + ": expected an integer from " + std::to_string(min) + " to " +
-                         std::to_string(max) + ", got '" + text + "'");
+        throw UsageError(name + ": expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
+                         ", got '" + text + "'");
     return v;
 }
 

@@ -19,7 +19,7 @@ namespace {
 // specializations.
 struct Dims {
     std::string first;  // "" without --dims: the library uses the first SWEEP entry
-    std::string list;   // "" without --dims: the whole SWEEP
+    std::string list;  // "" without --dims: the whole SWEEP
 };
 
 Dims dims_option(const Args &a) {
@@ -42,8 +42,7 @@ Dims dims_option(const Args &a) {
 std::string read_text(const std::string &path, const std::string &what) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
-    if (!(in && text << in.rdbuf()))
-        throw Failure{TAD_ERR_IO, what + ": cannot read '" + path + "'"};
+    if (!(in && text << in.rdbuf())) throw Failure{TAD_ERR_IO, what + ": cannot read '" + path + "'"};
     return text.str();
 }
 
@@ -141,8 +140,7 @@ namespace {
 
 // The GPU half of `tad run`: verify, then bench if that passed. A missing GPU is a skip, not a
 // failure.
-Verified gpu_steps(Session &s, const Request &req, Summary &summary,
-                   std::vector<std::string> &lines) {
+Verified gpu_steps(Session &s, const Request &req, Summary &summary, std::vector<std::string> &lines) {
     Verified v{TAD_OK, "", ""};
     try {
         v = s.verify(req.on(false));
@@ -180,8 +178,7 @@ int cmd_run(const Args &a) {
         result = s.verify(req.on(true));
         summary.add_verify(result.report);
         lines.push_back(verify_line(result.report));
-        if (result.status == TAD_OK && !a.has("--cpu-only"))
-            result = gpu_steps(s, req, summary, lines);
+        if (result.status == TAD_OK && !a.has("--cpu-only")) result = gpu_steps(s, req, summary, lines);
     } catch (const Failure &) {
         print();
         throw;

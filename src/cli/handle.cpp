@@ -24,8 +24,7 @@ struct StringFree {
 };
 
 // Runs a call that returns a string through `char **out` and takes ownership of it.
-template <typename Call>
-std::string take(int *status, Call &&call) {
+template <typename Call> std::string take(int *status, Call &&call) {
     char *raw = nullptr;
     *status = call(&raw);
     std::unique_ptr<char, StringFree> owned(raw);
@@ -64,8 +63,7 @@ std::string Session::generate(const std::string &dims_json, const std::string &l
 
 std::string Session::source(const std::string &id) {
     int status = TAD_OK;
-    std::string src =
-        take(&status, [&](char **out) { return tad_candidate_source(s_, id.c_str(), out); });
+    std::string src = take(&status, [&](char **out) { return tad_candidate_source(s_, id.c_str(), out); });
     check(status);
     return src;
 }

@@ -42,14 +42,12 @@ std::string ms_or_dash(const cJSON *obj, const char *key) {
     return v ? fmt_ms(*v) : "-";
 }
 
-const cJSON *results_of(const cJSON *report) {
-    return cJSON_GetObjectItemCaseSensitive(report, "results");
-}
+const cJSON *results_of(const cJSON *report) { return cJSON_GetObjectItemCaseSensitive(report, "results"); }
 
 }  // namespace
 
-Summary::Row &Summary::row_for(const std::string &mode, const std::string &dims_key,
-                               const std::string &dims, const std::string &dtype) {
+Summary::Row &Summary::row_for(const std::string &mode, const std::string &dims_key, const std::string &dims,
+                               const std::string &dtype) {
     for (Row &r : rows_)
         if (r.mode == mode && r.dims_key == dims_key && r.dtype == dtype) return r;
     rows_.push_back(Row{mode, dims_key, dims, dtype, "-", "-"});
@@ -66,8 +64,7 @@ void Summary::add_verify(const std::string &report_json) {
         row.status = text_of(r, "status", "?");
         row.errors = grad_errors(r);
         std::string message = text_of(r, "message");
-        if (!message.empty())
-            notes_.push_back("verify " + mode + " " + row.dims + " " + row.dtype + ": " + message);
+        if (!message.empty()) notes_.push_back("verify " + mode + " " + row.dims + " " + row.dtype + ": " + message);
     }
 }
 
@@ -93,10 +90,8 @@ void Summary::add_bench(const std::string &report_json) {
 }
 
 void Summary::print(std::ostream &out) const {
-    Table t({"MODE", "DIMS", "DTYPE", "STATUS", "MAX REL ERR", "FWD MS", "BWD MS", "REF BWD MS",
-             "RATIO"});
-    for (const Row &r : rows_)
-        t.add({r.mode, r.dims, r.dtype, r.status, r.errors, r.fwd, r.bwd, r.ref, r.ratio});
+    Table t({"MODE", "DIMS", "DTYPE", "STATUS", "MAX REL ERR", "FWD MS", "BWD MS", "REF BWD MS", "RATIO"});
+    for (const Row &r : rows_) t.add({r.mode, r.dims, r.dtype, r.status, r.errors, r.fwd, r.bwd, r.ref, r.ratio});
     if (!t.empty()) t.print(out);
     for (const std::string &n : notes_) out << "  " << n << '\n';
 }
@@ -109,9 +104,8 @@ std::string verify_line(const std::string &report_json) {
         std::optional<double> v = number_of(s, key);
         return std::to_string(v ? static_cast<long long>(*v) : 0);
     };
-    std::string line = std::string(passed ? "[PASS] " : "[FAIL] ") +
-                       text_of(report.get(), "mode", "?") + ": " + count("passed") + "/" +
-                       count("total") + " passed";
+    std::string line = std::string(passed ? "[PASS] " : "[FAIL] ") + text_of(report.get(), "mode", "?") + ": " +
+                       count("passed") + "/" + count("total") + " passed";
     if (count("skipped") != "0") line += ", " + count("skipped") + " skipped";
     std::optional<double> err = number_of(s, "max_rel_err");
     if (err) line += ", max rel err " + fmt_err(*err);
@@ -122,16 +116,14 @@ std::string bench_line(const std::string &report_json) {
     JsonPtr report = parse_report(report_json);
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(report.get(), "summary");
     std::optional<double> speedup = number_of(s, "median_bwd_speedup_vs_ref");
-    return "[BENCH] " + text_of(report.get(), "device", "?") +
-           ": median bwd speedup vs reference " +
+    return "[BENCH] " + text_of(report.get(), "device", "?") + ": median bwd speedup vs reference " +
            (speedup ? fmt_ratio(*speedup) : std::string("n/a (no reference)"));
 }
 
 void print_snapshots(const std::string &list_json, std::ostream &out) {
     JsonPtr list = parse_json(list_json);
     if (!cJSON_IsArray(list.get()))
-        throw Failure{TAD_ERR_INTERNAL,
-                      "the library returned a snapshot list that is not an array"};
+        throw Failure{TAD_ERR_INTERNAL, "the library returned a snapshot list that is not an array"};
     Table t({"ID", "CREATED", "KIND", "LABEL", "FORWARD", "VERIFY", "BENCH"});
     const cJSON *s = nullptr;
     cJSON_ArrayForEach(s, list.get()) {
@@ -141,9 +133,8 @@ void print_snapshots(const std::string &list_json, std::ostream &out) {
         if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "has_verify"))) verify = "-";
         bool has_bench = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "has_bench"));
         std::string label = text_of(s, "label");
-        t.add({text_of(s, "id"), text_of(s, "created"), text_of(s, "kind"),
-               label.empty() ? "-" : label, text_of(s, "forward_path"), verify,
-               has_bench ? "yes" : "-"});
+        t.add({text_of(s, "id"), text_of(s, "created"), text_of(s, "kind"), label.empty() ? "-" : label,
+               text_of(s, "forward_path"), verify, has_bench ? "yes" : "-"});
     }
     if (t.empty())
         out << "no snapshots\n";

@@ -8,8 +8,7 @@ namespace tad_cli {
 void Table::print(std::ostream &out) const {
     std::vector<size_t> width(header_.size(), 0);
     auto measure = [&](const std::vector<std::string> &row) {
-        for (size_t c = 0; c < row.size() && c < width.size(); ++c)
-            width[c] = std::max(width[c], row[c].size());
+        for (size_t c = 0; c < row.size() && c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
     };
     measure(header_);
     for (const auto &r : rows_) measure(r);

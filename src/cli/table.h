@@ -22,8 +22,8 @@ private:
 };
 
 // Number formats shared by every table.
-std::string fmt_err(double v);    // 1.23e-07
-std::string fmt_ms(double v);     // 0.123
+std::string fmt_err(double v);  // 1.23e-07
+std::string fmt_ms(double v);  // 0.123
 std::string fmt_ratio(double v);  // 2.50x
 
 }  // namespace tad_cli

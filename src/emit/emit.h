@@ -49,10 +49,10 @@ struct Tangent {
 
 // One launch of the stub and the backward kernels for it.
 struct LaunchBackward {
-    std::string kernel;                         // the forward kernel
-    std::map<std::string, TensorRef> tensors;   // pointer parameter -> tensor
+    std::string kernel;  // the forward kernel
+    std::map<std::string, TensorRef> tensors;  // pointer parameter -> tensor
     std::vector<Specialization> specializations;  // empty: no gradient flows through the launch
-    std::vector<Tangent> tangents;                // forward mode, one per specialization, in its order
+    std::vector<Tangent> tangents;  // forward mode, one per specialization, in its order
     // Pointer parameter -> the launch (this one or a later one) before which the module saves its
     // tensor's contents, because that launch overwrites them (tad::Derived::saved_before).
     std::map<std::string, size_t> saved_before;
@@ -61,11 +61,11 @@ struct LaunchBackward {
 struct ModuleInput {
     const frontend::KernelFile *kf = nullptr;
     size_t num_outputs = 0;
-    std::vector<LaunchBackward> launches;       // forward order
+    std::vector<LaunchBackward> launches;  // forward order
     // Where the launcher finds temporary i of the forward: (launch, pointer parameter).
     std::vector<std::pair<size_t, std::string>> temps;
-    std::set<TensorRef> shared;                 // shadows accumulated by several launches, or zeroed
-    std::map<int, int> aliases;                 // output j -> the stub input it is (updated in place)
+    std::set<TensorRef> shared;  // shadows accumulated by several launches, or zeroed
+    std::map<int, int> aliases;  // output j -> the stub input it is (updated in place)
     std::string jvp_unsupported;  // why the module has no forward mode (empty: it has)
 };
 

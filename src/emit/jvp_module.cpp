@@ -74,8 +74,8 @@ std::string emit_jvp_section(const ModuleInput &in) {
         }
     if (why.empty() && !any) why = "no tangent kernel was derived";
     if (!why.empty()) {
-        os << "\n\n# ---- forward mode (JVP): not generated, forward mode does not handle this kernel ----\n# " << one_line(why)
-           << "\nJVP_UNSUPPORTED = " << py_string(why) << "\n";
+        os << "\n\n# ---- forward mode (JVP): not generated, forward mode does not handle this kernel ----\n# "
+           << one_line(why) << "\nJVP_UNSUPPORTED = " << py_string(why) << "\n";
         return os.str();
     }
     os << "\n\n# ---- forward mode (JVP): the tangents J v of the outputs from tangents v of GRAD_INPUTS ----\n";
@@ -83,7 +83,8 @@ std::string emit_jvp_section(const ModuleInput &in) {
     for (const LaunchBackward &l : in.launches)
         for (const Tangent &t : l.tangents) {
             std::string doc = "Forward mode of " + l.kernel;
-            for (size_t i = 0; i < t.key.size(); ++i) doc += (i ? ", " : " for ") + t.key[i].first + "=" + t.key[i].second;
+            for (size_t i = 0; i < t.key.size(); ++i)
+                doc += (i ? ", " : " for ") + t.key[i].first + "=" + t.key[i].second;
             doc += ": the outputs' tangents into their shadows from the inputs' tangents in theirs.";
             os << "@_fit_shared_memory\n" << emit_kernel(t.jvp->fn, doc) << "\n\n";
         }
@@ -91,15 +92,17 @@ std::string emit_jvp_section(const ModuleInput &in) {
     // The launcher; its locals get names no stub parameter has.
     detail::Names names(stub.params);
     auto fresh = [&](const std::string &n) { return names.fresh(n); };
-    const std::string launches_v = fresh("launches"), a_v = fresh("a"), outs_v = fresh("outs"), layouts_v = fresh("out_layouts"),
-                      tangents_v = fresh("tangents");
+    const std::string launches_v = fresh("launches"), a_v = fresh("a"), outs_v = fresh("outs"),
+                      layouts_v = fresh("out_layouts"), tangents_v = fresh("tangents");
     std::vector<std::string> largs = {launches_v};
     largs.insert(largs.end(), stub.params.begin(), stub.params.end());
     largs.insert(largs.end(), {outs_v, layouts_v, tangents_v});
     const std::string fn = stub.name + "_jvp";
     os << "def " << fn << "(" << join(largs) << "):\n";
-    os << "    \"\"\"Tangents of the stub's outputs (J v, laid out like the outputs; None for one no kernel writes) for\n"
-          "    recorded launches, from the tangents of GRAD_INPUTS (in their order, None: zero): each launch's tangent\n"
+    os << "    \"\"\"Tangents of the stub's outputs (J v, laid out like the outputs; None for one no kernel writes) "
+          "for\n"
+          "    recorded launches, from the tangents of GRAD_INPUTS (in their order, None: zero): each launch's "
+          "tangent\n"
           "    kernel, in the forward's order, over one tangent buffer per tensor.\"\"\"\n";
     // One tangent buffer per tensor, made before the launches: an input's from its tangent, an
     // output's or a temporary's zeroed. The tangent kernels update them in the forward's order, as
@@ -152,8 +155,8 @@ std::string emit_jvp_section(const ModuleInput &in) {
                 } else {
                     tvar[ref] = fresh("d_temp" + std::to_string(ref.index));
                     std::string x = primal(k, o.primal);
-                    os << "    " << tvar[ref] << " = _tangent_buffer((" << x << ".shape, " << x << ".stride(), " << x << ".dtype, " << x
-                       << ".device))\n";
+                    os << "    " << tvar[ref] << " = _tangent_buffer((" << x << ".shape, " << x << ".stride(), " << x
+                       << ".dtype, " << x << ".device))\n";
                 }
             }
     for (size_t k = 0; k < in.launches.size(); ++k) {
@@ -169,7 +172,8 @@ std::string emit_jvp_section(const ModuleInput &in) {
             std::string indent = "    ";
             if (keyed) {
                 std::string cond;
-                for (size_t i = 0; i < t.key.size(); ++i) cond += (i ? " and " : "") + a_v + "[\"" + t.key[i].first + "\"] == " + t.key[i].second;
+                for (size_t i = 0; i < t.key.size(); ++i)
+                    cond += (i ? " and " : "") + a_v + "[\"" + t.key[i].first + "\"] == " + t.key[i].second;
                 os << "    " << (s ? "elif " : "if ") << cond << ":\n";
                 indent = "        ";
             }
@@ -178,9 +182,12 @@ std::string emit_jvp_section(const ModuleInput &in) {
             for (size_t i = 0; i < kf.params.size(); ++i) {
                 const ir::Param &p = kf.params[i];
                 const ad::ParamOrigin &o = t.jvp->origins[i];
-                if (o.kind == ad::ParamOrigin::Shadow) call.push_back(tvar.at(l.tensors.at(o.primal)));
-                else if (p.kind == ir::ParamKind::Pointer) call.push_back(primal_as_seen(k, p.name));
-                else call.push_back(a_v + "[\"" + p.name + "\"]");
+                if (o.kind == ad::ParamOrigin::Shadow)
+                    call.push_back(tvar.at(l.tensors.at(o.primal)));
+                else if (p.kind == ir::ParamKind::Pointer)
+                    call.push_back(primal_as_seen(k, p.name));
+                else
+                    call.push_back(a_v + "[\"" + p.name + "\"]");
             }
             for (const ir::Constexpr &c : kf.constexprs) call.push_back(c.name + "=" + a_v + "[\"" + c.name + "\"]");
             os << indent << kf.name << "[" << launch << ".grid](" << join(call) << ", **" << launch << ".options)\n";
@@ -189,15 +196,16 @@ std::string emit_jvp_section(const ModuleInput &in) {
             std::string shown;
             for (const auto &[name, value] : l.tangents.front().key)
                 shown += std::string(shown.empty() ? "" : ", ") + name + "={" + a_v + "['" + name + "']!r}";
-            os << "    else:\n        raise RuntimeError(f\"no tangent kernel of " << l.kernel << " was generated for " << shown
-               << "; regenerate with a SWEEP entry that uses these values\")\n";
+            os << "    else:\n        raise RuntimeError(f\"no tangent kernel of " << l.kernel << " was generated for "
+               << shown << "; regenerate with a SWEEP entry that uses these values\")\n";
         }
     }
     std::vector<std::string> rets;
     for (size_t j = 0; j < in.num_outputs; ++j) {
         // An output that is a stub input updated in place has that input's tangent buffer.
         auto alias = in.aliases.find(static_cast<int>(j));
-        TensorRef ref = alias == in.aliases.end() ? TensorRef{TensorRef::Output, static_cast<int>(j)} : TensorRef{TensorRef::Input, alias->second};
+        TensorRef ref = alias == in.aliases.end() ? TensorRef{TensorRef::Output, static_cast<int>(j)}
+                                                  : TensorRef{TensorRef::Input, alias->second};
         auto it = tvar.find(ref);
         rets.push_back(it == tvar.end() ? "None" : it->second);
     }
@@ -206,7 +214,8 @@ std::string emit_jvp_section(const ModuleInput &in) {
     os << "\n\n_JVP_SNAPSHOTS = " << detail::snapshot_table(snapshots) << "\n";
 
     os << "\n\ndef jvp(*args, tangents=None, **kwargs):\n";
-    os << "    \"\"\"`" << stub.name << "` and its forward-mode derivative: (outputs, their tangents J v, laid out like them),\n"
+    os << "    \"\"\"`" << stub.name
+       << "` and its forward-mode derivative: (outputs, their tangents J v, laid out like them),\n"
           "    for tangents v of GRAD_INPUTS (see _tangent_list). Runs the stub once to record its launches.\"\"\"\n";
     os << "    bound = _SIGNATURE.bind(*args, **kwargs)\n";
     os << "    bound.apply_defaults()\n";

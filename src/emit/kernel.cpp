@@ -61,11 +61,16 @@ bool broadcasts_implicitly(const ir::Op &user, size_t operand) {
 class KernelEmitter {
 public:
     explicit KernelEmitter(const ir::Function &f)
-        : f_(f), uses_(f.values.size()), last_use_(f.values.size(), -1), loops_(ir::loops(f)), innermost_(f.ops.size(), -1) {
+        : f_(f),
+          uses_(f.values.size()),
+          last_use_(f.values.size(), -1),
+          loops_(ir::loops(f)),
+          innermost_(f.ops.size(), -1) {
         for (size_t l = 0; l < loops_.size(); ++l)
             for (int i = loops_[l].begin + 1; i < loops_[l].end + 1; ++i) innermost_[i] = static_cast<int>(l);
         for (size_t i = 0; i < f.ops.size(); ++i)
-            for (size_t k = 0; k < f.ops[i].operands.size(); ++k) uses_[f.ops[i].operands[k]].push_back({static_cast<int>(i), k});
+            for (size_t k = 0; k < f.ops[i].operands.size(); ++k)
+                uses_[f.ops[i].operands[k]].push_back({static_cast<int>(i), k});
         for (size_t i = 0; i < f.ops.size(); ++i)
             for (ValueId v : f.ops[i].operands) {
                 // A use inside an inlined expression happens where that expression is evaluated.
@@ -74,7 +79,8 @@ public:
                 // so its name must not be reused inside the body. A loop_arg reads its init once per
                 // run of its own loop: only the loops around that one keep the init live.
                 for (const ir::Loop &l : loops_) {
-                    if (f.ops[i].kind == OpKind::LoopArg && std::count(l.args.begin(), l.args.end(), static_cast<int>(i)))
+                    if (f.ops[i].kind == OpKind::LoopArg &&
+                        std::count(l.args.begin(), l.args.end(), static_cast<int>(i)))
                         continue;
                     int d = f.values[v].def_op;
                     if (l.begin < at && at <= l.end && !(l.begin < d && d <= l.end)) at = std::max(at, l.end);
@@ -170,8 +176,10 @@ private:
                 rhs.push_back(y);
             }
         }
-        if (!lhs.empty()) os << indent() << join_commas(lhs) << " = " << join_commas(rhs) << "\n";
-        else if (body_statements_.back() == 0) os << indent() << "pass\n";
+        if (!lhs.empty())
+            os << indent() << join_commas(lhs) << " = " << join_commas(rhs) << "\n";
+        else if (body_statements_.back() == 0)
+            os << indent() << "pass\n";
         body_statements_.pop_back();
         --depth_;
         for (size_t k = 0; k < l.results.size(); ++k) {
@@ -186,7 +194,6 @@ private:
         for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
         return s;
     }
-
 
     std::map<ValueId, std::string> names_;
     std::map<std::string, ValueId> bound_;
@@ -226,15 +233,16 @@ private:
     bool used_in_other_loop(ValueId v, int home) const {
         for (const auto &[user, k] : uses_[v]) {
             const ir::Op &u = f_.ops[user];
-            if (u.kind == OpKind::Broadcast ? used_in_other_loop(u.result, home) : innermost_[user] != home) return true;
+            if (u.kind == OpKind::Broadcast ? used_in_other_loop(u.result, home) : innermost_[user] != home)
+                return true;
         }
         return false;
     }
 
     std::string assign_name(ValueId v, int at) {
-        static const std::set<std::string> reserved = {"tl", "triton", "torch", "lambda", "def", "in", "is", "not",
-                                                       "and", "or", "if", "else", "for", "while", "return", "None",
-                                                       "True", "False", "class", "from", "import", "pass", "with"};
+        static const std::set<std::string> reserved = {
+            "tl",  "triton", "torch",  "lambda", "def",  "in",    "is",    "not",  "and",    "or",   "if",  "else",
+            "for", "while",  "return", "None",   "True", "False", "class", "from", "import", "pass", "with"};
         std::string base = f_.values[v].name;
         if (!is_identifier(base) || reserved.count(base)) base = base.empty() ? "" : base + "_";
         if (base.empty()) base = "t" + std::to_string(temp_counter_++);
@@ -293,9 +301,12 @@ private:
         if (!op.name.empty()) return {op.name, is_identifier(op.name) ? 100 : 0};
         const ir::Type &t = f_.type(op.result);
         std::string s;
-        if (t.is_float()) s = float_literal(op.fval);
-        else if (t.elem == ir::DType::I1) s = op.fval != 0 ? "True" : "False";
-        else s = std::to_string(static_cast<long long>(op.fval));
+        if (t.is_float())
+            s = float_literal(op.fval);
+        else if (t.elem == ir::DType::I1)
+            s = op.fval != 0 ? "True" : "False";
+        else
+            s = std::to_string(static_cast<long long>(op.fval));
         return {s, s[0] == '-' ? 80 : 100};
     }
 
@@ -308,7 +319,8 @@ private:
             if (op.has_other) s += ", other=" + operand(op, 2).text;
             return {s + ")", 100};
         }
-        std::string s = std::string(op.kind == OpKind::Store ? "tl.store(" : "tl.atomic_add(") + ptr + ", " + operand(op, 1).text;
+        std::string s =
+            std::string(op.kind == OpKind::Store ? "tl.store(" : "tl.atomic_add(") + ptr + ", " + operand(op, 1).text;
         if (op.has_mask) s += ", mask=" + operand(op, 2).text;
         if (op.kind == OpKind::AtomicAdd) s += ", sem=\"" + op.name + "\"";
         return {s + ")", 100};
@@ -325,14 +337,17 @@ private:
         case OpKind::Broadcast: {
             const ir::Op &src = f_.def(op.operands[0]);
             if (src.kind == OpKind::Const && f_.type(op.operands[0]).scalar())
-                return {"tl.full(" + shape_tuple(rt->shape) + ", " + constant(src).text + ", " + ir::dtype_triton(rt->elem) + ")", 100};
+                return {"tl.full(" + shape_tuple(rt->shape) + ", " + constant(src).text + ", " +
+                            ir::dtype_triton(rt->elem) + ")",
+                        100};
             return {"tl.broadcast_to(" + value(op.operands[0]).text + ", " + shape_tuple(rt->shape) + ")", 100};
         }
         case OpKind::ExpandDims: {
             Expr x = operand(op, 0);
             if (f_.type(op.operands[0]).scalar()) return {"tl.expand_dims(" + x.text + ", 0)", 100};
             std::string idx;
-            for (size_t i = 0; i < rt->rank(); ++i) idx += std::string(i ? ", " : "") + (static_cast<int>(i) == op.axis ? "None" : ":");
+            for (size_t i = 0; i < rt->rank(); ++i)
+                idx += std::string(i ? ", " : "") + (static_cast<int>(i) == op.axis ? "None" : ":");
             return {wrap(x, 100) + "[" + idx + "]", 100};
         }
         case OpKind::Trans: return {"tl.trans(" + operand(op, 0).text + ")", 100};
@@ -389,7 +404,8 @@ private:
         case OpKind::Where: return call("tl.where", op);
         case OpKind::Rand: return call("tl.rand", op);
         case OpKind::Cast:
-            if (op.operands.size() == 2) return {wrap(operand(op, 0), 100) + ".to(" + wrap(value(op.operands[1]), 100) + ".dtype)", 100};
+            if (op.operands.size() == 2)
+                return {wrap(operand(op, 0), 100) + ".to(" + wrap(value(op.operands[1]), 100) + ".dtype)", 100};
             // Triton passes an integer argument equal to 1 as a Python int, which has no .to().
             if (f_.def(op.operands[0]).kind == OpKind::Param && f_.type(op.operands[0]).scalar())
                 return {"tl.cast(" + operand(op, 0).text + ", " + ir::dtype_triton(rt->elem) + ")", 100};
@@ -401,7 +417,9 @@ private:
         case OpKind::ReduceSum:
         case OpKind::ReduceMax:
         case OpKind::ReduceMin: {
-            const char *fn = op.kind == OpKind::ReduceSum ? "tl.sum(" : op.kind == OpKind::ReduceMax ? "tl.max(" : "tl.min(";
+            const char *fn = op.kind == OpKind::ReduceSum   ? "tl.sum("
+                             : op.kind == OpKind::ReduceMax ? "tl.max("
+                                                            : "tl.min(";
             std::string s = fn + operand(op, 0).text;
             if (op.axis >= 0) s += ", axis=" + std::to_string(op.axis);
             if (op.keep_dims) s += ", keep_dims=True";
@@ -414,7 +432,9 @@ private:
             return {s + (op.keep_dims ? ", keep_dims=True)" : ")"), 100};
         }
         case OpKind::CumSum:
-            return {"tl.cumsum(" + operand(op, 0).text + ", axis=" + std::to_string(op.axis) + (op.ival ? ", reverse=True)" : ")"), 100};
+            return {"tl.cumsum(" + operand(op, 0).text + ", axis=" + std::to_string(op.axis) +
+                        (op.ival ? ", reverse=True)" : ")"),
+                    100};
         case OpKind::Load:
         case OpKind::Store:
         case OpKind::AtomicAdd: return memory(op);

@@ -32,7 +32,8 @@ public:
         args.insert(args.end(), stub_.params.begin(), stub_.params.end());
         args.insert(args.end(), {outs_, layouts_, grads_});
         os_ << "def " << out.name << "(" << join(args) << "):\n";
-        os_ << "    \"\"\"Gradients of the stub's inputs from the gradients of its outputs: the backward of each launch,\n"
+        os_ << "    \"\"\"Gradients of the stub's inputs from the gradients of its outputs: the backward of each "
+               "launch,\n"
                "    last to first.\"\"\"\n";
         allocate_shared();
         for (size_t k = in_.launches.size(); k-- > 0;)
@@ -41,8 +42,10 @@ public:
         for (size_t i = 0; i < stub_.params.size(); ++i) {
             auto it = grad_.find({TensorRef::Input, static_cast<int>(i)});
             // An input that is not a grad input may still have a shadow (a buffer it updates in place).
-            bool wanted = std::find(stub_.grad_inputs.begin(), stub_.grad_inputs.end(), stub_.params[i]) != stub_.grad_inputs.end();
-            rets.push_back(it == grad_.end() || !wanted ? "None" : "_as_dtype(" + it->second + ", " + stub_.params[i] + ")");
+            bool wanted = std::find(stub_.grad_inputs.begin(), stub_.grad_inputs.end(), stub_.params[i]) !=
+                          stub_.grad_inputs.end();
+            rets.push_back(it == grad_.end() || !wanted ? "None"
+                                                        : "_as_dtype(" + it->second + ", " + stub_.params[i] + ")");
         }
         os_ << "    return " << py_tuple(rets, false) << "\n";
         out.source = os_.str();
@@ -62,7 +65,9 @@ private:
     // The forward's value of a tensor.
     std::string primal(TensorRef t) {
         switch (t.kind) {
-        case TensorRef::Input: inputs_.insert(stub_.params.at(static_cast<size_t>(t.index))); return stub_.params.at(static_cast<size_t>(t.index));
+        case TensorRef::Input:
+            inputs_.insert(stub_.params.at(static_cast<size_t>(t.index)));
+            return stub_.params.at(static_cast<size_t>(t.index));
         case TensorRef::Output: outputs_.insert(t.index); return outs_ + "[" + std::to_string(t.index) + "]";
         default: return temp(t.index);
         }
@@ -71,8 +76,9 @@ private:
     std::string grad_var(TensorRef t) {
         auto it = grad_.find(t);
         if (it != grad_.end()) return it->second;
-        std::string base = t.kind == TensorRef::Input ? "d_" + stub_.params.at(static_cast<size_t>(t.index))
-                                                      : (t.kind == TensorRef::Output ? "g" : "d_temp") + std::to_string(t.index);
+        std::string base = t.kind == TensorRef::Input
+                               ? "d_" + stub_.params.at(static_cast<size_t>(t.index))
+                               : (t.kind == TensorRef::Output ? "g" : "d_temp") + std::to_string(t.index);
         return grad_[t] = names_.fresh(base);
     }
 
@@ -86,12 +92,14 @@ private:
                 if (t.kind == TensorRef::Input && i == t.index) alias = j;
             if (alias >= 0) {
                 // An input updated in place: its shadow starts as the cotangent of its final contents.
-                os_ << "    " << v << " = _cotangent_buffer(" << grads_ << "[" << alias << "], " << layouts_ << "[" << alias << "])\n";
+                os_ << "    " << v << " = _cotangent_buffer(" << grads_ << "[" << alias << "], " << layouts_ << "["
+                    << alias << "])\n";
             } else if (t.kind == TensorRef::Input) {
                 inputs_.insert(stub_.params.at(static_cast<size_t>(t.index)));
                 os_ << "    " << v << " = _atomic_buffer(" << stub_.params.at(static_cast<size_t>(t.index)) << ")\n";
             } else if (t.kind == TensorRef::Output) {
-                os_ << "    " << v << " = _cotangent_buffer(" << grads_ << "[" << t.index << "], " << layouts_ << "[" << t.index << "])\n";
+                os_ << "    " << v << " = _cotangent_buffer(" << grads_ << "[" << t.index << "], " << layouts_ << "["
+                    << t.index << "])\n";
             } else {
                 os_ << "    " << v << " = _atomic_buffer(" << temp(t.index) << ")\n";
             }
@@ -128,7 +136,8 @@ private:
                 if (sp.variants.size() > 1) {
                     std::string cond;
                     for (size_t g = 0; g < v.guards.size(); ++g)
-                        cond += (g ? " and " : "") + a_ + "[\"" + v.guards[g].first + "\"] == " + a_ + "[\"" + v.guards[g].second + "\"]";
+                        cond += (g ? " and " : "") + a_ + "[\"" + v.guards[g].first + "\"] == " + a_ + "[\"" +
+                                v.guards[g].second + "\"]";
                     os_ << indent << (v.guards.empty() ? "else:" : (i ? "elif " : "if ") + cond + ":") << "\n";
                     inner += "    ";
                 }
@@ -141,8 +150,9 @@ private:
                 names += (names.empty() ? "" : ", ") + name;
                 shown += std::string(shown.empty() ? "" : ", ") + name + "={" + a_ + "['" + name + "']!r}";
             }
-            os_ << "    else:\n        raise RuntimeError(f\"no backward of " << l.kernel << " was generated for " << shown
-                << " (static ifs depend on " << names << "); regenerate with a SWEEP entry or a call that uses these values\")\n";
+            os_ << "    else:\n        raise RuntimeError(f\"no backward of " << l.kernel << " was generated for "
+                << shown << " (static ifs depend on " << names
+                << "); regenerate with a SWEEP entry or a call that uses these values\")\n";
         }
     }
 
@@ -178,13 +188,16 @@ private:
             const ad::TapeSizing &ts = *v.bwd.tape;
             std::vector<std::string> size_args;
             for (size_t i = 0; i < ts.fn.params.size(); ++i)
-                size_args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed ? need_ : primal_arg(k, ts.fn.params[i]));
+                size_args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed ? need_
+                                                                                    : primal_arg(k, ts.fn.params[i]));
             constexpr_args(ts.fn, size_args);
             std::string device = layouts_ + "[0][3]";
-            os_ << indent << need_ << " = torch.empty(math.prod(" << grid << "), dtype=torch.int64, device=" << device << ")\n";
+            os_ << indent << need_ << " = torch.empty(math.prod(" << grid << "), dtype=torch.int64, device=" << device
+                << ")\n";
             os_ << indent << ts.fn.name << "[" << grid << "](" << join(size_args) << ", " << options << ")\n";
             os_ << indent << tape_stride_ << " = max(int(" << need_ << ".max().item()), 1)\n";
-            os_ << indent << tape_ << " = torch.empty(math.prod(" << grid << ") * " << tape_stride_ << ", dtype=torch.float32, device=" << device << ")\n";
+            os_ << indent << tape_ << " = torch.empty(math.prod(" << grid << ") * " << tape_stride_
+                << ", dtype=torch.float32, device=" << device << ")\n";
         }
         std::vector<std::string> args;
         for (size_t i = 0; i < v.bwd.fn.params.size(); ++i) {
@@ -204,22 +217,26 @@ private:
 
     // The shadow buffer of a launch's pointer parameter: shared ones exist already; an output read by
     // this launch alone takes the incoming gradient; an input's gradient is allocated for the variant.
-    std::string shadow_arg(const LaunchBackward &l, const std::string &param, const Variant &v, const std::string &indent) {
+    std::string shadow_arg(const LaunchBackward &l, const std::string &param, const Variant &v,
+                           const std::string &indent) {
         TensorRef t = l.tensors.at(param);
         if (in_.shared.count(t)) return grad_var(t);
         if (t.kind == TensorRef::Output) {
             std::string var = names_.fresh("g" + std::to_string(t.index));
-            os_ << indent << var << " = _as_layout(" << grads_ << "[" << t.index << "], " << layouts_ << "[" << t.index << "])\n";
+            os_ << indent << var << " = _as_layout(" << grads_ << "[" << t.index << "], " << layouts_ << "[" << t.index
+                << "])\n";
             return var;
         }
         if (t.kind != TensorRef::Input)
-            fail(TAD_ERR_INTERNAL, "launcher: the cotangent of temporary " + std::to_string(t.index) + " is not a shared buffer");
+            fail(TAD_ERR_INTERNAL,
+                 "launcher: the cotangent of temporary " + std::to_string(t.index) + " is not a shared buffer");
         std::string var = grad_var(t), x = primal(t);
         auto w = v.bwd.writes.find(param);
         if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store && !w->second.covers)
             os_ << indent << var << " = _zero_buffer(" << x << ")\n";
         else if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store)
-            os_ << indent << var << " = _store_buffer(" << x << ", *" << mirror_layout(l.tensors.at(w->second.mirror)) << ")\n";
+            os_ << indent << var << " = _store_buffer(" << x << ", *" << mirror_layout(l.tensors.at(w->second.mirror))
+                << ")\n";
         else
             os_ << indent << var << " = _atomic_buffer(" << x << ")\n";
         return var;

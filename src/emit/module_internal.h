@@ -34,8 +34,8 @@ struct Launcher {
     std::string name;
     std::string source;
     std::set<std::string> inputs;  // stub parameters it reads (the Function saves them)
-    std::set<int> outputs;         // outputs whose values it reads
-    std::set<int> temps;           // temporaries it reads or takes the layout of
+    std::set<int> outputs;  // outputs whose values it reads
+    std::set<int> temps;  // temporaries it reads or takes the layout of
     // (m, k, p): launch k's tensor argument p, saved before launch m overwrites it, is read as
     // `launches[k].pre["p"]`.
     std::set<std::tuple<size_t, size_t, std::string>> snapshots;

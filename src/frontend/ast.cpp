@@ -178,8 +178,7 @@ std::string quote(const std::string &s) {
             out += static_cast<char>(cp);
         } else if (cp >= 0x10000) {
             uint32_t v = cp - 0x10000;
-            std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", 0xd800 + (v >> 10),
-                          0xdc00 + (v & 0x3ff));
+            std::snprintf(buf, sizeof buf, "\\u%04x\\u%04x", 0xd800 + (v >> 10), 0xdc00 + (v & 0x3ff));
             out += buf;
         } else {
             std::snprintf(buf, sizeof buf, "\\u%04x", cp);
@@ -234,8 +233,8 @@ std::string header(const Node &node, bool with_locations) {
     std::string out = node.kind;
     if (with_locations && node.has_loc) {
         const Loc &l = node.loc;
-        out += " @" + std::to_string(l.line) + ":" + std::to_string(l.col) + "-" +
-               std::to_string(l.end_line) + ":" + std::to_string(l.end_col);
+        out += " @" + std::to_string(l.line) + ":" + std::to_string(l.col) + "-" + std::to_string(l.end_line) + ":" +
+               std::to_string(l.end_col);
     }
     return out;
 }
@@ -260,8 +259,7 @@ struct Dumper {
         std::visit([&](const auto &v) { put_value(prefix, v, indent); }, value);
     }
 
-    template <typename List>
-    void put_list(const std::string &prefix, const List &list, int indent) {
+    template <typename List> void put_list(const std::string &prefix, const List &list, int indent) {
         if (list.empty()) return line(indent, prefix + "[]");
         line(indent, prefix.substr(0, prefix.size() - 1));
         for (const auto &item : list) put_value("- ", item, indent + 2);
@@ -272,34 +270,16 @@ struct Dumper {
         line(indent, prefix + "None");
     }
     void put_value(const std::string &p, const NodeList &l, int indent) { put_list(p, l, indent); }
-    void put_value(const std::string &p, const StringList &l, int indent) {
-        put_list(p, l, indent);
-    }
-    void put_value(const std::string &p, const NoneValue &, int indent) {
-        line(indent, p + "None");
-    }
-    void put_value(const std::string &p, const EllipsisValue &, int indent) {
-        line(indent, p + "...");
-    }
-    void put_value(const std::string &p, bool b, int indent) {
-        line(indent, p + (b ? "True" : "False"));
-    }
-    void put_value(const std::string &p, int64_t i, int indent) {
-        line(indent, p + std::to_string(i));
-    }
-    void put_value(const std::string &p, const BigInt &b, int indent) {
-        line(indent, p + b.digits);
-    }
+    void put_value(const std::string &p, const StringList &l, int indent) { put_list(p, l, indent); }
+    void put_value(const std::string &p, const NoneValue &, int indent) { line(indent, p + "None"); }
+    void put_value(const std::string &p, const EllipsisValue &, int indent) { line(indent, p + "..."); }
+    void put_value(const std::string &p, bool b, int indent) { line(indent, p + (b ? "True" : "False")); }
+    void put_value(const std::string &p, int64_t i, int indent) { line(indent, p + std::to_string(i)); }
+    void put_value(const std::string &p, const BigInt &b, int indent) { line(indent, p + b.digits); }
     void put_value(const std::string &p, double d, int indent) { line(indent, p + float_repr(d)); }
-    void put_value(const std::string &p, const Imaginary &c, int indent) {
-        line(indent, p + float_repr(c.imag) + "j");
-    }
-    void put_value(const std::string &p, const std::string &s, int indent) {
-        line(indent, p + quote(s));
-    }
-    void put_value(const std::string &p, const Bytes &b, int indent) {
-        line(indent, p + "b\"" + hex(b.data) + "\"");
-    }
+    void put_value(const std::string &p, const Imaginary &c, int indent) { line(indent, p + float_repr(c.imag) + "j"); }
+    void put_value(const std::string &p, const std::string &s, int indent) { line(indent, p + quote(s)); }
+    void put_value(const std::string &p, const Bytes &b, int indent) { line(indent, p + "b\"" + hex(b.data) + "\""); }
 };
 
 }  // namespace

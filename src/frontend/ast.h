@@ -46,8 +46,8 @@ struct Imaginary {
     double imag;
 };
 
-using Value = std::variant<NoneValue, NodePtr, NodeList, std::string, int64_t, BigInt, double,
-                           bool, Bytes, EllipsisValue, Imaginary, StringList>;
+using Value = std::variant<NoneValue, NodePtr, NodeList, std::string, int64_t, BigInt, double, bool, Bytes,
+                           EllipsisValue, Imaginary, StringList>;
 
 struct Node {
     std::string kind;  // CPython class name
@@ -60,7 +60,7 @@ struct Node {
     const Value *find(const std::string &name) const;
     // Typed accessors; they throw std::logic_error when the field is absent or of another type,
     // which is a bug in the caller (the parser always sets every field).
-    NodePtr node(const std::string &name) const;       // NodePtr or nullptr for None
+    NodePtr node(const std::string &name) const;  // NodePtr or nullptr for None
     const NodeList &list(const std::string &name) const;
     const std::string &str(const std::string &name) const;
     const StringList &strings(const std::string &name) const;

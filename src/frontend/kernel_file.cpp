@@ -35,7 +35,8 @@ void find_launches(const ast::NodePtr &n, std::vector<std::string> &out) {
         }
     }
     for (const auto &field : n->fields) {
-        if (auto p = std::get_if<ast::NodePtr>(&field.second)) find_launches(*p, out);
+        if (auto p = std::get_if<ast::NodePtr>(&field.second))
+            find_launches(*p, out);
         else if (auto l = std::get_if<ast::NodeList>(&field.second))
             for (const auto &c : *l) find_launches(c, out);
     }
@@ -52,7 +53,9 @@ void read_grad_inputs(const ast::File &file, const ast::Node &decorator, StubInf
         if (!spec && !decorator.list("args").empty()) spec = decorator.list("args")[0].get();
     }
     if (!spec)
-        fail(TAD_ERR_INVALID_ARGUMENT, at(file, decorator) + ": @tad.autodiff needs grad_inputs=(...) naming the stub's differentiable parameters");
+        fail(TAD_ERR_INVALID_ARGUMENT,
+             at(file, decorator) +
+                 ": @tad.autodiff needs grad_inputs=(...) naming the stub's differentiable parameters");
     std::vector<const ast::Node *> items;
     if (spec->is("Tuple") || spec->is("List"))
         for (const auto &e : spec->list("elts")) items.push_back(e.get());
@@ -69,7 +72,8 @@ void read_grad_inputs(const ast::File &file, const ast::Node &decorator, StubInf
             int64_t idx = std::get<int64_t>(*v);
             if (idx < 0 || idx >= static_cast<int64_t>(stub.params.size()))
                 fail(TAD_ERR_INVALID_ARGUMENT, at(file, *it) + ": grad_inputs index " + std::to_string(idx) +
-                                                   " is out of range for stub '" + stub.name + "' (parameters: " + plist + ")");
+                                                   " is out of range for stub '" + stub.name +
+                                                   "' (parameters: " + plist + ")");
             name = stub.params[idx];
         } else {
             fail(TAD_ERR_INVALID_ARGUMENT, at(file, *it) + ": grad_inputs entries must be parameter names or indices");
@@ -77,8 +81,9 @@ void read_grad_inputs(const ast::File &file, const ast::Node &decorator, StubInf
         bool known = false;
         for (const auto &p : stub.params) known = known || p == name;
         if (!known)
-            fail(TAD_ERR_INVALID_ARGUMENT, at(file, *it) + ": grad_inputs names '" + name + "', which is not a parameter of stub '" +
-                                               stub.name + "' (parameters: " + plist + ")");
+            fail(TAD_ERR_INVALID_ARGUMENT, at(file, *it) + ": grad_inputs names '" + name +
+                                               "', which is not a parameter of stub '" + stub.name +
+                                               "' (parameters: " + plist + ")");
         stub.grad_inputs.push_back(name);
     }
 }
@@ -100,7 +105,8 @@ std::vector<std::string> param_names(const ast::Node &fn) {
 
 const ast::NodePtr &KernelFile::jit(const std::string &name) const {
     auto it = jit_functions.find(name);
-    if (it == jit_functions.end()) fail(TAD_ERR_NO_KERNEL, file.path + ": no @triton.jit function named '" + name + "'");
+    if (it == jit_functions.end())
+        fail(TAD_ERR_NO_KERNEL, file.path + ": no @triton.jit function named '" + name + "'");
     return it->second;
 }
 
@@ -118,7 +124,8 @@ KernelFile analyze(ast::File file) {
                 } else if (is_autodiff_decorator(*d)) {
                     if (stub_decorator)
                         fail(TAD_ERR_INVALID_ARGUMENT, at(kf.file, *d) + ": a second @tad.autodiff stub '" + name +
-                                                           "' (tad handles one stub per file; the first is '" + kf.stub.name + "')");
+                                                           "' (tad handles one stub per file; the first is '" +
+                                                           kf.stub.name + "')");
                     stub_decorator = d.get();
                     kf.stub.name = name;
                     kf.stub.def = stmt;
@@ -141,7 +148,8 @@ KernelFile analyze(ast::File file) {
     for (const auto &k : kf.stub.launched)
         if (kf.jit_functions.count(k)) kernels.push_back(k);
     if (kernels.empty())
-        fail(TAD_ERR_NO_KERNEL, at(kf.file, *kf.stub.def) + ": stub '" + kf.stub.name + "' launches no @triton.jit kernel");
+        fail(TAD_ERR_NO_KERNEL,
+             at(kf.file, *kf.stub.def) + ": stub '" + kf.stub.name + "' launches no @triton.jit kernel");
     kf.stub.launched = kernels;
     return kf;
 }

@@ -12,16 +12,16 @@ namespace tad::frontend {
 
 struct StubInfo {
     std::string name;
-    ast::NodePtr def;                       // the FunctionDef
-    std::vector<std::string> params;        // parameter names in order
-    std::vector<std::string> grad_inputs;   // resolved to parameter names
-    std::vector<std::string> launched;      // kernels launched as K[grid](...), in source order
+    ast::NodePtr def;  // the FunctionDef
+    std::vector<std::string> params;  // parameter names in order
+    std::vector<std::string> grad_inputs;  // resolved to parameter names
+    std::vector<std::string> launched;  // kernels launched as K[grid](...), in source order
 };
 
 struct KernelFile {
     ast::File file;
     std::map<std::string, ast::NodePtr> jit_functions;  // name -> FunctionDef
-    std::vector<std::string> jit_order;                 // source order
+    std::vector<std::string> jit_order;  // source order
     StubInfo stub;
     bool has_sweep = false, has_make_args = false, has_reference = false;
 

@@ -9,7 +9,7 @@ namespace tad::frontend {
 
 namespace {
 
-constexpr size_t kMaxIndentLevels = 100;   // CPython's MAXINDENT
+constexpr size_t kMaxIndentLevels = 100;  // CPython's MAXINDENT
 constexpr size_t kMaxBracketLevels = 200;  // CPython's MAXLEVEL
 constexpr int kTabSize = 8;
 
@@ -43,17 +43,15 @@ int decode_utf8(const std::string &text, size_t pos, uint32_t &cp) {
 // with the full Unicode tables, which tad does not carry).
 bool is_non_printable(uint32_t cp) {
     return (cp >= 0x80 && cp <= 0xa0) || cp == 0xad || (cp >= 0x2000 && cp <= 0x200f) ||
-           (cp >= 0x2028 && cp <= 0x202f) || (cp >= 0x205f && cp <= 0x206f) || cp == 0x3000 ||
-           cp == 0xfeff || (cp >= 0xfff0 && cp <= 0xfffb);
+           (cp >= 0x2028 && cp <= 0x202f) || (cp >= 0x205f && cp <= 0x206f) || cp == 0x3000 || cp == 0xfeff ||
+           (cp >= 0xfff0 && cp <= 0xfffb);
 }
 bool is_symbol(uint32_t cp) {
-    bool latin1_punct =
-        cp >= 0xa1 && cp <= 0xbf && cp != 0xaa && cp != 0xb5 && cp != 0xb7 && cp != 0xba;
-    bool general_punct = cp >= 0x2010 && cp <= 0x205e && cp != 0x203f && cp != 0x2040 &&
-                         cp != 0x2054 && !(cp >= 0x2028 && cp <= 0x202f);
-    return latin1_punct || cp == 0xd7 || cp == 0xf7 || general_punct ||
-           (cp >= 0x20a0 && cp <= 0x20cf) || (cp >= 0x2190 && cp <= 0x2bff) ||
-           (cp >= 0x3001 && cp <= 0x3003) || (cp >= 0xe000 && cp <= 0xf8ff) ||
+    bool latin1_punct = cp >= 0xa1 && cp <= 0xbf && cp != 0xaa && cp != 0xb5 && cp != 0xb7 && cp != 0xba;
+    bool general_punct =
+        cp >= 0x2010 && cp <= 0x205e && cp != 0x203f && cp != 0x2040 && cp != 0x2054 && !(cp >= 0x2028 && cp <= 0x202f);
+    return latin1_punct || cp == 0xd7 || cp == 0xf7 || general_punct || (cp >= 0x20a0 && cp <= 0x20cf) ||
+           (cp >= 0x2190 && cp <= 0x2bff) || (cp >= 0x3001 && cp <= 0x3003) || (cp >= 0xe000 && cp <= 0xf8ff) ||
            (cp >= 0x1f000 && cp <= 0x1faff);
 }
 
@@ -75,19 +73,18 @@ bool is_string_prefix(const std::string &word) {
 }  // namespace
 
 bool is_keyword(const std::string &name) {
-    static const char *const keywords[] = {
-        "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
-        "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
-        "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
-        "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"};
+    static const char *const keywords[] = {"False",  "None",   "True",    "and",      "as",       "assert", "async",
+                                           "await",  "break",  "class",   "continue", "def",      "del",    "elif",
+                                           "else",   "except", "finally", "for",      "from",     "global", "if",
+                                           "import", "in",     "is",      "lambda",   "nonlocal", "not",    "or",
+                                           "pass",   "raise",  "return",  "try",      "while",    "with",   "yield"};
     for (const char *k : keywords)
         if (name == k) return true;
     return false;
 }
 
 void syntax_error(const Origin &origin, int line, int col, const std::string &what) {
-    throw Error(TAD_ERR_SYNTAX,
-                where(origin.path, line, col + 1) + ": syntax error: " + origin.what_prefix + what);
+    throw Error(TAD_ERR_SYNTAX, where(origin.path, line, col + 1) + ": syntax error: " + origin.what_prefix + what);
 }
 
 Lexer::Lexer(const std::string &text, Origin origin) : text_(text), origin_(std::move(origin)) {
@@ -107,8 +104,7 @@ Lexer::Lexer(const std::string &text, Origin origin) : text_(text), origin_(std:
         int len = decode_utf8(text_, pos, cp);
         if (len == 0) {
             char buf[64];
-            std::snprintf(buf, sizeof buf, "invalid UTF-8 byte 0x%02x",
-                          static_cast<unsigned char>(c));
+            std::snprintf(buf, sizeof buf, "invalid UTF-8 byte 0x%02x", static_cast<unsigned char>(c));
             syntax_error(origin_, line, col, buf);
         }
         pos += static_cast<size_t>(len);
@@ -163,8 +159,7 @@ Token Lexer::next() {
         if (pos_ >= text_.size()) {
             if (!brackets_.empty()) {
                 const Bracket &b = brackets_.back();
-                syntax_error(origin_, origin_.line + b.line - 1, b.col,
-                             std::string("'") + b.ch + "' was never closed");
+                syntax_error(origin_, origin_.line + b.line - 1, b.col, std::string("'") + b.ch + "' was never closed");
             }
             if (line_has_tokens_) {
                 line_has_tokens_ = false;
@@ -250,8 +245,7 @@ void Lexer::indentation() {
             alt_indents_.pop_back();
             pending_.push_back(t);
         }
-        if (col != indents_.back())
-            fail_at(pos_, "unindent does not match any outer indentation level");
+        if (col != indents_.back()) fail_at(pos_, "unindent does not match any outer indentation level");
         if (alt != alt_indents_.back()) tab_error();
     }
 }
@@ -268,9 +262,7 @@ Token Lexer::name_or_string() {
         uint32_t cp = 0;
         int len = decode_utf8(text_, pos_, cp);
         if (is_non_printable(cp)) fail_at(pos_, "invalid non-printable character " + hex_code(cp));
-        if (is_symbol(cp))
-            fail_at(pos_,
-                    "invalid character '" + text_.substr(pos_, len) + "' (" + hex_code(cp) + ")");
+        if (is_symbol(cp)) fail_at(pos_, "invalid character '" + text_.substr(pos_, len) + "' (" + hex_code(cp) + ")");
         pos_ += static_cast<size_t>(len);
     }
     char c = peek_char();
@@ -288,9 +280,8 @@ Token Lexer::string(size_t begin, size_t quote_pos, int line, int col) {
     pos_ += triple ? 3 : 1;
     auto unterminated = [&] {
         int shift = line == 1 ? origin_.first_line_col : 0;
-        syntax_error(
-            origin_, origin_.line + line - 1, col + shift,
-            triple ? "unterminated triple-quoted string literal" : "unterminated string literal");
+        syntax_error(origin_, origin_.line + line - 1, col + shift,
+                     triple ? "unterminated triple-quoted string literal" : "unterminated string literal");
     };
     for (;;) {
         if (pos_ >= text_.size()) unterminated();
@@ -324,8 +315,7 @@ void Lexer::digits(bool (*is_digit)(char), const char *kind, size_t begin) {
         if (peek_char() != '_') return;
         ++pos_;
         if (is_dec(peek_char()) && !is_digit(peek_char()))
-            fail_at(pos_,
-                    std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
+            fail_at(pos_, std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
         if (!is_digit(peek_char())) fail_at(begin, std::string("invalid ") + kind + " literal");
     }
 }
@@ -346,21 +336,15 @@ Token Lexer::number() {
     char base = peek_char(1);
     if (peek_char() == '0' && base != '\0' && std::strchr("xXoObB", base)) {
         pos_ += 2;
-        bool (*is_digit)(char) = base == 'x' || base == 'X'   ? is_hex
-                                 : base == 'o' || base == 'O' ? is_oct
-                                                              : is_bin;
-        const char *kind = is_digit == is_hex   ? "hexadecimal"
-                           : is_digit == is_oct ? "octal"
-                                                : "binary";
+        bool (*is_digit)(char) = base == 'x' || base == 'X' ? is_hex : base == 'o' || base == 'O' ? is_oct : is_bin;
+        const char *kind = is_digit == is_hex ? "hexadecimal" : is_digit == is_oct ? "octal" : "binary";
         if (peek_char() == '_') ++pos_;
         if (is_dec(peek_char()) && !is_digit(peek_char()))
-            fail_at(pos_,
-                    std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
+            fail_at(pos_, std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
         if (!is_digit(peek_char())) fail_at(begin, std::string("invalid ") + kind + " literal");
         digits(is_digit, kind, begin);
         if (is_dec(peek_char()))
-            fail_at(pos_,
-                    std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
+            fail_at(pos_, std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
         end_of_number(kind, begin);
         return make(Tok::Number, begin, line, col);
     }
@@ -438,10 +422,9 @@ Token Lexer::op() {
         Bracket open = brackets_.back();
         char want = open.ch == '(' ? ')' : open.ch == '[' ? ']' : '}';
         if (c != want) {
-            std::string what = std::string("closing parenthesis '") + c +
-                               "' does not match opening parenthesis '" + open.ch + "'";
-            if (open.line != line_)
-                what += " on line " + std::to_string(origin_.line + open.line - 1);
+            std::string what =
+                std::string("closing parenthesis '") + c + "' does not match opening parenthesis '" + open.ch + "'";
+            if (open.line != line_) what += " on line " + std::to_string(origin_.line + open.line - 1);
             fail_at(pos_, what);
         }
         brackets_.pop_back();

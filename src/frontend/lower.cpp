@@ -18,7 +18,8 @@ ir::Function Lowerer::run(const std::string &kernel, const std::vector<ArgBindin
     bind_params(def, args, env);
     lower_body(def.list("body"), env, kernel);
     std::string problem = ir::verify(fn_);
-    if (!problem.empty()) fail(TAD_ERR_INTERNAL, file_.path + ": lowering '" + kernel + "' produced invalid IR: " + problem);
+    if (!problem.empty())
+        fail(TAD_ERR_INTERNAL, file_.path + ": lowering '" + kernel + "' produced invalid IR: " + problem);
     return std::move(fn_);
 }
 
@@ -28,7 +29,8 @@ bool Lowerer::is_constexpr_annotation(const ast::NodePtr &a) {
     if (a->is("Attribute")) return a->str("attr") == "constexpr";
     if (a->is("Constant")) {
         const ast::Value *v = a->find("value");
-        return v && std::holds_alternative<std::string>(*v) && std::get<std::string>(*v).find("constexpr") != std::string::npos;
+        return v && std::holds_alternative<std::string>(*v) &&
+               std::get<std::string>(*v).find("constexpr") != std::string::npos;
     }
     return false;
 }
@@ -49,20 +51,23 @@ void Lowerer::bind_params(const ast::Node &def, const std::vector<ArgBinding> &a
         b_.loc = loc_of(p);
         if (!bound) {
             if (i < first_default)
-                fail(TAD_ERR_INVALID_ARGUMENT, at(p) + ": kernel parameter '" + name + "' has no value in the launch record");
+                fail(TAD_ERR_INVALID_ARGUMENT,
+                     at(p) + ": kernel parameter '" + name + "' has no value in the launch record");
             CV d = eval(*defaults[i - first_default], env);
             if (d.kind == CV::Int) d.s = name;
             env[name] = d;
             if (cexpr) add_constexpr(name, d);
             continue;
         }
-        if (cexpr || bound->kind == ArgBinding::None || bound->kind == ArgBinding::Bool || bound->kind == ArgBinding::Str) {
+        if (cexpr || bound->kind == ArgBinding::None || bound->kind == ArgBinding::Bool ||
+            bound->kind == ArgBinding::Str) {
             CV c = bound->kind == ArgBinding::Int     ? CV::integer(bound->ival, name)
                    : bound->kind == ArgBinding::Float ? CV::real(bound->fval)
                    : bound->kind == ArgBinding::Bool  ? CV::boolean(bound->ival != 0)
                    : bound->kind == ArgBinding::Str   ? CV::named(CV::Str, bound->sval)
                                                       : CV{};
-            if (bound->kind == ArgBinding::Tensor) unsupported(p, "tensor bound to tl.constexpr parameter '" + name + "'", "");
+            if (bound->kind == ArgBinding::Tensor)
+                unsupported(p, "tensor bound to tl.constexpr parameter '" + name + "'", "");
             if (cexpr) {
                 add_constexpr(name, c);
                 if (c.kind == CV::Float) c.s = name;
@@ -72,8 +77,9 @@ void Lowerer::bind_params(const ast::Node &def, const std::vector<ArgBinding> &a
         }
         switch (bound->kind) {
         case ArgBinding::Tensor:
-            env[name] = bound->desc_block.empty() || !host_descriptors_ ? CV::value(b_.param(name, ir::ParamKind::Pointer, Type{bound->dtype, true, {}}))
-                                                  : host_tensor_desc(p, *bound, args, params);
+            env[name] = bound->desc_block.empty() || !host_descriptors_
+                            ? CV::value(b_.param(name, ir::ParamKind::Pointer, Type{bound->dtype, true, {}}))
+                            : host_tensor_desc(p, *bound, args, params);
             break;
         case ArgBinding::Int: {
             bool wide = bound->ival > INT32_MAX || bound->ival < INT32_MIN;
@@ -91,12 +97,18 @@ void Lowerer::bind_params(const ast::Node &def, const std::vector<ArgBinding> &a
 void Lowerer::add_constexpr(const std::string &name, const CV &c) {
     constexpr_names_.insert(name);
     std::string literal;
-    if (c.kind == CV::Int) literal = std::to_string(c.i);
-    else if (c.kind == CV::Bool) literal = c.i ? "True" : "False";
-    else if (c.kind == CV::Float) literal = python_float(c.f);
-    else if (c.kind == CV::Str) literal = python_string(c.s);
-    else if (c.kind == CV::None) literal = "None";
-    else return;
+    if (c.kind == CV::Int)
+        literal = std::to_string(c.i);
+    else if (c.kind == CV::Bool)
+        literal = c.i ? "True" : "False";
+    else if (c.kind == CV::Float)
+        literal = python_float(c.f);
+    else if (c.kind == CV::Str)
+        literal = python_string(c.s);
+    else if (c.kind == CV::None)
+        literal = "None";
+    else
+        return;
     fn_.constexprs.push_back({name, literal});
 }
 
@@ -124,7 +136,8 @@ std::string tensor_desc_field(const std::string &param, const std::string &field
 std::vector<ArgBinding> tensor_desc_scalars(const std::string &param, const std::vector<int64_t> &shape,
                                             const std::vector<int64_t> &strides, const std::vector<int64_t> &block) {
     std::vector<ArgBinding> out;
-    for (const auto &[field, values] : {std::make_pair("shape", &shape), std::make_pair("stride", &strides), std::make_pair("block", &block)})
+    for (const auto &[field, values] :
+         {std::make_pair("shape", &shape), std::make_pair("stride", &strides), std::make_pair("block", &block)})
         for (size_t d = 0; d < values->size(); ++d) {
             ArgBinding b;
             b.kind = ArgBinding::Int;

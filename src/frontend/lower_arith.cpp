@@ -10,7 +10,8 @@ CV Lowerer::fold(const std::string &op, const CV &a, const CV &b, const ast::Nod
     auto num = [](const CV &c) { return c.kind == CV::Float ? c.f : static_cast<double>(c.i); };
     if (ints) {
         int64_t x = a.i, y = b.i;
-        static const std::map<std::string, std::string> sym = {{"Add", " + "}, {"Sub", " - "}, {"Mult", " * "}, {"FloorDiv", " // "}};
+        static const std::map<std::string, std::string> sym = {
+            {"Add", " + "}, {"Sub", " - "}, {"Mult", " * "}, {"FloorDiv", " // "}};
         auto expr = [&](int64_t r) {
             auto it = sym.find(op);
             return it == sym.end() ? CV::integer(r) : CV::integer(r, paren(a.s) + it->second + paren(b.s));
@@ -47,7 +48,8 @@ CV Lowerer::fold(const std::string &op, const CV &a, const CV &b, const ast::Nod
         if (op == "NotEq") return CV::boolean(x != y);
     }
     if (op == "Is" || op == "IsNot" || op == "Eq" || op == "NotEq") {
-        bool same = a.kind == b.kind && (a.kind == CV::None || (a.kind == CV::Str && a.s == b.s) || (a.kind == CV::DTypeV && a.dt == b.dt));
+        bool same = a.kind == b.kind &&
+                    (a.kind == CV::None || (a.kind == CV::Str && a.s == b.s) || (a.kind == CV::DTypeV && a.dt == b.dt));
         return CV::boolean((op == "Is" || op == "Eq") ? same : !same);
     }
     unsupported(n, "operator " + op + " on compile-time values", "");
@@ -59,8 +61,10 @@ ValueId Lowerer::materialize(const CV &c, const Type *like, const ast::Node &n) 
     double v;
     if (c.kind == CV::Int || c.kind == CV::Bool) {
         v = static_cast<double>(c.i);
-        if (like && !like->is_ptr) t = like->elem == DType::I1 && c.kind == CV::Int ? DType::I32 : like->elem;
-        else t = (c.i > INT32_MAX || c.i < INT32_MIN) ? DType::I64 : DType::I32;
+        if (like && !like->is_ptr)
+            t = like->elem == DType::I1 && c.kind == CV::Int ? DType::I32 : like->elem;
+        else
+            t = (c.i > INT32_MAX || c.i < INT32_MIN) ? DType::I64 : DType::I32;
         if (c.kind == CV::Bool && !like) t = DType::I1;
     } else if (c.kind == CV::Float) {
         v = c.f;
@@ -96,7 +100,8 @@ std::pair<ValueId, ValueId> Lowerer::unify(const CV &ca, const CV &cb, const ast
     }
     std::vector<Dim> shape;
     if (!ir::broadcast_shapes(fn_.type(a).shape, fn_.type(b).shape, &shape))
-        fail(TAD_ERR_UNSUPPORTED, at(n) + ": shapes " + fn_.type(a).str() + " and " + fn_.type(b).str() + " do not broadcast");
+        fail(TAD_ERR_UNSUPPORTED,
+             at(n) + ": shapes " + fn_.type(a).str() + " and " + fn_.type(b).str() + " do not broadcast");
     return {b_.broadcast(a, shape), b_.broadcast(b, shape)};
 }
 
@@ -105,7 +110,8 @@ CV Lowerer::binop(const std::string &op, const CV &a, const CV &b, const ast::No
     bool a_ptr = a.kind == CV::Value && fn_.type(a.v).is_ptr;
     bool b_ptr = b.kind == CV::Value && fn_.type(b.v).is_ptr;
     if (a_ptr || b_ptr) {
-        if (op != "Add" && !(op == "Sub" && a_ptr && !b_ptr)) unsupported(n, "pointer arithmetic '" + op + "'", "only pointer + integer");
+        if (op != "Add" && !(op == "Sub" && a_ptr && !b_ptr))
+            unsupported(n, "pointer arithmetic '" + op + "'", "only pointer + integer");
         CV p = a_ptr ? a : b, off = a_ptr ? b : a;
         if (op == "Sub") off = unaryop_neg(off, n);
         auto [pp, oo] = unify(p, off, n, true);
@@ -113,10 +119,10 @@ CV Lowerer::binop(const std::string &op, const CV &a, const CV &b, const ast::No
         return CV::value(b_.add_ptr(pp, oo));
     }
     static const std::map<std::string, OpKind> kinds = {
-        {"Add", OpKind::Add}, {"Sub", OpKind::Sub}, {"Mult", OpKind::Mul}, {"Div", OpKind::Div},
-        {"FloorDiv", OpKind::Div}, {"Mod", OpKind::Mod}, {"Lt", OpKind::Lt}, {"LtE", OpKind::Le},
-        {"Gt", OpKind::Gt}, {"GtE", OpKind::Ge}, {"Eq", OpKind::Eq}, {"NotEq", OpKind::Ne},
-        {"BitAnd", OpKind::And}, {"BitOr", OpKind::Or}, {"BitXor", OpKind::Xor}};
+        {"Add", OpKind::Add},      {"Sub", OpKind::Sub},  {"Mult", OpKind::Mul},  {"Div", OpKind::Div},
+        {"FloorDiv", OpKind::Div}, {"Mod", OpKind::Mod},  {"Lt", OpKind::Lt},     {"LtE", OpKind::Le},
+        {"Gt", OpKind::Gt},        {"GtE", OpKind::Ge},   {"Eq", OpKind::Eq},     {"NotEq", OpKind::Ne},
+        {"BitAnd", OpKind::And},   {"BitOr", OpKind::Or}, {"BitXor", OpKind::Xor}};
     auto k = kinds.find(op);
     if (k == kinds.end()) unsupported(n, "operator '" + op + "'", "");
     auto [x, y] = unify(a, b, n);
@@ -126,7 +132,8 @@ CV Lowerer::binop(const std::string &op, const CV &a, const CV &b, const ast::No
         y = b_.cast(y, DType::F32);
     }
     if (op == "FloorDiv" && t.is_float()) unsupported(n, "// on floats", "use tl.floor(a / b)");
-    if ((op == "BitAnd" || op == "BitOr" || op == "BitXor") && t.is_float()) unsupported(n, "bitwise operator on floats", "");
+    if ((op == "BitAnd" || op == "BitOr" || op == "BitXor") && t.is_float())
+        unsupported(n, "bitwise operator on floats", "");
     return CV::value(b_.binary(k->second, x, y));
 }
 
@@ -154,7 +161,8 @@ CV Lowerer::where(const CV &c, const CV &a, const CV &b, const ast::Node &n) {
     auto [x, y] = unify(a, b, n);
     std::vector<Dim> shape;
     if (!ir::broadcast_shapes(fn_.type(c.v).shape, fn_.type(x).shape, &shape))
-        fail(TAD_ERR_UNSUPPORTED, at(n) + ": tl.where condition " + fn_.type(c.v).str() + " does not broadcast with " + fn_.type(x).str());
+        fail(TAD_ERR_UNSUPPORTED,
+             at(n) + ": tl.where condition " + fn_.type(c.v).str() + " does not broadcast with " + fn_.type(x).str());
     ValueId cc = b_.cast(c.v, DType::I1);
     return CV::value(b_.where(b_.broadcast(cc, shape), b_.broadcast(x, shape), b_.broadcast(y, shape)));
 }

@@ -16,7 +16,8 @@ CV Lowerer::make_block_ptr(const ast::Node &e, const Args &a) {
     const std::string fn = "tl.make_block_ptr";
     ValueId base = value_arg(need(a, 0, "base", e, fn), e);
     if (!fn_.type(base).is_ptr || !fn_.type(base).scalar()) unsupported(e, fn, "base must be a scalar pointer");
-    std::vector<CV> shape = tuple_items(need(a, 1, "shape", e, fn)), strides = tuple_items(need(a, 2, "strides", e, fn)),
+    std::vector<CV> shape = tuple_items(need(a, 1, "shape", e, fn)),
+                    strides = tuple_items(need(a, 2, "strides", e, fn)),
                     offsets = tuple_items(need(a, 3, "offsets", e, fn));
     std::vector<Dim> block = shape_arg(need(a, 4, "block_shape", e, fn), e);
     size_t r = block.size();
@@ -28,7 +29,8 @@ CV Lowerer::make_block_ptr(const ast::Node &e, const Args &a) {
     bp.block = block;
     for (const auto *list : {&shape, &strides, &offsets})
         for (const CV &c : *list) {
-            if (c.kind != CV::Value && c.kind != CV::Int) unsupported(e, fn, "shape, strides and offsets must be integers");
+            if (c.kind != CV::Value && c.kind != CV::Int)
+                unsupported(e, fn, "shape, strides and offsets must be integers");
             bp.items.push_back(c);
         }
     return bp;
@@ -44,12 +46,14 @@ CV Lowerer::advance(const ast::Node &e, const Args &a) {
     return bp;
 }
 
-std::pair<ValueId, ValueId> Lowerer::block_access(const ast::Node &e, const CV &bp, const Args &a, const std::string &fn) {
+std::pair<ValueId, ValueId> Lowerer::block_access(const ast::Node &e, const CV &bp, const Args &a,
+                                                  const std::string &fn) {
     const size_t r = bp.block.size();
     std::vector<bool> checked(r, false);
     if (a.kw.count("boundary_check"))
         for (const CV &c : tuple_items(a.kw.at("boundary_check"))) {
-            if (c.kind != CV::Int || c.i < 0 || c.i >= static_cast<int64_t>(r)) unsupported(e, fn, "boundary_check must list dims of the block");
+            if (c.kind != CV::Int || c.i < 0 || c.i >= static_cast<int64_t>(r))
+                unsupported(e, fn, "boundary_check must list dims of the block");
             checked[static_cast<size_t>(c.i)] = true;
         }
     return block_window(e, bp, checked);
@@ -72,12 +76,14 @@ std::pair<ValueId, ValueId> Lowerer::block_window(const ast::Node &e, const CV &
         const CV &stride = bp.items[r + d];
         // A descriptor's last stride is the literal 1: no multiply to print in the backward.
         if (!(stride.kind == CV::Int && stride.i == 1))
-            term = b_.binary(OpKind::Mul, term, b_.broadcast(b_.cast(materialize(stride, &i64, e), DType::I64), bp.block));
+            term =
+                b_.binary(OpKind::Mul, term, b_.broadcast(b_.cast(materialize(stride, &i64, e), DType::I64), bp.block));
         address = address == ir::kNoValue ? term : b_.binary(OpKind::Add, address, term);
         if (!checked[d]) continue;
         ValueId extent = b_.cast(materialize(bp.items[d], &i32, e), DType::I32);
         ValueId zero = b_.broadcast(b_.constant(0, DType::I32), bp.block);
-        ValueId in = b_.binary(OpKind::And, b_.binary(OpKind::Ge, idx, zero), b_.binary(OpKind::Lt, idx, b_.broadcast(extent, bp.block)));
+        ValueId in = b_.binary(OpKind::And, b_.binary(OpKind::Ge, idx, zero),
+                               b_.binary(OpKind::Lt, idx, b_.broadcast(extent, bp.block)));
         mask = mask == ir::kNoValue ? in : b_.binary(OpKind::And, mask, in);
     }
     return {b_.add_ptr(b_.broadcast(bp.v, bp.block), address), mask};

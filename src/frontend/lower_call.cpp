@@ -32,7 +32,8 @@ CV Lowerer::call(const ast::Node &e, Env &env) {
     if (f.kind == CV::Method) return method(e, f, a);
     if (f.kind == CV::Module) {
         std::string name = f.s;
-        for (const char *prefix : {"tl.math.", "tl.extra.cuda.libdevice.", "tl.extra.libdevice.", "libdevice.", "tl.", "math."})
+        for (const char *prefix :
+             {"tl.math.", "tl.extra.cuda.libdevice.", "tl.extra.libdevice.", "libdevice.", "tl.", "math."})
             if (name.rfind(prefix, 0) == 0) {
                 name = name.substr(std::string(prefix).size());
                 break;
@@ -54,9 +55,12 @@ CV Lowerer::inline_call(const ast::Node &e, const std::string &callee, const Arg
     for (size_t i = 0; i < params.size(); ++i) {
         const std::string &name = params[i]->str("arg");
         const CV *v = a.get(i, name);
-        if (v) env[name] = *v;
-        else if (i >= first_default) env[name] = eval(*defaults[i - first_default], env);
-        else fail(TAD_ERR_UNSUPPORTED, at(e) + ": call of '" + callee + "' is missing argument '" + name + "'");
+        if (v)
+            env[name] = *v;
+        else if (i >= first_default)
+            env[name] = eval(*defaults[i - first_default], env);
+        else
+            fail(TAD_ERR_UNSUPPORTED, at(e) + ": call of '" + callee + "' is missing argument '" + name + "'");
     }
     call_stack_.push_back(callee);
     int outer_ifs = dynamic_ifs_;
@@ -82,10 +86,12 @@ CV Lowerer::builtin(const ast::Node &e, const std::string &name, const Args &a) 
         if (t == "nan") return CV::real(NAN);
         return CV::real(std::stod(s));
     }
-    if ((name == "float" || name == "int") && a.pos.size() == 1 && (a.pos[0].kind == CV::Int || a.pos[0].kind == CV::Float))
+    if ((name == "float" || name == "int") && a.pos.size() == 1 &&
+        (a.pos[0].kind == CV::Int || a.pos[0].kind == CV::Float))
         return name == "float" ? CV::real(a.pos[0].kind == CV::Int ? static_cast<double>(a.pos[0].i) : a.pos[0].f)
                                : CV::integer(a.pos[0].kind == CV::Int ? a.pos[0].i : static_cast<int64_t>(a.pos[0].f));
-    unsupported(e, "call of '" + name + "'", "Python builtins other than float() and int() of constants are not supported in kernels");
+    unsupported(e, "call of '" + name + "'",
+                "Python builtins other than float() and int() of constants are not supported in kernels");
 }
 
 CV Lowerer::method(const ast::Node &e, const CV &m, const Args &a) {
@@ -93,13 +99,15 @@ CV Lowerer::method(const ast::Node &e, const CV &m, const Args &a) {
     ValueId recv = m.items[0].v;
     if (m.s == "to") {
         const CV &d = need(a, 0, "dtype", e, ".to");
-        if (d.kind == CV::DTypeV && d.v != ir::kNoValue && !fn_.type(recv).is_ptr) return CV::value(b_.cast_like(recv, d.v));
+        if (d.kind == CV::DTypeV && d.v != ir::kNoValue && !fn_.type(recv).is_ptr)
+            return CV::value(b_.cast_like(recv, d.v));
         return CV::value(b_.cast(recv, dtype_arg(d, e), true));
     }
     Args with_self = a;
     with_self.pos.insert(with_self.pos.begin(), m.items[0]);
-    static const std::set<std::string> tl_methods = {"sum", "max", "min", "argmax", "argmin", "cumsum", "reshape",
-                                                     "split", "trans", "permute", "expand_dims", "broadcast_to"};
+    static const std::set<std::string> tl_methods = {"sum",    "max",     "min",         "argmax",
+                                                     "argmin", "cumsum",  "reshape",     "split",
+                                                     "trans",  "permute", "expand_dims", "broadcast_to"};
     if (tl_methods.count(m.s)) return tl_call(e, m.s, "." + m.s, with_self);
     auto um = unary_math().find(m.s);
     if (um != unary_math().end()) return CV::value(b_.unary(um->second, recv));

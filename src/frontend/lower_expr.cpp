@@ -34,15 +34,18 @@ CV Lowerer::eval_inner(const ast::Node &e, Env &env) {
         }
         auto half = env.find(kOneBranchPrefix + id);
         if (half != env.end())
-            unsupported(e, "name '" + id + "'", "assigned in only one branch of the if on a run-time value at " + half->second.s +
-                                                    "; assign it before the if or in both branches");
-        unsupported(e, "name '" + id + "'", "not defined in the kernel (module-level globals must be constexpr numbers)");
+            unsupported(e, "name '" + id + "'",
+                        "assigned in only one branch of the if on a run-time value at " + half->second.s +
+                            "; assign it before the if or in both branches");
+        unsupported(e, "name '" + id + "'",
+                    "not defined in the kernel (module-level globals must be constexpr numbers)");
     }
     if (e.is("Attribute")) return attribute(e, env);
     if (e.is("BinOp")) return binop(e.node("op")->kind, eval(*e.node("left"), env), eval(*e.node("right"), env), e);
     if (e.is("UnaryOp")) return unaryop(e, eval(*e.node("operand"), env));
     if (e.is("Compare")) {
-        if (e.list("ops").size() != 1) unsupported(e, "chained comparison", "write it as separate comparisons joined by &");
+        if (e.list("ops").size() != 1)
+            unsupported(e, "chained comparison", "write it as separate comparisons joined by &");
         return binop(e.list("ops")[0]->kind, eval(*e.node("left"), env), eval(*e.list("comparators")[0], env), e);
     }
     if (e.is("BoolOp")) {
@@ -69,7 +72,8 @@ CV Lowerer::eval_inner(const ast::Node &e, Env &env) {
     if (e.is("Subscript")) return subscript(e, env);
     if (e.is("Call")) return call(e, env);
     if (e.is("Slice")) {
-        if (e.node("lower") || e.node("upper") || e.node("step")) unsupported(e, "slice with bounds", "only ':' and None index tiles");
+        if (e.node("lower") || e.node("upper") || e.node("step"))
+            unsupported(e, "slice with bounds", "only ':' and None index tiles");
         return CV::named(CV::FullSlice, ":");
     }
     unsupported(e, e.kind, "");

@@ -24,7 +24,9 @@ bool same_cv(const CV &a, const CV &b) {
     return true;
 }
 
-bool is_number(const CV &c) { return c.kind == CV::Value || c.kind == CV::Int || c.kind == CV::Float || c.kind == CV::Bool; }
+bool is_number(const CV &c) {
+    return c.kind == CV::Value || c.kind == CV::Int || c.kind == CV::Float || c.kind == CV::Bool;
+}
 
 }  // namespace
 
@@ -66,7 +68,9 @@ ValueId Lowerer::scalar_condition(const CV &c, const ast::Node &s) {
     if (c.kind != CV::Value) unsupported(s, "if", "the condition is neither a constexpr nor a run-time scalar");
     const Type &t = fn_.type(c.v);
     if (!t.scalar())
-        unsupported(s, "if", "the condition is a tile (" + t.str() + "); only scalar conditions are supported (use tl.where to choose per element)");
+        unsupported(s, "if",
+                    "the condition is a tile (" + t.str() +
+                        "); only scalar conditions are supported (use tl.where to choose per element)");
     if (t.is_ptr) unsupported(s, "if", "the condition is a pointer; only scalar conditions are supported");
     if (t.elem == DType::I1) return c.v;
     return b_.binary(OpKind::Ne, c.v, b_.constant(0, t.elem));
@@ -135,12 +139,14 @@ void Lowerer::merge_branches(const ast::Node &s, ValueId c, Env &env, const Env 
 CV Lowerer::merge_value(const ast::Node &s, ValueId c, const std::string &name, const CV &t, const CV &e) {
     if (same_cv(t, e)) return t;
     auto mismatch = [&](const std::string &a, const std::string &b) {
-        unsupported(s, "if", "'" + name + "' is " + a + " after one branch and " + b + " after the other; both branches must give it the same type and shape");
+        unsupported(s, "if",
+                    "'" + name + "' is " + a + " after one branch and " + b +
+                        " after the other; both branches must give it the same type and shape");
     };
     auto describe = [&](const CV &v) {
-        static const char *kinds[] = {"a tile", "an int", "a float", "a bool", "None", "a string", "a dtype", "a tuple",
-                                      "a module", "a function", "a method", "a slice", "a block pointer",
-                                      "a tensor descriptor"};
+        static const char *kinds[] = {
+            "a tile",  "an int",   "a float",    "a bool",   "None",    "a string",        "a dtype",
+            "a tuple", "a module", "a function", "a method", "a slice", "a block pointer", "a tensor descriptor"};
         return v.kind == CV::Value ? fn_.type(v.v).str() : std::string(kinds[v.kind]);
     };
     if (t.kind == CV::Tuple && e.kind == CV::Tuple && t.items.size() == e.items.size()) {
@@ -154,12 +160,16 @@ CV Lowerer::merge_value(const ast::Node &s, ValueId c, const std::string &name, 
         const size_t rank = t.block.size();
         bool same_window = t.v == e.v && rank == e.block.size();
         for (size_t k = 0; same_window && k < 2 * rank; ++k) same_window = same_cv(t.items[k], e.items[k]);
-        if (!same_window) unsupported(s, "if", "block pointer '" + name + "' is rebuilt in a branch; move it with tl.advance instead");
+        if (!same_window)
+            unsupported(s, "if",
+                        "block pointer '" + name + "' is rebuilt in a branch; move it with tl.advance instead");
         for (size_t d = 0; d < rank; ++d) r.offset(d) = merge_value(s, c, name, t.offset(d), e.offset(d));
         return r;
     }
     if (t.kind == CV::TensorDesc && e.kind == CV::TensorDesc)
-        unsupported(s, "if", "tensor descriptor '" + name + "' is rebuilt in a branch; create it once before the if and choose the offsets instead");
+        unsupported(s, "if",
+                    "tensor descriptor '" + name +
+                        "' is rebuilt in a branch; create it once before the if and choose the offsets instead");
     auto pointer = [&](const CV &v) { return v.kind == CV::Value && fn_.type(v.v).is_ptr; };
     if (!is_number(t) || !is_number(e) || pointer(t) != pointer(e)) mismatch(describe(t), describe(e));
     if (t.kind == CV::Value && e.kind == CV::Value) {

@@ -23,15 +23,30 @@
 
 namespace tad::frontend::detail {
 
-using ir::DType;
 using ir::Dim;
+using ir::DType;
 using ir::OpKind;
 using ir::Type;
 using ir::ValueId;
 
 // A value during symbolic evaluation: an IR value, or something known at compile time.
 struct CV {
-    enum Kind { Value, Int, Float, Bool, None, Str, DTypeV, Tuple, Module, Func, Method, FullSlice, BlockPtr, TensorDesc };
+    enum Kind {
+        Value,
+        Int,
+        Float,
+        Bool,
+        None,
+        Str,
+        DTypeV,
+        Tuple,
+        Module,
+        Func,
+        Method,
+        FullSlice,
+        BlockPtr,
+        TensorDesc
+    };
     Kind kind = None;
     ValueId v = ir::kNoValue;
     int64_t i = 0;
@@ -43,14 +58,43 @@ struct CV {
     std::vector<CV> items;
     std::vector<Dim> block;  // BlockPtr, TensorDesc: block_shape; v is the base pointer
 
-    static CV value(ValueId v) { CV c; c.kind = Value; c.v = v; return c; }
-    static CV integer(int64_t i, std::string expr = "") {
-        CV c; c.kind = Int; c.i = i; c.s = expr.empty() ? std::to_string(i) : std::move(expr); return c;
+    static CV value(ValueId v) {
+        CV c;
+        c.kind = Value;
+        c.v = v;
+        return c;
     }
-    static CV real(double f) { CV c; c.kind = Float; c.f = f; return c; }
-    static CV boolean(bool b) { CV c; c.kind = Bool; c.i = b; return c; }
-    static CV dtype(DType t) { CV c; c.kind = DTypeV; c.dt = t; return c; }
-    static CV named(Kind k, std::string s) { CV c; c.kind = k; c.s = std::move(s); return c; }
+    static CV integer(int64_t i, std::string expr = "") {
+        CV c;
+        c.kind = Int;
+        c.i = i;
+        c.s = expr.empty() ? std::to_string(i) : std::move(expr);
+        return c;
+    }
+    static CV real(double f) {
+        CV c;
+        c.kind = Float;
+        c.f = f;
+        return c;
+    }
+    static CV boolean(bool b) {
+        CV c;
+        c.kind = Bool;
+        c.i = b;
+        return c;
+    }
+    static CV dtype(DType t) {
+        CV c;
+        c.kind = DTypeV;
+        c.dt = t;
+        return c;
+    }
+    static CV named(Kind k, std::string s) {
+        CV c;
+        c.kind = k;
+        c.s = std::move(s);
+        return c;
+    }
     bool compile_time() const { return kind != Value; }
     // BlockPtr: its d-th offset (carried through loops and moved by tl.advance).
     CV &offset(size_t d) { return items[2 * block.size() + d]; }
@@ -96,7 +140,8 @@ private:
     std::string at(const ast::Node &n) const { return tad::where(file_.path, n.loc.line, n.loc.col + 1); }
 
     [[noreturn]] void unsupported(const ast::Node &n, const std::string &construct, const std::string &why) const {
-        fail(TAD_ERR_UNSUPPORTED, at(n) + ": unsupported construct '" + construct + "'" + (why.empty() ? "" : ": " + why));
+        fail(TAD_ERR_UNSUPPORTED,
+             at(n) + ": unsupported construct '" + construct + "'" + (why.empty() ? "" : ": " + why));
     }
 
     // ---- parameters (lower.cpp) ----------------------------------------------------------------
@@ -149,7 +194,9 @@ private:
     CV subscript(const ast::Node &e, Env &env);
 
     // ---- arithmetic (lower_arith.cpp) ----------------------------------------------------------
-    static std::string paren(const std::string &s) { return is_identifier(s) || std::isdigit(static_cast<unsigned char>(s[0])) ? s : "(" + s + ")"; }
+    static std::string paren(const std::string &s) {
+        return is_identifier(s) || std::isdigit(static_cast<unsigned char>(s[0])) ? s : "(" + s + ")";
+    }
     CV fold(const std::string &op, const CV &a, const CV &b, const ast::Node &n);
 
     // Turns a compile-time number into an IR scalar, typed after `like` (Triton's weak typing of
@@ -205,7 +252,8 @@ private:
     CV make_tensor_descriptor(const ast::Node &e, const Args &a);
     // Kernel parameter `p` bound to a host-side TensorDescriptor: a pointer parameter for its base,
     // integer parameters for its shape and strides, constexprs for its block shape.
-    CV host_tensor_desc(const ast::Node &p, const ArgBinding &base, const std::vector<ArgBinding> &args, const ast::NodeList &params);
+    CV host_tensor_desc(const ast::Node &p, const ArgBinding &base, const std::vector<ArgBinding> &args,
+                        const ast::NodeList &params);
     CV tensor_desc_attribute(const ast::Node &e, const CV &desc, const std::string &attr);
     CV tensor_desc_method(const ast::Node &e, const CV &desc, const std::string &name, const Args &a);
     bool is_add_combiner(const std::string &callee) const;  // a jit function `return a + b`

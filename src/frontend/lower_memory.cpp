@@ -34,7 +34,8 @@ CV Lowerer::load(const ast::Node &e, const Args &a) {
         ValueId mv = b_.cast(value_arg(*mask, e), DType::I1);
         std::vector<Dim> s2;
         if (!ir::broadcast_shapes(shape, fn_.type(mv).shape, &s2))
-            fail(TAD_ERR_UNSUPPORTED, at(e) + ": mask " + fn_.type(mv).str() + " does not broadcast with pointer " + fn_.type(p).str());
+            fail(TAD_ERR_UNSUPPORTED,
+                 at(e) + ": mask " + fn_.type(mv).str() + " does not broadcast with pointer " + fn_.type(p).str());
         shape = s2;
         m = mv;
     }
@@ -66,13 +67,15 @@ CV Lowerer::store(const ast::Node &e, const std::string &name, const Args &a) {
     const CV *mask = a.get(2, "mask");
     std::vector<Dim> shape;
     if (!ir::broadcast_shapes(fn_.type(p).shape, fn_.type(v).shape, &shape))
-        fail(TAD_ERR_UNSUPPORTED, at(e) + ": value " + fn_.type(v).str() + " does not broadcast with pointer " + fn_.type(p).str());
+        fail(TAD_ERR_UNSUPPORTED,
+             at(e) + ": value " + fn_.type(v).str() + " does not broadcast with pointer " + fn_.type(p).str());
     ValueId m = ir::kNoValue;
     if (mask && mask->kind != CV::None) {
         m = b_.cast(value_arg(*mask, e), DType::I1);
         std::vector<Dim> s2;
         if (!ir::broadcast_shapes(shape, fn_.type(m).shape, &s2))
-            fail(TAD_ERR_UNSUPPORTED, at(e) + ": mask " + fn_.type(m).str() + " does not broadcast with pointer " + fn_.type(p).str());
+            fail(TAD_ERR_UNSUPPORTED,
+                 at(e) + ": mask " + fn_.type(m).str() + " does not broadcast with pointer " + fn_.type(p).str());
         shape = s2;
         m = b_.broadcast(m, shape);
     }

@@ -54,17 +54,28 @@ bool Lowerer::lower_stmt(const ast::Node &s, Env &env, const std::string &fname)
     } else if (s.is("For")) {
         lower_for(s, env, fname);
     } else if (s.is("While")) {
-        unsupported(s, "while loop", "loops with a data-dependent trip count are not supported yet; use for ... in range(...)");
+        unsupported(s, "while loop",
+                    "loops with a data-dependent trip count are not supported yet; use for ... in range(...)");
     } else if (s.is("If")) {
         CV c = condition(*s.node("test"), env);
         if (!c.compile_time()) return lower_dynamic_if(s, c, env, fname);
         return lower_block(truthy(c, s) ? s.list("body") : s.list("orelse"), env, fname);
     } else {
-        static const std::map<std::string, std::string> names = {
-            {"For", "for loop"}, {"While", "while loop"}, {"With", "with"}, {"Try", "try"},
-            {"FunctionDef", "nested function"}, {"ClassDef", "class"}, {"Raise", "raise"},
-            {"Global", "global"}, {"Nonlocal", "nonlocal"}, {"Delete", "del"}, {"Break", "break"},
-            {"Continue", "continue"}, {"Import", "import"}, {"ImportFrom", "import"}, {"Match", "match"}};
+        static const std::map<std::string, std::string> names = {{"For", "for loop"},
+                                                                 {"While", "while loop"},
+                                                                 {"With", "with"},
+                                                                 {"Try", "try"},
+                                                                 {"FunctionDef", "nested function"},
+                                                                 {"ClassDef", "class"},
+                                                                 {"Raise", "raise"},
+                                                                 {"Global", "global"},
+                                                                 {"Nonlocal", "nonlocal"},
+                                                                 {"Delete", "del"},
+                                                                 {"Break", "break"},
+                                                                 {"Continue", "continue"},
+                                                                 {"Import", "import"},
+                                                                 {"ImportFrom", "import"},
+                                                                 {"Match", "match"}};
         auto it = names.find(s.kind);
         std::string name = it == names.end() ? s.kind : it->second;
         unsupported(s, name, "not allowed in @triton.jit function '" + fname + "'");
@@ -127,7 +138,8 @@ void Lowerer::assigned_names(const ast::NodeList &body, std::vector<std::string>
         if (s->is("AugAssign") || s->is("AnnAssign")) target(*s->node("target"));
         if (s->is("For")) target(*s->node("target"));
         for (const char *block : {"body", "orelse"})
-            if (s->find(block) && std::holds_alternative<ast::NodeList>(*s->find(block))) assigned_names(s->list(block), out);
+            if (s->find(block) && std::holds_alternative<ast::NodeList>(*s->find(block)))
+                assigned_names(s->list(block), out);
     }
 }
 
@@ -157,7 +169,8 @@ void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) 
     bool is_static = it == "tl.static_range" || it == "triton.language.static_range";
     bool is_tl_range = it == "tl.range" || it == "triton.language.range";
     if (!(it == "range" || is_static || is_tl_range))
-        unsupported(iter, "for loop over " + (it.empty() ? iter.kind : it), "only range, tl.range and tl.static_range are supported");
+        unsupported(iter, "for loop over " + (it.empty() ? iter.kind : it),
+                    "only range, tl.range and tl.static_range are supported");
     std::vector<CV> bounds;
     for (const auto &a : iter.list("args")) bounds.push_back(eval(*a, env));
     if (bounds.empty() || bounds.size() > 3) unsupported(iter, it, "expects 1 to 3 positional bounds");
@@ -185,7 +198,8 @@ void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) 
     assigned_names(s.list("body"), names);
     std::vector<std::string> carried;
     for (const auto &n : names)
-        if (n != var && env.count(n) && env.at(n).kind != CV::Module && env.at(n).kind != CV::Func) carried.push_back(n);
+        if (n != var && env.count(n) && env.at(n).kind != CV::Module && env.at(n).kind != CV::Func)
+            carried.push_back(n);
     Type i32{DType::I32, false, {}};
     auto bound = [&](const CV &c) { return b_.cast(materialize(c, &i32, iter), DType::I32); };
     ValueId vlo = bound(lo), vhi = bound(hi), vstep = bound(step);
@@ -206,7 +220,8 @@ void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) 
             continue;
         }
         if (c.kind == CV::TensorDesc)
-            unsupported(s, "tensor descriptor '" + n + "' rebuilt in a loop", "create it once before the loop and give each access its offsets");
+            unsupported(s, "tensor descriptor '" + n + "' rebuilt in a loop",
+                        "create it once before the loop and give each access its offsets");
         if (c.kind != CV::Value && c.kind != CV::Int && c.kind != CV::Float && c.kind != CV::Bool)
             unsupported(s, "loop-carried '" + n + "'", "only tiles, numbers and block pointers can change in a loop");
         slots.push_back({n, -1});
@@ -222,8 +237,10 @@ void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) 
         ValueId a = b_.loop_arg(inits[k], static_cast<int>(k));
         const Slot &sl = slots[k];
         fn_.values[a].name = sl.dim < 0 ? sl.name : sl.name + "_off" + std::to_string(sl.dim);
-        if (sl.dim < 0) body[sl.name] = CV::value(a);
-        else body[sl.name].offset(static_cast<size_t>(sl.dim)) = CV::value(a);
+        if (sl.dim < 0)
+            body[sl.name] = CV::value(a);
+        else
+            body[sl.name].offset(static_cast<size_t>(sl.dim)) = CV::value(a);
         args.push_back(a);
     }
     for (const auto &stmt : s.list("body")) {
@@ -239,13 +256,16 @@ void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) 
             const CV &before = env.at(sl.name);
             bool same = now.kind == CV::BlockPtr && now.v == before.v && now.block.size() == before.block.size();
             for (size_t i = 0; same && i < 2 * before.block.size(); ++i)
-                same = now.items[i].kind == before.items[i].kind && now.items[i].v == before.items[i].v && now.items[i].i == before.items[i].i;
-            if (!same) unsupported(s, "block pointer '" + sl.name + "' rebuilt in a loop", "move it with tl.advance instead");
+                same = now.items[i].kind == before.items[i].kind && now.items[i].v == before.items[i].v &&
+                       now.items[i].i == before.items[i].i;
+            if (!same)
+                unsupported(s, "block pointer '" + sl.name + "' rebuilt in a loop", "move it with tl.advance instead");
         }
         ValueId y = materialize(sl.dim < 0 ? now : now.offset(static_cast<size_t>(sl.dim)), &t, s);
         if (!fn_.type(y).same_shape(t) || fn_.type(y).is_ptr != t.is_ptr)
             fail(TAD_ERR_UNSUPPORTED, at(s) + ": loop-carried '" + sl.name + "' changes from " + t.str() + " to " +
-                                          fn_.type(y).str() + " in the loop; give it its final shape before the loop (e.g. tl.zeros)");
+                                          fn_.type(y).str() +
+                                          " in the loop; give it its final shape before the loop (e.g. tl.zeros)");
         yields.push_back(t.is_ptr ? y : b_.cast(y, t.elem));
     }
     b_.loc = loc_of(s);
@@ -254,8 +274,10 @@ void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) 
         const Slot &sl = slots[k];
         ValueId r = b_.loop_result(static_cast<int>(k), fn_.type(args[k]));
         fn_.values[r].name = fn_.values[args[k]].name;
-        if (sl.dim < 0) env[sl.name] = CV::value(r);
-        else env[sl.name].offset(static_cast<size_t>(sl.dim)) = CV::value(r);
+        if (sl.dim < 0)
+            env[sl.name] = CV::value(r);
+        else
+            env[sl.name].offset(static_cast<size_t>(sl.dim)) = CV::value(r);
     }
 }
 

@@ -33,7 +33,8 @@ CV Lowerer::make_tensor_descriptor(const ast::Node &e, const Args &a) {
     std::vector<Dim> block = shape_arg(need(a, 3, "block_shape", e, fn), e);
     const size_t r = block.size();
     if (r < 1 || r > 5) unsupported(e, fn, "a descriptor has 1 to 5 dims");
-    if (shape.size() != r || strides.size() != r) unsupported(e, fn, "shape, strides and block_shape must have the same length");
+    if (shape.size() != r || strides.size() != r)
+        unsupported(e, fn, "shape, strides and block_shape must have the same length");
     CV desc;
     desc.kind = CV::TensorDesc;
     desc.v = base;
@@ -42,7 +43,8 @@ CV Lowerer::make_tensor_descriptor(const ast::Node &e, const Args &a) {
     if (const CV *pad = a.get(4, "padding_option")) {
         if (pad->kind != CV::Str || (pad->s != "zero" && pad->s != "nan"))
             unsupported(e, fn, "padding_option must be 'zero' or 'nan'");
-        if (pad->s == "nan" && !ir::dtype_is_float(fn_.type(base).elem)) unsupported(e, fn, "padding_option='nan' needs a float tensor");
+        if (pad->s == "nan" && !ir::dtype_is_float(fn_.type(base).elem))
+            unsupported(e, fn, "padding_option='nan' needs a float tensor");
         desc.s = pad->s;
     }
     for (const auto *list : {&shape, &strides})
@@ -58,7 +60,8 @@ CV Lowerer::make_tensor_descriptor(const ast::Node &e, const Args &a) {
     return desc;
 }
 
-CV Lowerer::host_tensor_desc(const ast::Node &p, const ArgBinding &base, const std::vector<ArgBinding> &args, const ast::NodeList &params) {
+CV Lowerer::host_tensor_desc(const ast::Node &p, const ArgBinding &base, const std::vector<ArgBinding> &args,
+                             const ast::NodeList &params) {
     const std::string &name = base.name;
     const size_t r = base.desc_block.size();
     std::vector<const ArgBinding *> scalars;
@@ -67,25 +70,31 @@ CV Lowerer::host_tensor_desc(const ast::Node &p, const ArgBinding &base, const s
             std::string fname = tensor_desc_field(name, field, d);
             for (const auto &q : params)
                 if (q->str("arg") == fname)
-                    unsupported(p, "TensorDescriptor argument '" + name + "'", "kernel parameter '" + fname + "' takes the name tad gives its " + field);
+                    unsupported(p, "TensorDescriptor argument '" + name + "'",
+                                "kernel parameter '" + fname + "' takes the name tad gives its " + field);
             const ArgBinding *b = nullptr;
             for (const ArgBinding &a : args)
                 if (a.name == fname && a.kind == ArgBinding::Int) b = &a;
-            if (!b) fail(TAD_ERR_INVALID_ARGUMENT, at(p) + ": the launch record has no " + field + " of TensorDescriptor argument '" + name + "'");
+            if (!b)
+                fail(TAD_ERR_INVALID_ARGUMENT,
+                     at(p) + ": the launch record has no " + field + " of TensorDescriptor argument '" + name + "'");
             scalars.push_back(b);
         }
-    if (scalars.back()->ival != 1) unsupported(p, "TensorDescriptor argument '" + name + "'", "the last dim must be contiguous (stride 1)");
+    if (scalars.back()->ival != 1)
+        unsupported(p, "TensorDescriptor argument '" + name + "'", "the last dim must be contiguous (stride 1)");
     CV desc;
     desc.kind = CV::TensorDesc;
     desc.v = b_.param(name, ir::ParamKind::Pointer, Type{base.dtype, true, {}});
     desc.s = base.desc_padding.empty() ? "zero" : base.desc_padding;
-    if (desc.s != "zero" && desc.s != "nan") unsupported(p, "TensorDescriptor argument '" + name + "'", "padding must be 'zero' or 'nan'");
+    if (desc.s != "zero" && desc.s != "nan")
+        unsupported(p, "TensorDescriptor argument '" + name + "'", "padding must be 'zero' or 'nan'");
     // Shapes and strides stay run-time scalars, so one backward serves every tensor size; the last
     // stride is the constant 1 that TensorDescriptor asserts on the host.
     for (size_t k = 0; k + 1 < scalars.size(); ++k) {
         const ArgBinding &b = *scalars[k];
         bool wide = b.ival > INT32_MAX || b.ival < INT32_MIN;
-        desc.items.push_back(CV::value(b_.param(b.name, ir::ParamKind::Int, Type{wide ? DType::I64 : DType::I32, false, {}})));
+        desc.items.push_back(
+            CV::value(b_.param(b.name, ir::ParamKind::Int, Type{wide ? DType::I64 : DType::I32, false, {}})));
     }
     desc.items.push_back(CV::integer(1));
     for (size_t d = 0; d < r; ++d) {
@@ -113,7 +122,8 @@ CV Lowerer::tensor_desc_attribute(const ast::Node &e, const CV &desc, const std:
     }
     if (attr == "shape" || attr == "strides") {
         size_t first = attr == "shape" ? 0 : r;
-        t.items.assign(desc.items.begin() + static_cast<std::ptrdiff_t>(first), desc.items.begin() + static_cast<std::ptrdiff_t>(first + r));
+        t.items.assign(desc.items.begin() + static_cast<std::ptrdiff_t>(first),
+                       desc.items.begin() + static_cast<std::ptrdiff_t>(first + r));
         return t;
     }
     unsupported(e, "tensor descriptor attribute '." + attr + "'", "");
@@ -127,7 +137,8 @@ CV Lowerer::tensor_desc_method(const ast::Node &e, const CV &desc, const std::st
         unsupported(e, fn, "only load, store and atomic_add of a tensor descriptor are differentiable");
     const size_t r = desc.block.size();
     std::vector<CV> offsets = list_items(need(a, 0, "offsets", e, fn));
-    if (offsets.size() != r) unsupported(e, fn, "needs one offset per dim of the descriptor (" + std::to_string(r) + ")");
+    if (offsets.size() != r)
+        unsupported(e, fn, "needs one offset per dim of the descriptor (" + std::to_string(r) + ")");
     CV window = desc;
     window.kind = CV::BlockPtr;
     for (const CV &o : offsets) {
@@ -145,12 +156,15 @@ CV Lowerer::tensor_desc_method(const ast::Node &e, const CV &desc, const std::st
     bool block_tile = value.kind == CV::Value && fn_.type(value.v).rank() == r;
     for (size_t d = 0; block_tile && d < r; ++d) block_tile = fn_.type(value.v).shape[d].value == desc.block[d].value;
     if (!block_tile) unsupported(e, fn, "the value must be a tile of the descriptor's block shape");
-    if (name == "atomic_add" && pt.elem != DType::F32 && pt.elem != DType::F16 && pt.elem != DType::BF16 && pt.elem != DType::I32)
+    if (name == "atomic_add" && pt.elem != DType::F32 && pt.elem != DType::F16 && pt.elem != DType::BF16 &&
+        pt.elem != DType::I32)
         unsupported(e, fn, "Triton's descriptor atomic_add takes float32, float16, bfloat16 or int32 tensors");
     // Triton casts a stored value to the descriptor's element type.
     ValueId v = b_.cast(value.v, pt.elem);
-    if (name == "store") b_.store(p, v, m);
-    else b_.atomic_add(p, v, m, "relaxed");
+    if (name == "store")
+        b_.store(p, v, m);
+    else
+        b_.atomic_add(p, v, m, "relaxed");
     return CV{};
 }
 

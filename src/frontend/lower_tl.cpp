@@ -5,25 +5,38 @@ namespace tad::frontend::detail {
 
 const std::map<std::string, OpKind> &unary_math() {
     static const std::map<std::string, OpKind> m = {
-        {"exp", OpKind::Exp},   {"exp2", OpKind::Exp2},       {"log", OpKind::Log},
-        {"log2", OpKind::Log2}, {"sqrt", OpKind::Sqrt},       {"rsqrt", OpKind::Rsqrt},
-        {"sigmoid", OpKind::Sigmoid}, {"abs", OpKind::Abs},   {"erf", OpKind::Erf},
-        {"tanh", OpKind::Tanh}, {"sin", OpKind::Sin},         {"cos", OpKind::Cos},
-        {"floor", OpKind::Floor}, {"ceil", OpKind::Ceil},
+        {"exp", OpKind::Exp},
+        {"exp2", OpKind::Exp2},
+        {"log", OpKind::Log},
+        {"log2", OpKind::Log2},
+        {"sqrt", OpKind::Sqrt},
+        {"rsqrt", OpKind::Rsqrt},
+        {"sigmoid", OpKind::Sigmoid},
+        {"abs", OpKind::Abs},
+        {"erf", OpKind::Erf},
+        {"tanh", OpKind::Tanh},
+        {"sin", OpKind::Sin},
+        {"cos", OpKind::Cos},
+        {"floor", OpKind::Floor},
+        {"ceil", OpKind::Ceil},
         // libdevice only (no tl. spelling): reached as libdevice.<name> or tl.math.<name>.
-        {"log1p", OpKind::Log1p}, {"expm1", OpKind::Expm1},   {"tan", OpKind::Tan},
-        {"atan", OpKind::Atan}, {"sinh", OpKind::Sinh},       {"cosh", OpKind::Cosh},
-        {"asin", OpKind::Asin}, {"acos", OpKind::Acos},
+        {"log1p", OpKind::Log1p},
+        {"expm1", OpKind::Expm1},
+        {"tan", OpKind::Tan},
+        {"atan", OpKind::Atan},
+        {"sinh", OpKind::Sinh},
+        {"cosh", OpKind::Cosh},
+        {"asin", OpKind::Asin},
+        {"acos", OpKind::Acos},
     };
     return m;
 }
 
 const std::map<std::string, DType> &dtype_names() {
     static const std::map<std::string, DType> m = {
-        {"float16", DType::F16}, {"bfloat16", DType::BF16}, {"float32", DType::F32},
-        {"float64", DType::F64}, {"int32", DType::I32},     {"int64", DType::I64},
-        {"int1", DType::I1},     {"fp16", DType::F16},      {"fp32", DType::F32},
-        {"bf16", DType::BF16},   {"fp64", DType::F64},
+        {"float16", DType::F16}, {"bfloat16", DType::BF16}, {"float32", DType::F32}, {"float64", DType::F64},
+        {"int32", DType::I32},   {"int64", DType::I64},     {"int1", DType::I1},     {"fp16", DType::F16},
+        {"fp32", DType::F32},    {"bf16", DType::BF16},     {"fp64", DType::F64},
     };
     return m;
 }
@@ -36,10 +49,15 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
     }
     if (name == "arange") {
         const CV &s = need(a, 0, "start", e, "tl.arange"), &t = need(a, 1, "end", e, "tl.arange");
-        if (s.kind != CV::Int || t.kind != CV::Int) unsupported(e, "tl.arange", "start and end must be constexpr integers");
+        if (s.kind != CV::Int || t.kind != CV::Int)
+            unsupported(e, "tl.arange", "start and end must be constexpr integers");
         std::string len = s.i == 0 ? t.s : paren(t.s) + " - " + paren(s.s);
         ValueId r = b_.arange(0, t.i - s.i, len);
-        if (s.i != 0) r = b_.binary(OpKind::Add, r, b_.broadcast(b_.constant(static_cast<double>(s.i), DType::I32, s.s == std::to_string(s.i) ? "" : s.s), fn_.type(r).shape));
+        if (s.i != 0)
+            r = b_.binary(
+                OpKind::Add, r,
+                b_.broadcast(b_.constant(static_cast<double>(s.i), DType::I32, s.s == std::to_string(s.i) ? "" : s.s),
+                             fn_.type(r).shape));
         return CV::value(r);
     }
     if (name == "zeros" || name == "full") {
@@ -54,12 +72,15 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
     if (name == "make_tensor_descriptor") return make_tensor_descriptor(e, a);
     if (name == "load") return load(e, a);
     if (name == "store" || name == "atomic_add") return store(e, name, a);
-    if (name == "where") return where(need(a, 0, "condition", e, "tl.where"), need(a, 1, "x", e, "tl.where"), need(a, 2, "y", e, "tl.where"), e);
+    if (name == "where")
+        return where(need(a, 0, "condition", e, "tl.where"), need(a, 1, "x", e, "tl.where"),
+                     need(a, 2, "y", e, "tl.where"), e);
     if (name == "maximum" || name == "minimum") {
         auto [x, y] = unify(need(a, 0, "x", e, "tl." + name), need(a, 1, "y", e, "tl." + name), e);
         return CV::value(b_.binary(name == "maximum" ? OpKind::Maximum : OpKind::Minimum, x, y));
     }
-    if (name == "sum" || name == "max" || name == "min" || name == "argmax" || name == "argmin") return reduce(e, name, a);
+    if (name == "sum" || name == "max" || name == "min" || name == "argmax" || name == "argmin")
+        return reduce(e, name, a);
     if (name == "cumsum" || name == "associative_scan") return scan(e, name, a);
     if (name == "reshape" || name == "view") return reshape(e, name, a);
     if (name == "join") {
@@ -77,7 +98,9 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
         return pair;
     }
     if (name == "cat")
-        unsupported(e, "tl.cat", "triton 3.6 may reorder the elements (can_reorder=True is required), so no gradient can be mapped back");
+        unsupported(
+            e, "tl.cat",
+            "triton 3.6 may reorder the elements (can_reorder=True is required), so no gradient can be mapped back");
     if (name == "pow") {
         auto [x, y] = unify(need(a, 0, "x", e, full), need(a, 1, "y", e, full), e);
         if (!fn_.type(x).is_float()) {
@@ -110,7 +133,9 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
         ValueId den = b_.broadcast(b_.reduce(OpKind::ReduceSum, num, last, true), fn_.type(x).shape);
         return CV::value(b_.binary(OpKind::Div, num, den));
     }
-    if (name == "cast") return CV::value(b_.cast(value_arg(need(a, 0, "input", e, "tl.cast"), e), dtype_arg(need(a, 1, "dtype", e, "tl.cast"), e), true));
+    if (name == "cast")
+        return CV::value(b_.cast(value_arg(need(a, 0, "input", e, "tl.cast"), e),
+                                 dtype_arg(need(a, 1, "dtype", e, "tl.cast"), e), true));
     if (name == "broadcast_to") {
         ValueId v = value_arg(need(a, 0, "input", e, "tl.broadcast_to"), e);
         return CV::value(b_.broadcast(v, shape_arg(need(a, 1, "shape", e, "tl.broadcast_to"), e)));
@@ -118,7 +143,9 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
     if (name == "dot") return dot(e, a);
     if (name == "trans" || name == "permute") {
         ValueId v = value_arg(need(a, 0, "input", e, "tl." + name), e);
-        if (fn_.type(v).rank() != 2) unsupported(e, "tl." + name + " of a " + std::to_string(fn_.type(v).rank()) + "-D tile", "only 2-D tiles are supported");
+        if (fn_.type(v).rank() != 2)
+            unsupported(e, "tl." + name + " of a " + std::to_string(fn_.type(v).rank()) + "-D tile",
+                        "only 2-D tiles are supported");
         if (name == "permute") {
             const CV &dims = need(a, 1, "dims", e, "tl.permute");
             if (dims.kind != CV::Tuple || dims.items.size() != 2 || dims.items[0].i != 1 || dims.items[1].i != 0)
@@ -128,7 +155,8 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
     }
     if (name == "expand_dims") {
         const CV &ax = need(a, 1, "axis", e, "tl.expand_dims");
-        return CV::value(b_.expand_dims(value_arg(need(a, 0, "input", e, "tl.expand_dims"), e), static_cast<int>(ax.i)));
+        return CV::value(
+            b_.expand_dims(value_arg(need(a, 0, "input", e, "tl.expand_dims"), e), static_cast<int>(ax.i)));
     }
     if (name == "static_assert" || name == "device_assert" || name == "static_print") return CV{};
     if (name == "debug_barrier") {
@@ -161,9 +189,11 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
 
 CV Lowerer::dot(const ast::Node &e, const Args &a) {
     ValueId x = value_arg(need(a, 0, "input", e, "tl.dot"), e), y = value_arg(need(a, 1, "other", e, "tl.dot"), e);
-    if (fn_.type(x).rank() != 2 || fn_.type(y).rank() != 2) unsupported(e, "tl.dot of 3-D tiles", "batched dots are not supported yet");
+    if (fn_.type(x).rank() != 2 || fn_.type(y).rank() != 2)
+        unsupported(e, "tl.dot of 3-D tiles", "batched dots are not supported yet");
     if (fn_.type(x).shape[1].value != fn_.type(y).shape[0].value)
-        fail(TAD_ERR_UNSUPPORTED, at(e) + ": tl.dot shapes " + fn_.type(x).str() + " and " + fn_.type(y).str() + " do not multiply");
+        fail(TAD_ERR_UNSUPPORTED,
+             at(e) + ": tl.dot shapes " + fn_.type(x).str() + " and " + fn_.type(y).str() + " do not multiply");
     if (fn_.type(x).elem != fn_.type(y).elem) {
         DType t = promote(fn_.type(x).elem, fn_.type(y).elem);
         x = b_.cast(x, t);
@@ -175,7 +205,8 @@ CV Lowerer::dot(const ast::Node &e, const Args &a) {
     const CV *tf32 = a.kw.count("allow_tf32") ? &a.kw.at("allow_tf32") : nullptr;
     if (tf32 && tf32->kind == CV::Bool && !tf32->i) precision = "ieee";
     const CV *out = a.kw.count("out_dtype") ? &a.kw.at("out_dtype") : nullptr;
-    DType od = out && out->kind == CV::DTypeV ? out->dt : (ir::dtype_is_float(fn_.type(x).elem) ? DType::F32 : DType::I32);
+    DType od =
+        out && out->kind == CV::DTypeV ? out->dt : (ir::dtype_is_float(fn_.type(x).elem) ? DType::F32 : DType::I32);
     ValueId r = b_.dot(x, y, od, precision);
     const CV *acc = a.get(2, "acc");
     if (!acc || acc->kind == CV::None) return CV::value(r);
@@ -222,7 +253,8 @@ CV Lowerer::scan(const ast::Node &e, const std::string &name, const Args &a) {
     const CV *axis = a.get(1, "axis");
     int ax = axis && axis->kind == CV::Int ? static_cast<int>(axis->i) : 0;
     if (ax < 0) ax += static_cast<int>(fn_.type(v).rank());
-    if (ax < 0 || ax >= static_cast<int>(fn_.type(v).rank())) unsupported(e, fn, "axis out of range for " + fn_.type(v).str());
+    if (ax < 0 || ax >= static_cast<int>(fn_.type(v).rank()))
+        unsupported(e, fn, "axis out of range for " + fn_.type(v).str());
     const CV *rev = a.get(name == "cumsum" ? 2 : 3, "reverse");
     bool reverse = rev && rev->kind != CV::None && rev->i;
     if (name == "associative_scan") {
@@ -247,14 +279,15 @@ bool Lowerer::is_add_combiner(const std::string &callee) const {
     if (params.size() != 2 || body.empty() || !body.back()->is("Return")) return false;
     ast::NodePtr r = body.back()->node("value");
     if (!r || !r->is("BinOp") || !r->node("op")->is("Add")) return false;
-    auto names = [&](const ast::NodePtr &n, size_t i) { return n->is("Name") && n->str("id") == params[i]->str("arg"); };
+    auto names = [&](const ast::NodePtr &n, size_t i) {
+        return n->is("Name") && n->str("id") == params[i]->str("arg");
+    };
     ast::NodePtr l = r->node("left"), rr = r->node("right");
     return body.size() == 1 && ((names(l, 0) && names(rr, 1)) || (names(l, 1) && names(rr, 0)));
 }
 
 CV Lowerer::reshape(const ast::Node &e, const std::string &name, const Args &a) {
-    if (name == "view")
-        unsupported(e, "tl.view", "it does not keep the element order; use tl.reshape");
+    if (name == "view") unsupported(e, "tl.view", "it does not keep the element order; use tl.reshape");
     const CV *reorder = a.kw.count("can_reorder") ? &a.kw.at("can_reorder") : nullptr;
     if (reorder && reorder->i) unsupported(e, "tl.reshape with can_reorder=True", "the element order is unspecified");
     ValueId v = value_arg(need(a, 0, "input", e, "tl.reshape"), e);
@@ -269,7 +302,8 @@ CV Lowerer::reshape(const ast::Node &e, const std::string &name, const Args &a) 
     int64_t n = 1;
     for (const Dim &d : shape) n *= d.value;
     if (n != fn_.type(v).numel())
-        fail(TAD_ERR_UNSUPPORTED, at(e) + ": tl.reshape of " + fn_.type(v).str() + " to " + std::to_string(n) + " elements");
+        fail(TAD_ERR_UNSUPPORTED,
+             at(e) + ": tl.reshape of " + fn_.type(v).str() + " to " + std::to_string(n) + " elements");
     return CV::value(b_.reshape(v, shape));
 }
 

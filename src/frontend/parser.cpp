@@ -26,32 +26,31 @@ NodePtr node_noloc(const char *kind, Fields fields) {
 Value opt(const NodePtr &n) { return n ? Value(n) : Value(ast::NoneValue{}); }
 
 std::string describe(const ast::Node &e) {
-    static const std::pair<const char *, const char *> names[] = {
-        {"Attribute", "attribute"},
-        {"Subscript", "subscript"},
-        {"Starred", "starred"},
-        {"Name", "name"},
-        {"List", "list"},
-        {"Tuple", "tuple"},
-        {"Lambda", "lambda"},
-        {"Call", "function call"},
-        {"BoolOp", "expression"},
-        {"BinOp", "expression"},
-        {"UnaryOp", "expression"},
-        {"GeneratorExp", "generator expression"},
-        {"Yield", "yield expression"},
-        {"YieldFrom", "yield expression"},
-        {"Await", "await expression"},
-        {"ListComp", "list comprehension"},
-        {"SetComp", "set comprehension"},
-        {"DictComp", "dict comprehension"},
-        {"Dict", "dict literal"},
-        {"Set", "set display"},
-        {"JoinedStr", "f-string expression"},
-        {"FormattedValue", "f-string expression"},
-        {"Compare", "comparison"},
-        {"IfExp", "conditional expression"},
-        {"NamedExpr", "named expression"}};
+    static const std::pair<const char *, const char *> names[] = {{"Attribute", "attribute"},
+                                                                  {"Subscript", "subscript"},
+                                                                  {"Starred", "starred"},
+                                                                  {"Name", "name"},
+                                                                  {"List", "list"},
+                                                                  {"Tuple", "tuple"},
+                                                                  {"Lambda", "lambda"},
+                                                                  {"Call", "function call"},
+                                                                  {"BoolOp", "expression"},
+                                                                  {"BinOp", "expression"},
+                                                                  {"UnaryOp", "expression"},
+                                                                  {"GeneratorExp", "generator expression"},
+                                                                  {"Yield", "yield expression"},
+                                                                  {"YieldFrom", "yield expression"},
+                                                                  {"Await", "await expression"},
+                                                                  {"ListComp", "list comprehension"},
+                                                                  {"SetComp", "set comprehension"},
+                                                                  {"DictComp", "dict comprehension"},
+                                                                  {"Dict", "dict literal"},
+                                                                  {"Set", "set display"},
+                                                                  {"JoinedStr", "f-string expression"},
+                                                                  {"FormattedValue", "f-string expression"},
+                                                                  {"Compare", "comparison"},
+                                                                  {"IfExp", "conditional expression"},
+                                                                  {"NamedExpr", "named expression"}};
     if (e.is("Constant")) {
         const Value *v = e.find("value");
         if (std::holds_alternative<ast::NoneValue>(*v)) return "None";
@@ -127,8 +126,8 @@ void Parser::expect_word(const char *word) {
 void Parser::expect_closing(const char *bracket) {
     if (accept_op(bracket)) return;
     Tok prev = last().kind;
-    bool prev_ends = prev == Tok::Name || prev == Tok::Number || prev == Tok::String ||
-                     last().is_op(")") || last().is_op("]") || last().is_op("}");
+    bool prev_ends = prev == Tok::Name || prev == Tok::Number || prev == Tok::String || last().is_op(")") ||
+                     last().is_op("]") || last().is_op("}");
     if (prev_ends && starts_expression() && !at_op("*") && !at_op("-") && !at_op("+"))
         fail(peek(), "invalid syntax. Perhaps you forgot a comma?");
     fail_invalid(peek());
@@ -158,8 +157,7 @@ void Parser::fail_at(const Loc &at, const std::string &what) {
 void Parser::fail_invalid(const Token &at) { fail(at, "invalid syntax"); }
 
 void Parser::read_to_end() {
-    for (size_t ahead = 0; peek(ahead).kind != Tok::End; ++ahead) {
-    }
+    for (size_t ahead = 0; peek(ahead).kind != Tok::End; ++ahead) {}
 }
 
 bool Parser::starts_expression(size_t ahead) {
@@ -206,11 +204,10 @@ void Parser::set_context(const NodePtr &e, const char *ctx) {
 
 // A target of `=`, parsed as an expression.
 void Parser::check_assign_target(const NodePtr &e) {
-    bool target_kind = e->is("Name") || e->is("Attribute") || e->is("Subscript") ||
-                       e->is("Starred") || e->is("Tuple") || e->is("List");
+    bool target_kind = e->is("Name") || e->is("Attribute") || e->is("Subscript") || e->is("Starred") ||
+                       e->is("Tuple") || e->is("List");
     if (!target_kind)
-        fail_at(e->loc,
-                "cannot assign to " + describe(*e) + " here. Maybe you meant '==' instead of '='?");
+        fail_at(e->loc, "cannot assign to " + describe(*e) + " here. Maybe you meant '==' instead of '='?");
     set_context(e, "Store");
 }
 
@@ -299,14 +296,12 @@ std::string declared_encoding(const std::string &text, int &line) {
         if (c < eol && c + 6 < eol && (text[c + 6] == ':' || text[c + 6] == '=')) {
             size_t b = text.find_first_not_of(" \t", c + 7);
             size_t e = b;
-            while (e < eol && (std::isalnum(static_cast<unsigned char>(text[e])) ||
-                               text[e] == '-' || text[e] == '_' || text[e] == '.'))
+            while (e < eol && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '-' || text[e] == '_' ||
+                               text[e] == '.'))
                 ++e;
             std::string name;
             for (size_t k = b; k < e; ++k)
-                name += text[k] == '_'
-                            ? '-'
-                            : static_cast<char>(std::tolower(static_cast<unsigned char>(text[k])));
+                name += text[k] == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(text[k])));
             return name;
         }
         pos = eol + 1;
@@ -321,21 +316,17 @@ std::string decode_source(const std::string &path, const std::string &source) {
     int line = 0;
     std::string encoding = declared_encoding(source.substr(begin, 4096), line);
     static const char *const utf8[] = {"utf-8", "utf8", "ascii", "us-ascii"};
-    static const char *const latin1[] = {"latin-1",   "latin1",      "iso-8859-1",
-                                         "iso8859-1", "iso-latin-1", "l1"};
+    static const char *const latin1[] = {"latin-1", "latin1", "iso-8859-1", "iso8859-1", "iso-latin-1", "l1"};
     auto in = [&](const auto &names) {
         for (const char *n : names)
             if (encoding == n) return true;
         return false;
     };
-    bool is_latin1 =
-        in(latin1) || encoding.rfind("latin-1-", 0) == 0 || encoding.rfind("iso-8859-1-", 0) == 0;
+    bool is_latin1 = in(latin1) || encoding.rfind("latin-1-", 0) == 0 || encoding.rfind("iso-8859-1-", 0) == 0;
     if (!encoding.empty() && !is_latin1 && !in(utf8) && encoding.rfind("utf-8-", 0) != 0) {
         Origin origin;
         origin.path = path;
-        syntax_error(
-            origin, line, 0,
-            "unsupported source encoding '" + encoding + "' (tad reads UTF-8 and Latin-1)");
+        syntax_error(origin, line, 0, "unsupported source encoding '" + encoding + "' (tad reads UTF-8 and Latin-1)");
     }
     std::string out;
     out.reserve(source.size() - begin);

@@ -15,14 +15,11 @@ Parser::CallArgs Parser::call_arguments(Pos open, bool allow_genexp) {
         if (accept_op("*")) {
             NodePtr value = expression();
             if (keyword_unpack_seen)
-                fail_at(span(from),
-                        "iterable argument unpacking follows keyword argument unpacking");
-            out.args.push_back(
-                node("Starred", span(from), {{"value", value}, {"ctx", node_noloc("Load")}}));
+                fail_at(span(from), "iterable argument unpacking follows keyword argument unpacking");
+            out.args.push_back(node("Starred", span(from), {{"value", value}, {"ctx", node_noloc("Load")}}));
         } else if (accept_op("**")) {
             NodePtr value = expression();
-            out.keywords.push_back(
-                node("keyword", span(from), {{"arg", ast::NoneValue{}}, {"value", value}}));
+            out.keywords.push_back(node("keyword", span(from), {{"arg", ast::NoneValue{}}, {"value", value}}));
             keyword_unpack_seen = true;
         } else if (at_name() && at_op("=", 1)) {
             std::string arg = take().text;
@@ -39,16 +36,13 @@ Parser::CallArgs Parser::call_arguments(Pos open, bool allow_genexp) {
                 if (!at_op(")")) fail_at(e->loc, "Generator expression must be parenthesized");
                 const Token &close = peek();
                 Loc loc{open.line, open.col, close.end_line, close.end_col};
-                out.args.push_back(
-                    node("GeneratorExp", loc, {{"elt", e}, {"generators", generators}}));
+                out.args.push_back(node("GeneratorExp", loc, {{"elt", e}, {"generators", generators}}));
                 return out;
             }
             if (at_op("=") && e->is("Constant") && describe(*e) != "literal")
                 fail_at(e->loc, "cannot assign to " + describe(*e));
-            if (at_op("="))
-                fail_at(e->loc, "expression cannot contain assignment, perhaps you meant \"==\"?");
-            if (keyword_unpack_seen)
-                fail_at(e->loc, "positional argument follows keyword argument unpacking");
+            if (at_op("=")) fail_at(e->loc, "expression cannot contain assignment, perhaps you meant \"==\"?");
+            if (keyword_unpack_seen) fail_at(e->loc, "positional argument follows keyword argument unpacking");
             if (keyword_seen) fail_at(e->loc, "positional argument follows keyword argument");
             out.args.push_back(e);
         }
@@ -82,8 +76,7 @@ NodePtr Parser::parameters(bool annotated, const char *close) {
         } else if (accept_op("**")) {
             kwarg = parameter(annotated, false);
             if (at_op("=")) fail(peek(), "var-keyword argument cannot have default value");
-            if (accept_op(",") && !at_op(close))
-                fail(peek(), "arguments cannot follow var-keyword argument");
+            if (accept_op(",") && !at_op(close)) fail(peek(), "arguments cannot follow var-keyword argument");
             break;
         } else {
             NodePtr a = parameter(annotated, false);
@@ -92,8 +85,7 @@ NodePtr Parser::parameters(bool annotated, const char *close) {
                 kwonly.push_back(a);
                 kw_defaults.push_back(value);
             } else {
-                if (!value && !defaults.empty())
-                    fail_at(a->loc, "non-default argument follows default argument");
+                if (!value && !defaults.empty()) fail_at(a->loc, "non-default argument follows default argument");
                 if (value) defaults.push_back(value);
                 args.push_back(a);
             }
@@ -119,14 +111,12 @@ NodePtr Parser::parameter(bool annotated, bool star_annotation) {
         Pos star = start();
         if (star_annotation && accept_op("*")) {
             NodePtr value = expression();
-            annotation =
-                node("Starred", span(star), {{"value", value}, {"ctx", node_noloc("Load")}});
+            annotation = node("Starred", span(star), {{"value", value}, {"ctx", node_noloc("Load")}});
         } else {
             annotation = expression();
         }
     }
-    return node("arg", span(from),
-                {{"arg", id}, {"annotation", opt(annotation)}, {"type_comment", ast::NoneValue{}}});
+    return node("arg", span(from), {{"arg", id}, {"annotation", opt(annotation)}, {"type_comment", ast::NoneValue{}}});
 }
 
 }  // namespace tad::frontend

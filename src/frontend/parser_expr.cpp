@@ -88,9 +88,7 @@ NodePtr Parser::expression() {
     return node("IfExp", span(from), {{"test", test}, {"body", body}, {"orelse", orelse}});
 }
 
-NodePtr Parser::yield_or_star_expressions() {
-    return at_word("yield") ? yield_expression() : star_expressions();
-}
+NodePtr Parser::yield_or_star_expressions() { return at_word("yield") ? yield_expression() : star_expressions(); }
 
 NodePtr Parser::yield_expression() {
     Pos from = start();
@@ -123,8 +121,7 @@ NodePtr Parser::disjunction() {
         while (accept_word("and")) operands.push_back(inversion());
         alternatives.push_back(operands.size() == 1
                                    ? operands[0]
-                                   : node("BoolOp", span(and_from),
-                                          {{"op", node_noloc("And")}, {"values", operands}}));
+                                   : node("BoolOp", span(and_from), {{"op", node_noloc("And")}, {"values", operands}}));
     } while (accept_word("or"));
     if (alternatives.size() == 1) return alternatives[0];
     return node("BoolOp", span(from), {{"op", node_noloc("Or")}, {"values", alternatives}});
@@ -161,8 +158,7 @@ NodePtr Parser::inversion() {
         ops.push_back(node_noloc(kind));
         comparators.push_back(binary(0));
     }
-    if (!ops.empty())
-        e = node("Compare", span(from), {{"left", e}, {"ops", ops}, {"comparators", comparators}});
+    if (!ops.empty()) e = node("Compare", span(from), {{"left", e}, {"ops", ops}, {"comparators", comparators}});
     for (auto it = nots.rbegin(); it != nots.rend(); ++it)
         e = node("UnaryOp", span(*it), {{"op", node_noloc("Not")}, {"operand", e}});
     return e;
@@ -176,14 +172,12 @@ NodePtr Parser::binary(int min_level) {
     for (;;) {
         int level = min_level;
         const char *kind = nullptr;
-        while (level < static_cast<int>(kBinaryLevels.size()) &&
-               !(kind = find_op(kBinaryLevels[level], peek())))
+        while (level < static_cast<int>(kBinaryLevels.size()) && !(kind = find_op(kBinaryLevels[level], peek())))
             ++level;
         if (!kind) return left;
         take();
         NodePtr right = binary(level + 1);
-        left =
-            node("BinOp", span(from), {{"left", left}, {"op", node_noloc(kind)}, {"right", right}});
+        left = node("BinOp", span(from), {{"left", left}, {"op", node_noloc(kind)}, {"right", right}});
     }
 }
 
@@ -214,8 +208,7 @@ NodePtr Parser::power() {
     if (!accept_op("**")) return base;
     Nest nest(*this);
     NodePtr exponent = factor();
-    return node("BinOp", span(from),
-                {{"left", base}, {"op", node_noloc("Pow")}, {"right", exponent}});
+    return node("BinOp", span(from), {{"left", base}, {"op", node_noloc("Pow")}, {"right", exponent}});
 }
 
 NodePtr Parser::primary() {
@@ -263,8 +256,7 @@ NodePtr Parser::atom() {
         if (t.text == "{") return brace_atom();
         if (t.text == "...") {
             take();
-            return node("Constant", loc_of(t),
-                        {{"value", ast::EllipsisValue{}}, {"kind", ast::NoneValue{}}});
+            return node("Constant", loc_of(t), {{"value", ast::EllipsisValue{}}, {"kind", ast::NoneValue{}}});
         }
         break;
     default: break;
@@ -284,8 +276,7 @@ NodePtr Parser::paren_atom() {
     }
     NodePtr first = star_named_expression();
     if (at_comprehension()) {
-        if (first->is("Starred"))
-            fail_at(first->loc, "iterable unpacking cannot be used in comprehension");
+        if (first->is("Starred")) fail_at(first->loc, "iterable unpacking cannot be used in comprehension");
         NodeList generators = comprehensions();
         expect_closing(")");
         return node("GeneratorExp", span(from), {{"elt", first}, {"generators", generators}});
@@ -310,8 +301,7 @@ NodePtr Parser::list_atom() {
     if (accept_op("]")) return node("List", span(from), {{"elts", NodeList{}}, {"ctx", load()}});
     NodePtr first = star_named_expression();
     if (at_comprehension()) {
-        if (first->is("Starred"))
-            fail_at(first->loc, "iterable unpacking cannot be used in comprehension");
+        if (first->is("Starred")) fail_at(first->loc, "iterable unpacking cannot be used in comprehension");
         NodeList generators = comprehensions();
         expect_closing("]");
         return node("ListComp", span(from), {{"elt", first}, {"generators", generators}});
@@ -329,8 +319,7 @@ NodePtr Parser::list_atom() {
 NodePtr Parser::brace_atom() {
     Pos from = start();
     take();
-    if (accept_op("}"))
-        return node("Dict", span(from), {{"keys", NodeList{}}, {"values", NodeList{}}});
+    if (accept_op("}")) return node("Dict", span(from), {{"keys", NodeList{}}, {"values", NodeList{}}});
     if (at_op("**")) {
         const Token &star = take();
         NodePtr value = binary(0);
@@ -340,19 +329,17 @@ NodePtr Parser::brace_atom() {
     Pos first_from = start();
     NodePtr first = star_named_expression();
     if (accept_op(":")) {
-        bool bare_walrus = first->is("NamedExpr") && first->loc.line == first_from.line &&
-                           first->loc.col == first_from.col;
+        bool bare_walrus =
+            first->is("NamedExpr") && first->loc.line == first_from.line && first->loc.col == first_from.col;
         if (first->is("Starred") || bare_walrus) fail_at(first->loc, "invalid syntax");
         NodePtr value = expression();
         if (!at_comprehension()) return dict_rest(from, first, value);
         NodeList generators = comprehensions();
         expect_closing("}");
-        return node("DictComp", span(from),
-                    {{"key", first}, {"value", value}, {"generators", generators}});
+        return node("DictComp", span(from), {{"key", first}, {"value", value}, {"generators", generators}});
     }
     if (at_comprehension()) {
-        if (first->is("Starred"))
-            fail_at(first->loc, "iterable unpacking cannot be used in comprehension");
+        if (first->is("Starred")) fail_at(first->loc, "iterable unpacking cannot be used in comprehension");
         NodeList generators = comprehensions();
         expect_closing("}");
         return node("SetComp", span(from), {{"elt", first}, {"generators", generators}});
@@ -385,9 +372,7 @@ NodePtr Parser::dict_rest(Pos from, NodePtr key, NodePtr value) {
     return node("Dict", span(from), {{"keys", keys}, {"values", values}});
 }
 
-bool Parser::at_comprehension() {
-    return at_word("for") || (at_word("async") && at_word("for", 1));
-}
+bool Parser::at_comprehension() { return at_word("for") || (at_word("async") && at_word("for", 1)); }
 
 // for_if_clauses: ('async'? 'for' star_targets 'in' disjunction ('if' disjunction)*)+
 NodeList Parser::comprehensions() {
@@ -401,8 +386,7 @@ NodeList Parser::comprehensions() {
         NodeList ifs;
         while (accept_word("if")) ifs.push_back(disjunction());
         generators.push_back(
-            node_noloc("comprehension",
-                       {{"target", target}, {"iter", iter}, {"ifs", ifs}, {"is_async", is_async}}));
+            node_noloc("comprehension", {{"target", target}, {"iter", iter}, {"ifs", ifs}, {"is_async", is_async}}));
     }
     return generators;
 }
@@ -430,8 +414,7 @@ NodePtr Parser::slice_item() {
     if (!at_op(":")) {
         lower = named_expression();
         if (!at_op(":")) return lower;
-        bool bare_walrus =
-            lower->is("NamedExpr") && lower->loc.line == from.line && lower->loc.col == from.col;
+        bool bare_walrus = lower->is("NamedExpr") && lower->loc.line == from.line && lower->loc.col == from.col;
         if (bare_walrus) fail_invalid(peek());
     }
     take();
@@ -439,8 +422,7 @@ NodePtr Parser::slice_item() {
     NodePtr upper = ends() ? nullptr : expression();
     NodePtr step;
     if (accept_op(":")) step = ends() ? nullptr : expression();
-    return node("Slice", span(from),
-                {{"lower", opt(lower)}, {"upper", opt(upper)}, {"step", opt(step)}});
+    return node("Slice", span(from), {{"lower", opt(lower)}, {"upper", opt(upper)}, {"step", opt(step)}});
 }
 
 NodePtr Parser::call(NodePtr func, Pos from) {

@@ -35,8 +35,8 @@ NodePtr finish_string(StringParts &parts, const Token &first, const Token &last)
 
 // The f-string body of token `t` from `pos`: literal text and fields, up to `end` (depth 0) or up
 // to the '}' closing a format spec (depth 1).
-void Parser::fstring_parts(StringParts &parts, const Token &t, size_t &pos, size_t end, bool raw,
-                           int depth, const Token &first, const Token &last) {
+void Parser::fstring_parts(StringParts &parts, const Token &t, size_t &pos, size_t end, bool raw, int depth,
+                           const Token &first, const Token &last) {
     parts.fstring = true;
     for (;;) {
         bool doubled_brace = false;
@@ -49,14 +49,12 @@ void Parser::fstring_parts(StringParts &parts, const Token &t, size_t &pos, size
         flush_pending(parts, first, last);
         parts.values.push_back(field);
     }
-    if (depth != 0 && (pos >= end || t.text[pos] != '}'))
-        fail_literal(t, "f-string: expecting '}'");
+    if (depth != 0 && (pos >= end || t.text[pos] != '}')) fail_literal(t, "f-string: expecting '}'");
 }
 
 // Literal text up to the next field ('{') or the end; "{{" and "}}" (at depth 0) give one brace
 // and set `doubled_brace`.
-std::string Parser::fstring_literal(const Token &t, size_t &pos, size_t end, bool raw, int depth,
-                                    bool &doubled_brace) {
+std::string Parser::fstring_literal(const Token &t, size_t &pos, size_t end, bool raw, int depth, bool &doubled_brace) {
     const std::string &s = t.text;
     size_t literal_start = pos;
     size_t i = pos;
@@ -66,8 +64,7 @@ std::string Parser::fstring_literal(const Token &t, size_t &pos, size_t end, boo
             ch = s[i++];
             if (ch == 'N') {  // skip "\N{NAME}" so its brace does not open a field
                 if (i < end && s[i++] == '{')
-                    while (i < end && s[i++] != '}') {
-                    }
+                    while (i < end && s[i++] != '}') {}
                 continue;
             }
         }
@@ -76,8 +73,7 @@ std::string Parser::fstring_literal(const Token &t, size_t &pos, size_t end, boo
             if (i < end && s[i] == ch) {
                 pos = i + 1;
                 doubled_brace = true;
-                return raw ? s.substr(literal_start, i - literal_start)
-                           : decode_str(t, literal_start, i);
+                return raw ? s.substr(literal_start, i - literal_start) : decode_str(t, literal_start, i);
             }
             if (ch == '}') fail_literal(t, "f-string: single '}' is not allowed");
         }
@@ -91,8 +87,8 @@ std::string Parser::fstring_literal(const Token &t, size_t &pos, size_t end, boo
 
 // A replacement field at the '{' at `pos`: expression, optional '=', '!conversion' and
 // ':format_spec', then '}'. `debug_text` receives the text a '=' field prints before its value.
-NodePtr Parser::fstring_field(const Token &t, size_t &pos, size_t end, bool raw, int depth,
-                              const Token &first, const Token &last, std::string &debug_text) {
+NodePtr Parser::fstring_field(const Token &t, size_t &pos, size_t end, bool raw, int depth, const Token &first,
+                              const Token &last, std::string &debug_text) {
     const std::string &s = t.text;
     if (depth >= 2) fail_literal(t, "f-string: expressions nested too deeply");
     size_t brace = pos++;
@@ -119,13 +115,11 @@ NodePtr Parser::fstring_field(const Token &t, size_t &pos, size_t end, bool raw,
             if (triple) pos += 2;
             quote = ch;
         } else if (ch == '[' || ch == '{' || ch == '(') {
-            if (brackets.size() >= kMaxFieldNesting)
-                fail_literal(t, "f-string: too many nested parenthesis");
+            if (brackets.size() >= kMaxFieldNesting) fail_literal(t, "f-string: too many nested parenthesis");
             brackets += ch;
         } else if (ch == '#') {
             fail_literal(t, "f-string expression part cannot include '#'");
-        } else if (brackets.empty() &&
-                   (ch == '!' || ch == ':' || ch == '}' || ch == '=' || ch == '>' || ch == '<')) {
+        } else if (brackets.empty() && (ch == '!' || ch == ':' || ch == '}' || ch == '=' || ch == '>' || ch == '<')) {
             char next = pos + 1 < end ? s[pos + 1] : '\0';
             if (next == '=' && ch != ':' && ch != '}') {  // !=, ==, <=, >=
                 ++pos;
@@ -137,16 +131,14 @@ NodePtr Parser::fstring_field(const Token &t, size_t &pos, size_t end, bool raw,
             if (brackets.empty()) fail_literal(t, std::string("f-string: unmatched '") + ch + "'");
             char open = brackets.back();
             brackets.pop_back();
-            if ((open == '(' && ch != ')') || (open == '[' && ch != ']') ||
-                (open == '{' && ch != '}'))
+            if ((open == '(' && ch != ')') || (open == '[' && ch != ']') || (open == '{' && ch != '}'))
                 fail_literal(t, std::string("f-string: closing parenthesis '") + ch +
                                     "' does not match opening parenthesis '" + open + "'");
         }
     }
     size_t expr_end = pos;
     if (quote) fail_literal(t, "f-string: unterminated string");
-    if (!brackets.empty())
-        fail_literal(t, std::string("f-string: unmatched '") + brackets.back() + "'");
+    if (!brackets.empty()) fail_literal(t, std::string("f-string: unmatched '") + brackets.back() + "'");
     auto expect_more = [&] {
         if (pos >= end) fail_literal(t, "f-string: expecting '}'");
     };
@@ -178,8 +170,7 @@ NodePtr Parser::fstring_field(const Token &t, size_t &pos, size_t end, bool raw,
     ++pos;
     if (!debug_text.empty() && !spec && conversion == -1) conversion = 'r';
     Loc loc{first.line, first.col, last.end_line, last.end_col};
-    return node("FormattedValue", loc,
-                {{"value", value}, {"conversion", conversion}, {"format_spec", opt(spec)}});
+    return node("FormattedValue", loc, {{"value", value}, {"conversion", conversion}, {"format_spec", opt(spec)}});
 }
 
 // Parses the field expression s[begin, end) of token `t`, whose '{' is at `brace`, placing its

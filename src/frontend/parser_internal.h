@@ -39,8 +39,8 @@ std::string describe(const ast::Node &e);
 
 // A string being assembled from adjacent literals (CPython's FstringParser state).
 struct StringParts {
-    NodeList values;       // Constant and FormattedValue nodes so far
-    std::string pending;   // literal text not yet made into a Constant
+    NodeList values;  // Constant and FormattedValue nodes so far
+    std::string pending;  // literal text not yet made into a Constant
     bool fstring = false;  // an f-string took part: the result is a JoinedStr
 };
 
@@ -88,8 +88,7 @@ private:
     bool starts_expression(size_t ahead = 0);
     void check_height(const NodePtr &root);
     // Runs `attempt`; on a syntax error (not a lexical one) rewinds and returns false.
-    template <typename F>
-    bool speculate(F attempt);
+    template <typename F> bool speculate(F attempt);
 
     // Targets (parser.cpp).
     void set_context(const NodePtr &e, const char *ctx);
@@ -159,12 +158,11 @@ private:
     std::string decode_str(const Token &t, size_t begin, size_t end);
     std::string decode_bytes(const Token &t, size_t begin, size_t end);
     [[noreturn]] void fail_literal(const Token &t, const std::string &what);
-    void fstring_parts(StringParts &parts, const Token &t, size_t &pos, size_t end, bool raw,
-                       int depth, const Token &first, const Token &last);
-    std::string fstring_literal(const Token &t, size_t &pos, size_t end, bool raw, int depth,
-                                bool &doubled_brace);
-    NodePtr fstring_field(const Token &t, size_t &pos, size_t end, bool raw, int depth,
-                          const Token &first, const Token &last, std::string &debug_text);
+    void fstring_parts(StringParts &parts, const Token &t, size_t &pos, size_t end, bool raw, int depth,
+                       const Token &first, const Token &last);
+    std::string fstring_literal(const Token &t, size_t &pos, size_t end, bool raw, int depth, bool &doubled_brace);
+    NodePtr fstring_field(const Token &t, size_t &pos, size_t end, bool raw, int depth, const Token &first,
+                          const Token &last, std::string &debug_text);
     NodePtr fstring_expression(const Token &t, size_t brace, size_t begin, size_t end);
 
     // Patterns (parser_pattern.cpp).
@@ -194,8 +192,7 @@ private:
     int depth_ = 0;
 };
 
-template <typename F>
-bool Parser::speculate(F attempt) {
+template <typename F> bool Parser::speculate(F attempt) {
     size_t saved = pos_;
     try {
         attempt();

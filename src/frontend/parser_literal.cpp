@@ -118,8 +118,7 @@ Literal split_literal(const std::string &text) {
         lit.raw |= c == 'r';
         lit.fstring |= c == 'f';
     }
-    size_t quotes =
-        text.compare(i, 3, std::string(3, text[i])) == 0 && text.size() - i >= 6 ? 3 : 1;
+    size_t quotes = text.compare(i, 3, std::string(3, text[i])) == 0 && text.size() - i >= 6 ? 3 : 1;
     lit.begin = i + quotes;
     lit.end = text.size() - quotes;
     return lit;
@@ -210,8 +209,7 @@ std::string Parser::decode_bytes(const Token &t, size_t begin, size_t end) {
         }
         if (e == 'x') {
             if (i + 1 >= end || digit_value(s[i]) < 0 || digit_value(s[i + 1]) < 0)
-                fail_literal(t, "(value error) invalid \\x escape at position " +
-                                    std::to_string(i - 2 - begin));
+                fail_literal(t, "(value error) invalid \\x escape at position " + std::to_string(i - 2 - begin));
             out += static_cast<char>(digit_value(s[i]) * 16 + digit_value(s[i + 1]));
             i += 2;
             continue;
@@ -240,14 +238,13 @@ NodePtr Parser::strings() {
             for (size_t k = lit.begin; k < lit.end; ++k)
                 if (static_cast<unsigned char>(t.text[k]) >= 0x80)
                     fail(t, "bytes can only contain ASCII literal characters");
-            bytes += lit.raw ? t.text.substr(lit.begin, lit.end - lit.begin)
-                             : decode_bytes(t, lit.begin, lit.end);
+            bytes += lit.raw ? t.text.substr(lit.begin, lit.end - lit.begin) : decode_bytes(t, lit.begin, lit.end);
         } else if (lit.fstring) {
             size_t pos = lit.begin;
             fstring_parts(parts, t, pos, lit.end, lit.raw, 0, first, last);
         } else {
-            parts.pending += lit.raw ? t.text.substr(lit.begin, lit.end - lit.begin)
-                                     : decode_str(t, lit.begin, lit.end);
+            parts.pending +=
+                lit.raw ? t.text.substr(lit.begin, lit.end - lit.begin) : decode_str(t, lit.begin, lit.end);
         }
     }
     if (bytes_mode) {

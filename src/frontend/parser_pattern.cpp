@@ -166,8 +166,7 @@ NodePtr Parser::name_or_attr() {
     NodePtr e = node("Name", loc_of(t), {{"id", t.text}, {"ctx", node_noloc("Load")}});
     while (accept_op(".")) {
         std::string attr = name();
-        e = node("Attribute", span(from),
-                 {{"value", e}, {"attr", attr}, {"ctx", node_noloc("Load")}});
+        e = node("Attribute", span(from), {{"value", e}, {"attr", attr}, {"ctx", node_noloc("Load")}});
     }
     return e;
 }
@@ -189,11 +188,9 @@ NodePtr Parser::class_pattern(NodePtr cls, Pos from) {
         if (!accept_op(",")) break;
     }
     expect_closing(")");
-    return node("MatchClass", span(from),
-                {{"cls", cls},
-                 {"patterns", positional},
-                 {"kwd_attrs", keyword_names},
-                 {"kwd_patterns", keyword_patterns}});
+    return node(
+        "MatchClass", span(from),
+        {{"cls", cls}, {"patterns", positional}, {"kwd_attrs", keyword_names}, {"kwd_patterns", keyword_patterns}});
 }
 
 // ['-'] NUMBER [('+' | '-') IMAGINARY]: the literals a value pattern may hold.
@@ -214,10 +211,8 @@ NodePtr Parser::signed_number() {
     take();
     if (peek().kind != Tok::Number) fail_invalid(peek());
     NodePtr imaginary = number();
-    if (!is_imaginary(imaginary))
-        fail_at(imaginary->loc, "imaginary number required in complex literal");
-    return node("BinOp", span(from),
-                {{"left", value}, {"op", node_noloc(op)}, {"right", imaginary}});
+    if (!is_imaginary(imaginary)) fail_at(imaginary->loc, "imaginary number required in complex literal");
+    return node("BinOp", span(from), {{"left", value}, {"op", node_noloc(op)}, {"right", imaginary}});
 }
 
 }  // namespace tad::frontend

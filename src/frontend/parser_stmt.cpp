@@ -9,10 +9,9 @@ namespace {
 
 const char *augmented_op(const Token &t) {
     static const std::pair<const char *, const char *> ops[] = {
-        {"+=", "Add"},      {"-=", "Sub"},     {"*=", "Mult"},    {"@=", "MatMult"},
-        {"/=", "Div"},      {"%=", "Mod"},     {"&=", "BitAnd"},  {"|=", "BitOr"},
-        {"^=", "BitXor"},   {"<<=", "LShift"}, {">>=", "RShift"}, {"**=", "Pow"},
-        {"//=", "FloorDiv"}};
+        {"+=", "Add"},     {"-=", "Sub"},    {"*=", "Mult"},     {"@=", "MatMult"}, {"/=", "Div"},
+        {"%=", "Mod"},     {"&=", "BitAnd"}, {"|=", "BitOr"},    {"^=", "BitXor"},  {"<<=", "LShift"},
+        {">>=", "RShift"}, {"**=", "Pow"},   {"//=", "FloorDiv"}};
     if (t.kind != Tok::Op) return nullptr;
     for (const auto &[op, kind] : ops)
         if (t.text == op) return kind;
@@ -98,8 +97,8 @@ NodePtr Parser::expression_statement() {
     NodePtr first = yield_or_star_expressions();
     if (at_op(":")) {
         if (first->is("Tuple") || first->is("List"))
-            fail_at(first->loc, std::string("only single target (not ") +
-                                    (first->is("Tuple") ? "tuple" : "list") + ") can be annotated");
+            fail_at(first->loc, std::string("only single target (not ") + (first->is("Tuple") ? "tuple" : "list") +
+                                    ") can be annotated");
         if (!first->is("Name") && !first->is("Attribute") && !first->is("Subscript"))
             fail_at(first->loc, "illegal target for annotation");
         take();
@@ -108,20 +107,15 @@ NodePtr Parser::expression_statement() {
         set_context(first, "Store");
         int64_t simple = first->is("Name") && !parenthesized ? 1 : 0;
         return node("AnnAssign", span(from),
-                    {{"target", first},
-                     {"annotation", annotation},
-                     {"value", opt(value)},
-                     {"simple", simple}});
+                    {{"target", first}, {"annotation", annotation}, {"value", opt(value)}, {"simple", simple}});
     }
     if (const char *op = augmented_op(peek())) {
         if (!first->is("Name") && !first->is("Attribute") && !first->is("Subscript"))
-            fail_at(first->loc,
-                    "'" + describe(*first) + "' is an illegal expression for augmented assignment");
+            fail_at(first->loc, "'" + describe(*first) + "' is an illegal expression for augmented assignment");
         take();
         NodePtr value = yield_or_star_expressions();
         set_context(first, "Store");
-        return node("AugAssign", span(from),
-                    {{"target", first}, {"op", node_noloc(op)}, {"value", value}});
+        return node("AugAssign", span(from), {{"target", first}, {"op", node_noloc(op)}, {"value", value}});
     }
     if (!at_op("=")) return node("Expr", span(from), {{"value", first}});
     NodeList targets{first};
@@ -129,8 +123,7 @@ NodePtr Parser::expression_statement() {
     NodePtr value = targets.back();
     targets.pop_back();
     for (const NodePtr &target : targets) check_assign_target(target);
-    return node("Assign", span(from),
-                {{"targets", targets}, {"value", value}, {"type_comment", ast::NoneValue{}}});
+    return node("Assign", span(from), {{"targets", targets}, {"value", value}, {"type_comment", ast::NoneValue{}}});
 }
 
 namespace {
@@ -151,8 +144,7 @@ NodePtr Parser::import_statement() {
         while (accept_op(".")) parts.push_back(name());
         Value asname = ast::NoneValue{};
         if (accept_word("as")) asname = name();
-        names.push_back(
-            node("alias", span(alias_from), {{"name", join_dotted(parts)}, {"asname", asname}}));
+        names.push_back(node("alias", span(alias_from), {{"name", join_dotted(parts)}, {"asname", asname}}));
     } while (accept_op(","));
     return node("Import", span(from), {{"names", names}});
 }
@@ -172,8 +164,7 @@ NodePtr Parser::from_import_statement() {
     NodeList names;
     if (at_op("*")) {
         const Token &star = take();
-        names.push_back(node("alias", loc_of(star),
-                             {{"name", std::string("*")}, {"asname", ast::NoneValue{}}}));
+        names.push_back(node("alias", loc_of(star), {{"name", std::string("*")}, {"asname", ast::NoneValue{}}}));
     } else {
         bool parenthesized = accept_op("(");
         do {
@@ -214,8 +205,7 @@ NodeList Parser::block(const std::string &after, int line) {
     }
     take();
     if (peek().kind != Tok::Indent)
-        fail(peek(),
-             "expected an indented block after " + after + " on line " + std::to_string(line));
+        fail(peek(), "expected an indented block after " + after + " on line " + std::to_string(line));
     take();
     while (peek().kind != Tok::Dedent && peek().kind != Tok::End) statement(body);
     take();
@@ -293,12 +283,9 @@ NodePtr Parser::for_statement(Pos from, bool is_async) {
         expect_op(":");
         orelse = block("'else' statement", e.line);
     }
-    return node(is_async ? "AsyncFor" : "For", span(from),
-                {{"target", target},
-                 {"iter", iter},
-                 {"body", body},
-                 {"orelse", orelse},
-                 {"type_comment", ast::NoneValue{}}});
+    return node(
+        is_async ? "AsyncFor" : "For", span(from),
+        {{"target", target}, {"iter", iter}, {"body", body}, {"orelse", orelse}, {"type_comment", ast::NoneValue{}}});
 }
 
 NodePtr Parser::with_statement(Pos from, bool is_async) {
@@ -360,11 +347,9 @@ NodePtr Parser::try_statement() {
             fail(peek(), "expected one or more exception types");
         }
         expect_op(":");
-        NodeList handler_body =
-            block(star ? "'except*' statement" : "'except' statement", except.line);
-        handlers.push_back(
-            node("ExceptHandler", span(handler_from),
-                 {{"type", opt(type)}, {"name", name_value}, {"body", handler_body}}));
+        NodeList handler_body = block(star ? "'except*' statement" : "'except' statement", except.line);
+        handlers.push_back(node("ExceptHandler", span(handler_from),
+                                {{"type", opt(type)}, {"name", name_value}, {"body", handler_body}}));
     }
     NodeList orelse, finalbody;
     if (!handlers.empty() && at_word("else")) {
@@ -378,9 +363,8 @@ NodePtr Parser::try_statement() {
         finalbody = block("'finally' statement", f.line);
     }
     if (handlers.empty() && finalbody.empty()) fail(peek(), "expected 'except' or 'finally' block");
-    return node(
-        star ? "TryStar" : "Try", span(from),
-        {{"body", body}, {"handlers", handlers}, {"orelse", orelse}, {"finalbody", finalbody}});
+    return node(star ? "TryStar" : "Try", span(from),
+                {{"body", body}, {"handlers", handlers}, {"orelse", orelse}, {"finalbody", finalbody}});
 }
 
 NodePtr Parser::function_def(Pos from, bool is_async, NodeList decorators) {
@@ -457,8 +441,7 @@ NodePtr Parser::match_statement() {
                 if (at_op(":")) break;
                 elts.push_back(star_named_expression());
             }
-            first =
-                node("Tuple", span(subject_from), {{"elts", elts}, {"ctx", node_noloc("Load")}});
+            first = node("Tuple", span(subject_from), {{"elts", elts}, {"ctx", node_noloc("Load")}});
         }
         if (!at_op(":") || peek(1).kind != Tok::Newline) fail(peek(), "expected ':'");
         subject = first;
@@ -467,8 +450,7 @@ NodePtr Parser::match_statement() {
     take();
     take();
     if (peek().kind != Tok::Indent)
-        fail(peek(), "expected an indented block after 'match' statement on line " +
-                         std::to_string(keyword.line));
+        fail(peek(), "expected an indented block after 'match' statement on line " + std::to_string(keyword.line));
     take();
     NodeList cases;
     while (peek().kind != Tok::Dedent && peek().kind != Tok::End) cases.push_back(match_case());

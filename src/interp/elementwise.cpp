@@ -13,8 +13,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The op is dispatched once per tile, then one tight loop per lane.
-template <class F>
-void map1(const std::vector<double> &a, std::vector<double> &out, F f) {
+template <class F> void map1(const std::vector<double> &a, std::vector<double> &out, F f) {
     out.resize(a.size());
     for (size_t i = 0; i < a.size(); ++i) out[i] = f(a[i]);
 }
@@ -26,8 +25,7 @@ void map2(const std::vector<double> &a, const std::vector<double> &b, std::vecto
 }
 
 // Integer lanes: an undefined operand gives an undefined result; the op runs on int64.
-template <class F>
-void int1(const std::vector<double> &a, std::vector<double> &out, F f) {
+template <class F> void int1(const std::vector<double> &a, std::vector<double> &out, F f) {
     map1(a, out, [&](double x) {
         int64_t i;
         return int_lane(x, &i) ? static_cast<double>(f(i)) : kNaN;
@@ -92,8 +90,7 @@ void int_binary(OpKind k, ir::DType elem, const std::vector<double> &a, const st
     // -1 is apart because INT64_MIN / -1 overflows.
     case OpKind::Div:
         return int2(a, b, out, [](int64_t x, int64_t y) { return check_divisor(y) == -1 ? wrap_neg(x) : x / y; });
-    case OpKind::Mod:
-        return int2(a, b, out, [](int64_t x, int64_t y) { return check_divisor(y) == -1 ? 0 : x % y; });
+    case OpKind::Mod: return int2(a, b, out, [](int64_t x, int64_t y) { return check_divisor(y) == -1 ? 0 : x % y; });
     case OpKind::Maximum: return int2(a, b, out, [](int64_t x, int64_t y) { return x > y ? x : y; });
     case OpKind::Minimum: return int2(a, b, out, [](int64_t x, int64_t y) { return x < y ? x : y; });
     case OpKind::Lt: return int2(a, b, out, [](int64_t x, int64_t y) { return int64_t(x < y); });
@@ -152,14 +149,18 @@ void int_unary(OpKind k, ir::DType elem, const std::vector<double> &a, std::vect
 }  // namespace
 
 void unary(OpKind k, ir::DType elem, const std::vector<double> &a, std::vector<double> &out) {
-    if (ir::dtype_is_float(elem)) float_unary(k, elem, a, out);
-    else int_unary(k, elem, a, out);
+    if (ir::dtype_is_float(elem))
+        float_unary(k, elem, a, out);
+    else
+        int_unary(k, elem, a, out);
 }
 
 void binary(OpKind k, ir::DType elem, const std::vector<double> &a, const std::vector<double> &b,
             std::vector<double> &out) {
-    if (ir::dtype_is_float(elem)) float_binary(k, elem, a, b, out);
-    else int_binary(k, elem, a, b, out);
+    if (ir::dtype_is_float(elem))
+        float_binary(k, elem, a, b, out);
+    else
+        int_binary(k, elem, a, b, out);
 }
 
 void cast(ir::DType from, ir::DType to, const std::vector<double> &a, std::vector<double> &out) {

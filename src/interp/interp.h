@@ -45,7 +45,7 @@ struct Buffer {
 
 struct Memory {
     std::vector<Buffer> buffers;
-    int add(Buffer b);   // returns the buffer's id
+    int add(Buffer b);  // returns the buffer's id
     Buffer &at(int id);  // TAD_ERR_INVALID_ARGUMENT for an unknown id
 };
 
@@ -63,7 +63,6 @@ struct ArgValue {
 };
 
 // args: one per fn.params, in order. grid: programs per axis (0 on any axis runs none).
-void run(const ir::Function &fn, const std::vector<ArgValue> &args, const std::array<int64_t, 3> &grid,
-         Memory &mem);
+void run(const ir::Function &fn, const std::vector<ArgValue> &args, const std::array<int64_t, 3> &grid, Memory &mem);
 
 }  // namespace tad::interp

@@ -15,8 +15,10 @@ bool broadcast_strides(const Shape &from, const Shape &to, std::vector<int64_t> 
     for (size_t k = 1; k <= from.size(); ++k) {
         const int64_t f = from[from.size() - k];
         const size_t t = to.size() - k;
-        if (f == to[t]) (*strides)[t] = stride;
-        else if (f != 1) return false;
+        if (f == to[t])
+            (*strides)[t] = stride;
+        else if (f != 1)
+            return false;
         stride *= f;
     }
     return true;
@@ -86,11 +88,14 @@ void reduce(ir::OpKind k, const std::vector<double> &in, const Shape &s, int axi
     // Max / Min take a NaN operand over anything (interp.h: undefined lanes stay visible).
     switch (k) {
     case ir::OpKind::ReduceSum:
-        return reduce_middle(in, v, 0.0, [](double a, double b) { return a + b; }, out);
+        return reduce_middle(
+            in, v, 0.0, [](double a, double b) { return a + b; }, out);
     case ir::OpKind::ReduceMax:
-        return reduce_middle(in, v, -inf, [](double a, double b) { return b > a || b != b ? b : a; }, out);
+        return reduce_middle(
+            in, v, -inf, [](double a, double b) { return b > a || b != b ? b : a; }, out);
     default:  // ReduceMin: run() calls this for the three reductions only
-        return reduce_middle(in, v, inf, [](double a, double b) { return b < a || b != b ? b : a; }, out);
+        return reduce_middle(
+            in, v, inf, [](double a, double b) { return b < a || b != b ? b : a; }, out);
     }
 }
 
@@ -107,7 +112,8 @@ void arg_extremum(ir::OpKind k, const std::vector<double> &in, const Shape &s, i
                 undefined = undefined || x != x;
                 if (max ? x > b : x < b) best = j;  // strictly: ties keep the first index
             }
-            out[static_cast<size_t>(o * v.inner + i)] = undefined ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(best);
+            out[static_cast<size_t>(o * v.inner + i)] =
+                undefined ? std::numeric_limits<double>::quiet_NaN() : static_cast<double>(best);
         }
 }
 

@@ -10,8 +10,8 @@ int Memory::add(Buffer b) {
 
 Buffer &Memory::at(int id) {
     if (id < 0 || id >= static_cast<int>(buffers.size()))
-        throw Error(TAD_ERR_INVALID_ARGUMENT,
-                    "interp: no buffer " + std::to_string(id) + " (memory holds " + std::to_string(buffers.size()) + ")");
+        throw Error(TAD_ERR_INVALID_ARGUMENT, "interp: no buffer " + std::to_string(id) + " (memory holds " +
+                                                  std::to_string(buffers.size()) + ")");
     return buffers[id];
 }
 

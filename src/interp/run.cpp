@@ -46,12 +46,12 @@ bool pointer_operand_ok(const ir::Function &fn, const ir::Op &op, size_t k) {
 // What run() derives once from the function, so that the per-program loop does no shape work and,
 // after the first program, no allocation.
 struct Plan {
-    std::vector<Shape> shape;                       // per value
-    std::vector<std::vector<ValueId>> dead_after;   // per op: the values it uses (or defines) last
+    std::vector<Shape> shape;  // per value
+    std::vector<std::vector<ValueId>> dead_after;  // per op: the values it uses (or defines) last
     std::vector<std::vector<ValueId>> dead_per_iteration;  // per for_end: body values it uses last
-    std::vector<std::vector<int64_t>> strides;      // per op: a Broadcast's source strides
+    std::vector<std::vector<int64_t>> strides;  // per op: a Broadcast's source strides
     std::vector<ir::Loop> loops;
-    std::vector<int> loop_at;                       // per op: the loop it begins, or -1
+    std::vector<int> loop_at;  // per op: the loop it begins, or -1
 };
 
 Plan make_plan(const ir::Function &fn) {
@@ -80,7 +80,8 @@ Plan make_plan(const ir::Function &fn) {
         const ir::Op &op = fn.ops[i];
         for (size_t k = 0; k < op.operands.size(); ++k) {
             last[op.operands[k]] = std::max(last[op.operands[k]], last_use_at(op.operands[k], static_cast<int>(i)));
-            if (!pointer_operand_ok(fn, op, k)) bad_ir(fn, i, "operand " + std::to_string(k) + " has the wrong kind (pointer / number)");
+            if (!pointer_operand_ok(fn, op, k))
+                bad_ir(fn, i, "operand " + std::to_string(k) + " has the wrong kind (pointer / number)");
         }
         switch (op.kind) {
         case OpKind::Param:
@@ -103,13 +104,15 @@ Plan make_plan(const ir::Function &fn) {
         case OpKind::ReduceSum:
         case OpKind::ReduceMax:
         case OpKind::ReduceMin:
-            if (op.axis < -1 || op.axis >= static_cast<int>(p.shape[op.operands[0]].size())) bad_ir(fn, i, "axis out of range");
+            if (op.axis < -1 || op.axis >= static_cast<int>(p.shape[op.operands[0]].size()))
+                bad_ir(fn, i, "axis out of range");
             break;
         case OpKind::Load:
         case OpKind::Store:
         case OpKind::AtomicAdd:
             for (size_t k = 1; k < op.operands.size(); ++k)
-                if (p.shape[op.operands[k]] != p.shape[op.operands[0]]) bad_ir(fn, i, "operand shapes differ from the address");
+                if (p.shape[op.operands[k]] != p.shape[op.operands[0]])
+                    bad_ir(fn, i, "operand shapes differ from the address");
             break;
         default: break;
         }
@@ -121,15 +124,15 @@ Plan make_plan(const ir::Function &fn) {
         if (at < 0) continue;
         const int def = fn.values[v].def_op;
         bool body_value_at_end = false;
-        for (const ir::Loop &l : p.loops) body_value_at_end = body_value_at_end || (at == l.end && l.begin < def && def < l.end);
+        for (const ir::Loop &l : p.loops)
+            body_value_at_end = body_value_at_end || (at == l.end && l.begin < def && def < l.end);
         (body_value_at_end ? p.dead_per_iteration : p.dead_after)[at].push_back(static_cast<ValueId>(v));
     }
     return p;
 }
 
 // Join's lanes: a's at even positions, b's at odd ones (the new last dim is the fastest).
-template <class T>
-void interleave(const std::vector<T> &a, const std::vector<T> &b, std::vector<T> &out) {
+template <class T> void interleave(const std::vector<T> &a, const std::vector<T> &b, std::vector<T> &out) {
     out.resize(2 * a.size());
     for (size_t i = 0; i < a.size(); ++i) {
         out[2 * i] = a[i];
@@ -138,8 +141,7 @@ void interleave(const std::vector<T> &a, const std::vector<T> &b, std::vector<T>
 }
 
 // Split's lanes: every other lane of x, from lane `half`.
-template <class T>
-void every_other(const std::vector<T> &x, size_t half, std::vector<T> &out) {
+template <class T> void every_other(const std::vector<T> &x, size_t half, std::vector<T> &out) {
     out.resize(x.size() / 2);
     for (size_t i = 0; i < out.size(); ++i) out[i] = x[2 * i + half];
 }
@@ -153,8 +155,7 @@ double typed_const(double v, DType t) {
 // program body every time the pool settles after the first program and no further allocation happens.
 class Machine {
 public:
-    Machine(const ir::Function &fn, const std::vector<ArgValue> &args, const std::array<int64_t, 3> &grid,
-            Memory &mem)
+    Machine(const ir::Function &fn, const std::vector<ArgValue> &args, const std::array<int64_t, 3> &grid, Memory &mem)
         : fn_(fn), args_(args), grid_(grid), mem_(mem), plan_(make_plan(fn)), vals_(fn.values.size()) {}
 
     void program(const std::array<int64_t, 3> &pid) {
@@ -188,7 +189,8 @@ private:
     // Runs a loop; returns the index of its last structural op.
     size_t run_loop(const ir::Loop &l) {
         const ir::Op &begin = fn_.ops[l.begin];
-        const int64_t lo = scalar_int(begin.operands[0]), hi = scalar_int(begin.operands[1]), step = scalar_int(begin.operands[2]);
+        const int64_t lo = scalar_int(begin.operands[0]), hi = scalar_int(begin.operands[1]),
+                      step = scalar_int(begin.operands[2]);
         if (step <= 0) throw Error(TAD_ERR_INVALID_ARGUMENT, "loop step " + std::to_string(step) + " is not positive");
         const ir::Op &end = fn_.ops[l.end];
         std::vector<Tile> carried(l.args.size());
@@ -196,8 +198,10 @@ private:
         const size_t body = static_cast<size_t>(l.args.empty() ? l.begin : l.args.back()) + 1;
         bool iv_unused = false;
         for (ValueId v : plan_.dead_after[l.begin]) {
-            if (v == begin.result) iv_unused = true;
-            else release(v);  // bounds last used by for_begin
+            if (v == begin.result)
+                iv_unused = true;
+            else
+                release(v);  // bounds last used by for_begin
         }
         for (int64_t iv = lo; iv < hi; iv += step) {
             at_ = static_cast<size_t>(l.begin);
@@ -301,11 +305,9 @@ private:
         case OpKind::AddPtr: return add_ptr(op);
         case OpKind::ReduceSum:
         case OpKind::ReduceMax:
-        case OpKind::ReduceMin:
-            return reduce(op.kind, in(a[0]).num, plan_.shape[a[0]], op.axis, def(op.result).num);
+        case OpKind::ReduceMin: return reduce(op.kind, in(a[0]).num, plan_.shape[a[0]], op.axis, def(op.result).num);
         case OpKind::Argmax:
-        case OpKind::Argmin:
-            return arg_extremum(op.kind, in(a[0]).num, plan_.shape[a[0]], op.axis, def(op.result).num);
+        case OpKind::Argmin: return arg_extremum(op.kind, in(a[0]).num, plan_.shape[a[0]], op.axis, def(op.result).num);
         case OpKind::CumSum: return cumsum(in(a[0]).num, plan_.shape[a[0]], op.axis, op.ival != 0, def(op.result).num);
         case OpKind::Load:
         case OpKind::Store:
@@ -423,9 +425,12 @@ private:
                 fault("out-of-bounds " + kind + " of '" + b.name + "' at element " + std::to_string(at) + " (size " +
                       std::to_string(b.data.size()) + ")");
             double &cell = b.data[at];
-            if (load) res->num[i] = bool_elem && cell == cell ? double(cell != 0) : cell;
-            else if (op.kind == OpKind::Store) cell = val->num[i];
-            else cell += val->num[i];
+            if (load)
+                res->num[i] = bool_elem && cell == cell ? double(cell != 0) : cell;
+            else if (op.kind == OpKind::Store)
+                cell = val->num[i];
+            else
+                cell += val->num[i];
         }
     }
 

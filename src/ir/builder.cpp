@@ -6,8 +6,8 @@ namespace tad::ir {
 
 namespace {
 bool is_compare(OpKind k) {
-    return k == OpKind::Lt || k == OpKind::Le || k == OpKind::Gt || k == OpKind::Ge ||
-           k == OpKind::Eq || k == OpKind::Ne;
+    return k == OpKind::Lt || k == OpKind::Le || k == OpKind::Gt || k == OpKind::Ge || k == OpKind::Eq ||
+           k == OpKind::Ne;
 }
 }  // namespace
 
@@ -114,9 +114,7 @@ ValueId Builder::binary(OpKind k, ValueId a, ValueId b) {
 
 ValueId Builder::unary(OpKind k, ValueId a) { return append(Op{k, {a}}, f_.type(a)); }
 
-ValueId Builder::where(ValueId c, ValueId a, ValueId b) {
-    return append(Op{OpKind::Where, {c, a, b}}, f_.type(a));
-}
+ValueId Builder::where(ValueId c, ValueId a, ValueId b) { return append(Op{OpKind::Where, {c, a, b}}, f_.type(a)); }
 
 ValueId Builder::rand(ValueId seed, ValueId offsets) {
     return append(Op{OpKind::Rand, {seed, offsets}}, f_.type(offsets).with_elem(DType::F32));

@@ -35,11 +35,11 @@ namespace tad::ir {
 
 enum class DType { I1, I32, I64, F16, BF16, F32, F64 };
 
-const char *dtype_name(DType t);         // "f32"
-const char *dtype_triton(DType t);       // "tl.float32"
-const char *dtype_torch(DType t);        // "float32"
+const char *dtype_name(DType t);  // "f32"
+const char *dtype_triton(DType t);  // "tl.float32"
+const char *dtype_torch(DType t);  // "float32"
 bool dtype_is_float(DType t);
-int dtype_rank(DType t);                 // promotion order within ints / within floats
+int dtype_rank(DType t);  // promotion order within ints / within floats
 bool dtype_from_torch(const std::string &name, DType *out);  // "float16" -> F16
 
 struct Dim {
@@ -56,11 +56,11 @@ struct Type {
     bool is_float() const { return !is_ptr && dtype_is_float(elem); }
     size_t rank() const { return shape.size(); }
     int64_t numel() const;
-    Type with_elem(DType e) const;       // same shape, non-pointer element e
+    Type with_elem(DType e) const;  // same shape, non-pointer element e
     Type with_shape(std::vector<Dim> s) const;
     bool same_shape(const Type &o) const;  // dims compared by value
     bool operator==(const Type &o) const;
-    std::string str() const;             // "f32[BLOCK_SIZE]", "ptr<f16>", "i1[BLOCK_M,BLOCK_N]"
+    std::string str() const;  // "f32[BLOCK_SIZE]", "ptr<f16>", "i1[BLOCK_M,BLOCK_N]"
 };
 
 using ValueId = int;
@@ -74,51 +74,92 @@ struct SrcLoc {
 
 enum class OpKind {
     // Leaves.
-    Param,        // function parameter `index` (pointers and runtime scalars)
-    Const,        // scalar constant `fval`; `name` set when it is a constexpr the emitter spells by name
-    ProgramId,    // tl.program_id(axis)
+    Param,  // function parameter `index` (pointers and runtime scalars)
+    Const,  // scalar constant `fval`; `name` set when it is a constexpr the emitter spells by name
+    ProgramId,  // tl.program_id(axis)
     NumPrograms,  // tl.num_programs(axis)
-    Arange,       // tl.arange(start=ival, end=ival2): i32[end-start]
+    Arange,  // tl.arange(start=ival, end=ival2): i32[end-start]
     // Shape.
-    Broadcast,    // operand 0 to result shape (numpy rules)
-    ExpandDims,   // insert a dim of size 1 at `axis`
-    Trans,        // swap the two dims of a 2-D tile
-    Reshape,      // to the result shape, keeping the row-major order of the elements
-    Join,         // tl.join(a, b): a new last dim of size 2 holding a at index 0 and b at index 1
-    Split,        // half `ival` (0 or 1) of a tile whose last dim is 2 (tl.split), without that dim
+    Broadcast,  // operand 0 to result shape (numpy rules)
+    ExpandDims,  // insert a dim of size 1 at `axis`
+    Trans,  // swap the two dims of a 2-D tile
+    Reshape,  // to the result shape, keeping the row-major order of the elements
+    Join,  // tl.join(a, b): a new last dim of size 2 holding a at index 0 and b at index 1
+    Split,  // half `ival` (0 or 1) of a tile whose last dim is 2 (tl.split), without that dim
     // Elementwise, same-shape operands.
-    Add, Sub, Mul, Div, Mod, Maximum, Minimum,
-    Pow,                     // a ** b for floats (libdevice.pow)
-    Lt, Le, Gt, Ge, Eq, Ne,  // -> i1
-    And, Or, Xor,            // bitwise on integers, logical on i1
-    Neg, Not,
-    Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Sigmoid, Abs, Erf, Tanh, Sin, Cos,
-    Log1p, Expm1, Tan, Atan, Sinh, Cosh, Asin, Acos,
-    Floor, Ceil,
-    Where,        // select(cond, a, b)
-    Rand,         // tl.rand(seed, offsets): uniform f32 in [0, 1) per lane; the interpreter uses its own
-                  // generator (checks compare a kernel with itself), the GPU uses Triton's Philox
-    Cast,         // to result element type; with a second operand: to that value's dtype at run time
-                  // (the emitted code says `x.to(like.dtype)`, so it stays right for other dtypes)
-    AddPtr,       // pointer + integer offset (in elements)
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Maximum,
+    Minimum,
+    Pow,  // a ** b for floats (libdevice.pow)
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,  // -> i1
+    And,
+    Or,
+    Xor,  // bitwise on integers, logical on i1
+    Neg,
+    Not,
+    Exp,
+    Exp2,
+    Log,
+    Log2,
+    Sqrt,
+    Rsqrt,
+    Sigmoid,
+    Abs,
+    Erf,
+    Tanh,
+    Sin,
+    Cos,
+    Log1p,
+    Expm1,
+    Tan,
+    Atan,
+    Sinh,
+    Cosh,
+    Asin,
+    Acos,
+    Floor,
+    Ceil,
+    Where,  // select(cond, a, b)
+    Rand,  // tl.rand(seed, offsets): uniform f32 in [0, 1) per lane; the interpreter uses its own
+    // generator (checks compare a kernel with itself), the GPU uses Triton's Philox
+    Cast,  // to result element type; with a second operand: to that value's dtype at run time
+    // (the emitted code says `x.to(like.dtype)`, so it stays right for other dtypes)
+    AddPtr,  // pointer + integer offset (in elements)
     // Reductions over `axis` (-1: all dims, giving a scalar); `keep_dims` keeps a size-1 dim.
-    ReduceSum, ReduceMax, ReduceMin,
+    ReduceSum,
+    ReduceMax,
+    ReduceMin,
     // The index (i32) of the first max / min along `axis` (a dim; `keep_dims` as above).
-    Argmax, Argmin,
+    Argmax,
+    Argmin,
     // Inclusive prefix sum along `axis`; `ival` = 1 sums from the end (tl.cumsum's reverse=True).
     CumSum,
     // Matrix product of 2-D tiles [M, K] x [K, N] -> [M, N] in the result's element type; `name`
     // is the input precision ("" = Triton's default, "ieee", "tf32", "tf32x3").
     Dot,
     // Memory. Operands: ptr[, mask[, other]] for Load; ptr, value[, mask] for Store / AtomicAdd.
-    Load, Store, AtomicAdd,
+    Load,
+    Store,
+    AtomicAdd,
     // tl.debug_barrier(), no operands: every thread of the program arrives before any goes on, and
     // then sees the global memory writes the others made before it. A tile's elements may be held
     // by different threads in different ops, so a program writing an address it read (or wrote)
     // through another op needs one in between.
     Barrier,
     // Loops (see above). ForBegin's `name` is the iterator's spelling: "range" or "tl.range".
-    ForBegin, LoopArg, ForEnd, LoopResult,
+    ForBegin,
+    LoopArg,
+    ForEnd,
+    LoopResult,
 };
 
 const char *op_name(OpKind k);  // "add", "reduce_sum", ...
@@ -135,7 +176,7 @@ struct Op {
     bool has_other = false;
     double fval = 0.0;
     int64_t ival = 0, ival2 = 0;
-    std::string name;      // Const: constexpr name; AtomicAdd: memory semantics ("relaxed")
+    std::string name;  // Const: constexpr name; AtomicAdd: memory semantics ("relaxed")
     SrcLoc loc;
 };
 
@@ -149,8 +190,8 @@ struct Param {
 
 struct ValueInfo {
     Type type;
-    int def_op = -1;       // index into Function::ops
-    std::string name;      // the source variable it was bound to, if any ("x", "mean")
+    int def_op = -1;  // index into Function::ops
+    std::string name;  // the source variable it was bound to, if any ("x", "mean")
 };
 
 // A constexpr parameter of the kernel: kept in the signature so the emitted code stays symbolic.
@@ -191,8 +232,8 @@ public:
     ValueId expand_dims(ValueId v, int axis);
     ValueId trans(ValueId v);
     ValueId reshape(ValueId v, std::vector<Dim> shape);  // same element count
-    ValueId join(ValueId a, ValueId b);                  // operands of one type
-    ValueId split(ValueId v, int index);                 // v's last dim is 2; index 0 or 1
+    ValueId join(ValueId a, ValueId b);  // operands of one type
+    ValueId split(ValueId v, int index);  // v's last dim is 2; index 0 or 1
     ValueId dot(ValueId a, ValueId b, DType out, const std::string &precision);
     ValueId binary(OpKind k, ValueId a, ValueId b);  // operands must already agree in type
     ValueId unary(OpKind k, ValueId a);
@@ -224,7 +265,7 @@ private:
 // The loops of a function: op indices of each loop's structural ops, outermost first in source
 // order. `parent` is the enclosing loop's index in the result, -1 at top level.
 struct Loop {
-    int begin = -1, end = -1;       // for_begin / for_end op indices
+    int begin = -1, end = -1;  // for_begin / for_end op indices
     std::vector<int> args, results;  // loop_arg / loop_result op indices, in carried order
     int parent = -1;
 };

@@ -32,7 +32,8 @@ std::vector<Loop> loops(const Function &f, std::string *problem) {
         case OpKind::ForEnd: {
             if (open.empty()) return bad(i, "without for_begin");
             Loop &l = out[open.back()];
-            if (op.operands.size() != l.args.size()) return bad(i, "yields a different number of values than the loop carries");
+            if (op.operands.size() != l.args.size())
+                return bad(i, "yields a different number of values than the loop carries");
             l.end = static_cast<int>(i);
             open.pop_back();
             break;
@@ -53,7 +54,8 @@ std::vector<Loop> loops(const Function &f, std::string *problem) {
     }
     if (!open.empty()) return bad(static_cast<size_t>(out[open.back()].begin), "never closed");
     for (size_t k = 0; k < out.size(); ++k)
-        if (out[k].results.size() != out[k].args.size()) return bad(static_cast<size_t>(out[k].end), "missing loop_result ops");
+        if (out[k].results.size() != out[k].args.size())
+            return bad(static_cast<size_t>(out[k].end), "missing loop_result ops");
     return out;
 }
 

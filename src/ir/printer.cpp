@@ -97,8 +97,7 @@ std::string print(const Function &f) {
         const Param &p = f.params[i];
         os << (i ? ", " : "") << p.name << ": " << f.type(p.value).str();
     }
-    for (const Constexpr &c : f.constexprs)
-        os << ", " << c.name << ": constexpr = " << c.literal;
+    for (const Constexpr &c : f.constexprs) os << ", " << c.name << ": constexpr = " << c.literal;
     os << ") {\n";
     int depth = 1;
     for (const Op &op : f.ops) {
@@ -122,9 +121,7 @@ std::string print(const Function &f) {
         case OpKind::ReduceMax:
         case OpKind::ReduceMin:
         case OpKind::Argmax:
-        case OpKind::Argmin:
-            os << " axis=" << op.axis << (op.keep_dims ? " keep_dims" : "");
-            break;
+        case OpKind::Argmin: os << " axis=" << op.axis << (op.keep_dims ? " keep_dims" : ""); break;
         case OpKind::CumSum: os << " axis=" << op.axis << (op.ival ? " reverse" : ""); break;
         case OpKind::Split: os << " #" << op.ival; break;
         case OpKind::Load:

@@ -43,9 +43,7 @@ const char *dtype_torch(DType t) {
     return "?";
 }
 
-bool dtype_is_float(DType t) {
-    return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64;
-}
+bool dtype_is_float(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64; }
 
 int dtype_rank(DType t) {
     switch (t) {
@@ -62,10 +60,9 @@ int dtype_rank(DType t) {
 
 bool dtype_from_torch(const std::string &name, DType *out) {
     static const std::pair<const char *, DType> table[] = {
-        {"bool", DType::I1},      {"int32", DType::I32},      {"int64", DType::I64},
-        {"float16", DType::F16},  {"bfloat16", DType::BF16},  {"float32", DType::F32},
-        {"float64", DType::F64},  {"int16", DType::I32},      {"int8", DType::I32},
-        {"uint8", DType::I32},
+        {"bool", DType::I1},       {"int32", DType::I32},   {"int64", DType::I64},   {"float16", DType::F16},
+        {"bfloat16", DType::BF16}, {"float32", DType::F32}, {"float64", DType::F64}, {"int16", DType::I32},
+        {"int8", DType::I32},      {"uint8", DType::I32},
     };
     for (const auto &e : table)
         if (name == e.first) {
@@ -101,9 +98,7 @@ bool Type::same_shape(const Type &o) const {
     return true;
 }
 
-bool Type::operator==(const Type &o) const {
-    return elem == o.elem && is_ptr == o.is_ptr && same_shape(o);
-}
+bool Type::operator==(const Type &o) const { return elem == o.elem && is_ptr == o.is_ptr && same_shape(o); }
 
 std::string Type::str() const {
     std::string s = is_ptr ? std::string("ptr<") + dtype_name(elem) + ">" : dtype_name(elem);
@@ -122,12 +117,18 @@ bool broadcast_shapes(const std::vector<Dim> &a, const std::vector<Dim> &b, std:
     for (size_t i = 0; i < n; ++i) {
         const Dim *da = i < n - a.size() ? nullptr : &a[i - (n - a.size())];
         const Dim *db = i < n - b.size() ? nullptr : &b[i - (n - b.size())];
-        if (!da) r[i] = *db;
-        else if (!db) r[i] = *da;
-        else if (da->value == db->value) r[i] = da->expr.size() <= db->expr.size() ? *da : *db;
-        else if (da->value == 1) r[i] = *db;
-        else if (db->value == 1) r[i] = *da;
-        else return false;
+        if (!da)
+            r[i] = *db;
+        else if (!db)
+            r[i] = *da;
+        else if (da->value == db->value)
+            r[i] = da->expr.size() <= db->expr.size() ? *da : *db;
+        else if (da->value == 1)
+            r[i] = *db;
+        else if (db->value == 1)
+            r[i] = *da;
+        else
+            return false;
     }
     *out = std::move(r);
     return true;

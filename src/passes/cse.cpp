@@ -9,7 +9,8 @@ namespace {
 using Key = std::tuple<int, std::vector<ir::ValueId>, int, bool, double, int64_t, int64_t, std::string, std::string>;
 
 bool structural(ir::OpKind k) {
-    return k == ir::OpKind::ForBegin || k == ir::OpKind::LoopArg || k == ir::OpKind::ForEnd || k == ir::OpKind::LoopResult;
+    return k == ir::OpKind::ForBegin || k == ir::OpKind::LoopArg || k == ir::OpKind::ForEnd ||
+           k == ir::OpKind::LoopResult;
 }
 
 bool mergeable(ir::OpKind k) {
@@ -77,8 +78,8 @@ ir::Function dce(const ir::Function &f) {
             continue;
         }
         const ir::Op &op = f.ops[i];
-        bool effect = op.kind == ir::OpKind::Store || op.kind == ir::OpKind::AtomicAdd || op.kind == ir::OpKind::Barrier ||
-                      op.kind == ir::OpKind::Param ||
+        bool effect = op.kind == ir::OpKind::Store || op.kind == ir::OpKind::AtomicAdd ||
+                      op.kind == ir::OpKind::Barrier || op.kind == ir::OpKind::Param ||
                       op.kind == ir::OpKind::ForBegin || op.kind == ir::OpKind::LoopArg;
         if (!effect && !(op.result != ir::kNoValue && live[op.result])) continue;
         keep[i] = true;

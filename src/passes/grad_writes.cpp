@@ -59,7 +59,8 @@ bool same_term(const ir::Function &f, ValueId a, ValueId b, std::vector<std::pai
         return true;
     }
     if (x.kind != y.kind || x.operands.size() != y.operands.size() || x.kind == OpKind::Load) return false;
-    if (x.axis != y.axis || x.fval != y.fval || x.ival != y.ival || x.ival2 != y.ival2 || x.name != y.name) return false;
+    if (x.axis != y.axis || x.fval != y.fval || x.ival != y.ival || x.ival2 != y.ival2 || x.name != y.name)
+        return false;
     for (size_t i = 0; i < x.operands.size(); ++i)
         if (!same_term(f, x.operands[i], y.operands[i], guards)) return false;
     return true;
@@ -73,8 +74,10 @@ bool same_terms(const ir::Function &f, std::vector<ValueId> a, std::vector<Value
     std::sort(b.begin(), b.end());
     for (ValueId t : a) {
         auto it = std::find(b.begin(), b.end(), t);
-        if (it != b.end()) b.erase(it);
-        else ra.push_back(t);
+        if (it != b.end())
+            b.erase(it);
+        else
+            ra.push_back(t);
     }
     for (size_t i = 0; i < ra.size(); ++i)
         if (!same_term(f, ra[i], b[i], guards)) return false;
@@ -126,7 +129,8 @@ std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, con
             if (!f.type(op.operands[0]).same_shape(f.type(loads[0]->operands[0]))) continue;
             std::vector<std::pair<std::string, std::string>> guards;
             if (!same_terms(f, la.terms, sa.terms, guards)) continue;
-            plan[p] = GradWrite{GradWrite::Store, sa.base, guards, !per_program(f, op.has_mask ? op.operands[2] : ir::kNoValue)};
+            plan[p] = GradWrite{GradWrite::Store, sa.base, guards,
+                                !per_program(f, op.has_mask ? op.operands[2] : ir::kNoValue)};
             break;
         }
     }

@@ -9,7 +9,8 @@ namespace {
 // loop_arg is being resolved. No parameter has this name.
 const std::string kSelf = "\x01self";
 
-std::string base_of(const ir::Function &f, const std::vector<ir::Loop> &loops, ir::ValueId p, std::set<ir::ValueId> &open) {
+std::string base_of(const ir::Function &f, const std::vector<ir::Loop> &loops, ir::ValueId p,
+                    std::set<ir::ValueId> &open) {
     const ir::Op &op = f.def(p);
     switch (op.kind) {
     case ir::OpKind::Param: return op.name;
@@ -39,7 +40,6 @@ std::string base_of(const ir::Function &f, const std::vector<ir::Loop> &loops, i
     default: return "";
     }
 }
-
 
 // Whether value v changes between iterations of loop l: it is l's own loop argument or iterator, or
 // it is computed inside l from such a value.
@@ -77,10 +77,11 @@ MemoryParams memory_params(const ir::Function &f) {
         std::string base = base_in(f, loops, op.operands[0]);
         // An access whose buffer is unknown would take no part in differentiation: refuse it.
         if (base.empty())
-            fail(TAD_ERR_UNSUPPORTED, where(f.source_path, op.loc.line, op.loc.col) + ": unsupported construct '" + ir::op_name(op.kind) +
-                                          "' through a pointer computed by '" + ir::op_name(f.def(op.operands[0]).kind) +
-                                          "'; tad follows a pointer into one kernel parameter through +, broadcasts, tl.where "
-                                          "between two pointers into it, and loops that keep it in that buffer");
+            fail(TAD_ERR_UNSUPPORTED,
+                 where(f.source_path, op.loc.line, op.loc.col) + ": unsupported construct '" + ir::op_name(op.kind) +
+                     "' through a pointer computed by '" + ir::op_name(f.def(op.operands[0]).kind) +
+                     "'; tad follows a pointer into one kernel parameter through +, broadcasts, tl.where "
+                     "between two pointers into it, and loops that keep it in that buffer");
         Access a{static_cast<int>(i), op.kind, base, op.operands[0]};
         for (size_t l = 0; l < loops.size(); ++l)  // loops come outermost first: the last match is innermost
             if (loops[l].begin < a.op && a.op < loops[l].end) a.loop = static_cast<int>(l);

@@ -44,12 +44,12 @@ std::string pointer_base(const ir::Function &f, ir::ValueId p);
 
 // One load, store or atomic add of a kernel, in op order.
 struct Access {
-    int op = -1;             // index in f.ops
-    ir::OpKind kind{};       // Load, Store or AtomicAdd
-    std::string param;       // the pointer parameter it addresses
+    int op = -1;  // index in f.ops
+    ir::OpKind kind{};  // Load, Store or AtomicAdd
+    std::string param;  // the pointer parameter it addresses
     ir::ValueId ptr = ir::kNoValue;
-    int loop = -1;           // the innermost loop holding it (index into ir::loops(f)), -1: none
-    bool varies = false;     // its address changes from one iteration of that loop to the next
+    int loop = -1;  // the innermost loop holding it (index into ir::loops(f)), -1: none
+    bool varies = false;  // its address changes from one iteration of that loop to the next
 };
 
 // The pointer parameters a kernel loads from, stores (or atomically adds) to, atomically adds to,

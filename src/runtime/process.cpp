@@ -83,8 +83,7 @@ std::string resolve_program(const std::string &name, const std::string &path_var
         std::string dir = path.substr(start, end - start);
         std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
         struct stat st;
-        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-            ::access(candidate.c_str(), X_OK) == 0)
+        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
             return candidate;
         start = end + 1;
     }
@@ -97,8 +96,8 @@ int remaining_ms(Clock::time_point deadline) {
 }
 
 Clock::time_point deadline_after(double seconds) {
-    return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                              std::chrono::duration<double>(std::min(seconds, 1e9)));
+    return Clock::now() +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::min(seconds, 1e9)));
 }
 
 // Blocks SIGPIPE in this thread while writing to a pipe whose reader may be gone, and takes back a
@@ -117,8 +116,7 @@ public:
     void swallow() {
         if (was_pending_) return;
         struct timespec zero = {0, 0};
-        while (sigtimedwait(&set_, nullptr, &zero) < 0 && errno == EINTR) {
-        }
+        while (sigtimedwait(&set_, nullptr, &zero) < 0 && errno == EINTR) {}
     }
 
 private:
@@ -181,8 +179,7 @@ Process::Process(const ProcessOptions &options) {
     exec_write.reset();
     int err = 0;
     ssize_t n;
-    while ((n = ::read(exec_read.fd, &err, sizeof err)) < 0 && errno == EINTR) {
-    }
+    while ((n = ::read(exec_read.fd, &err, sizeof err)) < 0 && errno == EINTR) {}
     if (n == static_cast<ssize_t>(sizeof err)) {
         reap();
         fail(TAD_ERR_WORKER, os_error("cannot start '" + options.argv[0] + "'", err));
@@ -259,8 +256,7 @@ std::optional<ExitStatus> Process::exited() {
         // it started (compilers, ...) goes with it.
         siginfo_t info;
         std::memset(&info, 0, sizeof info);
-        if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-            info.si_pid == pid_) {
+        if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_) {
             ::kill(-pid_, SIGKILL);
             reap();
         }
@@ -270,8 +266,7 @@ std::optional<ExitStatus> Process::exited() {
 
 ExitStatus Process::wait(double timeout_s) {
     auto deadline = deadline_after(timeout_s);
-    while (!exited() && Clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    while (!exited() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     kill();
     return *status_;
 }
@@ -285,15 +280,16 @@ void Process::kill() {
 void Process::reap() {
     int st = 0;
     pid_t r;
-    while ((r = ::waitpid(pid_, &st, 0)) < 0 && errno == EINTR) {
-    }
+    while ((r = ::waitpid(pid_, &st, 0)) < 0 && errno == EINTR) {}
     ExitStatus s;
     if (r != pid_) {  // reaped elsewhere (SIGCHLD ignored by the host): the status is unknown
         status_ = s;
         return;
     }
-    if (WIFSIGNALED(st)) s.signal = WTERMSIG(st);
-    else s.code = WEXITSTATUS(st);
+    if (WIFSIGNALED(st))
+        s.signal = WTERMSIG(st);
+    else
+        s.code = WEXITSTATUS(st);
     status_ = s;
 }
 

@@ -18,7 +18,7 @@ struct ProcessOptions {
 };
 
 struct ExitStatus {
-    int code = -1;   // exit code, or -1 when a signal ended the child
+    int code = -1;  // exit code, or -1 when a signal ended the child
     int signal = 0;  // the signal that ended it, or 0
     std::string describe() const;  // "code 1" or "signal 9"
 };

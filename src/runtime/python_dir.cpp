@@ -8,9 +8,7 @@
 namespace tad {
 
 namespace {
-bool has_worker(const std::string &dir) {
-    return ::access((dir + "/tad_worker.py").c_str(), R_OK) == 0;
-}
+bool has_worker(const std::string &dir) { return ::access((dir + "/tad_worker.py").c_str(), R_OK) == 0; }
 
 // The directory of the binary holding this code (libtad.so, or an executable linking it).
 std::string own_directory() {

@@ -46,8 +46,7 @@ std::string stderr_tail(const std::string &path) {
     std::vector<std::string> lines;
     for (std::string line; std::getline(rest, line);) lines.push_back(line);
     if (marker != std::string::npos) lines.erase(lines.begin());
-    while (!lines.empty() && lines.back().find_first_not_of(" \t\r") == std::string::npos)
-        lines.pop_back();
+    while (!lines.empty() && lines.back().find_first_not_of(" \t\r") == std::string::npos) lines.pop_back();
     std::string tail;
     for (size_t i = lines.size() > kTailLines ? lines.size() - kTailLines : 0; i < lines.size(); ++i)
         tail += (tail.empty() ? "" : "\n") + lines[i];
@@ -91,9 +90,10 @@ void Worker::start() {
         log << kStartMarker << "\n";
     }
     ProcessOptions p;
-    p.argv = {options_.python, dir + "/tad_worker.py", "--mode", options_.mode, "--device",
-              std::to_string(options_.device)};
-    p.env = {{"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONUNBUFFERED", "1"},
+    p.argv = {options_.python, dir + "/tad_worker.py",         "--mode", options_.mode,
+              "--device",      std::to_string(options_.device)};
+    p.env = {{"PYTHONDONTWRITEBYTECODE", "1"},
+             {"PYTHONUNBUFFERED", "1"},
              {"PYTHONFAULTHANDLER", "1"}};  // a crash in native code leaves a traceback on stderr
     p.env.insert(p.env.end(), options_.env.begin(), options_.env.end());
     p.stderr_path = log_path_;
@@ -106,21 +106,18 @@ void Worker::start() {
     }
 }
 
-Json Worker::request(const std::string &cmd, Json args, const ProgressFn &progress,
-                     double timeout_s) {
+Json Worker::request(const std::string &cmd, Json args, const ProgressFn &progress, double timeout_s) {
     start();
-    return exchange(cmd, std::move(args), progress,
-                    timeout_s > 0 ? timeout_s : options_.request_timeout_s);
+    return exchange(cmd, std::move(args), progress, timeout_s > 0 ? timeout_s : options_.request_timeout_s);
 }
 
-Json Worker::exchange(const std::string &cmd, Json args, const ProgressFn &progress,
-                      double timeout_s) {
+Json Worker::exchange(const std::string &cmd, Json args, const ProgressFn &progress, double timeout_s) {
     if (!args.is_object()) fail(TAD_ERR_INVALID_ARGUMENT, "worker request arguments must be an object");
     long long id = ++next_id_;
     args.set("id", static_cast<int64_t>(id));
     args.set("cmd", cmd);
-    auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(timeout_s));
+    auto deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
     std::string timeout_message =
         "worker did not answer '" + cmd + "' within " + seconds_text(timeout_s) + " s; killed";
 
@@ -140,12 +137,12 @@ Json Worker::exchange(const std::string &cmd, Json args, const ProgressFn &progr
         try {
             reply = Json::parse(line, "worker reply");
         } catch (const Error &) {
-            abandon(TAD_ERR_WORKER, "worker wrote a line that is not JSON during '" + cmd +
-                                        "': " + line.substr(0, 200) + "; killed");
+            abandon(TAD_ERR_WORKER,
+                    "worker wrote a line that is not JSON during '" + cmd + "': " + line.substr(0, 200) + "; killed");
         }
         if (!reply.is_object() || reply.int_or("id", -1) != id)
-            abandon(TAD_ERR_WORKER, "worker answered out of turn during '" + cmd + "': " +
-                                        line.substr(0, 200) + "; killed");
+            abandon(TAD_ERR_WORKER,
+                    "worker answered out of turn during '" + cmd + "': " + line.substr(0, 200) + "; killed");
         if (JsonRef p = reply.get("progress"); p.is_object()) {
             if (progress && !progress(p.str_or("message", ""), p.num_or("fraction", -1)))
                 abandon(TAD_ERR_CANCELLED, "'" + cmd + "' was cancelled; worker killed");
@@ -160,8 +157,8 @@ Json Worker::exchange(const std::string &cmd, Json args, const ProgressFn &progr
         if (reply.bool_or("ok", false)) return Json::copy(reply.get("result"));
         JsonRef error = reply.get("error");
         std::string kind = error.str_or("kind", "exception");
-        throw WorkerError(kind == "no_gpu" ? TAD_ERR_NO_GPU : TAD_ERR_WORKER, kind,
-                          error.str_or("message", ""), error.str_or("traceback", ""));
+        throw WorkerError(kind == "no_gpu" ? TAD_ERR_NO_GPU : TAD_ERR_WORKER, kind, error.str_or("message", ""),
+                          error.str_or("traceback", ""));
     }
 }
 
@@ -185,8 +182,7 @@ void Worker::stop() {
     Json shutdown = Json::object();
     shutdown.set("id", static_cast<int64_t>(++next_id_));
     shutdown.set("cmd", "shutdown");
-    if (process_->write_line(shutdown.dump(), kShutdownGrace_s) == Process::Io::ok)
-        process_->wait(kShutdownGrace_s);
+    if (process_->write_line(shutdown.dump(), kShutdownGrace_s) == Process::Io::ok) process_->wait(kShutdownGrace_s);
     process_.reset();
     hello_ = Json();
 }

@@ -18,12 +18,12 @@ class Process;
 
 struct WorkerOptions {
     std::string python = "python3";
-    std::string mode = "auto";        // "cpu" | "gpu" | "auto"
-    int device = 0;                   // CUDA device index
-    double startup_timeout_s = 120;   // to import torch and triton and answer 'hello'
-    double request_timeout_s = 600;   // limit of a request that names none
-    std::string log_path;             // the worker's stderr, appended; empty: a temporary file
-    std::string python_dir;           // where tad_worker.py lives; empty: python_dir()
+    std::string mode = "auto";  // "cpu" | "gpu" | "auto"
+    int device = 0;  // CUDA device index
+    double startup_timeout_s = 120;  // to import torch and triton and answer 'hello'
+    double request_timeout_s = 600;  // limit of a request that names none
+    std::string log_path;  // the worker's stderr, appended; empty: a temporary file
+    std::string python_dir;  // where tad_worker.py lives; empty: python_dir()
     std::vector<std::pair<std::string, std::string>> env;  // added to the worker's environment
 };
 
@@ -34,8 +34,7 @@ using ProgressFn = std::function<bool(const std::string &message, double fractio
 class WorkerError : public Error {
 public:
     WorkerError(int status, std::string kind, const std::string &message, std::string traceback)
-        : Error(status, kind + ": " + message), kind_(std::move(kind)),
-          traceback_(std::move(traceback)) {}
+        : Error(status, kind + ": " + message), kind_(std::move(kind)), traceback_(std::move(traceback)) {}
     const std::string &kind() const { return kind_; }
     const std::string &traceback() const { return traceback_; }
 

@@ -20,8 +20,8 @@ uint64_t fnv1a(uint64_t h, const std::string &s) {
 
 std::string make_id(int64_t seq, const Candidate &c) {
     uint64_t h = 14695981039346656037ull;
-    for (const std::string *s : {&c.label, &c.forward_path, &c.forward_source, &c.backend, &c.loops, &c.kind,
-                                 &c.backward_source})
+    for (const std::string *s :
+         {&c.label, &c.forward_path, &c.forward_source, &c.backend, &c.loops, &c.kind, &c.backward_source})
         h = fnv1a(h, *s);
     char buf[48];
     std::snprintf(buf, sizeof buf, "%04lld-%08x", static_cast<long long>(seq),
@@ -35,8 +35,7 @@ bool is_snapshot_id(const std::string &name) {
     for (size_t i = 0; i < dash; ++i)
         if (!std::isdigit(static_cast<unsigned char>(name[i]))) return false;
     for (size_t i = dash + 1; i < name.size(); ++i)
-        if (!std::isdigit(static_cast<unsigned char>(name[i])) && (name[i] < 'a' || name[i] > 'f'))
-            return false;
+        if (!std::isdigit(static_cast<unsigned char>(name[i])) && (name[i] < 'a' || name[i] > 'f')) return false;
     return true;
 }
 

@@ -39,8 +39,7 @@ SnapshotInfo read_info(const std::string &dir, const std::string &id) {
         try {
             Json verify = Json::parse(fs::read_file(fs::join(dir, "verify.json")), "verify.json");
             if (verify.get("passed").is_bool()) info.passed = verify.get("passed").boolean();
-        } catch (const Error &) {
-        }
+        } catch (const Error &) {}
     }
     return info;
 }
@@ -69,8 +68,7 @@ std::string Store::snapshots_dir() const { return fs::join(work_dir_, "snapshots
 
 std::string Store::snapshot_dir(const std::string &id) const {
     std::string dir = fs::join(snapshots_dir(), id);
-    if (!is_snapshot_id(id) || !fs::is_directory(dir))
-        fail(TAD_ERR_NOT_FOUND, "unknown snapshot '" + id + "'");
+    if (!is_snapshot_id(id) || !fs::is_directory(dir)) fail(TAD_ERR_NOT_FOUND, "unknown snapshot '" + id + "'");
     return dir;
 }
 
@@ -84,8 +82,7 @@ int64_t Store::next_seq() const {
 
 std::string Store::add(const Candidate &c) {
     if (c.kind != "generate" && c.kind != "snapshot")
-        fail(TAD_ERR_INVALID_ARGUMENT,
-             "unknown snapshot kind '" + c.kind + "' (expected generate or snapshot)");
+        fail(TAD_ERR_INVALID_ARGUMENT, "unknown snapshot kind '" + c.kind + "' (expected generate or snapshot)");
     check_json(c.launch_json, "launch record");
     check_json(c.verify_json, "verify report");
     check_json(c.bench_json, "bench report");

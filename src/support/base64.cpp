@@ -21,9 +21,7 @@ int sextet(char c) {
     return -1;
 }
 
-[[noreturn]] void invalid(const std::string &why) {
-    fail(TAD_ERR_INVALID_ARGUMENT, "invalid base64: " + why);
-}
+[[noreturn]] void invalid(const std::string &why) { fail(TAD_ERR_INVALID_ARGUMENT, "invalid base64: " + why); }
 
 }  // namespace
 
@@ -33,17 +31,14 @@ std::string encode(const std::string &bytes) {
     for (size_t i = 0; i < bytes.size(); i += 3) {
         size_t n = std::min<size_t>(3, bytes.size() - i);
         uint32_t group = 0;
-        for (size_t k = 0; k < 3; ++k)
-            group = (group << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
-        for (size_t k = 0; k < 4; ++k)
-            out += k <= n ? kAlphabet[(group >> (18 - 6 * k)) & 63] : '=';
+        for (size_t k = 0; k < 3; ++k) group = (group << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+        for (size_t k = 0; k < 4; ++k) out += k <= n ? kAlphabet[(group >> (18 - 6 * k)) & 63] : '=';
     }
     return out;
 }
 
 std::string decode(const std::string &text) {
-    if (text.size() % 4 != 0)
-        invalid("length " + std::to_string(text.size()) + " is not a multiple of 4");
+    if (text.size() % 4 != 0) invalid("length " + std::to_string(text.size()) + " is not a multiple of 4");
     size_t pad = 0;
     if (!text.empty() && text.back() == '=') pad = text[text.size() - 2] == '=' ? 2 : 1;
     std::string out;
@@ -57,8 +52,7 @@ std::string decode(const std::string &text) {
             if (v < 0) invalid("unexpected character at byte " + std::to_string(i + k));
             group = (group << 6) | static_cast<uint32_t>(v);
         }
-        for (size_t k = 0; k + 1 < data_chars; ++k)
-            out += static_cast<char>((group >> (16 - 8 * k)) & 0xff);
+        for (size_t k = 0; k + 1 < data_chars; ++k) out += static_cast<char>((group >> (16 - 8 * k)) & 0xff);
     }
     return out;
 }

@@ -16,9 +16,9 @@ void write_file_atomic(const std::string &path, const std::string &data);
 
 bool exists(const std::string &path);
 bool is_directory(const std::string &path);  // false when absent
-void make_dirs(const std::string &path);     // mkdir -p; fine if it already exists as a directory
+void make_dirs(const std::string &path);  // mkdir -p; fine if it already exists as a directory
 std::vector<std::string> list_dir(const std::string &path);  // entry names, sorted, no "." / ".."
-void remove_tree(const std::string &path);   // rm -rf, symlinks not followed; fine if absent
+void remove_tree(const std::string &path);  // rm -rf, symlinks not followed; fine if absent
 
 // rename(2): atomic on one file system; a directory replaces only an absent or empty one.
 void rename_path(const std::string &from, const std::string &to);

@@ -117,13 +117,9 @@ JsonRef JsonRef::set(const std::string &key, double v) const {
 JsonRef JsonRef::set(const std::string &key, int64_t v) const {
     return replace(node_, key, cJSON_CreateNumber(static_cast<double>(v)));
 }
-JsonRef JsonRef::set_bool(const std::string &key, bool v) const {
-    return replace(node_, key, cJSON_CreateBool(v));
-}
+JsonRef JsonRef::set_bool(const std::string &key, bool v) const { return replace(node_, key, cJSON_CreateBool(v)); }
 JsonRef JsonRef::set_null(const std::string &key) const { return replace(node_, key, cJSON_CreateNull()); }
-JsonRef JsonRef::set_object(const std::string &key) const {
-    return replace(node_, key, cJSON_CreateObject());
-}
+JsonRef JsonRef::set_object(const std::string &key) const { return replace(node_, key, cJSON_CreateObject()); }
 JsonRef JsonRef::set_array(const std::string &key) const { return replace(node_, key, cJSON_CreateArray()); }
 JsonRef JsonRef::set_copy(const std::string &key, JsonRef v) const {
     return replace(node_, key, cJSON_Duplicate(v.raw(), 1));
@@ -149,9 +145,7 @@ JsonRef JsonRef::push_array() const {
     return JsonRef(o);
 }
 void JsonRef::push(const std::string &v) const { append(node_, cJSON_CreateString(v.c_str())); }
-void JsonRef::push(double v) const {
-    append(node_, std::isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
-}
+void JsonRef::push(double v) const { append(node_, std::isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull()); }
 void JsonRef::push(int64_t v) const { append(node_, cJSON_CreateNumber(static_cast<double>(v))); }
 void JsonRef::push_copy(JsonRef v) const { append(node_, cJSON_Duplicate(v.raw(), 1)); }
 void JsonRef::remove(const std::string &key) const {
@@ -176,8 +170,7 @@ Json Json::parse(const std::string &text, const std::string &what) {
     cJSON *n = cJSON_ParseWithLengthOpts(text.c_str(), text.size(), &end, 0);
     if (!n) {
         size_t at = end ? static_cast<size_t>(end - text.c_str()) : 0;
-        fail(TAD_ERR_INVALID_ARGUMENT,
-             what + ": invalid JSON near byte " + std::to_string(at));
+        fail(TAD_ERR_INVALID_ARGUMENT, what + ": invalid JSON near byte " + std::to_string(at));
     }
     return Json(n);
 }

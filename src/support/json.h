@@ -25,10 +25,10 @@ public:
     JsonRef get(const std::string &key) const;
     JsonRef at(const std::string &key) const;
     bool has(const std::string &key) const { return get(key).valid(); }
-    size_t size() const;                 // array or object length
+    size_t size() const;  // array or object length
     JsonRef operator[](size_t i) const;  // array element
     std::vector<std::string> keys() const;
-    std::string key() const;             // this node's name inside its parent object
+    std::string key() const;  // this node's name inside its parent object
 
     // Value access; a tad::Error if the node has another type.
     std::string str() const;

@@ -102,7 +102,8 @@ TEST(Jvp, APointerChosenByWhereGetsTheShadowChosenTheSameWay) {
     Problem p;
     p.fwd = copy_kernel([](ir::Builder &b, ir::ValueId X, ir::ValueId Y) {
         ir::ValueId first = b.binary(ir::OpKind::Lt, b.program_id(0), b.constant(1, ir::DType::I32));
-        ir::ValueId x = b.load(b.where(first, X, b.add_ptr(X, b.constant(1, ir::DType::I32))), ir::kNoValue, ir::kNoValue);
+        ir::ValueId x =
+            b.load(b.where(first, X, b.add_ptr(X, b.constant(1, ir::DType::I32))), ir::kNoValue, ir::kNoValue);
         b.store(Y, b.binary(ir::OpKind::Mul, x, x), ir::kNoValue);
     });
     p.spec = {{"X"}, {"Y"}};
@@ -117,9 +118,12 @@ TEST(Jvp, RejectsAPointerChosenByWhereBetweenTwoBuffers) {
         ir::ValueId first = b.binary(ir::OpKind::Lt, b.program_id(0), b.constant(1, ir::DType::I32));
         b.store(Y, b.load(b.where(first, X, Y), ir::kNoValue, ir::kNoValue), ir::kNoValue);
     });
-    EXPECT_EQ(error_of([&] { ad::jvp(f, {{"X"}, {"Y"}}, "copy_jvp"); }),
-              std::make_pair(int(TAD_ERR_UNSUPPORTED),
-                             std::string("k.py:3:5: unsupported construct 'where' computing a differentiated pointer")));
+    EXPECT_EQ(
+        error_of([&] {
+            ad::jvp(f, {{"X"}, {"Y"}}, "copy_jvp");
+        }),
+        std::make_pair(int(TAD_ERR_UNSUPPORTED),
+                       std::string("k.py:3:5: unsupported construct 'where' computing a differentiated pointer")));
 }
 
 // A loop carries each float value's tangent after the primal values: y = x⁴ as acc = acc·acc twice,

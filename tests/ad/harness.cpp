@@ -27,9 +27,13 @@ ValueId pointer(ir::Builder &b, const std::string &name) {
 }
 
 // ptr[off] for a tile of offsets `off`.
-ValueId at(ir::Builder &b, ValueId ptr, ValueId off) { return b.add_ptr(b.broadcast(ptr, b.func().type(off).shape), off); }
+ValueId at(ir::Builder &b, ValueId ptr, ValueId off) {
+    return b.add_ptr(b.broadcast(ptr, b.func().type(off).shape), off);
+}
 
-ValueId zeros(ir::Builder &b, const std::vector<ir::Dim> &shape) { return b.broadcast(b.constant(0, DType::F32), shape); }
+ValueId zeros(ir::Builder &b, const std::vector<ir::Dim> &shape) {
+    return b.broadcast(b.constant(0, DType::F32), shape);
+}
 
 // A backward's tape (ad::TapeSizing): `data` is the tape, or the sizing kernel's per-program needs
 // while that runs; programs' tapes are `stride` elements apart.
@@ -194,8 +198,15 @@ Problem layer_norm_problem(std::mt19937_64 &rng) {
     ValueId xhat = b.binary(OpKind::Mul, xc, b.broadcast(rstd, lanes));
     ValueId y = b.binary(OpKind::Add, b.binary(OpKind::Mul, xhat, w), bias);
     b.store(at(b, Y, offs), y, mask);
-    for (auto [v, name] : {std::pair{x, "x"}, {mean, "mean"}, {xc, "xc"}, {var, "var"}, {rstd, "rstd"}, {w, "w"},
-                           {bias, "b"}, {xhat, "xhat"}, {y, "y"}})
+    for (auto [v, name] : {std::pair{x, "x"},
+                           {mean, "mean"},
+                           {xc, "xc"},
+                           {var, "var"},
+                           {rstd, "rstd"},
+                           {w, "w"},
+                           {bias, "b"},
+                           {xhat, "xhat"},
+                           {y, "y"}})
         f.values[v].name = name;
 
     Problem p;
@@ -203,9 +214,12 @@ Problem layer_norm_problem(std::mt19937_64 &rng) {
     p.spec = {{"X", "W", "B"}, {"Y", "Mean"}};
     p.grid = {rows, 1, 1};
     p.ints = {{"stride", stride}, {"N", n}};
-    p.memory = {{"X", uniform(rows * stride, -1, 1, rng)}, {"W", uniform(n, 0.5, 1.5, rng)},
-                {"B", uniform(n, -1, 1, rng)},             {"Y", std::vector<double>(rows * stride, 0.0)},
-                {"Mean", std::vector<double>(rows, 0.0)},  {"Rstd", std::vector<double>(rows, 0.0)}};
+    p.memory = {{"X", uniform(rows * stride, -1, 1, rng)},
+                {"W", uniform(n, 0.5, 1.5, rng)},
+                {"B", uniform(n, -1, 1, rng)},
+                {"Y", std::vector<double>(rows * stride, 0.0)},
+                {"Mean", std::vector<double>(rows, 0.0)},
+                {"Rstd", std::vector<double>(rows, 0.0)}};
     return p;
 }
 
@@ -234,7 +248,8 @@ Problem masked_other_problem(std::mt19937_64 &rng) {
     p.spec = {{"A", "X"}, {"S"}};
     p.grid = {programs, 1, 1};
     p.ints = {{"N", n}};
-    p.memory = {{"A", uniform(8, -1, 1, rng)}, {"X", uniform(programs * 8, -1, 1, rng)},
+    p.memory = {{"A", uniform(8, -1, 1, rng)},
+                {"X", uniform(programs * 8, -1, 1, rng)},
                 {"S", std::vector<double>(programs, 0.0)}};
     return p;
 }

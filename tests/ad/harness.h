@@ -23,7 +23,7 @@ struct Problem {
     ad::GradSpec spec;
     std::array<int64_t, 3> grid{1, 1, 1};
     std::map<std::string, int64_t> ints;  // integer parameters
-    Buffers memory;                       // every pointer parameter's contents before the launch
+    Buffers memory;  // every pointer parameter's contents before the launch
 };
 
 // The outputs (spec.outputs) after running the forward on `memory`.

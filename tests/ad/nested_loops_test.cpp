@@ -121,7 +121,9 @@ Problem outer_recurrence(std::mt19937_64 &rng) {
     ValueId z = k.arg(zero, "z");
     ValueId x = k.named(k.load(k.lanes(X, k.mul(k.add(k.mul(step, k.i32(K)), j), k.i32(8)))), "x");
     ValueId z_sum = end_loop(k, {k.add(z, k.mul(x, h))})[0];
-    ValueId h_next = k.named(k.b.unary(OpKind::Tanh, k.add(k.mul(a, k.add(h, k.b.broadcast(k.b.constant(1, DType::F32), kLanes))), z_sum)), "h");
+    ValueId h_next = k.named(
+        k.b.unary(OpKind::Tanh, k.add(k.mul(a, k.add(h, k.b.broadcast(k.b.constant(1, DType::F32), kLanes))), z_sum)),
+        "h");
     k.b.store(k.lanes(H, k.mul(step, k.i32(8))), h_next, ir::kNoValue);
     end_loop(k, {h_next});
 
@@ -129,7 +131,8 @@ Problem outer_recurrence(std::mt19937_64 &rng) {
     p.fwd = passes::cse(k.f);
     p.spec = {{"A", "X"}, {"H"}};
     p.grid = {2, 1, 1};
-    p.memory = {{"A", normal(2 * T * 8, rng)}, {"X", normal(2 * T * K * 8, rng, 0.5)},
+    p.memory = {{"A", normal(2 * T * 8, rng)},
+                {"X", normal(2 * T * K * 8, rng, 0.5)},
                 {"H", std::vector<double>(2 * T * 8, 0.0)}};
     return p;
 }
@@ -162,8 +165,10 @@ Problem inner_recurrence(std::mt19937_64 &rng) {
     p.fwd = passes::cse(k.f);
     p.spec = {{"X", "Coef"}, {"H", "Tot"}};
     p.grid = {2, 1, 1};
-    p.memory = {{"X", normal(2 * R * T * 8, rng)}, {"Coef", normal(2 * R, rng, 0.5)},
-                {"H", std::vector<double>(2 * R * T * 8, 0.0)}, {"Tot", std::vector<double>(2 * 8, 0.0)}};
+    p.memory = {{"X", normal(2 * R * T * 8, rng)},
+                {"Coef", normal(2 * R, rng, 0.5)},
+                {"H", std::vector<double>(2 * R * T * 8, 0.0)},
+                {"Tot", std::vector<double>(2 * 8, 0.0)}};
     return p;
 }
 
@@ -198,7 +203,9 @@ Problem three_levels(std::mt19937_64 &rng) {
     p.spec = {{"X", "S"}, {"G", "Y"}};
     p.grid = {2, 1, 1};
     p.ints = {{"N", 13}};
-    p.memory = {{"X", normal(8 * 13, rng, 0.5)}, {"S", normal(8 * 8, rng, 0.5)}, {"G", std::vector<double>(4 * 8, 0.0)},
+    p.memory = {{"X", normal(8 * 13, rng, 0.5)},
+                {"S", normal(8 * 8, rng, 0.5)},
+                {"G", std::vector<double>(4 * 8, 0.0)},
                 {"Y", std::vector<double>(2, 0.0)}};
     return p;
 }
@@ -280,7 +287,8 @@ Problem nonlinear_both_levels(std::mt19937_64 &rng) {
     p.fwd = passes::cse(k.f);
     p.spec = {{"X", "H0"}, {"H"}};
     p.grid = {2, 1, 1};
-    p.memory = {{"X", normal(2 * T * S * 8, rng)}, {"H0", normal(2 * 8, rng)}, {"H", std::vector<double>(2 * T * 8, 0.0)}};
+    p.memory = {
+        {"X", normal(2 * T * S * 8, rng)}, {"H0", normal(2 * 8, rng)}, {"H", std::vector<double>(2 * T * 8, 0.0)}};
     return p;
 }
 

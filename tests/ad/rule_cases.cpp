@@ -56,13 +56,29 @@ const std::vector<RuleCase> &rule_cases() {
     using B = ir::Builder;
     using V = const std::vector<ValueId> &;
     static const std::vector<RuleCase> cases = {
-        {"broadcast", {{R, One}}, -1, 1, [](B &b, V x) { return b.broadcast(x[0], {R, C}); }},
-        {"expand_dims", {{C}}, -1, 1, [](B &b, V x) { return b.broadcast(b.expand_dims(x[0], 0), {R, C}); }},
+        {"broadcast",
+         {{R, One}},
+         -1,
+         1,
+         [](B &b, V x) {
+             return b.broadcast(x[0], {R, C});
+         }},
+        {"expand_dims",
+         {{C}},
+         -1,
+         1,
+         [](B &b, V x) {
+             return b.broadcast(b.expand_dims(x[0], 0), {R, C});
+         }},
         {"add", {{C}, {C}}, -1, 1, [](B &b, V x) { return bin(b, OpKind::Add, x[0], x[1]); }},
         {"sub", {{C}, {C}}, -1, 1, [](B &b, V x) { return bin(b, OpKind::Sub, x[0], x[1]); }},
         {"mul", {{C}, {C}}, -1, 1, [](B &b, V x) { return bin(b, OpKind::Mul, x[0], x[1]); }},
         {"div", {{C}, {C}}, 0.5, 2, [](B &b, V x) { return bin(b, OpKind::Div, x[0], x[1]); }},
-        {"mod", {{C}, {C}}, 0.7, 1.3, [](B &b, V x) {
+        {"mod",
+         {{C}, {C}},
+         0.7,
+         1.3,
+         [](B &b, V x) {
              ValueId three = b.broadcast(b.constant(3, DType::F32), {C});
              return bin(b, OpKind::Mod, bin(b, OpKind::Mul, x[0], three), x[1]);
          }},
@@ -90,13 +106,23 @@ const std::vector<RuleCase> &rule_cases() {
         {"cosh", {{C}}, -1, 1, [](B &b, V x) { return un(b, OpKind::Cosh, x[0]); }},
         {"asin", {{C}}, -0.8, 0.8, [](B &b, V x) { return un(b, OpKind::Asin, x[0]); }},
         {"acos", {{C}}, -0.8, 0.8, [](B &b, V x) { return un(b, OpKind::Acos, x[0]); }},
-        {"where", {{C}, {C}}, -1, 1, [](B &b, V x) {
+        {"where",
+         {{C}, {C}},
+         -1,
+         1,
+         [](B &b, V x) {
              ValueId zero = b.broadcast(b.constant(0, DType::F32), {C});
              return b.where(b.binary(OpKind::Gt, x[0], zero), x[0], x[1]);
          }},
         {"cast", {{C}}, -1, 1, [](B &b, V x) { return b.cast(b.cast(x[0], DType::F64), DType::F32); }},
         {"trans", {{R, C}}, -1, 1, [](B &b, V x) { return b.trans(x[0]); }},
-        {"reshape", {{R, C}}, -1, 1, [](B &b, V x) { return b.reshape(x[0], {C, R}); }},
+        {"reshape",
+         {{R, C}},
+         -1,
+         1,
+         [](B &b, V x) {
+             return b.reshape(x[0], {C, R});
+         }},
         {"join", {{C}, {C}}, -1, 1, [](B &b, V x) { return b.join(x[0], x[1]); }},
         // Both halves, with different signs, so that swapping them shows.
         {"split", {{C, Two}}, -1, 1, [](B &b, V x) { return bin(b, OpKind::Sub, b.split(x[0], 0), b.split(x[0], 1)); }},
@@ -108,11 +134,19 @@ const std::vector<RuleCase> &rule_cases() {
         {"cumsum", {{R, C}}, -1, 1, [](B &b, V x) { return b.cumsum(x[0], 1, false); }},
         {"cumsum_reverse", {{R, C}}, -1, 1, [](B &b, V x) { return b.cumsum(x[0], 0, true); }},
         // Non-differentiable indices scaling a differentiable value: the gradient flows around them.
-        {"argmax", {{R, C}}, -1, 1, [](B &b, V x) {
+        {"argmax",
+         {{R, C}},
+         -1,
+         1,
+         [](B &b, V x) {
              ValueId i = b.cast(b.reduce(OpKind::Argmax, x[0], 1, true), DType::F32);
              return bin(b, OpKind::Mul, x[0], b.broadcast(i, {R, C}));
          }},
-        {"argmin", {{R, C}}, -1, 1, [](B &b, V x) {
+        {"argmin",
+         {{R, C}},
+         -1,
+         1,
+         [](B &b, V x) {
              ValueId i = b.cast(b.reduce(OpKind::Argmin, x[0], 0, false), DType::F32);
              return bin(b, OpKind::Mul, b.reduce(OpKind::ReduceSum, x[0], 0, false), i);
          }},

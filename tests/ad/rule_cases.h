@@ -13,7 +13,7 @@ namespace tad::testing {
 struct RuleCase {
     std::string name;
     std::vector<std::vector<ir::Dim>> inputs;  // shapes of X0, X1, ...
-    double lo, hi;                             // input values are drawn from [lo, hi)
+    double lo, hi;  // input values are drawn from [lo, hi)
     std::function<ir::ValueId(ir::Builder &, const std::vector<ir::ValueId> &)> body;
 };
 

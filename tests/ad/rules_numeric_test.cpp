@@ -27,7 +27,8 @@ TEST_P(RuleNumeric, MatchesCentralDifferences) {
             plus[x][e] += h;
             minus[x][e] -= h;
             double fd = (loss(plus) - loss(minus)) / (2 * h);
-            EXPECT_NEAR(grad.at(x)[e], fd, 1e-6 * std::max(1.0, std::fabs(fd))) << c.name << ": d/d" << x << "[" << e << "]";
+            EXPECT_NEAR(grad.at(x)[e], fd, 1e-6 * std::max(1.0, std::fabs(fd)))
+                << c.name << ": d/d" << x << "[" << e << "]";
         }
 }
 

@@ -24,7 +24,9 @@ ir::Function softplus_kernel() {
     ir::ValueId z = b.load(b.add_ptr(b.broadcast(X, shape), offs), ir::kNoValue, ir::kNoValue);
     auto c = [&](double v) { return b.broadcast(b.constant(v, ir::DType::F32), shape); };
     ir::ValueId relu = b.binary(ir::OpKind::Maximum, z, c(0));
-    ir::ValueId tail = b.unary(ir::OpKind::Log, b.binary(ir::OpKind::Add, c(1), b.unary(ir::OpKind::Exp, b.unary(ir::OpKind::Neg, b.unary(ir::OpKind::Abs, z)))));
+    ir::ValueId tail = b.unary(
+        ir::OpKind::Log, b.binary(ir::OpKind::Add, c(1),
+                                  b.unary(ir::OpKind::Exp, b.unary(ir::OpKind::Neg, b.unary(ir::OpKind::Abs, z)))));
     b.store(b.add_ptr(b.broadcast(Y, shape), offs), b.binary(ir::OpKind::Add, relu, tail), ir::kNoValue);
     return passes::cse(f);
 }

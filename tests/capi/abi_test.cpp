@@ -18,8 +18,7 @@ int invalid_call() { return tad_session_options_init(nullptr); }
 
 TEST(CApi, VersionMatchesHeaderMacros) {
     char want[64];
-    std::snprintf(want, sizeof want, "%d.%d.%d", TAD_VERSION_MAJOR, TAD_VERSION_MINOR,
-                  TAD_VERSION_PATCH);
+    std::snprintf(want, sizeof want, "%d.%d.%d", TAD_VERSION_MAJOR, TAD_VERSION_MINOR, TAD_VERSION_PATCH);
     EXPECT_STREQ(tad_version(), want);
 }
 
@@ -59,9 +58,7 @@ TEST(CApi, ErrorLastSurvivesSuccessfulCalls) {
 
 TEST(CApi, ErrorLastIsPerThread) {
     ASSERT_EQ(tad_bench_options_init(nullptr), TAD_ERR_INVALID_ARGUMENT);
-    std::thread([] {
-        EXPECT_EQ(tad_generate_options_init(nullptr), TAD_ERR_INVALID_ARGUMENT);
-    }).join();
+    std::thread([] { EXPECT_EQ(tad_generate_options_init(nullptr), TAD_ERR_INVALID_ARGUMENT); }).join();
     EXPECT_STREQ(tad_error_last(), "tad_bench_options_init: opts is NULL");
 }
 
@@ -118,8 +115,8 @@ TEST(CApi, SessionNewChecksItsArguments) {
     EXPECT_EQ(s, nullptr);
     o.version = TAD_SESSION_OPTIONS_VERSION + 1;
     EXPECT_EQ(tad_session_new(&o, &s), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(std::string(tad_error_last()), "tad_session_new: unsupported options version " +
-                                                 std::to_string(TAD_SESSION_OPTIONS_VERSION + 1));
+    EXPECT_EQ(std::string(tad_error_last()),
+              "tad_session_new: unsupported options version " + std::to_string(TAD_SESSION_OPTIONS_VERSION + 1));
 
     o.version = TAD_SESSION_OPTIONS_VERSION;
     o.device_index = -1;
@@ -128,14 +125,11 @@ TEST(CApi, SessionNewChecksItsArguments) {
     o.device_index = 0;
     o.worker_timeout_s = -1;
     EXPECT_EQ(tad_session_new(&o, &s), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_STREQ(tad_error_last(),
-                 "tad_session_new: worker_timeout_s must be a positive number of seconds, got -1");
+    EXPECT_STREQ(tad_error_last(), "tad_session_new: worker_timeout_s must be a positive number of seconds, got -1");
     o.worker_timeout_s = 0;
     o.startup_timeout_s = std::numeric_limits<double>::infinity();
     EXPECT_EQ(tad_session_new(&o, &s), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_STREQ(
-        tad_error_last(),
-        "tad_session_new: startup_timeout_s must be a positive number of seconds, got inf");
+    EXPECT_STREQ(tad_error_last(), "tad_session_new: startup_timeout_s must be a positive number of seconds, got inf");
 }
 
 TEST(CApi, NullSessionIsAnInvalidArgumentNamingTheFunction) {

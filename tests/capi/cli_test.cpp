@@ -85,12 +85,9 @@ TEST(Cli, UsageErrorsExitWithTwo) {
     expect_usage_error({"bench", "a.py", "--cpu"}, "'bench' does not take --cpu");
     expect_usage_error({"generate", "a.py", "--dims"}, "--dims needs a value");
     expect_usage_error({"verify", "a.py", "--cpu=1"}, "--cpu takes no value");
-    expect_usage_error({"bench", "a.py", "--reps", "0"},
-                       "--reps: expected an integer from 1 to 2147483647, got '0'");
-    expect_usage_error({"snapshots", "--device", "x"},
-                       "--device: expected an integer from 0 to 2147483647, got 'x'");
-    expect_usage_error({"snapshots", "--timeout=-3"},
-                       "--timeout: expected a positive number of seconds, got '-3'");
+    expect_usage_error({"bench", "a.py", "--reps", "0"}, "--reps: expected an integer from 1 to 2147483647, got '0'");
+    expect_usage_error({"snapshots", "--device", "x"}, "--device: expected an integer from 0 to 2147483647, got 'x'");
+    expect_usage_error({"snapshots", "--timeout=-3"}, "--timeout: expected a positive number of seconds, got '-3'");
     const std::string dims_msg =
         "--dims: expected a JSON object such as '{\"M\": 4, \"N\": 64}' or a non-empty list of "
         "them";
@@ -101,8 +98,7 @@ TEST(Cli, UsageErrorsExitWithTwo) {
 
 TEST(Cli, MissingForwardFileIsAnInputError) {
     TempDir dir;
-    Outcome r =
-        tad({"generate", dir.path() + "/missing.py", "--work-dir", dir.path() + "/w", "-q"});
+    Outcome r = tad({"generate", dir.path() + "/missing.py", "--work-dir", dir.path() + "/w", "-q"});
     EXPECT_EQ(r.code, 3);
     EXPECT_EQ(r.err.rfind("tad: error: ", 0), 0u) << r.err;
     EXPECT_NE(r.err.find("missing.py"), std::string::npos) << r.err;

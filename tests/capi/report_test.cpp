@@ -84,8 +84,7 @@ TEST(Report, MalformedKeys) {
     double v = 0;
     for (const char *key : {"", ".summary", "summary.", "summary..total"}) {
         EXPECT_EQ(tad_report_number(kVerify, key, &v), TAD_ERR_INVALID_ARGUMENT) << key;
-        EXPECT_EQ(std::string(tad_error_last()),
-                  std::string("tad_report_number: malformed key '") + key + "'");
+        EXPECT_EQ(std::string(tad_error_last()), std::string("tad_report_number: malformed key '") + key + "'");
     }
 }
 
@@ -93,8 +92,7 @@ TEST(Report, TextThatIsNotJson) {
     double v = 0;
     int passed = 0;
     EXPECT_EQ(tad_report_number("{\"a\": ", "a", &v), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(std::string(tad_error_last()).rfind("report: invalid JSON", 0), 0u)
-        << tad_error_last();
+    EXPECT_EQ(std::string(tad_error_last()).rfind("report: invalid JSON", 0), 0u) << tad_error_last();
     EXPECT_EQ(tad_report_passed("", &passed), TAD_ERR_INVALID_ARGUMENT);
 }
 

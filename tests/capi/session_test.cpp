@@ -57,8 +57,8 @@ TEST_F(CApiSession, UnsupportedOptionsVersions) {
     tad_bench_options b = TAD_BENCH_OPTIONS_INIT;
     b.version = TAD_BENCH_OPTIONS_VERSION + 1;
     EXPECT_EQ(tad_bench(s_, &b, &out), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(std::string(tad_error_last()), "tad_bench: unsupported options version " +
-                                                 std::to_string(TAD_BENCH_OPTIONS_VERSION + 1));
+    EXPECT_EQ(std::string(tad_error_last()),
+              "tad_bench: unsupported options version " + std::to_string(TAD_BENCH_OPTIONS_VERSION + 1));
     EXPECT_EQ(out, nullptr);
 }
 
@@ -95,9 +95,7 @@ TEST_F(CApiSession, FreshDirectoryHasNoSnapshots) {
     ASSERT_NE(list, nullptr);
     std::string text = list;
     tad_string_free(list);
-    text.erase(
-        std::remove_if(text.begin(), text.end(), [](char c) { return c == ' ' || c == '\n'; }),
-        text.end());
+    text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return c == ' ' || c == '\n'; }), text.end());
     EXPECT_EQ(text, "[]");
 
     EXPECT_EQ(tad_rollback(s_, "9999-00000000"), TAD_ERR_NOT_FOUND);

@@ -14,8 +14,7 @@ static void check(int ok, const char *what, int line) {
         passed_count++;
     } else {
         failed_count++;
-        fprintf(stderr, "abi_test.c:%d: FAILED: %s (last error: \"%s\")\n", line, what,
-                tad_error_last());
+        fprintf(stderr, "abi_test.c:%d: FAILED: %s (last error: \"%s\")\n", line, what, tad_error_last());
     }
 }
 #define CHECK(cond) check((cond) ? 1 : 0, #cond, __LINE__)
@@ -43,8 +42,8 @@ static void test_options(void) {
     CHECK(v.version == TAD_VERIFY_OPTIONS_VERSION && v.cpu == 0 && v.max_elements == 0);
     CHECK(b.version == TAD_BENCH_OPTIONS_VERSION && b.reps == 0);
     CHECK(tad_session_options_init(&s2) == TAD_OK);
-    CHECK(s2.version == s.version && s2.python == NULL && s2.device_index == 0 &&
-          s2.worker_timeout_s == 0.0 && s2.progress_payload == NULL);
+    CHECK(s2.version == s.version && s2.python == NULL && s2.device_index == 0 && s2.worker_timeout_s == 0.0 &&
+          s2.progress_payload == NULL);
     CHECK(tad_verify_options_init(&v2) == TAD_OK);
     CHECK(v2.version == v.version && v2.dtypes == NULL && v2.seed == 0);
     CHECK(tad_generate_options_init(NULL) == TAD_ERR_INVALID_ARGUMENT);
@@ -80,14 +79,14 @@ static void test_error_last(void) {
 }
 
 static void test_reports(void) {
-    const char *report = "{\"kind\":\"verify\",\"passed\":true,\"results\":[{\"grads\":"
-                         "[{\"name\":\"x\",\"max_rel_err\":0.25}]}],\"summary\":{\"total\":3}}";
+    const char *report =
+        "{\"kind\":\"verify\",\"passed\":true,\"results\":[{\"grads\":"
+        "[{\"name\":\"x\",\"max_rel_err\":0.25}]}],\"summary\":{\"total\":3}}";
     int passed = -1;
     double value = -1;
     CHECK(tad_report_passed(report, &passed) == TAD_OK && passed == 1);
     CHECK(tad_report_number(report, "summary.total", &value) == TAD_OK && value == 3.0);
-    CHECK(tad_report_number(report, "results.0.grads.0.max_rel_err", &value) == TAD_OK &&
-          value == 0.25);
+    CHECK(tad_report_number(report, "results.0.grads.0.max_rel_err", &value) == TAD_OK && value == 0.25);
     CHECK(tad_report_number(report, "summary.max_rel_err", &value) == TAD_ERR_NOT_FOUND);
     CHECK_MSG("key 'summary.max_rel_err' not in report");
     CHECK(value == 0.25);

@@ -8,8 +8,7 @@
 
 namespace tad::testing {
 
-template <class Fn>
-std::pair<int, std::string> error_of(Fn fn) {
+template <class Fn> std::pair<int, std::string> error_of(Fn fn) {
     try {
         fn();
     } catch (const tad::Error &e) {

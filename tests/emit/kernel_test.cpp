@@ -23,7 +23,8 @@ std::string emit_with(const std::function<std::vector<ValueId>(Builder &, ValueI
     ValueId X = b.param("X", ParamKind::Pointer, Type{DType::F32, true, {}});
     ValueId rows = b.expand_dims(b.arange(0, 4, "M"), 1);
     ValueId row_start = b.binary(OpKind::Mul, rows, b.broadcast(b.constant(8, DType::I32, "N"), f.type(rows).shape));
-    ValueId offs = b.binary(OpKind::Add, b.broadcast(row_start, mn), b.broadcast(b.expand_dims(b.arange(0, 8, "N"), 0), mn));
+    ValueId offs =
+        b.binary(OpKind::Add, b.broadcast(row_start, mn), b.broadcast(b.expand_dims(b.arange(0, 8, "N"), 0), mn));
     ValueId x = b.load(b.add_ptr(b.broadcast(X, mn), offs), kNoValue, kNoValue);
     f.values[x].name = "x";
     std::vector<ValueId> outs = body(b, x);
@@ -106,7 +107,8 @@ TEST(EmitKernel, NestedLoopKeepsAnInitDefinedOutsideTheOuterLoop) {
     ValueId half = b.broadcast(b.constant(0.5, DType::F32), lanes);
     b.for_end({b.binary(OpKind::Mul, h, half)});
     ValueId hs = b.loop_result(0, f.type(h0));
-    ValueId row = b.binary(OpKind::Add, b.broadcast(b.binary(OpKind::Mul, t, b.constant(8, DType::I32, "B")), lanes), offs);
+    ValueId row =
+        b.binary(OpKind::Add, b.broadcast(b.binary(OpKind::Mul, t, b.constant(8, DType::I32, "B")), lanes), offs);
     b.store(b.add_ptr(b.broadcast(Y, lanes), row), hs, kNoValue);
     b.for_end({});
     EXPECT_EQ(emit::emit_kernel(f, ""), R"(@triton.jit

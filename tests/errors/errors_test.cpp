@@ -18,7 +18,9 @@ namespace {
 
 const char *kPython = "/usr/bin/python3";
 
-bool torch_available() { return std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0; }
+bool torch_available() {
+    return std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
+}
 
 const char *kKernel = R"(import torch
 import triton
@@ -81,7 +83,6 @@ protected:
         o.python = kPython;
         return Session(o);
     }
-
 };
 
 TEST_F(Errors, MissingFile) {
@@ -148,7 +149,8 @@ TEST_F(Errors, UnsupportedConstruct) {
     s.load_forward(p, std::nullopt);
     auto [status, msg] = error_of([&] { s.generate(GenerateOptions{}); });
     EXPECT_EQ(status, TAD_ERR_UNSUPPORTED);
-    EXPECT_EQ(msg, p + ":12:5: unsupported construct 'while loop': loops with a data-dependent trip count are not supported yet; use for ... in range(...)");
+    EXPECT_EQ(msg, p + ":12:5: unsupported construct 'while loop': loops with a data-dependent trip count are not "
+                       "supported yet; use for ... in range(...)");
 }
 
 TEST_F(Errors, WorkerCannotImportTorch) {
@@ -193,7 +195,8 @@ TEST_F(Errors, GradientMismatchNamesInputShapeAndErrors) {
     EXPECT_FALSE(passed);
     JsonRef r = report.at("results")[0];
     EXPECT_EQ(r.at("status").str(), "fail");
-    EXPECT_EQ(r.at("message").str().rfind("gradient of 'x' (shape [100]) disagrees: max abs err ", 0), 0u) << r.at("message").str();
+    EXPECT_EQ(r.at("message").str().rfind("gradient of 'x' (shape [100]) disagrees: max abs err ", 0), 0u)
+        << r.at("message").str();
     EXPECT_NE(r.at("message").str().find(", max rel err 0.5"), std::string::npos) << r.at("message").str();
 }
 
@@ -205,7 +208,8 @@ namespace {
 // and the GPU verification says why.
 TEST_F(Errors, WorkerCannotImportTriton) {
     Session s = session_with_fakes(
-        {{"torch", "__version__ = '0-fake'\n\nclass cuda:\n    @staticmethod\n    def is_available():\n        return True\n"},
+        {{"torch",
+          "__version__ = '0-fake'\n\nclass cuda:\n    @staticmethod\n    def is_available():\n        return True\n"},
          {"triton", "raise ImportError('simulated broken triton')\n"}});
     s.load_forward(write("k.py", std::string(kKernel) + kStub), std::nullopt);
     GenerateOptions g;
@@ -221,8 +225,9 @@ TEST_F(Errors, WorkerCannotImportTriton) {
         s.verify(VerifyOptions{}, &passed);
     });
     EXPECT_EQ(status, TAD_ERR_NO_GPU);
-    EXPECT_EQ(msg, "no_gpu: verify on the GPU needs triton and CUDA (cannot import triton: simulated broken triton); "
-                   "use the CPU interpreter (--cpu)");
+    EXPECT_EQ(msg,
+              "no_gpu: verify on the GPU needs triton and CUDA (cannot import triton: simulated broken triton); "
+              "use the CPU interpreter (--cpu)");
 }
 
 }  // namespace

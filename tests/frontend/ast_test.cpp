@@ -86,8 +86,7 @@ TEST(Ast, DumpScalarsLikePython) {
     EXPECT_EQ(value_line(ast::EllipsisValue{}), "...");
     EXPECT_EQ(value_line(true), "True");
     EXPECT_EQ(value_line(int64_t{-42}), "-42");
-    EXPECT_EQ(value_line(ast::BigInt{"123456789012345678901234567890"}),
-              "123456789012345678901234567890");
+    EXPECT_EQ(value_line(ast::BigInt{"123456789012345678901234567890"}), "123456789012345678901234567890");
     EXPECT_EQ(value_line(std::string("a\"\\\n\t\x01\x7f\xC3\xA9\xF0\x9F\x98\x80")),
               "\"a\\\"\\\\\\n\\t\\u0001\\u007f\\u00e9\\ud83d\\ude00\"");
     EXPECT_EQ(value_line(std::string("\xED\xA0\x80")), "\"\\ud800\"");
@@ -99,20 +98,19 @@ TEST(Ast, DumpScalarsLikePython) {
 }
 
 TEST(Ast, DumpFloatsAsPythonRepr) {
-    const std::vector<std::pair<double, std::string>> cases = {
-        {0.0, "0.0"},
-        {1.0, "1.0"},
-        {0.1, "0.1"},
-        {1.5, "1.5"},
-        {1e16, "1e+16"},
-        {1e15, "1000000000000000.0"},
-        {1e-4, "0.0001"},
-        {1e-5, "1e-05"},
-        {2.5e-320, "2.5e-320"},
-        {1.7976931348623157e308, "1.7976931348623157e+308"},
-        {123456789.123456789, "123456789.12345679"},
-        {-0.5, "-0.5"},
-        {1.0 / 0.0, "inf"}};
+    const std::vector<std::pair<double, std::string>> cases = {{0.0, "0.0"},
+                                                               {1.0, "1.0"},
+                                                               {0.1, "0.1"},
+                                                               {1.5, "1.5"},
+                                                               {1e16, "1e+16"},
+                                                               {1e15, "1000000000000000.0"},
+                                                               {1e-4, "0.0001"},
+                                                               {1e-5, "1e-05"},
+                                                               {2.5e-320, "2.5e-320"},
+                                                               {1.7976931348623157e308, "1.7976931348623157e+308"},
+                                                               {123456789.123456789, "123456789.12345679"},
+                                                               {-0.5, "-0.5"},
+                                                               {1.0 / 0.0, "inf"}};
     for (const auto &[v, repr] : cases) EXPECT_EQ(value_line(v), repr) << repr;
 }
 

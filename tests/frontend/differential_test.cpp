@@ -28,10 +28,8 @@ std::vector<std::string> python_files() {
     const fs::path root = ft::source_dir();
     std::set<std::string> corpus, others;
     for (const auto &entry : fs::directory_iterator(root / "tests" / "frontend" / "corpus"))
-        if (entry.path().extension() == ".py")
-            corpus.insert(fs::relative(entry.path(), root).generic_string());
-    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
-         ++it) {
+        if (entry.path().extension() == ".py") corpus.insert(fs::relative(entry.path(), root).generic_string());
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
         if (it->is_directory() && skipped_dir(it->path())) {
             it.disable_recursion_pending();
             continue;
@@ -69,9 +67,7 @@ TEST_P(PythonFile, DumpMatchesCPython) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Repository, PythonFile, testing::ValuesIn(python_files()),
-                         [](const testing::TestParamInfo<std::string> &info) {
-                             return ft::test_name(info.param);
-                         });
+                         [](const testing::TestParamInfo<std::string> &info) { return ft::test_name(info.param); });
 
 // Inputs a repository file cannot hold reliably: other line endings, a byte-order mark, a Latin-1
 // declaration, no final newline, nothing at all.

@@ -21,8 +21,7 @@ struct Case {
 };
 
 void expect_errors(const std::vector<Case> &cases) {
-    for (const Case &c : cases)
-        EXPECT_EQ(ft::parse_error(c.source), "x.py:" + c.message) << c.source.substr(0, 200);
+    for (const Case &c : cases) EXPECT_EQ(ft::parse_error(c.source), "x.py:" + c.message) << c.source.substr(0, 200);
 }
 
 TEST(SyntaxErrors, Indentation) {
@@ -30,32 +29,23 @@ TEST(SyntaxErrors, Indentation) {
         {"if x\n    pass\n", "1:5: syntax error: expected ':'"},
         {"x = 1\n    y = 2\n", "2:5: syntax error: unexpected indent"},
         {"def f(x):\n  return\n    1\n", "3:5: syntax error: unexpected indent"},
-        {"if x:\n        a\n    b\n",
-         "3:5: syntax error: unindent does not match any outer indentation level"},
-        {"if x:\npass\n",
-         "2:1: syntax error: expected an indented block after 'if' statement on line 1"},
-        {"def f():\n\nx = 1\n",
-         "3:1: syntax error: expected an indented block after function definition on line 1"},
-        {"class A:\n",
-         "2:1: syntax error: expected an indented block after class definition on line 1"},
-        {"for x in y:\n# c\nz\n",
-         "3:1: syntax error: expected an indented block after 'for' statement on line 1"},
+        {"if x:\n        a\n    b\n", "3:5: syntax error: unindent does not match any outer indentation level"},
+        {"if x:\npass\n", "2:1: syntax error: expected an indented block after 'if' statement on line 1"},
+        {"def f():\n\nx = 1\n", "3:1: syntax error: expected an indented block after function definition on line 1"},
+        {"class A:\n", "2:1: syntax error: expected an indented block after class definition on line 1"},
+        {"for x in y:\n# c\nz\n", "3:1: syntax error: expected an indented block after 'for' statement on line 1"},
         {"try:\n    pass\nexcept E:\nz\n",
          "4:1: syntax error: expected an indented block after 'except' statement on line 3"},
-        {"match x:\nx = 1\n",
-         "2:1: syntax error: expected an indented block after 'match' statement on line 1"},
-        {"if x:\n\tif y:\n        pass\n",
-         "3:9: syntax error: inconsistent use of tabs and spaces in indentation"},
-        {"if x:\n        a = 1\n\tb = 2\n",
-         "3:2: syntax error: inconsistent use of tabs and spaces in indentation"},
+        {"match x:\nx = 1\n", "2:1: syntax error: expected an indented block after 'match' statement on line 1"},
+        {"if x:\n\tif y:\n        pass\n", "3:9: syntax error: inconsistent use of tabs and spaces in indentation"},
+        {"if x:\n        a = 1\n\tb = 2\n", "3:2: syntax error: inconsistent use of tabs and spaces in indentation"},
     });
 }
 
 TEST(SyntaxErrors, Brackets) {
     expect_errors({
         {"x = (1, 2))\n", "1:11: syntax error: unmatched ')'"},
-        {"x = (1, 2]\n",
-         "1:10: syntax error: closing parenthesis ']' does not match opening parenthesis '('"},
+        {"x = (1, 2]\n", "1:10: syntax error: closing parenthesis ']' does not match opening parenthesis '('"},
         {"x = (1,\n  2]\n",
          "2:4: syntax error: closing parenthesis ']' does not match opening parenthesis '(' on "
          "line 1"},
@@ -76,8 +66,7 @@ TEST(SyntaxErrors, Tokens) {
         {"x = a ! b\n", "1:7: syntax error: invalid syntax"},
         {"x = a \xE2\x80\x9C b\n", "1:7: syntax error: invalid character '\xE2\x80\x9C' (U+201C)"},
         {"x = a\xC2\xA0+ b\n", "1:6: syntax error: invalid non-printable character U+00A0"},
-        {"x = 1 \\ 2\n",
-         "1:8: syntax error: unexpected character after line continuation character"},
+        {"x = 1 \\ 2\n", "1:8: syntax error: unexpected character after line continuation character"},
         {"x = 1 \\", "1:7: syntax error: unexpected EOF while parsing"},
         {std::string("x = 1\0\n", 7), "1:6: syntax error: source code cannot contain null bytes"},
         {"x = '\xFF'\n", "1:6: syntax error: invalid UTF-8 byte 0xff"},
@@ -119,18 +108,15 @@ TEST(SyntaxErrors, FStrings) {
     expect_errors({
         {"x = f'{}'\n", "1:5: syntax error: f-string: empty expression not allowed"},
         {"x = f'{ }'\n", "1:5: syntax error: f-string: empty expression not allowed"},
-        {"x = f'{a b}'\n",
-         "1:10: syntax error: f-string: invalid syntax. Perhaps you forgot a comma?"},
+        {"x = f'{a b}'\n", "1:10: syntax error: f-string: invalid syntax. Perhaps you forgot a comma?"},
         {"x = f'{a $ b}'\n", "1:10: syntax error: f-string: invalid syntax"},
         {"x = 1; y = f'''\n{a +}'''\n", "2:5: syntax error: f-string: invalid syntax"},
-        {"x = f'{a!x}'\n",
-         "1:5: syntax error: f-string: invalid conversion character: expected 's', 'r', or 'a'"},
+        {"x = f'{a!x}'\n", "1:5: syntax error: f-string: invalid conversion character: expected 's', 'r', or 'a'"},
         {"x = f'}'\n", "1:5: syntax error: f-string: single '}' is not allowed"},
         {"x = f'{a'\n", "1:5: syntax error: f-string: expecting '}'"},
         {"x = f'{a!r'\n", "1:5: syntax error: f-string: expecting '}'"},
         {"x = f'{a#}'\n", "1:5: syntax error: f-string expression part cannot include '#'"},
-        {"x = f'{\\n}'\n",
-         "1:5: syntax error: f-string expression part cannot include a backslash"},
+        {"x = f'{\\n}'\n", "1:5: syntax error: f-string expression part cannot include a backslash"},
         {"x = f'{a:{b:{c}}}'\n", "1:5: syntax error: f-string: expressions nested too deeply"},
         {"x = f'{a)}'\n", "1:5: syntax error: f-string: unmatched ')'"},
         {"x = f'{(a]}'\n",
@@ -149,20 +135,16 @@ TEST(SyntaxErrors, Statements) {
         {"async x\n", "1:7: syntax error: invalid syntax"},
         {"class A\n", "1:8: syntax error: expected ':'"},
         {"for x in range(3)\n    pass\n", "1:18: syntax error: expected ':'"},
-        {"if x = 1:\n  pass\n",
-         "1:6: syntax error: invalid syntax. Maybe you meant '==' or ':=' instead of '='?"},
-        {"print 'hello'\n",
-         "1:1: syntax error: Missing parentheses in call to 'print'. Did you mean print(...)?"},
+        {"if x = 1:\n  pass\n", "1:6: syntax error: invalid syntax. Maybe you meant '==' or ':=' instead of '='?"},
+        {"print 'hello'\n", "1:1: syntax error: Missing parentheses in call to 'print'. Did you mean print(...)?"},
         {"try:\n    pass\nx = 1\n", "3:1: syntax error: expected 'except' or 'finally' block"},
-        {"try:\n    pass\nexcept* :\n    pass\n",
-         "3:9: syntax error: expected one or more exception types"},
+        {"try:\n    pass\nexcept* :\n    pass\n", "3:9: syntax error: expected one or more exception types"},
         {"try:\n    pass\nexcept A:\n    pass\nexcept* B:\n    pass\n",
          "5:1: syntax error: cannot have both 'except' and 'except*' on the same 'try'"},
         {"try:\n    pass\nexcept A, B:\n    pass\n",
          "3:8: syntax error: multiple exception types must be parenthesized"},
         {"import a.\n", "1:10: syntax error: invalid syntax"},
-        {"from x import a,\n",
-         "1:16: syntax error: trailing comma not allowed without surrounding parentheses"},
+        {"from x import a,\n", "1:16: syntax error: trailing comma not allowed without surrounding parentheses"},
         {"global 1\n", "1:8: syntax error: invalid syntax"},
         {"x.if\n", "1:3: syntax error: invalid syntax"},
         {"a if b\n", "1:7: syntax error: expected 'else' after 'if' expression"},
@@ -174,8 +156,7 @@ TEST(SyntaxErrors, Targets) {
         {"f() = 1\n",
          "1:1: syntax error: cannot assign to function call here. Maybe you meant '==' instead of "
          "'='?"},
-        {"1 = x\n",
-         "1:1: syntax error: cannot assign to literal here. Maybe you meant '==' instead of '='?"},
+        {"1 = x\n", "1:1: syntax error: cannot assign to literal here. Maybe you meant '==' instead of '='?"},
         {"(a, f()) = x\n", "1:5: syntax error: cannot assign to function call"},
         {"for 1 in x: pass\n", "1:5: syntax error: cannot assign to literal"},
         {"with a as f(): pass\n", "1:11: syntax error: cannot assign to function call"},
@@ -183,46 +164,36 @@ TEST(SyntaxErrors, Targets) {
         {"del f()\n", "1:5: syntax error: cannot delete function call"},
         {"del *a\n", "1:5: syntax error: cannot delete starred"},
         {"del a + b\n", "1:5: syntax error: cannot delete expression"},
-        {"x + 1 += 2\n",
-         "1:1: syntax error: 'expression' is an illegal expression for augmented assignment"},
+        {"x + 1 += 2\n", "1:1: syntax error: 'expression' is an illegal expression for augmented assignment"},
         {"a, b: int\n", "1:1: syntax error: only single target (not tuple) can be annotated"},
         {"[a]: int\n", "1:1: syntax error: only single target (not list) can be annotated"},
         {"f(): int\n", "1:1: syntax error: illegal target for annotation"},
         {"(a.b := 1)\n", "1:2: syntax error: cannot use assignment expressions with attribute"},
         {"(*a)\n", "1:2: syntax error: cannot use starred expression here"},
-        {"[*a for a in b]\n",
-         "1:2: syntax error: iterable unpacking cannot be used in comprehension"},
-        {"{**a for a in b}\n",
-         "1:2: syntax error: dict unpacking cannot be used in dict comprehension"},
+        {"[*a for a in b]\n", "1:2: syntax error: iterable unpacking cannot be used in comprehension"},
+        {"{**a for a in b}\n", "1:2: syntax error: dict unpacking cannot be used in dict comprehension"},
     });
 }
 
 TEST(SyntaxErrors, CallsAndParameters) {
     expect_errors({
         {"f(a=1, b)\n", "1:8: syntax error: positional argument follows keyword argument"},
-        {"f(**a, b)\n",
-         "1:8: syntax error: positional argument follows keyword argument unpacking"},
-        {"f(**a, *b)\n",
-         "1:8: syntax error: iterable argument unpacking follows keyword argument unpacking"},
+        {"f(**a, b)\n", "1:8: syntax error: positional argument follows keyword argument unpacking"},
+        {"f(**a, *b)\n", "1:8: syntax error: iterable argument unpacking follows keyword argument unpacking"},
         {"f(x for x in y, 1)\n", "1:3: syntax error: Generator expression must be parenthesized"},
         {"f(1, x for x in y)\n", "1:6: syntax error: Generator expression must be parenthesized"},
-        {"f(a.b=1)\n",
-         "1:3: syntax error: expression cannot contain assignment, perhaps you meant \"==\"?"},
+        {"f(a.b=1)\n", "1:3: syntax error: expression cannot contain assignment, perhaps you meant \"==\"?"},
         {"f(True=1)\n", "1:3: syntax error: cannot assign to True"},
-        {"def f(a=1, b): pass\n",
-         "1:12: syntax error: non-default argument follows default argument"},
+        {"def f(a=1, b): pass\n", "1:12: syntax error: non-default argument follows default argument"},
         {"def f(*): pass\n", "1:7: syntax error: named arguments must follow bare *"},
         {"def f(*, **k): pass\n", "1:7: syntax error: named arguments must follow bare *"},
         {"def f(/, a): pass\n", "1:7: syntax error: at least one argument must precede /"},
         {"def f(a, /, b, /): pass\n", "1:16: syntax error: / may appear only once"},
         {"def f(*a, /): pass\n", "1:11: syntax error: / must be ahead of *"},
         {"def f(*a, *b): pass\n", "1:11: syntax error: * argument may appear only once"},
-        {"def f(**k, a): pass\n",
-         "1:12: syntax error: arguments cannot follow var-keyword argument"},
-        {"def f(*a=1): pass\n",
-         "1:9: syntax error: var-positional argument cannot have default value"},
-        {"def f(**k=1): pass\n",
-         "1:10: syntax error: var-keyword argument cannot have default value"},
+        {"def f(**k, a): pass\n", "1:12: syntax error: arguments cannot follow var-keyword argument"},
+        {"def f(*a=1): pass\n", "1:9: syntax error: var-positional argument cannot have default value"},
+        {"def f(**k=1): pass\n", "1:10: syntax error: var-keyword argument cannot have default value"},
         {"lambda x: yield\n", "1:11: syntax error: invalid syntax"},
         {"class A(x for x in y): pass\n", "1:11: syntax error: invalid syntax"},
     });
@@ -232,12 +203,10 @@ TEST(SyntaxErrors, Patterns) {
     expect_errors({
         {"match x:\n    pass\n", "2:5: syntax error: invalid syntax"},
         {"match x:\n    case *a:\n        pass\n", "2:10: syntax error: invalid syntax"},
-        {"match x:\n    case a as _:\n        pass\n",
-         "2:15: syntax error: cannot use '_' as a target"},
+        {"match x:\n    case a as _:\n        pass\n", "2:15: syntax error: cannot use '_' as a target"},
         {"match x:\n    case C(a=1, b):\n        pass\n",
          "2:17: syntax error: positional patterns follow keyword patterns"},
-        {"match x:\n    case 1j + 2j:\n        pass\n",
-         "2:10: syntax error: real number required in complex literal"},
+        {"match x:\n    case 1j + 2j:\n        pass\n", "2:10: syntax error: real number required in complex literal"},
         {"match x:\n    case 1 + 2:\n        pass\n",
          "2:14: syntax error: imaginary number required in complex literal"},
     });
@@ -259,13 +228,10 @@ std::string nested_ifs(int levels) {
 // Limits that keep recursion over the tree bounded; CPython 3.11 stops at about the same depths.
 TEST(SyntaxErrors, NestingLimits) {
     expect_errors({
-        {"x = " + repeat("lambda: ", 3000) + "1\n",
-         "1:24005: syntax error: expression nested too deeply"},
-        {"x = " + repeat("lambda: ", 2995) + "1\n",
-         "1:23941: syntax error: expression nested too deeply"},
+        {"x = " + repeat("lambda: ", 3000) + "1\n", "1:24005: syntax error: expression nested too deeply"},
+        {"x = " + repeat("lambda: ", 2995) + "1\n", "1:23941: syntax error: expression nested too deeply"},
         {"x = a" + repeat(" + a", 2992) + "\n", "1:9: syntax error: expression nested too deeply"},
-        {"x = " + repeat("not ", 2992) + "a\n",
-         "1:11973: syntax error: expression nested too deeply"},
+        {"x = " + repeat("not ", 2992) + "a\n", "1:11973: syntax error: expression nested too deeply"},
         {nested_ifs(100), "101:101: syntax error: too many levels of indentation"},
     });
 }
@@ -281,16 +247,14 @@ TEST(SyntaxErrors, LexicalErrorsLaterInTheFileWin) {
 
 TEST(SyntaxErrors, StatusAndPathOfParseFile) {
     namespace fs = std::filesystem;
-    fs::path path = fs::temp_directory_path() /
-                    ("tad_frontend_bad_syntax_" + std::to_string(::getpid()) + ".py");
+    fs::path path = fs::temp_directory_path() / ("tad_frontend_bad_syntax_" + std::to_string(::getpid()) + ".py");
     ft::write_text(path, "x = (\n");
     try {
         tad::frontend::parse_file(path.string());
         ADD_FAILURE() << "no error";
     } catch (const tad::Error &e) {
         EXPECT_EQ(e.status(), TAD_ERR_SYNTAX);
-        EXPECT_EQ(std::string(e.what()),
-                  path.string() + ":1:5: syntax error: '(' was never closed");
+        EXPECT_EQ(std::string(e.what()), path.string() + ":1:5: syntax error: '(' was never closed");
     }
     fs::remove(path);
 }
@@ -301,8 +265,7 @@ TEST(IoErrors, MissingFile) {
         ADD_FAILURE() << "no error";
     } catch (const tad::Error &e) {
         EXPECT_EQ(e.status(), TAD_ERR_IO);
-        EXPECT_EQ(std::string(e.what()),
-                  "/nonexistent/dir/kernel.py: cannot read file: No such file or directory");
+        EXPECT_EQ(std::string(e.what()), "/nonexistent/dir/kernel.py: cannot read file: No such file or directory");
     }
 }
 

@@ -56,16 +56,15 @@ std::pair<int, std::string> run(const std::string &command) {
 
 bool python_available() {
     static const bool available =
-        run(shell_quote(python()) +
-            " -c 'import ast, sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null")
+        run(shell_quote(python()) + " -c 'import ast, sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null")
             .first == 0;
     return available;
 }
 
 std::optional<std::string> cpython_dump(const fs::path &file) {
     fs::path script = source_dir() / "tests" / "frontend" / "pyast_dump.py";
-    auto [status, out] = run(shell_quote(python()) + " -W ignore " + shell_quote(script.string()) +
-                             " " + shell_quote(file.string()) + " 2>/dev/null");
+    auto [status, out] = run(shell_quote(python()) + " -W ignore " + shell_quote(script.string()) + " " +
+                             shell_quote(file.string()) + " 2>/dev/null");
     if (status == 2) return std::nullopt;
     EXPECT_EQ(status, 0) << "running pyast_dump.py on " << file;
     return out;

@@ -35,8 +35,7 @@ void check(const fs::path &expected_file, const std::string &actual) {
         ft::write_text(expected_file, actual);
         return;
     }
-    ASSERT_TRUE(fs::exists(expected_file))
-        << expected_file << " is missing; run with TAD_UPDATE_GOLDEN=1 to create it";
+    ASSERT_TRUE(fs::exists(expected_file)) << expected_file << " is missing; run with TAD_UPDATE_GOLDEN=1 to create it";
     EXPECT_EQ(ft::first_difference(ft::read_text(expected_file), actual), "") << expected_file;
 }
 
@@ -50,8 +49,6 @@ TEST_P(Golden, DumpMatchesExpected) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Frontend, Golden, testing::ValuesIn(golden_inputs()),
-                         [](const testing::TestParamInfo<std::string> &info) {
-                             return ft::test_name(info.param);
-                         });
+                         [](const testing::TestParamInfo<std::string> &info) { return ft::test_name(info.param); });
 
 }  // namespace

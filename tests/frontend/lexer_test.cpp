@@ -25,14 +25,13 @@ std::vector<Token> tokens(const std::string &text, Origin origin = {"x.py", 1, 0
 
 // One line per token: kind, text and span, e.g. "Name x 1:0-1:1".
 std::string describe(const std::vector<Token> &toks) {
-    static const char *const kinds[] = {"Name",    "Number", "String", "Op",
-                                        "Newline", "Indent", "Dedent", "End"};
+    static const char *const kinds[] = {"Name", "Number", "String", "Op", "Newline", "Indent", "Dedent", "End"};
     std::string out;
     for (const Token &t : toks) {
         out += kinds[static_cast<int>(t.kind)];
         if (!t.text.empty()) out += " " + t.text;
-        out += " " + std::to_string(t.line) + ":" + std::to_string(t.col) + "-" +
-               std::to_string(t.end_line) + ":" + std::to_string(t.end_col) + "\n";
+        out += " " + std::to_string(t.line) + ":" + std::to_string(t.col) + "-" + std::to_string(t.end_line) + ":" +
+               std::to_string(t.end_col) + "\n";
     }
     return out;
 }
@@ -71,8 +70,7 @@ TEST(Lexer, TabIndentation) {
     // A tab advances to the next multiple of eight; columns stay byte offsets.
     std::string kinds;
     std::vector<Token> t = tokens("if x:\n\ty\n\tif y:\n\t\tz\n");
-    for (const Token &tok : t)
-        kinds += tok.kind == Tok::Indent ? "I" : tok.kind == Tok::Dedent ? "D" : "";
+    for (const Token &tok : t) kinds += tok.kind == Tok::Indent ? "I" : tok.kind == Tok::Dedent ? "D" : "";
     EXPECT_EQ(kinds, "IIDD");
     EXPECT_EQ(t[5].text, "y");
     EXPECT_EQ(t[5].col, 1);

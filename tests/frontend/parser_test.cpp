@@ -22,8 +22,7 @@ ast::NodePtr first_value(const std::string &source) {
 }
 
 TEST(Parser, IntegerLiteralsBeyondInt64KeepTheirDecimalText) {
-    EXPECT_EQ(std::get<int64_t>(*first_value("9223372036854775807\n")->find("value")),
-              INT64_C(9223372036854775807));
+    EXPECT_EQ(std::get<int64_t>(*first_value("9223372036854775807\n")->find("value")), INT64_C(9223372036854775807));
     EXPECT_EQ(std::get<ast::BigInt>(*first_value("9223372036854775808\n")->find("value")).digits,
               "9223372036854775808");
     EXPECT_EQ(std::get<ast::BigInt>(*first_value("0xFFFFFFFFFFFFFFFFFFFF\n")->find("value")).digits,
@@ -53,8 +52,7 @@ TEST(Parser, SoftKeywordsAreNamesOutsideMatch) {
     EXPECT_TRUE(body[0]->is("Assign"));
     EXPECT_TRUE(body[1]->is("Expr"));
     EXPECT_TRUE(body[2]->is("AnnAssign"));
-    EXPECT_TRUE(
-        parse_source("t.py", "match x:\n    case 1: pass\n").module->list("body")[0]->is("Match"));
+    EXPECT_TRUE(parse_source("t.py", "match x:\n    case 1: pass\n").module->list("body")[0]->is("Match"));
 }
 
 std::string repeat(const std::string &s, int n) {
@@ -98,8 +96,7 @@ TEST(Parser, FiveThousandLinesInWellUnderASecond) {
     }
     auto start = std::chrono::steady_clock::now();
     ast::File f = parse_source("big.py", source);
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_EQ(f.module->list("body").size(), 1000u);
 #if defined(__SANITIZE_ADDRESS__)
     const double budget = 5.0;  // instrumented code runs several times slower

@@ -21,8 +21,8 @@ std::string python() {
 
 // Empty when a GPU with torch and triton is usable, else why not.
 std::string gpu_unavailable() {
-    std::string cmd = python() +
-                      " -c 'import torch, triton; assert torch.cuda.is_available(), \"CUDA unavailable\"' >/dev/null 2>&1";
+    std::string cmd =
+        python() + " -c 'import torch, triton; assert torch.cuda.is_available(), \"CUDA unavailable\"' >/dev/null 2>&1";
     return std::system(cmd.c_str()) == 0 ? "" : python() + " has no CUDA device with torch and triton";
 }
 

@@ -77,8 +77,10 @@ TEST(InterpFaults, UndefinedLanesMayNotDecideAnything) {
         auto below = [&](double n) { return k.op(OpKind::Lt, r, k.splat(k.c(n, DType::I32), r)); };
         ValueId idx = k.b.load(k.at(I, r), below(2), kNoValue);  // lanes 2, 3 undefined
         k.b.loc = SrcLoc{9, 3};
-        if (as_mask) k.b.store(k.at(W, r), k.splat(k.c(1, DType::F32), r), k.b.cast(idx, DType::I1));
-        else k.b.load(k.at(W, idx), below(3), kNoValue);
+        if (as_mask)
+            k.b.store(k.at(W, r), k.splat(k.c(1, DType::F32), r), k.b.cast(idx, DType::I1));
+        else
+            k.b.load(k.at(W, idx), below(3), kNoValue);
 
         Memory mem;
         int ii = add_buffer(mem, "i", DType::I32, {0, 1, 2, 3});
@@ -132,5 +134,6 @@ TEST(InterpFaults, InvalidIRIsRefusedBeforeRunning) {
     Memory mem;
     tad::Error e = run_error(k.f, {}, {1, 1, 1}, mem);
     EXPECT_EQ(e.status(), TAD_ERR_INTERNAL);
-    EXPECT_STREQ(e.what(), "interp: 'invalid' is not valid IR: op 2 (add): operand shape i32 differs from result i32[8]");
+    EXPECT_STREQ(e.what(),
+                 "interp: 'invalid' is not valid IR: op 2 (add): operand shape i32 differs from result i32[8]");
 }

@@ -47,7 +47,7 @@ TEST(Interp, TwoDimTileBroadcastsAndReduces) {
 
     ValueId row_sum = k.b.reduce(OpKind::ReduceSum, x, 1, false);  // f32[M]
     k.b.store(k.at(S, k.b.arange(0, 2, "M")), row_sum, kNoValue);
-    ValueId row_max = k.b.reduce(OpKind::ReduceMax, x, 1, true);   // f32[M,1]
+    ValueId row_max = k.b.reduce(OpKind::ReduceMax, x, 1, true);  // f32[M,1]
     ASSERT_EQ(k.f.type(row_max).str(), "f32[M,1]");
     k.b.store(k.at(Z, offs), k.op(OpKind::Sub, x, k.b.broadcast(row_max, mn)), kNoValue);
     ValueId col_min = k.b.reduce(OpKind::ReduceMin, x, 0, false);  // f32[N]
@@ -252,8 +252,9 @@ TEST(Interp, ReshapeJoinAndSplitKeepRowMajorOrder) {
             O = k.ptr("O", DType::F32), PJ = k.ptr("PJ", DType::F32), PO = k.ptr("PO", DType::F32);
     ValueId r3 = k.range(3), r6 = k.range(6);
     std::vector<Dim> three_by_two = {{3, "3"}, {2, "2"}};
-    ValueId a = k.b.load(k.at(X, r3), kNoValue, kNoValue);                                  // x[0:3]
-    ValueId b = k.b.load(k.at(X, k.op(OpKind::Add, r3, k.splat(k.c(3, DType::I32), r3))), kNoValue, kNoValue);  // x[3:6]
+    ValueId a = k.b.load(k.at(X, r3), kNoValue, kNoValue);  // x[0:3]
+    ValueId b =
+        k.b.load(k.at(X, k.op(OpKind::Add, r3, k.splat(k.c(3, DType::I32), r3))), kNoValue, kNoValue);  // x[3:6]
     k.b.store(k.at(J, r6), k.b.reshape(k.b.join(a, b), {{6, "6"}}), kNoValue);
     ValueId pairs = k.b.reshape(k.b.load(k.at(X, r6), kNoValue, kNoValue), three_by_two);
     k.b.store(k.at(E, r3), k.b.split(pairs, 0), kNoValue);
@@ -347,11 +348,16 @@ TEST(Interp, LibdeviceMathAtKnownPoints) {
     };
     const double pi = std::acos(-1.0);
     const Case cases[] = {
-        {OpKind::Log1p, std::exp(1.0) - 1, 0, 1},  {OpKind::Expm1, std::log(2.0), 0, 1},
-        {OpKind::Tan, pi / 4, 0, 1},               {OpKind::Atan, 1, 0, pi / 4},
-        {OpKind::Sinh, std::log(2.0), 0, 0.75},    {OpKind::Cosh, std::log(2.0), 0, 1.25},
-        {OpKind::Asin, 0.5, 0, pi / 6},            {OpKind::Acos, 0.5, 0, pi / 3},
-        {OpKind::Pow, 2, 3, 8},                    {OpKind::Pow, 4, -0.5, 0.5},
+        {OpKind::Log1p, std::exp(1.0) - 1, 0, 1},
+        {OpKind::Expm1, std::log(2.0), 0, 1},
+        {OpKind::Tan, pi / 4, 0, 1},
+        {OpKind::Atan, 1, 0, pi / 4},
+        {OpKind::Sinh, std::log(2.0), 0, 0.75},
+        {OpKind::Cosh, std::log(2.0), 0, 1.25},
+        {OpKind::Asin, 0.5, 0, pi / 6},
+        {OpKind::Acos, 0.5, 0, pi / 3},
+        {OpKind::Pow, 2, 3, 8},
+        {OpKind::Pow, 4, -0.5, 0.5},
     };
     for (const Case &c : cases) {
         Kernel k("math");

@@ -71,10 +71,10 @@ TEST(IR, ShapeScanAndIndexOpsTypeAndPrint) {
     EXPECT_EQ(f.type(an).str(), "i32[M]");
     EXPECT_EQ(f.type(p).str(), "f32[M,N]");
     std::string text = print(f);
-    for (const char *line : {"%3 = reshape %2 : f32[2,2 * N]", "%4 = join %3, %3 : f32[2,2 * N,2]",
-                             "%5 = split %4 #1 : f32[2,2 * N]", "%6 = cumsum %2 axis=1 reverse : f32[M,N]",
-                             "%7 = argmax %2 axis=0 keep_dims : i32[1,N]", "%8 = argmin %2 axis=1 : i32[M]",
-                             "%9 = log1p %2 : f32[M,N]", "%10 = pow %2, %9 : f32[M,N]"})
+    for (const char *line :
+         {"%3 = reshape %2 : f32[2,2 * N]", "%4 = join %3, %3 : f32[2,2 * N,2]", "%5 = split %4 #1 : f32[2,2 * N]",
+          "%6 = cumsum %2 axis=1 reverse : f32[M,N]", "%7 = argmax %2 axis=0 keep_dims : i32[1,N]",
+          "%8 = argmin %2 axis=1 : i32[M]", "%9 = log1p %2 : f32[M,N]", "%10 = pow %2, %9 : f32[M,N]"})
         EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
 }
 
@@ -86,18 +86,26 @@ TEST(IR, VerifierChecksShapeScanAndIndexOps) {
     };
     const Case cases[] = {
         {"f32[M,N] does not reshape to f32[16]",
-         [](Builder &b, ValueId x, ValueId) { b.reshape(x, {{16, "16"}}); }},
+         [](Builder &b, ValueId x, ValueId) {
+             b.reshape(x, {{16, "16"}});
+         }},
         {"f32[M,N] does not reshape to i32[32]",
-         [](Builder &b, ValueId x, ValueId) { b.append(Op{OpKind::Reshape, {x}}, Type{DType::I32, false, {{32, "32"}}}); }},
+         [](Builder &b, ValueId x, ValueId) {
+             b.append(Op{OpKind::Reshape, {x}}, Type{DType::I32, false, {{32, "32"}}});
+         }},
         {"operand types f32[M,N] and i32[M,N] differ", [](Builder &b, ValueId x, ValueId i) { b.join(x, i); }},
         {"result f32[M,N] should be f32[M,N,2]",
-         [](Builder &b, ValueId x, ValueId) { b.append(Op{OpKind::Join, {x, x}}, b.func().type(x)); }},
+         [](Builder &b, ValueId x, ValueId) {
+             b.append(Op{OpKind::Join, {x, x}}, b.func().type(x));
+         }},
         {"the last dim of f32[M,N] is not 2", [](Builder &b, ValueId x, ValueId) { b.split(x, 0); }},
         {"half 2 is not 0 or 1", [](Builder &b, ValueId x, ValueId) { b.split(b.join(x, x), 2); }},
         {"axis 2 out of range", [](Builder &b, ValueId x, ValueId) { b.cumsum(x, 2, false); }},
         {"axis -1 out of range", [](Builder &b, ValueId x, ValueId) { b.reduce(OpKind::Argmax, x, -1, false); }},
         {"result f32[N] should be i32[N]",
-         [](Builder &b, ValueId x, ValueId) { b.append(Op{OpKind::Argmin, {x}}, Type{DType::F32, false, {{8, "N"}}}); }},
+         [](Builder &b, ValueId x, ValueId) {
+             b.append(Op{OpKind::Argmin, {x}}, Type{DType::F32, false, {{8, "N"}}});
+         }},
         {"operand element types differ", [](Builder &b, ValueId x, ValueId i) { b.binary(OpKind::Pow, x, i); }},
     };
     for (const Case &c : cases) {

@@ -5,9 +5,9 @@
 #include <cmath>
 
 #include "frontend/lower.h"
-#include "lower_source.h"
 #include "frontend/parser.h"
 #include "interp/interp.h"
+#include "lower_source.h"
 #include "passes/passes.h"
 #include "support/error.h"
 
@@ -35,7 +35,8 @@ std::vector<double> run_rows(const ir::Function &f, const std::vector<double> &x
     interp::Memory m;
     int xb = m.add({"x", ir::DType::F32, x});
     int yb = m.add({"y", ir::DType::F32, std::vector<double>(x.size(), NAN)});
-    interp::run(f, {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(n)}, {rows, 1, 1}, m);
+    interp::run(f, {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(n)},
+                {rows, 1, 1}, m);
     return m.at(yb).data;
 }
 
@@ -56,7 +57,8 @@ def k(X, Y, n, B: tl.constexpr):
 }  // namespace
 
 TEST(DynamicIf, BranchesAreMergedWithWhere) {
-    ir::Function f = lower(kRowChoice, {arg(K::Tensor, "X"), arg(K::Tensor, "Y"), arg(K::Int, "n", 1), arg(K::Int, "B", 4)});
+    ir::Function f =
+        lower(kRowChoice, {arg(K::Tensor, "X"), arg(K::Tensor, "Y"), arg(K::Int, "n", 1), arg(K::Int, "B", 4)});
     EXPECT_EQ(ir::verify(f), "");
     EXPECT_EQ(count(f, ir::OpKind::Where), 2) << ir::print(f);  // y, scale
     std::string text = ir::print(f);
@@ -107,7 +109,8 @@ def k(X, Y, n, B: tl.constexpr):
     interp::Memory m;
     int xb = m.add({"x", ir::DType::F32, {1, 2, 3, 4, 5, 6, 7, 8}});
     int yb = m.add({"y", ir::DType::F32, std::vector<double>(16, -9.0)});
-    interp::run(f, {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(2)}, {4, 1, 1}, m);
+    interp::run(f, {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(2)},
+                {4, 1, 1}, m);
     EXPECT_EQ(m.at(yb).data, (std::vector<double>{2, 3, 4, -9, 6, 7, 8, -9, 0, 0, 0, 0, 0, 0, 0, 0}));
 }
 
@@ -125,7 +128,8 @@ def k(X, Y, n, B: tl.constexpr):
     interp::Memory m;
     int xb = m.add({"x", ir::DType::F32, {1, 2, 3, 4}});
     int yb = m.add({"y", ir::DType::F32, std::vector<double>(8, -9.0)});
-    interp::run(f, {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(2)}, {4, 1, 1}, m);
+    interp::run(f, {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(2)},
+                {4, 1, 1}, m);
     EXPECT_EQ(m.at(yb).data, (std::vector<double>{2, 4, 6, 8, -9, -9, -9, -9}));
 }
 
@@ -155,7 +159,8 @@ def k(X, Y, n, B: tl.constexpr):
     interp::Memory m;
     int xb = m.add({"x", ir::DType::F32, {1, 2, 3, 4, 5, 6}});
     int yb = m.add({"y", ir::DType::F32, std::vector<double>(8, -9.0)});
-    interp::run(f, {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(3)}, {4, 1, 1}, m);
+    interp::run(f, {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(3)},
+                {4, 1, 1}, m);
     EXPECT_EQ(m.at(yb).data, (std::vector<double>{2, 3, 30, 40, -9, -9, -9, -9}));
 }
 
@@ -213,9 +218,10 @@ def k(X, Y, n, B: tl.constexpr):
         x = -x
     tl.store(Y + tl.arange(0, B), x)
 )";
-    EXPECT_EQ(lower_error(src, {arg(K::Tensor, "X"), arg(K::Tensor, "Y"), arg(K::Int, "n"), arg(K::Int, "B", 8)}),
-              "k.py:8:5: unsupported construct 'if': the condition is a tile (i1[B]); only scalar conditions are supported "
-              "(use tl.where to choose per element)");
+    EXPECT_EQ(
+        lower_error(src, {arg(K::Tensor, "X"), arg(K::Tensor, "Y"), arg(K::Int, "n"), arg(K::Int, "B", 8)}),
+        "k.py:8:5: unsupported construct 'if': the condition is a tile (i1[B]); only scalar conditions are supported "
+        "(use tl.where to choose per element)");
 }
 
 TEST(DynamicIf, BranchesGivingDifferentTypesAreRejected) {
@@ -239,9 +245,10 @@ def k(X, Y, n, B: tl.constexpr):
         z = x * 2.0
     tl.store(Y + tl.arange(0, B), z)
 )";
-    EXPECT_EQ(lower_error(src, {arg(K::Tensor, "X"), arg(K::Tensor, "Y"), arg(K::Int, "n"), arg(K::Int, "B", 8)}),
-              "k.py:10:35: unsupported construct 'name 'z'': assigned in only one branch of the if on a run-time value at "
-              "k.py:8:5; assign it before the if or in both branches");
+    EXPECT_EQ(
+        lower_error(src, {arg(K::Tensor, "X"), arg(K::Tensor, "Y"), arg(K::Int, "n"), arg(K::Int, "B", 8)}),
+        "k.py:10:35: unsupported construct 'name 'z'': assigned in only one branch of the if on a run-time value at "
+        "k.py:8:5; assign it before the if or in both branches");
 }
 
 TEST(DynamicIf, ReturnWithAValueInABranchIsRejected) {
@@ -257,9 +264,10 @@ def k(X, Y, n, B: tl.constexpr):
     x = tl.load(X + tl.arange(0, B))
     tl.store(Y + tl.arange(0, B), _pick(x, n))
 )";
-    EXPECT_EQ(lower_error(src, {arg(K::Tensor, "X"), arg(K::Tensor, "Y"), arg(K::Int, "n"), arg(K::Int, "B", 8)}),
-              "k.py:8:9: unsupported construct 'return with a value under an if on a run-time value': compute the result "
-              "with tl.where and return it at the end of the function");
+    EXPECT_EQ(
+        lower_error(src, {arg(K::Tensor, "X"), arg(K::Tensor, "Y"), arg(K::Int, "n"), arg(K::Int, "B", 8)}),
+        "k.py:8:9: unsupported construct 'return with a value under an if on a run-time value': compute the result "
+        "with tl.where and return it at the end of the function");
 }
 
 TEST(DynamicIf, ReturnInsideALoopIsRejected) {
@@ -290,7 +298,8 @@ def k(X, Y, n, B: tl.constexpr):
     tl.store(Y + offs, tl.load(X + offs) * 2.0)
 )";
     for (const char *src : {plain, early}) {
-        ir::Function f = passes::cse(lower(src, {arg(K::Tensor, "X"), arg(K::Tensor, "Y"), arg(K::Int, "n", 3), arg(K::Int, "B", 4)}));
+        ir::Function f = passes::cse(
+            lower(src, {arg(K::Tensor, "X"), arg(K::Tensor, "Y"), arg(K::Int, "n", 3), arg(K::Int, "B", 4)}));
         passes::GradWrite w = passes::plan_gradient_writes(f, {"X"}, {"Y"}).at("X");
         EXPECT_EQ(w.kind, passes::GradWrite::Store);
         EXPECT_EQ(w.covers, src == plain);

@@ -5,9 +5,9 @@
 
 #include "emit/emit.h"
 #include "frontend/lower.h"
-#include "lower_source.h"
 #include "frontend/parser.h"
 #include "interp/interp.h"
+#include "lower_source.h"
 #include "passes/passes.h"
 #include "support/error.h"
 
@@ -60,8 +60,9 @@ TEST(Loops, InterpreterRunsEveryIterationIncludingTheMaskedTail) {
         for (size_t i = 0; i < x.size(); ++i) x[i] = 0.25 * static_cast<double>(i % 7) - 0.5;
         int xb = m.add({"x", ir::DType::F32, x});
         int yb = m.add({"y", ir::DType::F32, std::vector<double>(3, NAN)});
-        interp::run(f, {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(n),
-                        interp::ArgValue::integer(n)},
+        interp::run(f,
+                    {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(n),
+                     interp::ArgValue::integer(n)},
                     {3, 1, 1}, m);
         for (int64_t r = 0; r < 3; ++r) {
             double want = 0;
@@ -78,7 +79,8 @@ TEST(Loops, EmittedAsAForWithTheAccumulatorUpdatedInPlace) {
                       "        cols = start + tl.arange(0, BLOCK)\n"),
               std::string::npos)
         << py;
-    EXPECT_NE(py.find("        acc = acc + x * x\n    tl.store(Y + row, tl.sum(acc, axis=0))\n"), std::string::npos) << py;
+    EXPECT_NE(py.find("        acc = acc + x * x\n    tl.store(Y + row, tl.sum(acc, axis=0))\n"), std::string::npos)
+        << py;
 }
 
 TEST(Loops, EmittedLoopReparsesToTheSameComputation) {
@@ -104,7 +106,8 @@ def k(X, B: tl.constexpr):
     tl.store(X + offs, x)
 )";
     using K = frontend::ArgBinding;
-    ir::Function f = frontend::lower_kernel(frontend::parse_source("k.py", src), "k", {arg(K::Tensor, "X"), arg(K::Int, "B", 8)});
+    ir::Function f =
+        frontend::lower_kernel(frontend::parse_source("k.py", src), "k", {arg(K::Tensor, "X"), arg(K::Int, "B", 8)});
     EXPECT_TRUE(ir::loops(f).empty());
     int muls = 0;
     for (const ir::Op &op : f.ops) muls += op.kind == ir::OpKind::Mul;
@@ -127,7 +130,8 @@ def k(X, n):
         frontend::lower_kernel(frontend::parse_source("k.py", src), "k", {arg(K::Tensor, "X"), arg(K::Int, "n", 3)});
         FAIL();
     } catch (const Error &e) {
-        EXPECT_EQ(std::string(e.what()), "k.py:8:5: unsupported construct 'while loop': loops with a data-dependent trip count "
-                                         "are not supported yet; use for ... in range(...)");
+        EXPECT_EQ(std::string(e.what()),
+                  "k.py:8:5: unsupported construct 'while loop': loops with a data-dependent trip count "
+                  "are not supported yet; use for ... in range(...)");
     }
 }

@@ -98,7 +98,8 @@ def k(X, Y, n, B: tl.constexpr):
     c = offs / n
     tl.store(Y + offs, a + b + c)
 )";
-    ir::Function f = lower(src, {tensor("X", ir::DType::F16), tensor("Y", ir::DType::F32), integer("n", 7), integer("B", 8)});
+    ir::Function f =
+        lower(src, {tensor("X", ir::DType::F16), tensor("Y", ir::DType::F32), integer("n", 7), integer("B", 8)});
     std::string text = ir::print(f);
     // A Python float keeps the f16 tile's type; f16 + f32 promotes to f32; int / int is f32.
     EXPECT_NE(text.find("const 0.5 : f16"), std::string::npos) << text;
@@ -121,7 +122,8 @@ def k(X, B: tl.constexpr):
         lower(src, {tensor("X"), integer("B", 8)});
         FAIL() << "expected an error";
     } catch (const Error &e) {
-        EXPECT_EQ(std::string(e.what()), "k.py:8:35: unsupported construct 'tl.histogram': not in tad's rules table yet");
+        EXPECT_EQ(std::string(e.what()),
+                  "k.py:8:35: unsupported construct 'tl.histogram': not in tad's rules table yet");
     }
 }
 
@@ -140,8 +142,9 @@ def k(X, B: tl.constexpr):
         lower(cat, {tensor("X"), integer("B", 8)});
         FAIL() << "expected an error";
     } catch (const Error &e) {
-        EXPECT_EQ(std::string(e.what()), "k.py:8:39: unsupported construct 'tl.cat': triton 3.6 may reorder the elements "
-                                         "(can_reorder=True is required), so no gradient can be mapped back");
+        EXPECT_EQ(std::string(e.what()),
+                  "k.py:8:39: unsupported construct 'tl.cat': triton 3.6 may reorder the elements "
+                  "(can_reorder=True is required), so no gradient can be mapped back");
     }
     const char *scan = R"(import triton
 import triton.language as tl
@@ -161,8 +164,9 @@ def k(X, B: tl.constexpr):
         lower(scan, {tensor("X"), integer("B", 8)});
         FAIL() << "expected an error";
     } catch (const Error &e) {
-        EXPECT_EQ(std::string(e.what()), "k.py:13:35: unsupported construct 'tl.associative_scan': only a combine_fn that "
-                                         "returns the sum of its two arguments is differentiable");
+        EXPECT_EQ(std::string(e.what()),
+                  "k.py:13:35: unsupported construct 'tl.associative_scan': only a combine_fn that "
+                  "returns the sum of its two arguments is differentiable");
     }
 }
 
@@ -184,11 +188,13 @@ def f(x):
         "stride": [1]}], "temps": [], "launches": [{"kernel": "k", "grid": [1, 1, 1], "options": {}, "args": [
         {"name": "X", "kind": "tensor", "ref": {"input": 0}, "offset": 0, "dtype": "float32"},
         {"name": "Y", "kind": "tensor", "ref": {"output": 0}, "offset": 0, "dtype": "float32"},
-        {"name": "SCALE", "kind": "int", "value": 1}, {"name": "B", "kind": "int", "value": 16}]}]})", "trace");
+        {"name": "SCALE", "kind": "int", "value": 1}, {"name": "B", "kind": "int", "value": 16}]}]})",
+                             "trace");
     std::string py = emit_backward_module(kf, {trace});
     EXPECT_NE(py.find("    if a[\"SCALE\"] == 1:\n        d_x = "), std::string::npos) << py;
     EXPECT_NE(py.find("k_bwd_SCALE_1[launches[0].grid]("), std::string::npos) << py;
-    EXPECT_NE(py.find("    else:\n        raise RuntimeError(f\"no backward of k was generated for SCALE={a['SCALE']!r} (static ifs depend on SCALE)"),
+    EXPECT_NE(py.find("    else:\n        raise RuntimeError(f\"no backward of k was generated for "
+                      "SCALE={a['SCALE']!r} (static ifs depend on SCALE)"),
               std::string::npos)
         << py;
 }
@@ -222,12 +228,16 @@ def f(a, launch, out, grads):
         "temps": [], "launches": [{"kernel": "k", "grid": [1, 1, 1], "options": {}, "args": [
         {"name": "A", "kind": "tensor", "ref": {"input": 0}, "offset": 0, "dtype": "float32"},
         {"name": "OUT", "kind": "tensor", "ref": {"output": 0}, "offset": 0, "dtype": "float32"},
-        {"name": "B", "kind": "int", "value": 16}]}]})", "trace");
+        {"name": "B", "kind": "int", "value": 16}]}]})",
+                             "trace");
     std::string py = emit_backward_module(kf, {trace});
-    EXPECT_NE(py.find("def f_backward(launches, temps, a, launch, out, grads, outs, out_layouts, grads_):\n"), std::string::npos) << py;
+    EXPECT_NE(py.find("def f_backward(launches, temps, a, launch, out, grads, outs, out_layouts, grads_):\n"),
+              std::string::npos)
+        << py;
     EXPECT_NE(py.find("    a_ = launches[0].args\n"), std::string::npos) << py;
     EXPECT_NE(py.find("        for launch_ in launches:\n"), std::string::npos) << py;
-    EXPECT_NE(py.find("    def forward(ctx, a, launch, out, grads):\n        with _capturing(_SNAPSHOTS) as launches:\n            out_ = f(a, launch, out, grads)"),
+    EXPECT_NE(py.find("    def forward(ctx, a, launch, out, grads):\n        with _capturing(_SNAPSHOTS) as "
+                      "launches:\n            out_ = f(a, launch, out, grads)"),
               std::string::npos)
         << py;
     EXPECT_EQ(py.find("\n    a = "), std::string::npos) << py;
@@ -257,9 +267,12 @@ def k(X, Y, seed, B: tl.constexpr):
     // The generator is deterministic and uniform enough for a mask: the same offsets give the same lanes.
     interp::Memory m;
     int x = m.add({"x", ir::DType::F32, std::vector<double>(8, 2.0)});
-    int y1 = m.add({"y", ir::DType::F32, std::vector<double>(8, NAN)}), y2 = m.add({"y", ir::DType::F32, std::vector<double>(8, NAN)});
-    interp::run(f, {interp::ArgValue::pointer(x), interp::ArgValue::pointer(y1), interp::ArgValue::integer(7)}, {1, 1, 1}, m);
-    interp::run(f, {interp::ArgValue::pointer(x), interp::ArgValue::pointer(y2), interp::ArgValue::integer(7)}, {1, 1, 1}, m);
+    int y1 = m.add({"y", ir::DType::F32, std::vector<double>(8, NAN)}),
+        y2 = m.add({"y", ir::DType::F32, std::vector<double>(8, NAN)});
+    interp::run(f, {interp::ArgValue::pointer(x), interp::ArgValue::pointer(y1), interp::ArgValue::integer(7)},
+                {1, 1, 1}, m);
+    interp::run(f, {interp::ArgValue::pointer(x), interp::ArgValue::pointer(y2), interp::ArgValue::integer(7)},
+                {1, 1, 1}, m);
     int kept = 0;
     for (int i = 0; i < 8; ++i) {
         EXPECT_EQ(m.at(y1).data[i], m.at(y2).data[i]);

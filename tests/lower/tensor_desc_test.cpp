@@ -8,9 +8,9 @@
 
 #include "frontend/kernel_file.h"
 #include "frontend/lower.h"
-#include "lower_source.h"
 #include "frontend/parser.h"
 #include "interp/interp.h"
+#include "lower_source.h"
 #include "support/error.h"
 
 using namespace tad;
@@ -26,7 +26,8 @@ ir::Function lower(const std::string &body, const std::vector<frontend::ArgBindi
     return tad::test::lower_body(body, args);
 }
 
-const std::vector<frontend::ArgBinding> kXYn = {arg(K::Tensor, "X"), arg(K::Tensor, "Y"), arg(K::Int, "n", 3), arg(K::Int, "m", 3)};
+const std::vector<frontend::ArgBinding> kXYn = {arg(K::Tensor, "X"), arg(K::Tensor, "Y"), arg(K::Int, "n", 3),
+                                                arg(K::Int, "m", 3)};
 
 // `def k(X, Y, n, m, ...)` with the given body lines after the descriptors xd, yd over n x m.
 std::string kernel(const std::string &body) {
@@ -49,7 +50,9 @@ std::vector<double> run3x3(const ir::Function &f, int64_t programs) {
     interp::Memory mem;
     int xb = mem.add({"x", ir::DType::F32, {1, 2, 3, 4, 5, 6, 7, 8, 9}});
     int yb = mem.add({"y", ir::DType::F32, std::vector<double>(9, -9.0)});
-    interp::run(f, {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(3), interp::ArgValue::integer(3)},
+    interp::run(f,
+                {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(3),
+                 interp::ArgValue::integer(3)},
                 {programs, 1, 1}, mem);
     return mem.at(yb).data;
 }
@@ -68,7 +71,8 @@ TEST(TensorDesc, LoadPadsWithZeroAndStoreDropsOutOfBounds) {
     for (const ir::Op &op : f.ops) {
         if (op.kind == ir::OpKind::Load) {
             ++loads;
-            EXPECT_TRUE(op.has_mask && op.operands.size() == 3) << "a descriptor load has a mask and other=0:\n" << ir::print(f);
+            EXPECT_TRUE(op.has_mask && op.operands.size() == 3) << "a descriptor load has a mask and other=0:\n"
+                                                                << ir::print(f);
         }
         if (op.kind == ir::OpKind::Store) {
             ++stores;
@@ -83,11 +87,12 @@ TEST(TensorDesc, LoadPadsWithZeroAndStoreDropsOutOfBounds) {
 // padding_option="nan" fills out-of-bounds lanes with NaN; offsets may be negative (TMA treats
 // coordinates below zero as out of bounds too).
 TEST(TensorDesc, NanPaddingAndNegativeOffsets) {
-    ir::Function f = lower("@triton.jit\ndef k(X, Y, n, m, B0: tl.constexpr, B1: tl.constexpr):\n"
-                           "    xd = tl.make_tensor_descriptor(X, [n, m], [m, 1], [B0, B1], padding_option=\"nan\")\n"
-                           "    yd = tl.make_tensor_descriptor(Y, [n, m], [m, 1], [B0, B1])\n"
-                           "    yd.store([0, 0], xd.load([-1, 0]))\n",
-                           blocks(4, 4));
+    ir::Function f = lower(
+        "@triton.jit\ndef k(X, Y, n, m, B0: tl.constexpr, B1: tl.constexpr):\n"
+        "    xd = tl.make_tensor_descriptor(X, [n, m], [m, 1], [B0, B1], padding_option=\"nan\")\n"
+        "    yd = tl.make_tensor_descriptor(Y, [n, m], [m, 1], [B0, B1])\n"
+        "    yd.store([0, 0], xd.load([-1, 0]))\n",
+        blocks(4, 4));
     std::vector<double> y = run3x3(f, 1);
     EXPECT_TRUE(std::isnan(y[0]) && std::isnan(y[1]) && std::isnan(y[2])) << y[0];
     EXPECT_EQ(std::vector<double>(y.begin() + 3, y.end()), (std::vector<double>{1, 2, 3, 4, 5, 6}));
@@ -106,7 +111,8 @@ def k(X, Y, n, B: tl.constexpr):
     interp::Memory mem;
     int xb = mem.add({"x", ir::DType::F32, {1, 2, 3, 4}});
     int yb = mem.add({"y", ir::DType::F32, std::vector<double>(5, 0.0)});
-    interp::run(f, {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(5)}, {3, 1, 1}, mem);
+    interp::run(f, {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(5)},
+                {3, 1, 1}, mem);
     EXPECT_EQ(mem.at(yb).data, (std::vector<double>{1, 2, 4, 6, 4}));
 }
 
@@ -144,12 +150,14 @@ TEST(TensorDesc, RefusedFormsNameTheConstruct) {
     EXPECT_EQ(lower_error("@triton.jit\ndef k(X, Y, n, m, B0: tl.constexpr, B1: tl.constexpr):\n"
                           "    xd = tl.make_tensor_descriptor(X, [n, m], [1, 2], [B0, B1])\n",
                           b),
-              "k.py:7:10: unsupported construct 'tl.make_tensor_descriptor': the last stride must be 1 (Triton requires the last dim to "
+              "k.py:7:10: unsupported construct 'tl.make_tensor_descriptor': the last stride must be 1 (Triton "
+              "requires the last dim to "
               "be contiguous)");
     EXPECT_EQ(lower_error("@triton.jit\ndef k(X, Y, n, m, B0: tl.constexpr, B1: tl.constexpr):\n"
                           "    xd = tl.make_tensor_descriptor(X, [n, m], [m, 1], [B0])\n",
                           b),
-              "k.py:7:10: unsupported construct 'tl.make_tensor_descriptor': shape, strides and block_shape must have the same length");
+              "k.py:7:10: unsupported construct 'tl.make_tensor_descriptor': shape, strides and block_shape must have "
+              "the same length");
     EXPECT_EQ(lower_error("@triton.jit\ndef k(X, Y, n, m, B0: tl.constexpr, B1: tl.constexpr):\n"
                           "    xd = tl.make_tensor_descriptor(X, [n, m], [m, 1], [B0, B1], padding_option=\"edge\")\n",
                           b),
@@ -158,26 +166,32 @@ TEST(TensorDesc, RefusedFormsNameTheConstruct) {
               "k.py:10:9: unsupported construct 'desc.load': needs one offset per dim of the descriptor (2)");
     EXPECT_EQ(lower_error(kernel("    x = xd.load([tl.arange(0, B0), 0])\n"), b),
               "k.py:10:9: unsupported construct 'desc.load': offsets must be integer scalars");
-    EXPECT_EQ(lower_error(kernel("    yd.store([0, 0], 1.0)\n"), b),
-              "k.py:10:5: unsupported construct 'desc.store': the value must be a tile of the descriptor's block shape");
+    EXPECT_EQ(
+        lower_error(kernel("    yd.store([0, 0], 1.0)\n"), b),
+        "k.py:10:5: unsupported construct 'desc.store': the value must be a tile of the descriptor's block shape");
     EXPECT_EQ(lower_error(kernel("    yd.atomic_max([0, 0], xd.load([0, 0]))\n"), b),
-              "k.py:10:5: unsupported construct 'desc.atomic_max': only load, store and atomic_add of a tensor descriptor are differentiable");
+              "k.py:10:5: unsupported construct 'desc.atomic_max': only load, store and atomic_add of a tensor "
+              "descriptor are differentiable");
     EXPECT_EQ(lower_error(kernel("    x = xd.gather(tl.arange(0, B0), 0)\n"), b),
-              "k.py:10:9: unsupported construct 'desc.gather': row-gathered descriptor access is not lowered yet; use desc.load / "
+              "k.py:10:9: unsupported construct 'desc.gather': row-gathered descriptor access is not lowered yet; use "
+              "desc.load / "
               "desc.store per tile");
     EXPECT_EQ(lower_error(kernel("    x = tl.load(xd)\n"), b),
               "k.py:10:9: unsupported construct 'tl.load of a tensor descriptor': read it with desc.load(offsets)");
-    EXPECT_EQ(lower_error(kernel("    n2 = xd.ndim\n"), b), "k.py:10:10: unsupported construct 'tensor descriptor attribute '.ndim''");
+    EXPECT_EQ(lower_error(kernel("    n2 = xd.ndim\n"), b),
+              "k.py:10:10: unsupported construct 'tensor descriptor attribute '.ndim''");
     EXPECT_EQ(lower_error(kernel("    for i in range(0, n):\n"
                                  "        xd = tl.make_tensor_descriptor(X, [n, m], [m, 1], [B0, B1])\n"),
                           b),
-              "k.py:10:5: unsupported construct 'tensor descriptor 'xd' rebuilt in a loop': create it once before the loop and give each "
+              "k.py:10:5: unsupported construct 'tensor descriptor 'xd' rebuilt in a loop': create it once before the "
+              "loop and give each "
               "access its offsets");
     EXPECT_EQ(lower_error(kernel("    if pid < n:\n"
                                  "        xd = tl.make_tensor_descriptor(Y, [n, m], [m, 1], [B0, B1])\n"
                                  "    yd.store([0, 0], xd.load([0, 0]))\n"),
                           b),
-              "k.py:10:5: unsupported construct 'if': tensor descriptor 'xd' is rebuilt in a branch; create it once before the if and "
+              "k.py:10:5: unsupported construct 'if': tensor descriptor 'xd' is rebuilt in a branch; create it once "
+              "before the if and "
               "choose the offsets instead");
 }
 
@@ -185,12 +199,15 @@ namespace {
 
 // A forward file whose kernel takes host-side descriptors xd, yd (n x m, blocks B0 x B1).
 frontend::KernelFile host_file(const std::string &extra_param = "") {
-    std::string src = "import triton\nimport triton.language as tl\nimport tad\n\n\n"
-                      "@triton.jit\ndef k(xd, yd" + extra_param + "):\n"
-                      "    pid = tl.program_id(0)\n"
-                      "    x = xd.load([pid * xd.block_shape[0], 0])\n"
-                      "    yd.store([pid * xd.block_shape[0], 0], x + tl.sum(x, axis=1)[:, None])\n\n\n"
-                      "@tad.autodiff(grad_inputs=(\"x\",))\ndef stub(x):\n    k[(1,)](x, x)\n";
+    std::string src =
+        "import triton\nimport triton.language as tl\nimport tad\n\n\n"
+        "@triton.jit\ndef k(xd, yd" +
+        extra_param +
+        "):\n"
+        "    pid = tl.program_id(0)\n"
+        "    x = xd.load([pid * xd.block_shape[0], 0])\n"
+        "    yd.store([pid * xd.block_shape[0], 0], x + tl.sum(x, axis=1)[:, None])\n\n\n"
+        "@tad.autodiff(grad_inputs=(\"x\",))\ndef stub(x):\n    k[(1,)](x, x)\n";
     return frontend::analyze(frontend::parse_source("k.py", src));
 }
 
@@ -200,7 +217,8 @@ std::vector<frontend::ArgBinding> host_bindings(int64_t last_stride) {
         frontend::ArgBinding b = arg(K::Tensor, name);
         b.desc_block = {2, 4};
         out.push_back(b);
-        for (const frontend::ArgBinding &s : frontend::tensor_desc_scalars(name, {3, 3}, {3, last_stride}, {2, 4})) out.push_back(s);
+        for (const frontend::ArgBinding &s : frontend::tensor_desc_scalars(name, {3, 3}, {3, last_stride}, {2, 4}))
+            out.push_back(s);
     }
     return out;
 }
@@ -215,7 +233,8 @@ TEST(TensorDesc, HostDescriptorParametersBindBasePointerAndScalars) {
     ir::Function f = frontend::lower_kernel(kf, "k", host_bindings(1));
     std::vector<std::string> params;
     for (const ir::Param &p : f.params) params.push_back(p.name);
-    EXPECT_EQ(params, (std::vector<std::string>{"xd", "xd_shape0", "xd_shape1", "xd_stride0", "yd", "yd_shape0", "yd_shape1", "yd_stride0"}));
+    EXPECT_EQ(params, (std::vector<std::string>{"xd", "xd_shape0", "xd_shape1", "xd_stride0", "yd", "yd_shape0",
+                                                "yd_shape1", "yd_stride0"}));
     std::vector<std::string> constexprs;
     for (const ir::Constexpr &c : f.constexprs) constexprs.push_back(c.name + "=" + c.literal);
     EXPECT_EQ(constexprs, (std::vector<std::string>{"xd_block0=2", "xd_block1=4", "yd_block0=2", "yd_block1=4"}));
@@ -223,7 +242,8 @@ TEST(TensorDesc, HostDescriptorParametersBindBasePointerAndScalars) {
     int xb = mem.add({"x", ir::DType::F32, {1, 2, 3, 4, 5, 6, 7, 8, 9}});
     int yb = mem.add({"y", ir::DType::F32, std::vector<double>(9, -9.0)});
     auto i = [](int64_t v) { return interp::ArgValue::integer(v); };
-    interp::run(f, {interp::ArgValue::pointer(xb), i(3), i(3), i(3), interp::ArgValue::pointer(yb), i(3), i(3), i(3)}, {2, 1, 1}, mem);
+    interp::run(f, {interp::ArgValue::pointer(xb), i(3), i(3), i(3), interp::ArgValue::pointer(yb), i(3), i(3), i(3)},
+                {2, 1, 1}, mem);
     EXPECT_EQ(mem.at(yb).data, (std::vector<double>{7, 8, 9, 19, 20, 21, 31, 32, 33}));
 }
 
@@ -233,7 +253,8 @@ TEST(TensorDesc, RefusedHostDescriptors) {
         FAIL() << "a last stride of 2 was accepted";
     } catch (const Error &e) {
         EXPECT_EQ(std::string(e.what()),
-                  "k.py:7:7: unsupported construct 'TensorDescriptor argument 'xd'': the last dim must be contiguous (stride 1)");
+                  "k.py:7:7: unsupported construct 'TensorDescriptor argument 'xd'': the last dim must be contiguous "
+                  "(stride 1)");
     }
     try {
         std::vector<frontend::ArgBinding> b = host_bindings(1);
@@ -242,7 +263,8 @@ TEST(TensorDesc, RefusedHostDescriptors) {
         FAIL() << "a parameter named like a descriptor's scalar was accepted";
     } catch (const Error &e) {
         EXPECT_EQ(std::string(e.what()),
-                  "k.py:7:7: unsupported construct 'TensorDescriptor argument 'xd'': kernel parameter 'xd_shape0' takes the name tad gives "
+                  "k.py:7:7: unsupported construct 'TensorDescriptor argument 'xd'': kernel parameter 'xd_shape0' "
+                  "takes the name tad gives "
                   "its shape");
     }
 }

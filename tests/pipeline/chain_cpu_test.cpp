@@ -16,8 +16,8 @@
 
 using namespace tad;
 using tad::test::cpu_session;
-using tad::test::Refused;
 using tad::test::kPython;
+using tad::test::Refused;
 using tad::test::torch_available;
 
 namespace {
@@ -33,7 +33,8 @@ Json expect_cpu_pass(Session &s) {
 }
 
 TEST(ChainCpu, FourLaunchesMatchFiniteDifferences) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
     auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/chain.py");
     std::string src = s->candidate_source(s->generate(GenerateOptions{}));
@@ -44,7 +45,8 @@ TEST(ChainCpu, FourLaunchesMatchFiniteDifferences) {
 }
 
 TEST(ChainCpu, InPlaceUpdatesMatchFiniteDifferences) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
     auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/inplace_chain.py");
     s->generate(GenerateOptions{});
@@ -58,14 +60,16 @@ TEST(ChainCpu, InPlaceUpdatesMatchFiniteDifferences) {
 class MutationCpu : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(MutationCpu, MatchesFiniteDifferences) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
     auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/mutation/" + GetParam() + ".py");
     s->generate(GenerateOptions{});
     expect_cpu_pass(*s);
 }
 
-INSTANTIATE_TEST_SUITE_P(Data, MutationCpu, ::testing::Values("double_store", "loop_store", "out_param", "clear_after_use"),
+INSTANTIATE_TEST_SUITE_P(Data, MutationCpu,
+                         ::testing::Values("double_store", "loop_store", "out_param", "clear_after_use"),
                          [](const auto &info) { return std::string(info.param); });
 
 // Reading back what the launch itself wrote, through another parameter, after an atomic add or in a
@@ -73,17 +77,19 @@ INSTANTIATE_TEST_SUITE_P(Data, MutationCpu, ::testing::Values("double_store", "l
 class MutationRefused : public ::testing::TestWithParam<Refused> {};
 
 TEST_P(MutationRefused, WithItsReason) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
-    tad::test::expect_refused(std::string("tests/pipeline/data/mutation/") + GetParam().file + ".py", GetParam().message);
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    tad::test::expect_refused(std::string("tests/pipeline/data/mutation/") + GetParam().file + ".py",
+                              GetParam().message);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Data, MutationRefused,
-    ::testing::Values(Refused{"alias_reread", "may read temporary buffer 0 back after writing it ("},
-                      Refused{"atomic_reread_out", "may read output 1 back after writing it ("},
-                      Refused{"loop_reread2", "may read output 0 back after writing it ("},
-                      Refused{"return_input", "returns its input 'x' unchanged (output 1)"}),
-    [](const auto &info) { return std::string(info.param.file); });
+INSTANTIATE_TEST_SUITE_P(Data, MutationRefused,
+                         ::testing::Values(Refused{"alias_reread",
+                                                   "may read temporary buffer 0 back after writing it ("},
+                                           Refused{"atomic_reread_out", "may read output 1 back after writing it ("},
+                                           Refused{"loop_reread2", "may read output 0 back after writing it ("},
+                                           Refused{"return_input", "returns its input 'x' unchanged (output 1)"}),
+                         [](const auto &info) { return std::string(info.param.file); });
 
 // Generates the module of tests/pipeline/data/<data>.py and runs tests/pipeline/<script> on it
 // (fake kernels, no GPU); its output.
@@ -92,8 +98,8 @@ std::string run_launcher_check(const std::string &data, const std::string &scrip
     auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/" + data + ".py");
     std::string module = fs::join(dir.path(), data + "_bwd.py");
     fs::write_file_atomic(module, s->candidate_source(s->generate(GenerateOptions{})));
-    std::string cmd = "PYTHONPATH=" + std::string(TAD_SOURCE_DIR) + "/src/runtime/python/standin " + kPython + " " + TAD_SOURCE_DIR +
-                      "/tests/pipeline/" + script + " " + module + " 2>&1";
+    std::string cmd = "PYTHONPATH=" + std::string(TAD_SOURCE_DIR) + "/src/runtime/python/standin " + kPython + " " +
+                      TAD_SOURCE_DIR + "/tests/pipeline/" + script + " " + module + " 2>&1";
     FILE *p = popen(cmd.c_str(), "r");
     if (!p) return "popen failed";
     std::string out;
@@ -104,13 +110,15 @@ std::string run_launcher_check(const std::string &data, const std::string &scrip
 }
 
 TEST(ChainCpu, LauncherSharesShadowsAndSavesIntermediates) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     std::string out = run_launcher_check("chain", "chain_check.py");
     EXPECT_NE(out.find("chain launcher ok"), std::string::npos) << out;
 }
 
 TEST(ChainCpu, LauncherSavesOverwrittenBuffersAndMarksInputsDirty) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     std::string out = run_launcher_check("inplace_chain", "inplace_check.py");
     EXPECT_NE(out.find("in-place launcher ok"), std::string::npos) << out;
 }
@@ -119,14 +127,17 @@ TEST(ChainCpu, LauncherSavesOverwrittenBuffersAndMarksInputsDirty) {
 Json trace_of(const std::string &launches, const std::string &temps = "[]") {
     return Json::parse(R"({"stub": "f", "inputs": [{"name": "x", "index": 0, "kind": "tensor", "dtype": "float32",
         "shape": [16], "stride": [1]}], "outputs": [{"index": 0, "kind": "tensor", "dtype": "float32", "shape": [16],
-        "stride": [1]}], "temps": )" + temps + R"(, "launches": )" + launches + "}",
+        "stride": [1]}], "temps": )" +
+                           temps + R"(, "launches": )" + launches + "}",
                        "trace");
 }
 
 std::string launch(const std::string &kernel, const std::string &from, const std::string &to) {
     return R"({"kernel": ")" + kernel + R"(", "grid": [1, 1, 1], "options": {}, "args": [
-        {"name": "A", "kind": "tensor", "ref": )" + from + R"(, "offset": 0, "dtype": "float32"},
-        {"name": "B", "kind": "tensor", "ref": )" + to + R"(, "offset": 0, "dtype": "float32"},
+        {"name": "A", "kind": "tensor", "ref": )" +
+           from + R"(, "offset": 0, "dtype": "float32"},
+        {"name": "B", "kind": "tensor", "ref": )" +
+           to + R"(, "offset": 0, "dtype": "float32"},
         {"name": "N", "kind": "int", "value": 16}]})";
 }
 
@@ -181,16 +192,21 @@ TEST(Chain, ABufferOverwrittenByALaterLaunchPassesNoGradientToItsEarlierContents
     ASSERT_TRUE(first < second && second < end) << py;
     // Barriers around the zeroing store: the GPU may spread the load, the store and the atomic adds
     // over the program's threads differently.
-    EXPECT_NE(py.substr(second, end - second).find("    t2 = tl.load(t1)\n    tl.debug_barrier()\n    tl.store(t1, 0.0)\n    tl.debug_barrier()\n"),
-              std::string::npos)
+    EXPECT_NE(
+        py.substr(second, end - second)
+            .find("    t2 = tl.load(t1)\n    tl.debug_barrier()\n    tl.store(t1, 0.0)\n    tl.debug_barrier()\n"),
+        std::string::npos)
         << py;
-    EXPECT_EQ(py.substr(first, second - first).find("tl.store("), std::string::npos) << "first's backward zeroes nothing\n" << py;
+    EXPECT_EQ(py.substr(first, second - first).find("tl.store("), std::string::npos)
+        << "first's backward zeroes nothing\n"
+        << py;
     EXPECT_NE(py.find("    g0 = _cotangent_buffer(grads[0], out_layouts[0])\n"), std::string::npos) << py;
 }
 
 TEST(Chain, RefusesAGradInputUpdatedInPlaceAndNotReturned) {
     Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"input": 0})") + "]");
-    EXPECT_NE(error_of(t).find("stub 'f' updates stub input 'x' in place but does not return it"), std::string::npos) << error_of(t);
+    EXPECT_NE(error_of(t).find("stub 'f' updates stub input 'x' in place but does not return it"), std::string::npos)
+        << error_of(t);
 }
 
 TEST(Chain, AnInputUpdatedInPlaceAndReturnedIsMarkedDirty) {
@@ -206,10 +222,13 @@ TEST(Chain, AnInputUpdatedInPlaceAndReturnedIsMarkedDirty) {
 }
 
 TEST(Chain, RefusesOverwritingAGradientCarryingBufferWithValuesThatDoNotDependOnTheGradInputs) {
-    Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"temp": 0})") + ", " + launch("second", R"({"temp": 1})", R"({"temp": 0})") +
-                          ", " + launch("first", R"({"temp": 0})", R"({"output": 0})") + "]",
-                      R"([{"id": 0, "dtype": "float32", "shape": [16], "stride": [1]}, {"id": 1, "dtype": "float32", "shape": [16], "stride": [1]}])");
-    EXPECT_NE(error_of(t).find("launch 1 of 'second' overwrites temporary buffer 0, which carries gradient, with values that do not depend"),
+    Json t = trace_of(
+        "[" + launch("first", R"({"input": 0})", R"({"temp": 0})") + ", " +
+            launch("second", R"({"temp": 1})", R"({"temp": 0})") + ", " +
+            launch("first", R"({"temp": 0})", R"({"output": 0})") + "]",
+        R"([{"id": 0, "dtype": "float32", "shape": [16], "stride": [1]}, {"id": 1, "dtype": "float32", "shape": [16], "stride": [1]}])");
+    EXPECT_NE(error_of(t).find("launch 1 of 'second' overwrites temporary buffer 0, which carries gradient, with "
+                               "values that do not depend"),
               std::string::npos)
         << error_of(t);
 }
@@ -236,12 +255,14 @@ def f(x):
 
 TEST(Chain, RefusesALaunchReadingBackADifferentiatedValueItStored) {
     Json t = trace_of("[" + launch("twice", R"({"input": 0})", R"({"output": 0})") + "]");
-    EXPECT_NE(error_of(t, kReread).find("launch 0 of 'twice' may read output 0 back after writing it (k.py:11:"), std::string::npos)
+    EXPECT_NE(error_of(t, kReread).find("launch 0 of 'twice' may read output 0 back after writing it (k.py:11:"),
+              std::string::npos)
         << error_of(t, kReread);
 }
 
 TEST(Chain, ALaunchedKernelSequenceOtherThanTracedIsRefusedAtRunTime) {
-    Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"temp": 0})") + ", " + launch("second", R"({"temp": 0})", R"({"output": 0})") + "]",
+    Json t = trace_of("[" + launch("first", R"({"input": 0})", R"({"temp": 0})") + ", " +
+                          launch("second", R"({"temp": 0})", R"({"output": 0})") + "]",
                       R"([{"id": 0, "dtype": "float32", "shape": [16], "stride": [1]}])");
     std::string py = module_of(t);
     EXPECT_NE(py.find("_KERNELS = (\"first\", \"second\")\n"), std::string::npos) << py;

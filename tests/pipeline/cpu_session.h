@@ -18,7 +18,9 @@ namespace tad::test {
 
 inline const char *kPython = "/usr/bin/python3";
 
-inline bool torch_available() { return std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0; }
+inline bool torch_available() {
+    return std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
+}
 
 // A session in `dir` with `file` loaded: an absolute path, or one relative to the source tree.
 inline std::unique_ptr<Session> cpu_session(const fs::TempDir &dir, const std::string &file) {

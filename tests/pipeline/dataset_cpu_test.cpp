@@ -20,9 +20,29 @@ using tad::test::kPython;
 namespace {
 
 // Kernels whose backward is generated today. Growing this list is progress; shrinking it fails.
-const std::set<std::string> kSupported = {"add_layernorm", "bias_softplus", "embedding", "group_norm", "log_softmax", "matmul", "matmul_bias_act", "dropout", "geglu", "cross_entropy", "flash_attention", "linear_recurrence",
-                                          "rmsnorm",       "rope",          "swiglu",     "scatter_add", "cumsum", "matmul_block_ptr", "layernorm_two_pass", "rope_inplace",
-                                          "matmul_tensor_desc", "rmsnorm_tensor_desc", "persistent_matmul"};
+const std::set<std::string> kSupported = {"add_layernorm",
+                                          "bias_softplus",
+                                          "embedding",
+                                          "group_norm",
+                                          "log_softmax",
+                                          "matmul",
+                                          "matmul_bias_act",
+                                          "dropout",
+                                          "geglu",
+                                          "cross_entropy",
+                                          "flash_attention",
+                                          "linear_recurrence",
+                                          "rmsnorm",
+                                          "rope",
+                                          "swiglu",
+                                          "scatter_add",
+                                          "cumsum",
+                                          "matmul_block_ptr",
+                                          "layernorm_two_pass",
+                                          "rope_inplace",
+                                          "matmul_tensor_desc",
+                                          "rmsnorm_tensor_desc",
+                                          "persistent_matmul"};
 
 class DatasetCpu : public ::testing::TestWithParam<std::string> {};
 
@@ -94,7 +114,8 @@ TEST_P(LoopPolicies, TapeAndRecomputeBothPass) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dataset, LoopPolicies, ::testing::Values("cross_entropy", "flash_attention", "linear_recurrence"),
+INSTANTIATE_TEST_SUITE_P(Dataset, LoopPolicies,
+                         ::testing::Values("cross_entropy", "flash_attention", "linear_recurrence"),
                          [](const auto &info) { return info.param; });
 
 // A list of dims given to generate is scanned for static-if specializations as the SWEEP is.

@@ -21,7 +21,8 @@ namespace {
 class ExampleCpu : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(ExampleCpu, GeneratedBackwardMatchesFiniteDifferences) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
     std::unique_ptr<Session> session = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/examples/" + GetParam());
     Session &s = *session;
@@ -54,9 +55,11 @@ INSTANTIATE_TEST_SUITE_P(Examples, ExampleCpu, ::testing::Values("gelu.py", "sof
 
 // Reverse mode through loops: a LayerNorm whose row is processed in three accumulator loops.
 TEST(LoopKernelCpu, LayerNormWithLoopsMatchesFiniteDifferences) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
-    std::unique_ptr<Session> session = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/layernorm_loops.py");
+    std::unique_ptr<Session> session =
+        cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/layernorm_loops.py");
     Session &s = *session;
     s.generate(GenerateOptions{});
     EXPECT_NE(s.candidate_source("").find("    for start in range(0, N, BLOCK):\n"), std::string::npos);
@@ -82,7 +85,8 @@ struct NestedCase {
 class NestedLoopsCpu : public ::testing::TestWithParam<NestedCase> {};
 
 TEST_P(NestedLoopsCpu, MatchesFiniteDifferences) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
     std::unique_ptr<Session> session = cpu_session(dir, std::string("tests/pipeline/data/") + GetParam().file + ".py");
     Session &s = *session;
@@ -91,7 +95,8 @@ TEST_P(NestedLoopsCpu, MatchesFiniteDifferences) {
     std::string src = s.candidate_source(s.generate(g));
     std::string kernel = src.substr(src.find("_fwd_bwd("));
     kernel = kernel.substr(0, kernel.find("\n\n\n"));
-    EXPECT_NE(kernel.find("\n        for "), std::string::npos) << "no loop nested in a loop of the backward:\n" << kernel;
+    EXPECT_NE(kernel.find("\n        for "), std::string::npos) << "no loop nested in a loop of the backward:\n"
+                                                                << kernel;
     EXPECT_EQ(src.find("_tape_size[") != std::string::npos, std::string(GetParam().policy) == "tape") << src;
     VerifyOptions v;
     v.cpu = true;
@@ -102,15 +107,18 @@ TEST_P(NestedLoopsCpu, MatchesFiniteDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Data, NestedLoopsCpu,
-                         ::testing::Values(NestedCase{"nested_loops", "recompute"}, NestedCase{"nested_recurrence", "recompute"},
+                         ::testing::Values(NestedCase{"nested_loops", "recompute"},
+                                           NestedCase{"nested_recurrence", "recompute"},
                                            NestedCase{"nested_recurrence", "tape"}),
                          [](const auto &info) { return std::string(info.param.file) + "_" + info.param.policy; });
 
 // reshape, split / join, cumsum, an add-combiner associative_scan, argmax and libdevice math.
 TEST(ShapeOpsCpu, MatchesFiniteDifferences) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
-    std::unique_ptr<Session> session = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/shape_ops.py");
+    std::unique_ptr<Session> session =
+        cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/shape_ops.py");
     Session &s = *session;
     s.generate(GenerateOptions{});
     std::string src = s.candidate_source("");
@@ -129,9 +137,11 @@ TEST(ShapeOpsCpu, MatchesFiniteDifferences) {
 class DynamicIfCpu : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(DynamicIfCpu, MatchesFiniteDifferences) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
-    std::unique_ptr<Session> session = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/" + GetParam() + ".py");
+    std::unique_ptr<Session> session =
+        cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/" + GetParam() + ".py");
     Session &s = *session;
     s.generate(GenerateOptions{});
     std::string src = s.candidate_source("");
@@ -153,7 +163,8 @@ INSTANTIATE_TEST_SUITE_P(Data, DynamicIfCpu, ::testing::Values("dynamic_if", "dy
 
 // The emitted launch recorder, run by Python against fake autotune / heuristics kernel layers.
 TEST(EmittedRecorder, CapturesAutotuneConfigHeuristicsAndGrid) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
     std::unique_ptr<Session> session = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/examples/gelu.py");
     Session &s = *session;

@@ -21,7 +21,7 @@ using tad::test::torch_available;
 
 namespace {
 
-#define REQUIRE_TORCH()                                                                             \
+#define REQUIRE_TORCH()                                                                          \
     if (std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0) \
     GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)"
 
@@ -64,27 +64,33 @@ TEST_P(ExampleJvp, ModuleHasForwardModeAndDotProductsPass) {
     expect_dot_products_pass(report, 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, ExampleJvp,
-                         ::testing::Values(Example{"examples/gelu.py", "_gelu_fwd", R"([{"n": 1000}, {"n": 4097}])"},
-                                           Example{"examples/softmax.py", "_softmax_fwd", R"([{"M": 3, "N": 37}, {"M": 64, "N": 1000}])"},
-                                           Example{"examples/layernorm.py", "_layernorm_fwd", R"([{"M": 4, "N": 48}, {"M": 37, "N": 1000}])"},
-                                           // Loops: accumulators, a recurrence, an online softmax; atomics in the forward.
-                                           Example{"tests/pipeline/data/layernorm_loops.py", "_ln_loop", R"([{"M": 3, "N": 37}, {"M": 2, "N": 16}])"},
-                                           Example{"dataset/linear_recurrence.py", "_linear_recurrence_fwd", R"([{"B": 2, "T": 16, "C": 40}, {"B": 1, "T": 33, "C": 7}])"},
-                                           Example{"dataset/flash_attention.py", "_attn_fwd",  // _jvp_CAUSAL_False and _True
-                                                   R"([{"B": 1, "H": 2, "N": 40, "D": 16, "causal": false}, {"B": 1, "H": 1, "N": 70, "D": 16, "causal": true}])"},
-                                           Example{"dataset/scatter_add.py", "_scatter_add_fwd", R"([{"N": 100, "D": 40, "S": 7}, {"N": 60, "D": 16, "S": 50}])"},
-                                           // Chains: a temp, an output read by a later launch, statistics feeding a second launch.
-                                           Example{"tests/pipeline/data/chain.py", "squash", R"([{"n": 100}, {"n": 4096}])"},
-                                           Example{"dataset/layernorm_two_pass.py", "row_stats_kernel", R"([{"M": 3, "N": 40}, {"M": 17, "N": 1000}])"},
-                                           // In place: q and k updated and returned; a mutation chain with saved copies.
-                                           Example{"dataset/rope_inplace.py", "_rope_qk_inplace", R"([{"B": 1, "H": 2, "N": 37, "D": 16}, {"B": 2, "H": 2, "N": 50, "D": 48}])"},
-                                           Example{"tests/pipeline/data/mutation/loop_store.py", "running", R"([{"n": 100}, {"n": 700}])"}),
-                         [](const auto &info) {
-                             std::string n = info.param.file;
-                             size_t slash = n.rfind('/');
-                             return n.substr(slash + 1, n.find('.') - slash - 1);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Examples, ExampleJvp,
+    ::testing::Values(
+        Example{"examples/gelu.py", "_gelu_fwd", R"([{"n": 1000}, {"n": 4097}])"},
+        Example{"examples/softmax.py", "_softmax_fwd", R"([{"M": 3, "N": 37}, {"M": 64, "N": 1000}])"},
+        Example{"examples/layernorm.py", "_layernorm_fwd", R"([{"M": 4, "N": 48}, {"M": 37, "N": 1000}])"},
+        // Loops: accumulators, a recurrence, an online softmax; atomics in the forward.
+        Example{"tests/pipeline/data/layernorm_loops.py", "_ln_loop", R"([{"M": 3, "N": 37}, {"M": 2, "N": 16}])"},
+        Example{"dataset/linear_recurrence.py", "_linear_recurrence_fwd",
+                R"([{"B": 2, "T": 16, "C": 40}, {"B": 1, "T": 33, "C": 7}])"},
+        Example{
+            "dataset/flash_attention.py", "_attn_fwd",  // _jvp_CAUSAL_False and _True
+            R"([{"B": 1, "H": 2, "N": 40, "D": 16, "causal": false}, {"B": 1, "H": 1, "N": 70, "D": 16, "causal": true}])"},
+        Example{"dataset/scatter_add.py", "_scatter_add_fwd",
+                R"([{"N": 100, "D": 40, "S": 7}, {"N": 60, "D": 16, "S": 50}])"},
+        // Chains: a temp, an output read by a later launch, statistics feeding a second launch.
+        Example{"tests/pipeline/data/chain.py", "squash", R"([{"n": 100}, {"n": 4096}])"},
+        Example{"dataset/layernorm_two_pass.py", "row_stats_kernel", R"([{"M": 3, "N": 40}, {"M": 17, "N": 1000}])"},
+        // In place: q and k updated and returned; a mutation chain with saved copies.
+        Example{"dataset/rope_inplace.py", "_rope_qk_inplace",
+                R"([{"B": 1, "H": 2, "N": 37, "D": 16}, {"B": 2, "H": 2, "N": 50, "D": 48}])"},
+        Example{"tests/pipeline/data/mutation/loop_store.py", "running", R"([{"n": 100}, {"n": 700}])"}),
+    [](const auto &info) {
+        std::string n = info.param.file;
+        size_t slash = n.rfind('/');
+        return n.substr(slash + 1, n.find('.') - slash - 1);
+    });
 
 // A module whose kernels multiply float32 tiles with tl.dot at Triton's default precision says so:
 // the GPU checks then expect TF32 rounding in float32 (docs/worker-protocol.md).
@@ -107,7 +113,8 @@ TEST(SpecializedJvp, EachSpecializationHasItsTangentKernel) {
     std::string src = s->candidate_source(s->generate(GenerateOptions{}));
     for (const char *act : {"tanh", "softplus"}) {
         EXPECT_NE(src.find(std::string("def _act_fwd_jvp_ACTIVATION_") + act + "("), std::string::npos) << act;
-        EXPECT_NE(src.find(std::string("if a[\"ACTIVATION\"] == '") + act + "':\n        _act_fwd_jvp_ACTIVATION_" + act + "[launches[0].grid]("),
+        EXPECT_NE(src.find(std::string("if a[\"ACTIVATION\"] == '") + act + "':\n        _act_fwd_jvp_ACTIVATION_" +
+                           act + "[launches[0].grid]("),
                   std::string::npos)
             << src;
     }
@@ -131,7 +138,9 @@ TEST(InPlaceJvp, TangentKernelsReadSavedCopies) {
     EXPECT_NE(src.find("\nJVP_UNSUPPORTED = None\n"), std::string::npos);
     EXPECT_NE(src.find("\n_JVP_SNAPSHOTS = {1: ((1, \"Y\"),), 4: ((4, \"Z_IN\"),)}\n"), std::string::npos) << src;
     EXPECT_NE(src.find("    d_z = _tangent_of(tangents[3], z, written=True)\n"), std::string::npos) << src;
-    EXPECT_NE(src.find("gate__jvp[launches[4].grid](launches[4].pre[\"Z_IN\"], d_z, outs[0], t0, d_z, "), std::string::npos) << src;
+    EXPECT_NE(src.find("gate__jvp[launches[4].grid](launches[4].pre[\"Z_IN\"], d_z, outs[0], t0, d_z, "),
+              std::string::npos)
+        << src;
     EXPECT_NE(src.find("    return (t0, d_z)\n"), std::string::npos) << src;
     VerifyOptions v;
     v.cpu = true;

@@ -13,8 +13,8 @@
 
 using namespace tad;
 using tad::test::cpu_session;
-using tad::test::Refused;
 using tad::test::kPython;
+using tad::test::Refused;
 using tad::test::torch_available;
 
 namespace {
@@ -23,7 +23,8 @@ class PointerCpu : public ::testing::TestWithParam<const char *> {};
 
 // Finite differences and the dot-product test, both on every SWEEP entry.
 TEST_P(PointerCpu, BothModesMatchFiniteDifferences) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
     auto s = cpu_session(dir, std::string("tests/pipeline/data/pointers/") + GetParam() + ".py");
     s->generate(GenerateOptions{});
@@ -34,7 +35,8 @@ TEST_P(PointerCpu, BothModesMatchFiniteDifferences) {
     EXPECT_TRUE(passed) << report.dump(true);
     JsonRef results = report.at("results");
     ASSERT_EQ(results.size(), 2u);
-    for (size_t i = 0; i < results.size(); ++i) EXPECT_TRUE(results[i].at("dot_product").at("ok").boolean()) << results[i].dump();
+    for (size_t i = 0; i < results.size(); ++i)
+        EXPECT_TRUE(results[i].at("dot_product").at("ok").boolean()) << results[i].dump();
 }
 
 INSTANTIATE_TEST_SUITE_P(Data, PointerCpu, ::testing::Values("where_pointer", "pointer_after_loop"),
@@ -43,15 +45,20 @@ INSTANTIATE_TEST_SUITE_P(Data, PointerCpu, ::testing::Values("where_pointer", "p
 class PointerRefused : public ::testing::TestWithParam<Refused> {};
 
 TEST_P(PointerRefused, AtTheLoad) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
-    tad::test::expect_refused(std::string("tests/pipeline/data/pointers/") + GetParam().file + ".py", GetParam().message);
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    tad::test::expect_refused(std::string("tests/pipeline/data/pointers/") + GetParam().file + ".py",
+                              GetParam().message);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Data, PointerRefused,
-    ::testing::Values(Refused{"where_two_buffers", "where_two_buffers.py:14:9: unsupported construct 'load' through a pointer computed by 'where'"},
-                      Refused{"loop_switches_buffer",
-                              "loop_switches_buffer.py:16:13: unsupported construct 'load' through a pointer computed by 'loop_arg'"}),
+    ::testing::Values(
+        Refused{"where_two_buffers",
+                "where_two_buffers.py:14:9: unsupported construct 'load' through a pointer computed by 'where'"},
+        Refused{
+            "loop_switches_buffer",
+            "loop_switches_buffer.py:16:13: unsupported construct 'load' through a pointer computed by 'loop_arg'"}),
     [](const auto &info) { return std::string(info.param.file); });
 
 }  // namespace

@@ -33,7 +33,8 @@ void expect_cpu_verify_passes(Session &s) {
 }  // namespace
 
 TEST(TensorDescCpu, DeviceDescriptorsBackwardUsesPlainPointers) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
     std::unique_ptr<Session> session = cpu_session(dir, "dataset/matmul_tensor_desc.py");
     Session &s = *session;
@@ -47,13 +48,15 @@ TEST(TensorDescCpu, DeviceDescriptorsBackwardUsesPlainPointers) {
 }
 
 TEST(TensorDescCpu, HostDescriptorsReachTheBackwardAsBaseAndScalars) {
-    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
     std::unique_ptr<Session> session = cpu_session(dir, "tests/pipeline/data/matmul_host_desc.py");
     Session &s = *session;
     std::string module = s.candidate_source(s.generate(GenerateOptions{}));
     std::string bwd = backward_part(module);
-    EXPECT_NE(bwd.find("def _matmul_hd_fwd_bwd(a_desc, da_desc, a_desc_shape0, a_desc_shape1, a_desc_stride0, b_desc,"), std::string::npos)
+    EXPECT_NE(bwd.find("def _matmul_hd_fwd_bwd(a_desc, da_desc, a_desc_shape0, a_desc_shape1, a_desc_stride0, b_desc,"),
+              std::string::npos)
         << bwd;
     EXPECT_NE(bwd.find("a_desc_block0: tl.constexpr"), std::string::npos) << bwd;
     EXPECT_EQ(bwd.find(".load(["), std::string::npos) << bwd;
@@ -62,8 +65,8 @@ TEST(TensorDescCpu, HostDescriptorsReachTheBackwardAsBaseAndScalars) {
     // The recorder and the launcher, run by Python with the stand-in triton.
     std::string path = fs::join(dir.path(), "matmul_host_desc_bwd.py");
     fs::write_file_atomic(path, module);
-    std::string cmd = "PYTHONPATH=" + std::string(TAD_SOURCE_DIR) + "/src/runtime/python/standin " + kPython + " " + TAD_SOURCE_DIR +
-                      "/tests/pipeline/host_desc_launch_check.py " + path + " 2>&1";
+    std::string cmd = "PYTHONPATH=" + std::string(TAD_SOURCE_DIR) + "/src/runtime/python/standin " + kPython + " " +
+                      TAD_SOURCE_DIR + "/tests/pipeline/host_desc_launch_check.py " + path + " 2>&1";
     FILE *p = popen(cmd.c_str(), "r");
     ASSERT_NE(p, nullptr);
     std::string out;

@@ -128,8 +128,7 @@ TEST(Process, CannotStartAMissingProgram) {
         FAIL() << "started a missing program";
     } catch (const tad::Error &e) {
         EXPECT_EQ(e.status(), TAD_ERR_WORKER);
-        EXPECT_STREQ(e.what(),
-                     "cannot start '/nonexistent/tad-no-such-program': No such file or directory");
+        EXPECT_STREQ(e.what(), "cannot start '/nonexistent/tad-no-such-program': No such file or directory");
     }
     try {
         Process p({{"tad-no-such-program"}, {}, ""});

@@ -25,15 +25,15 @@ const std::string kTorchPython = [] {
 const std::string kData = std::string(TAD_SOURCE_DIR) + "/tests/runtime/data";
 
 bool torch_available() {
-    static const bool ok =
-        std::system((kTorchPython + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
+    static const bool ok = std::system((kTorchPython + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
     return ok;
 }
 
-#define REQUIRE_TORCH()                                                                    \
-    if (!torch_available())                                                                \
-        GTEST_SKIP() << "[SKIP] " << kTorchPython << " cannot import torch (Debian: apt-get " \
-                                                     "install python3-torch)"
+#define REQUIRE_TORCH()                                      \
+    if (!torch_available())                                  \
+    GTEST_SKIP() << "[SKIP] " << kTorchPython                \
+                 << " cannot import torch (Debian: apt-get " \
+                    "install python3-torch)"
 
 WorkerOptions torch_options(const std::string &mode) {
     WorkerOptions o;
@@ -51,8 +51,7 @@ Json trace_args(const std::string &file, const std::string &stub, const std::str
 }
 
 // The error a request throws, or a failure naming the request.
-template <typename Fn>
-tad::Error error_of(Fn fn) {
+template <typename Fn> tad::Error error_of(Fn fn) {
     try {
         fn();
     } catch (const tad::Error &e) {
@@ -62,9 +61,7 @@ tad::Error error_of(Fn fn) {
     return tad::Error(TAD_OK, "");
 }
 
-bool starts_with(const std::string &s, const std::string &prefix) {
-    return s.compare(0, prefix.size(), prefix) == 0;
-}
+bool starts_with(const std::string &s, const std::string &prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
 JsonRef arg_named(JsonRef launch, const std::string &name) {
     JsonRef args = launch.at("args");
@@ -150,8 +147,8 @@ TEST_F(CpuWorker, TraceRecordsLaunchesDespitePrints) {
 }
 
 TEST_F(CpuWorker, UserExceptionIsAnErrorReplyAndTheWorkerLivesOn) {
-    tad::Error e = error_of(
-        [&] { worker_->request("trace", trace_args("misbehaving.py", "copy", R"({"case": "raise"})")); });
+    tad::Error e =
+        error_of([&] { worker_->request("trace", trace_args("misbehaving.py", "copy", R"({"case": "raise"})")); });
     EXPECT_EQ(e.status(), TAD_ERR_WORKER);
     EXPECT_STREQ(e.what(), "exception: ValueError: bad dims");
     try {
@@ -165,15 +162,13 @@ TEST_F(CpuWorker, UserExceptionIsAnErrorReplyAndTheWorkerLivesOn) {
 }
 
 TEST_F(CpuWorker, StubLaunchingNothing) {
-    tad::Error e = error_of(
-        [&] { worker_->request("trace", trace_args("misbehaving.py", "copy", "{}")); });
+    tad::Error e = error_of([&] { worker_->request("trace", trace_args("misbehaving.py", "copy", "{}")); });
     EXPECT_EQ(e.status(), TAD_ERR_WORKER);
     EXPECT_STREQ(e.what(), "no_launch: stub 'copy' launched no @triton.jit kernel");
 }
 
 TEST_F(CpuWorker, MissingStub) {
-    tad::Error e = error_of(
-        [&] { worker_->request("trace", trace_args("misbehaving.py", "nope", "{}")); });
+    tad::Error e = error_of([&] { worker_->request("trace", trace_args("misbehaving.py", "nope", "{}")); });
     EXPECT_EQ(std::string(e.what()), "no_stub: " + kData + "/misbehaving.py has no function 'nope'");
 }
 
@@ -181,15 +176,14 @@ TEST_F(CpuWorker, VerifyNeedsTheGpu) {
     Json args = trace_args("scale_add.py", "scale_add", "{}");
     tad::Error e = error_of([&] { worker_->request("verify", std::move(args)); });
     EXPECT_EQ(e.status(), TAD_ERR_NO_GPU);
-    EXPECT_STREQ(e.what(), "no_gpu: verify on the GPU needs triton and CUDA; use the CPU "
-                           "interpreter (--cpu)");
+    EXPECT_STREQ(e.what(),
+                 "no_gpu: verify on the GPU needs triton and CUDA; use the CPU "
+                 "interpreter (--cpu)");
 }
 
 TEST_F(CpuWorker, HangIsKilledAndTheNextRequestRestarts) {
-    tad::Error e = error_of([&] {
-        worker_->request("trace", trace_args("misbehaving.py", "copy", R"({"case": "hang"})"), {},
-                         1.5);
-    });
+    tad::Error e = error_of(
+        [&] { worker_->request("trace", trace_args("misbehaving.py", "copy", R"({"case": "hang"})"), {}, 1.5); });
     EXPECT_EQ(e.status(), TAD_ERR_TIMEOUT);
     EXPECT_STREQ(e.what(), "worker did not answer 'trace' within 1.5 s; killed");
     EXPECT_FALSE(worker_->running());
@@ -198,11 +192,10 @@ TEST_F(CpuWorker, HangIsKilledAndTheNextRequestRestarts) {
 }
 
 TEST_F(CpuWorker, CrashIsReportedWithStderr) {
-    tad::Error e = error_of(
-        [&] { worker_->request("trace", trace_args("misbehaving.py", "copy", R"({"case": "crash"})")); });
+    tad::Error e =
+        error_of([&] { worker_->request("trace", trace_args("misbehaving.py", "copy", R"({"case": "crash"})")); });
     EXPECT_EQ(e.status(), TAD_ERR_WORKER);
-    EXPECT_TRUE(starts_with(e.what(), "worker exited (signal 9) during 'trace'; last stderr: "))
-        << e.what();
+    EXPECT_TRUE(starts_with(e.what(), "worker exited (signal 9) during 'trace'; last stderr: ")) << e.what();
     EXPECT_NE(std::string(e.what()).find("about to crash"), std::string::npos);
     EXPECT_EQ(worker_->request("hello").at("mode").str(), "cpu");
 }
@@ -310,8 +303,9 @@ TEST(ScriptedWorker, LineThatIsNotJsonKillsIt) {
     Worker w(scripted_options());
     tad::Error e = error_of([&] { w.request("garbage"); });
     EXPECT_EQ(e.status(), TAD_ERR_WORKER);
-    EXPECT_STREQ(e.what(), "worker wrote a line that is not JSON during 'garbage': this is not "
-                           "json; killed");
+    EXPECT_STREQ(e.what(),
+                 "worker wrote a line that is not JSON during 'garbage': this is not "
+                 "json; killed");
     EXPECT_FALSE(w.running());
     EXPECT_EQ(w.request("echo").at("cmd").str(), "echo");
 }
@@ -349,8 +343,8 @@ TEST(PythonDir, EnvironmentFirstThenTheSourceTree) {
 
 TEST(PythonTests, TraceAndVerifyUnitTestsPass) {
     REQUIRE_TORCH();
-    std::string cmd = kTorchPython + " -m unittest discover -s " + TAD_SOURCE_DIR +
-                      "/tests/runtime -p 'test_*.py' 2>&1";
+    std::string cmd =
+        kTorchPython + " -m unittest discover -s " + TAD_SOURCE_DIR + "/tests/runtime -p 'test_*.py' 2>&1";
     FILE *pipe = popen(cmd.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
     std::string output;

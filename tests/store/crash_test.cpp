@@ -20,7 +20,7 @@ using tad::store::Store;
 namespace {
 
 constexpr size_t kBigSize = 8u << 20;  // big enough that a kill lands while files are being written
-constexpr int kMaxAdds = 40;           // bounds the disk used if the parent never kills
+constexpr int kMaxAdds = 40;  // bounds the disk used if the parent never kills
 
 Candidate big_candidate(int n) {
     Candidate c;
@@ -73,8 +73,7 @@ TEST(StoreCrash, SigkillMidWriteLeavesOnlyCompleteSnapshots) {
     int wstatus = 0;
     ASSERT_EQ(waitpid(child, &wstatus, 0), child);
     ASSERT_TRUE(mid_write) << "the child never started a second snapshot";
-    ASSERT_TRUE(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL)
-        << "the child finished before it was killed";
+    ASSERT_TRUE(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL) << "the child finished before it was killed";
 
     Store s = Store::open(work);
     auto listed = s.list();

@@ -38,7 +38,6 @@ std::vector<std::string> listed_ids(const Store &s) {
     return ids;
 }
 
-
 }  // namespace
 
 TEST(Store, FreshStoreIsEmpty) {
@@ -101,8 +100,7 @@ TEST(Store, OnDiskLayoutMatchesTheDocs) {
     EXPECT_EQ(meta.at("id").str(), id);
     EXPECT_EQ(meta.at("seq").integer(), 1);
     EXPECT_EQ(meta.at("label").str(), "layout");
-    EXPECT_TRUE(std::regex_match(meta.at("created").str(),
-                                 std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
+    EXPECT_TRUE(std::regex_match(meta.at("created").str(), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));
     EXPECT_TRUE(meta.at("parent").is_null());
     EXPECT_EQ(meta.at("forward_path").str(), "/src/layernorm.py");
     EXPECT_EQ(meta.at("backend").str(), "triton");
@@ -186,8 +184,7 @@ TEST(Store, SetReportReplacesAtomicallyAndFeedsTheList) {
     EXPECT_EQ(s.load(id).verify_json, R"({"passed": true, "max_err": 1e-9})");
     EXPECT_EQ(s.load(id).bench_json, R"({"ms": 1.5})");
     EXPECT_EQ(fs::list_dir(fs::join(tmp.path(), "snapshots/" + id)),
-              (std::vector<std::string>{"backward.py", "bench.json", "forward.py", "meta.json",
-                                        "verify.json"}));
+              (std::vector<std::string>{"backward.py", "bench.json", "forward.py", "meta.json", "verify.json"}));
 
     Json list = Json::parse(s.list_json(), "list");
     ASSERT_EQ(list.size(), 1u);
@@ -242,8 +239,7 @@ TEST(Store, LeftoverTmpDirectoryIsIgnored) {
     std::string leftover = fs::join(tmp.path(), "snapshots/.tmp-Ab12Cd");
     fs::make_dirs(leftover);
     for (const char *f : {"meta.json", "forward.py", "backward.py"})
-        fs::write_file_atomic(fs::join(leftover, f),
-                              fs::read_file(fs::join(tmp.path(), "snapshots/" + a + "/" + f)));
+        fs::write_file_atomic(fs::join(leftover, f), fs::read_file(fs::join(tmp.path(), "snapshots/" + a + "/" + f)));
     EXPECT_EQ(listed_ids(s), std::vector<std::string>{a});
     EXPECT_EQ(error_of([&] { s.load(".tmp-Ab12Cd"); }).first, TAD_ERR_NOT_FOUND);
     std::string b = s.add(candidate("b"));
@@ -268,8 +264,7 @@ TEST(Store, DamagedSnapshotsAreSkippedNotFatal) {
 
     EXPECT_EQ(listed_ids(s), std::vector<std::string>{a});
     EXPECT_EQ(Json::parse(s.list_json(), "list").size(), 1u);
-    EXPECT_EQ(error_of([&] { s.load(b); }),
-              std::make_pair(int(TAD_ERR_IO), b_meta + ": invalid JSON near byte 2"));
+    EXPECT_EQ(error_of([&] { s.load(b); }), std::make_pair(int(TAD_ERR_IO), b_meta + ": invalid JSON near byte 2"));
     EXPECT_EQ(error_of([&] { s.load(c); }).first, TAD_ERR_IO);
     auto [status, message] = error_of([&] { s.load(d); });
     EXPECT_EQ(status, TAD_ERR_IO);
@@ -302,8 +297,7 @@ TEST(Store, OpenRejectsABrokenLayout) {
     std::string work2 = fs::join(tmp.path(), "w2");
     fs::make_dirs(fs::join(work2, "current"));
     EXPECT_EQ(error_of([&] { Store::open(work2); }),
-              std::make_pair(int(TAD_ERR_IO),
-                             fs::join(work2, "current") + ": cannot read file: Is a directory"));
+              std::make_pair(int(TAD_ERR_IO), fs::join(work2, "current") + ": cannot read file: Is a directory"));
 }
 
 TEST(Store, ReopeningKeepsSnapshots) {

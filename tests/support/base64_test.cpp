@@ -21,9 +21,13 @@ std::pair<int, std::string> decode_error(const std::string &text) {
 }  // namespace
 
 TEST(Base64, Rfc4648Vectors) {
-    const std::vector<std::pair<std::string, std::string>> cases = {
-        {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},        {"foo", "Zm9v"},
-        {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    const std::vector<std::pair<std::string, std::string>> cases = {{"", ""},
+                                                                    {"f", "Zg=="},
+                                                                    {"fo", "Zm8="},
+                                                                    {"foo", "Zm9v"},
+                                                                    {"foob", "Zm9vYg=="},
+                                                                    {"fooba", "Zm9vYmE="},
+                                                                    {"foobar", "Zm9vYmFy"}};
     for (const auto &[plain, coded] : cases) {
         EXPECT_EQ(b64::encode(plain), coded) << plain;
         EXPECT_EQ(b64::decode(coded), plain) << coded;
@@ -40,9 +44,8 @@ TEST(Base64, RoundTripsEveryByteValueAtEveryTailLength) {
 }
 
 TEST(Base64, RejectsMalformedInputWithOffset) {
-    EXPECT_EQ(decode_error("Zm9"),
-              std::make_pair(int(TAD_ERR_INVALID_ARGUMENT),
-                             std::string("invalid base64: length 3 is not a multiple of 4")));
+    EXPECT_EQ(decode_error("Zm9"), std::make_pair(int(TAD_ERR_INVALID_ARGUMENT),
+                                                  std::string("invalid base64: length 3 is not a multiple of 4")));
     EXPECT_EQ(decode_error("Zm9v!A==").second, "invalid base64: unexpected character at byte 4");
     EXPECT_EQ(decode_error("Zg=A").second, "invalid base64: unexpected character at byte 2");
     EXPECT_EQ(decode_error("Zg==Zm9v").second, "invalid base64: unexpected character at byte 2");

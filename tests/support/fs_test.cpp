@@ -80,8 +80,7 @@ TEST(Fs, ListDirIsSortedAndErrorsOnMissing) {
     EXPECT_EQ(fs::list_dir(tmp.path()), (Names{".hidden", "a", "b", "c"}));
     std::string missing = fs::join(tmp.path(), "missing");
     EXPECT_EQ(error_of([&] { fs::list_dir(missing); }),
-              std::make_pair(int(TAD_ERR_IO),
-                             missing + ": cannot list directory: No such file or directory"));
+              std::make_pair(int(TAD_ERR_IO), missing + ": cannot list directory: No such file or directory"));
 }
 
 TEST(Fs, RemoveTreeDoesNotFollowSymlinks) {
@@ -117,8 +116,7 @@ TEST(Fs, RenamePathMovesAndReportsFailure) {
     fs::rename_path(from, to);
     EXPECT_TRUE(fs::is_directory(to));
     EXPECT_EQ(error_of([&] { fs::rename_path(from, to); }),
-              std::make_pair(int(TAD_ERR_IO),
-                             from + ": cannot rename to '" + to + "': No such file or directory"));
+              std::make_pair(int(TAD_ERR_IO), from + ": cannot rename to '" + to + "': No such file or directory"));
 }
 
 TEST(Fs, UniqueDirsAreDistinctAndSyncable) {
