@@ -14,13 +14,13 @@
 #include <string>
 #include <utility>
 
-#include "capi/session.h"
+#include "driver/session.h"
 #include "support/error.h"
 #include "support/json.h"
 
 struct tad_session {
-    explicit tad_session(tad::SessionOptions opts) : impl(std::move(opts)) {}
-    tad::Session impl;
+    explicit tad_session(tad::driver::SessionOptions opts) : impl(std::move(opts)) {}
+    tad::driver::Session impl;
 };
 
 namespace {
@@ -102,8 +102,8 @@ double seconds_or(double v, double dflt, const char *fn, const char *field) {
     return v;
 }
 
-tad::SessionOptions session_options(const tad_session_options *o, const char *fn) {
-    tad::SessionOptions so;
+tad::driver::SessionOptions session_options(const tad_session_options *o, const char *fn) {
+    tad::driver::SessionOptions so;
     if (!o) return so;
     check_version(*o, TAD_SESSION_OPTIONS_VERSION, fn);
     so.work_dir = text_or(o->work_dir, so.work_dir);
@@ -122,8 +122,8 @@ tad::SessionOptions session_options(const tad_session_options *o, const char *fn
     return so;
 }
 
-tad::GenerateOptions generate_options(const tad_generate_options *o, const char *fn) {
-    tad::GenerateOptions go;
+tad::driver::GenerateOptions generate_options(const tad_generate_options *o, const char *fn) {
+    tad::driver::GenerateOptions go;
     if (!o) return go;
     check_version(*o, TAD_GENERATE_OPTIONS_VERSION, fn);
     go.backend = text_or(o->backend, go.backend);
@@ -134,8 +134,8 @@ tad::GenerateOptions generate_options(const tad_generate_options *o, const char 
     return go;
 }
 
-tad::VerifyOptions verify_options(const tad_verify_options *o, const char *fn) {
-    tad::VerifyOptions vo;
+tad::driver::VerifyOptions verify_options(const tad_verify_options *o, const char *fn) {
+    tad::driver::VerifyOptions vo;
     if (!o) return vo;
     check_version(*o, TAD_VERIFY_OPTIONS_VERSION, fn);
     vo.cpu = o->cpu != 0;
@@ -147,8 +147,8 @@ tad::VerifyOptions verify_options(const tad_verify_options *o, const char *fn) {
     return vo;
 }
 
-tad::BenchOptions bench_options(const tad_bench_options *o, const char *fn) {
-    tad::BenchOptions bo;
+tad::driver::BenchOptions bench_options(const tad_bench_options *o, const char *fn) {
+    tad::driver::BenchOptions bo;
     if (!o) return bo;
     check_version(*o, TAD_BENCH_OPTIONS_VERSION, fn);
     bo.dims_json = text_or(o->dims_json, "");

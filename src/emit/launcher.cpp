@@ -1,6 +1,5 @@
-// The backward launcher: the stub's launches in reverse, each with the backward kernel of its
-// specialization and variant, over one shadow buffer per tensor of the call.
-#include <algorithm>
+// The backward launcher: the backward plan's steps printed as Python, over one shadow variable per
+// tensor of the call.
 #include <map>
 #include <sstream>
 
@@ -11,9 +10,15 @@ namespace tad::emit::detail {
 
 namespace {
 
+using plan::Alloc;
+using plan::Arg;
+using plan::Init;
+using plan::TensorRef;
+
 class LauncherWriter {
 public:
-    explicit LauncherWriter(const ModuleInput &in) : in_(in), stub_(in.kf->stub), names_(stub_.params) {
+    LauncherWriter(const frontend::KernelFile &kf, const plan::Plan &p)
+        : p_(p), stub_(kf.stub), names_(stub_.params) {
         launches_ = names_.fresh("launches");
         temps_ = names_.fresh("temps");
         outs_ = names_.fresh("outs");
@@ -33,30 +38,32 @@ public:
         args.insert(args.end(), {outs_, layouts_, grads_});
         os_ << "def " << out.name << "(" << join(args) << "):\n";
         os_ << "    \"\"\"Gradients of the stub's inputs from the gradients of its outputs: the backward of each "
-               "launch,\n"
-               "    last to first.\"\"\"\n";
-        allocate_shared();
-        for (size_t k = in_.launches.size(); k-- > 0;)
-            if (!in_.launches[k].specializations.empty()) emit_launch(k);
+               "launch,\n    last to first.\"\"\"\n";
+        for (const Alloc &a : p_.prologue) alloc(a, "    ");
+        for (const plan::Step &s : p_.steps) step(s);
         std::vector<std::string> rets;
-        for (size_t i = 0; i < stub_.params.size(); ++i) {
-            auto it = grad_.find({TensorRef::Input, static_cast<int>(i)});
-            // An input that is not a grad input may still have a shadow (a buffer it updates in place).
-            bool wanted = std::find(stub_.grad_inputs.begin(), stub_.grad_inputs.end(), stub_.params[i]) !=
-                          stub_.grad_inputs.end();
-            rets.push_back(it == grad_.end() || !wanted ? "None"
-                                                        : "_as_dtype(" + it->second + ", " + stub_.params[i] + ")");
-        }
+        for (size_t i = 0; i < p_.results.size(); ++i)
+            rets.push_back(p_.results[i].present ? "_as_dtype(" + grad_.at(p_.results[i].tensor) + ", " + stub_.params[i] + ")"
+                                                 : "None");
         os_ << "    return " << py_tuple(rets, false) << "\n";
         out.source = os_.str();
         out.inputs = inputs_;
         out.outputs = outputs_;
         out.temps = temps_used_;
-        out.snapshots = snapshots_;
         return out;
     }
 
 private:
+    const plan::Plan &p_;
+    const frontend::StubInfo &stub_;
+    Names names_;
+    std::ostringstream os_;
+    std::string launches_, temps_, outs_, layouts_, grads_, a_, tape_, tape_stride_, need_;
+    std::map<TensorRef, std::string> grad_;     // the shadow variable of each tensor
+    std::map<TensorRef, std::string> current_;  // where it was rebound (an incoming gradient's copy)
+    std::set<std::string> inputs_;
+    std::set<int> outputs_, temps_used_;
+
     std::string temp(int i) {
         temps_used_.insert(i);
         return temps_ + "[" + std::to_string(i) + "]";
@@ -79,97 +86,7 @@ private:
         std::string base = t.kind == TensorRef::Input
                                ? "d_" + stub_.params.at(static_cast<size_t>(t.index))
                                : (t.kind == TensorRef::Output ? "g" : "d_temp") + std::to_string(t.index);
-        return grad_[t] = names_.fresh(base);
-    }
-
-    // Shadows several launches add to exist before the first of them runs; a stub input's gradient
-    // that one launch writes is allocated there, as that launch's variant wants it.
-    void allocate_shared() {
-        for (const TensorRef &t : in_.shared) {
-            std::string v = grad_var(t);
-            int alias = -1;
-            for (const auto &[j, i] : in_.aliases)
-                if (t.kind == TensorRef::Input && i == t.index) alias = j;
-            if (alias >= 0) {
-                // An input updated in place: its shadow starts as the cotangent of its final contents.
-                os_ << "    " << v << " = _cotangent_buffer(" << grads_ << "[" << alias << "], " << layouts_ << "["
-                    << alias << "])\n";
-            } else if (t.kind == TensorRef::Input) {
-                inputs_.insert(stub_.params.at(static_cast<size_t>(t.index)));
-                os_ << "    " << v << " = _atomic_buffer(" << stub_.params.at(static_cast<size_t>(t.index)) << ")\n";
-            } else if (t.kind == TensorRef::Output) {
-                os_ << "    " << v << " = _cotangent_buffer(" << grads_ << "[" << t.index << "], " << layouts_ << "["
-                    << t.index << "])\n";
-            } else {
-                os_ << "    " << v << " = _atomic_buffer(" << temp(t.index) << ")\n";
-            }
-        }
-        for (const LaunchBackward &l : in_.launches)
-            for (const Specialization &sp : l.specializations)
-                for (const Variant &v : sp.variants)
-                    for (const ad::ParamOrigin &o : v.bwd.origins) {
-                        if (o.kind != ad::ParamOrigin::Shadow) continue;
-                        TensorRef t = l.tensors.at(o.primal);
-                        if (t.kind == TensorRef::Input && !grad_.count(t)) os_ << "    " << grad_var(t) << " = None\n";
-                    }
-    }
-
-    void emit_launch(size_t k) {
-        const LaunchBackward &l = in_.launches[k];
-        std::string launch = launches_ + "[" + std::to_string(k) + "]";
-        os_ << "    # launch " << k << ": " << l.kernel << "\n";
-        os_ << "    " << a_ << " = " << launch << ".args\n";
-        const bool keyed = !l.specializations.front().key.empty();
-        for (size_t s = 0; s < l.specializations.size(); ++s) {
-            const Specialization &sp = l.specializations[s];
-            std::string indent = "    ";
-            if (keyed) {
-                std::string cond;
-                for (size_t i = 0; i < sp.key.size(); ++i)
-                    cond += (i ? " and " : "") + a_ + "[\"" + sp.key[i].first + "\"] == " + sp.key[i].second;
-                os_ << "    " << (s ? "elif " : "if ") << cond << ":\n";
-                indent = "        ";
-            }
-            for (size_t i = 0; i < sp.variants.size(); ++i) {
-                const Variant &v = sp.variants[i];
-                std::string inner = indent;
-                if (sp.variants.size() > 1) {
-                    std::string cond;
-                    for (size_t g = 0; g < v.guards.size(); ++g)
-                        cond += (g ? " and " : "") + a_ + "[\"" + v.guards[g].first + "\"] == " + a_ + "[\"" +
-                                v.guards[g].second + "\"]";
-                    os_ << indent << (v.guards.empty() ? "else:" : (i ? "elif " : "if ") + cond + ":") << "\n";
-                    inner += "    ";
-                }
-                emit_variant(k, launch, v, inner);
-            }
-        }
-        if (keyed) {
-            std::string names, shown;
-            for (const auto &[name, value] : l.specializations.front().key) {
-                names += (names.empty() ? "" : ", ") + name;
-                shown += std::string(shown.empty() ? "" : ", ") + name + "={" + a_ + "['" + name + "']!r}";
-            }
-            os_ << "    else:\n        raise RuntimeError(f\"no backward of " << l.kernel << " was generated for "
-                << shown << " (static ifs depend on " << names
-                << "); regenerate with a SWEEP entry or a call that uses these values\")\n";
-        }
-    }
-
-    std::string scalar(const std::string &name) { return a_ + "[\"" + name + "\"]"; }
-
-    // A pointer's tensor as launch k saw it: a saved copy when this or a later launch overwrote it.
-    std::string primal_arg(size_t k, const ir::Param &p) {
-        if (p.kind != ir::ParamKind::Pointer) return scalar(p.name);
-        const LaunchBackward &l = in_.launches[k];
-        auto saved = l.saved_before.find(p.name);
-        if (saved == l.saved_before.end()) return primal(l.tensors.at(p.name));
-        snapshots_.insert({saved->second, k, p.name});
-        return launches_ + "[" + std::to_string(k) + "].pre[\"" + p.name + "\"]";
-    }
-
-    void constexpr_args(const ir::Function &f, std::vector<std::string> &args) {
-        for (const ir::Constexpr &c : f.constexprs) args.push_back(c.name + "=" + scalar(c.name));
+        return grad_[t] = current_[t] = names_.fresh(base);
     }
 
     // The layout (shape, stride) of the buffer a plain-store gradient mirrors.
@@ -179,82 +96,120 @@ private:
         return "(" + v + ".shape, " + v + ".stride())";
     }
 
-    void emit_variant(size_t k, const std::string &launch, const Variant &v, const std::string &indent) {
-        const LaunchBackward &l = in_.launches[k];
-        const std::string grid = launch + ".grid", options = "**" + launch + ".options";
-        if (v.bwd.tape) {
-            // The tape's size is known only once each program's trip counts are: a sizing kernel
+    std::string incoming(int j) const {
+        return grads_ + "[" + std::to_string(j) + "], " + layouts_ + "[" + std::to_string(j) + "]";
+    }
+
+    void alloc(const Alloc &a, const std::string &indent) {
+        if (a.init == Init::Incoming) {  // a copy for this branch alone
+            std::string var = current_[a.tensor] = names_.fresh("g" + std::to_string(a.index));
+            os_ << indent << var << " = _as_layout(" << incoming(a.index) << ")\n";
+            return;
+        }
+        std::string var = grad_var(a.tensor);
+        os_ << indent << var << " = ";
+        switch (a.init) {
+        case Init::Absent: os_ << "None\n"; return;
+        case Init::Cotangent: os_ << "_cotangent_buffer(" << incoming(a.index) << ")\n"; return;
+        case Init::Accumulator: os_ << "_atomic_buffer(" << primal(a.tensor) << ")\n"; return;
+        case Init::Zeros: os_ << "_zero_buffer(" << primal(a.tensor) << ")\n"; return;
+        case Init::Written: {
+            std::string x = primal(a.tensor);
+            os_ << "_store_buffer(" << x << ", *" << mirror_layout(a.mirror) << ")\n";
+            return;
+        }
+        default: fail(TAD_ERR_INTERNAL, "launcher: a forward-mode allocation in the backward plan");
+        }
+    }
+
+    std::string arg(size_t launch, const Arg &a) {
+        switch (a.kind) {
+        case Arg::Scalar: return a_ + "[\"" + a.name + "\"]";
+        case Arg::Tensor: return primal(a.tensor);
+        case Arg::Saved: return launches_ + "[" + std::to_string(launch) + "].pre[\"" + a.name + "\"]";
+        case Arg::Shadow: {
+            auto it = current_.find(a.tensor);
+            return it != current_.end() ? it->second : grad_var(a.tensor);
+        }
+        case Arg::Tape: return tape_;
+        case Arg::TapeStride: return tape_stride_;
+        case Arg::TapeNeed: return need_;
+        }
+        return "?";
+    }
+
+    void call(size_t launch, const plan::Run &r, const std::string &indent) {
+        const ir::Function &fn = p_.kernels.at(static_cast<size_t>(r.kernel)).fn;
+        const std::string l = launches_ + "[" + std::to_string(launch) + "]";
+        std::vector<std::string> args;
+        for (const Arg &a : r.args) args.push_back(arg(launch, a));
+        for (const ir::Constexpr &c : fn.constexprs) args.push_back(c.name + "=" + a_ + "[\"" + c.name + "\"]");
+        os_ << indent << fn.name << "[" << l << ".grid](" << join(args) << ", **" << l << ".options)\n";
+    }
+
+    void branch(size_t launch, const plan::Branch &b, const std::string &indent) {
+        if (b.sizing) {
+            // The tape's size is known only once each program's trip counts are: the sizing kernel
             // writes them, the largest sets the stride between programs' tapes.
-            const ad::TapeSizing &ts = *v.bwd.tape;
-            std::vector<std::string> size_args;
-            for (size_t i = 0; i < ts.fn.params.size(); ++i)
-                size_args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed ? need_
-                                                                                    : primal_arg(k, ts.fn.params[i]));
-            constexpr_args(ts.fn, size_args);
-            std::string device = layouts_ + "[0][3]";
+            const std::string grid = launches_ + "[" + std::to_string(launch) + "].grid", device = layouts_ + "[0][3]";
             os_ << indent << need_ << " = torch.empty(math.prod(" << grid << "), dtype=torch.int64, device=" << device
                 << ")\n";
-            os_ << indent << ts.fn.name << "[" << grid << "](" << join(size_args) << ", " << options << ")\n";
+            call(launch, *b.sizing, indent);
             os_ << indent << tape_stride_ << " = max(int(" << need_ << ".max().item()), 1)\n";
             os_ << indent << tape_ << " = torch.empty(math.prod(" << grid << ") * " << tape_stride_
                 << ", dtype=torch.float32, device=" << device << ")\n";
         }
-        std::vector<std::string> args;
-        for (size_t i = 0; i < v.bwd.fn.params.size(); ++i) {
-            const ir::Param &p = v.bwd.fn.params[i];
-            const ad::ParamOrigin &o = v.bwd.origins[i];
-            if (o.kind == ad::ParamOrigin::Tape || o.kind == ad::ParamOrigin::TapeStride) {
-                args.push_back(o.kind == ad::ParamOrigin::Tape ? tape_ : tape_stride_);
-            } else if (p.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal) {
-                args.push_back(primal_arg(k, p));
-            } else {
-                args.push_back(shadow_arg(l, o.primal, v, indent));
+        for (const Alloc &a : b.allocs) alloc(a, indent);
+        call(launch, b.run, indent);
+    }
+
+    void step(const plan::Step &s) {
+        os_ << "    # launch " << s.launch << ": " << s.kernel << "\n";
+        os_ << "    " << a_ << " = " << launches_ << "[" << s.launch << "].args\n";
+        const bool keyed = !s.cases.front().key.empty();
+        for (size_t c = 0; c < s.cases.size(); ++c) {
+            std::string indent = "    ";
+            if (keyed) {
+                os_ << "    " << key_condition(s.cases[c].key, a_, c == 0) << "\n";
+                indent = "        ";
+            }
+            const std::vector<plan::Branch> &bs = s.cases[c].branches;
+            for (size_t i = 0; i < bs.size(); ++i) {
+                std::string inner = indent;
+                if (bs.size() > 1) {
+                    std::string cond;
+                    for (size_t g = 0; g < bs[i].guards.size(); ++g)
+                        cond += (g ? " and " : "") + a_ + "[\"" + bs[i].guards[g].first + "\"] == " + a_ + "[\"" +
+                                bs[i].guards[g].second + "\"]";
+                    os_ << indent << (bs[i].guards.empty() ? "else:" : (i ? "elif " : "if ") + cond + ":") << "\n";
+                    inner += "    ";
+                }
+                branch(s.launch, bs[i], inner);
             }
         }
-        constexpr_args(v.bwd.fn, args);
-        os_ << indent << v.bwd.fn.name << "[" << grid << "](" << join(args) << ", " << options << ")\n";
+        if (keyed) unknown_key(s);
     }
 
-    // The shadow buffer of a launch's pointer parameter: shared ones exist already; an output read by
-    // this launch alone takes the incoming gradient; an input's gradient is allocated for the variant.
-    std::string shadow_arg(const LaunchBackward &l, const std::string &param, const Variant &v,
-                           const std::string &indent) {
-        TensorRef t = l.tensors.at(param);
-        if (in_.shared.count(t)) return grad_var(t);
-        if (t.kind == TensorRef::Output) {
-            std::string var = names_.fresh("g" + std::to_string(t.index));
-            os_ << indent << var << " = _as_layout(" << grads_ << "[" << t.index << "], " << layouts_ << "[" << t.index
-                << "])\n";
-            return var;
+    void unknown_key(const plan::Step &s) {
+        std::string names, shown;
+        for (const auto &[name, value] : s.cases.front().key) {
+            names += (names.empty() ? "" : ", ") + name;
+            shown += std::string(shown.empty() ? "" : ", ") + name + "={" + a_ + "['" + name + "']!r}";
         }
-        if (t.kind != TensorRef::Input)
-            fail(TAD_ERR_INTERNAL,
-                 "launcher: the cotangent of temporary " + std::to_string(t.index) + " is not a shared buffer");
-        std::string var = grad_var(t), x = primal(t);
-        auto w = v.bwd.writes.find(param);
-        if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store && !w->second.covers)
-            os_ << indent << var << " = _zero_buffer(" << x << ")\n";
-        else if (w != v.bwd.writes.end() && w->second.kind == passes::GradWrite::Store)
-            os_ << indent << var << " = _store_buffer(" << x << ", *" << mirror_layout(l.tensors.at(w->second.mirror))
-                << ")\n";
-        else
-            os_ << indent << var << " = _atomic_buffer(" << x << ")\n";
-        return var;
+        os_ << "    else:\n        raise RuntimeError(f\"no backward of " << s.kernel << " was generated for " << shown
+            << " (static ifs depend on " << names
+            << "); regenerate with a SWEEP entry or a call that uses these values\")\n";
     }
-
-    const ModuleInput &in_;
-    const frontend::StubInfo &stub_;
-    Names names_;
-    std::ostringstream os_;
-    std::string launches_, temps_, outs_, layouts_, grads_, a_, tape_, tape_stride_, need_;
-    std::map<TensorRef, std::string> grad_;
-    std::set<std::string> inputs_;
-    std::set<int> outputs_, temps_used_;
-    std::set<std::tuple<size_t, size_t, std::string>> snapshots_;
 };
 
 }  // namespace
 
-Launcher emit_launcher(const ModuleInput &in) { return LauncherWriter(in).run(); }
+std::string key_condition(const plan::Key &key, const std::string &args, bool first) {
+    std::string cond;
+    for (size_t i = 0; i < key.size(); ++i) cond += (i ? " and " : "") + args + "[\"" + key[i].first + "\"] == " + key[i].second;
+    return (first ? "if " : "elif ") + cond + ":";
+}
+
+Launcher emit_launcher(const frontend::KernelFile &kf, const plan::Plan &p) { return LauncherWriter(kf, p).run(); }
 
 }  // namespace tad::emit::detail

@@ -1,9 +1,8 @@
-// Pieces of the generated module shared by module.cpp and launcher.cpp.
+// Pieces of the generated module shared by module.cpp, launcher.cpp and jvp_module.cpp.
 #pragma once
 
 #include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "emit/emit.h"
@@ -28,23 +27,26 @@ private:
     std::set<std::string> taken_;
 };
 
-// `def <stub>_backward(launches, temps, <stub params>, outs, out_layouts, grads)`: runs the backward
-// of each launch, last to first, and returns one gradient (or None) per stub parameter.
+// `def <stub>_backward(launches, temps, <stub params>, outs, out_layouts, grads)`: follows the
+// backward plan and returns one gradient (or None) per stub parameter.
 struct Launcher {
     std::string name;
     std::string source;
     std::set<std::string> inputs;  // stub parameters it reads (the Function saves them)
-    std::set<int> outputs;  // outputs whose values it reads
-    std::set<int> temps;  // temporaries it reads or takes the layout of
-    // (m, k, p): launch k's tensor argument p, saved before launch m overwrites it, is read as
-    // `launches[k].pre["p"]`.
-    std::set<std::tuple<size_t, size_t, std::string>> snapshots;
+    std::set<int> outputs;         // outputs whose values it reads
+    std::set<int> temps;           // temporaries it reads or takes the layout of
 };
 
-Launcher emit_launcher(const ModuleInput &in);
+Launcher emit_launcher(const frontend::KernelFile &kf, const plan::Plan &p);
 
-// The Python dict `{m: ((k, "p"), ...), ...}` of Launcher::snapshots: what the recorder copies
+// The Python dict `{m: ((k, "p"), ...), ...}` of a plan's snapshots: what the recorder copies
 // before launch m.
-std::string snapshot_table(const std::set<std::tuple<size_t, size_t, std::string>> &snapshots);
+std::string snapshot_table(const std::vector<plan::Snapshot> &snapshots);
+
+// `if a["N"] == 1 and ...` over a case's key (`first`: if, else elif).
+std::string key_condition(const plan::Key &key, const std::string &args, bool first);
+
+// The forward-mode section (see emit_module).
+std::string emit_jvp_section(const frontend::KernelFile &kf, const plan::Plan *tangent, const std::string &why);
 
 }  // namespace tad::emit::detail

@@ -5,13 +5,14 @@
 #include <fstream>
 
 #include "../common/error_of.h"
-#include "capi/session.h"
+#include "driver/session.h"
 #include "store/store.h"
 #include "support/error.h"
 #include "support/fs.h"
 #include "support/json.h"
 
 using namespace tad;
+using namespace tad::driver;
 using tad::testing::error_of;
 
 namespace {

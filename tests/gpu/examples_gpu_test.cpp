@@ -6,11 +6,12 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "capi/session.h"
+#include "driver/session.h"
 #include "support/fs.h"
 #include "support/json.h"
 
 using namespace tad;
+using namespace tad::driver;
 
 namespace {
 

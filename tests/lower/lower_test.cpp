@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "capi/pipeline.h"
+#include "driver/pipeline.h"
 #include "emit/emit.h"
 #include "frontend/lower.h"
 #include "frontend/parser.h"
@@ -13,6 +13,7 @@
 #include "support/json.h"
 
 using namespace tad;
+using namespace tad::driver;
 
 namespace {
 

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <memory>
 
-#include "capi/pipeline.h"
-#include "capi/session.h"
+#include "driver/pipeline.h"
+#include "driver/session.h"
 #include "cpu_session.h"
 #include "frontend/parser.h"
 #include "support/error.h"
@@ -15,6 +15,7 @@
 #include "support/json.h"
 
 using namespace tad;
+using namespace tad::driver;
 using tad::test::cpu_session;
 using tad::test::kPython;
 using tad::test::Refused;

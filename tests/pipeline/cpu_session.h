@@ -10,11 +10,15 @@
 #include <ostream>
 #include <string>
 
-#include "capi/session.h"
+#include "driver/session.h"
 #include "support/error.h"
 #include "support/fs.h"
 
 namespace tad::test {
+
+using driver::GenerateOptions;
+using driver::Session;
+using driver::SessionOptions;
 
 inline const char *kPython = "/usr/bin/python3";
 

@@ -7,13 +7,14 @@
 #include <memory>
 #include <set>
 
-#include "capi/session.h"
+#include "driver/session.h"
 #include "cpu_session.h"
 #include "support/error.h"
 #include "support/fs.h"
 #include "support/json.h"
 
 using namespace tad;
+using namespace tad::driver;
 using tad::test::cpu_session;
 using tad::test::kPython;
 

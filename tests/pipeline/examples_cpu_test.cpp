@@ -6,12 +6,13 @@
 #include <cstdlib>
 #include <memory>
 
-#include "capi/session.h"
+#include "driver/session.h"
 #include "cpu_session.h"
 #include "support/fs.h"
 #include "support/json.h"
 
 using namespace tad;
+using namespace tad::driver;
 using tad::test::cpu_session;
 using tad::test::kPython;
 using tad::test::torch_available;

@@ -6,15 +6,16 @@
 #include <cstdlib>
 #include <memory>
 
-#include "capi/cpu_verify.h"
-#include "capi/pipeline.h"
-#include "capi/session.h"
+#include "driver/cpu_verify.h"
+#include "driver/pipeline.h"
+#include "driver/session.h"
 #include "cpu_session.h"
 #include "frontend/parser.h"
 #include "support/fs.h"
 #include "support/json.h"
 
 using namespace tad;
+using namespace tad::driver;
 using tad::test::cpu_session;
 using tad::test::kPython;
 using tad::test::torch_available;

@@ -1,17 +1,18 @@
-#include "capi/session.h"
+#include "driver/session.h"
 
 #include <algorithm>
 #include <cstdlib>
 
-#include "capi/cpu_verify.h"
-#include "capi/pipeline.h"
+#include "driver/cpu_verify.h"
+#include "driver/pipeline.h"
 #include "frontend/parser.h"
 #include "runtime/worker.h"
 #include "store/store.h"
 #include "support/error.h"
 #include "support/fs.h"
+#include "verify/oracle.h"
 
-namespace tad {
+namespace tad::driver {
 
 struct Session::Impl {
     SessionOptions opts;
@@ -247,7 +248,7 @@ std::string Session::verify(const VerifyOptions &opts, bool *passed) {
         report.set("mode", "gpu");
         set_device(report, impl_->get_worker());
         report.set_copy("results", report_results(reply));
-        summarize_verify(report);
+        verify::summarize_verify(report);
     }
     impl_->store.set_report(id, "verify", report.dump(true));
     bool ok = report.at("passed").boolean();
@@ -310,4 +311,4 @@ void Session::rollback(const std::string &id) {
 
 std::string Session::snapshot_list() const { return impl_->store.list_json(); }
 
-}  // namespace tad
+}  // namespace tad::driver

@@ -1,5 +1,6 @@
-// The session: one forward file, its candidates and their reports. The C ABI (tad.cpp) is a thin
-// exception-catching layer over this class; the CLI and all bindings go through the C ABI.
+// The session: one forward file, its candidates and their reports, and the orchestration of
+// generate / verify / bench over the pipeline, the worker and the store. The C ABI (src/capi) is a
+// thin exception-catching layer over this class; the CLI and all bindings go through the C ABI.
 #pragma once
 
 #include <functional>
@@ -9,7 +10,7 @@
 
 #include "support/json.h"
 
-namespace tad {
+namespace tad::driver {
 
 struct SessionOptions {
     std::string work_dir = ".tad";
@@ -64,4 +65,4 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace tad
+}  // namespace tad::driver

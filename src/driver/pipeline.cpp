@@ -1,0 +1,258 @@
+#include "driver/pipeline.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <iostream>
+
+#include "emit/emit.h"
+#include "flow/flow.h"
+#include "flow/trace.h"
+#include "passes/passes.h"
+#include "schedule/schedule.h"
+#include "support/error.h"
+
+namespace tad::driver {
+
+namespace {
+
+// ---- TAD_DUMP_IR -------------------------------------------------------------------------------
+
+bool dumping(const std::string &stage) {
+    const char *env = std::getenv("TAD_DUMP_IR");
+    if (!env || !*env || std::string(env) == "0") return false;
+    return std::string(env) == "1" || ("," + std::string(env) + ",").find("," + stage + ",") != std::string::npos;
+}
+
+void dump_text(const std::string &stage, const std::string &what, const std::string &text) {
+    if (dumping(stage)) std::cerr << "// ---- " << stage << ": " << what << "\n" << text << std::flush;
+}
+
+const ir::Function &dump(const std::string &stage, const ir::Function &f) {
+    dump_text(stage, f.name, ir::print(f));
+    return f;
+}
+
+// ---- names -------------------------------------------------------------------------------------
+
+// "ACTIVATION='gelu'" -> "_ACTIVATION_gelu": a readable, valid suffix for kernel names.
+std::string suffix_of(const plan::Key &key) {
+    std::string s;
+    for (const auto &[name, value] : key) {
+        s += "_" + name + "_";
+        for (char c : value)
+            if (std::isalnum(static_cast<unsigned char>(c))) s += c;
+            else if (c != '\'') s += '_';
+    }
+    return s;
+}
+
+plan::Key key_of(const ir::Function &f) {
+    plan::Key key;
+    for (const std::string &name : f.specialized)
+        for (const ir::Constexpr &c : f.constexprs)
+            if (c.name == name) key.emplace_back(name, c.literal);
+    return key;
+}
+
+// ---- stages ------------------------------------------------------------------------------------
+
+Derived lower_launch(const frontend::KernelFile &kf, JsonRef launch) {
+    Derived d;
+    d.kernel = launch.at("kernel").str();
+    d.bindings = flow::bindings_of(kf, launch);
+    d.forward = dump("cse", passes::cse(dump("lower", frontend::lower_kernel(kf, d.kernel, d.bindings))));
+    d.specialization.key = key_of(d.forward);
+    d.tensors = flow::tensors_of(launch);
+    return d;
+}
+
+std::string print_flow(const flow::Flow &f, const std::vector<Derived> &ls) {
+    std::string s;
+    auto list = [](const std::vector<std::string> &v) {
+        std::string out;
+        for (const std::string &x : v) out += " " + x;
+        return out;
+    };
+    for (size_t k = 0; k < ls.size(); ++k)
+        s += "launch " + std::to_string(k) + " " + ls[k].kernel + ": wrt" + list(f.specs[k].wrt) + "; outputs" +
+             list(f.specs[k].outputs) + "; overwritten" + list(f.specs[k].overwritten) + "\n";
+    for (const plan::TensorRef &t : f.shared) s += "shared " + std::to_string(t.kind) + ":" + std::to_string(t.index) + "\n";
+    return s;
+}
+
+flow::Flow analyze_flow(const frontend::KernelFile &kf, JsonRef trace, const std::vector<Derived> &ls) {
+    std::vector<flow::Launch> launches;
+    for (const Derived &d : ls) launches.push_back({d.kernel, &d.forward, d.tensors, passes::memory_params(d.forward)});
+    flow::Flow f = flow::analyze(flow::call_of(kf, trace), launches);
+    dump_text("flow", kf.stub.name, print_flow(f, ls));
+    return f;
+}
+
+std::set<std::string> shared_params(const Derived &d, const std::set<plan::TensorRef> &shared) {
+    std::set<std::string> out;
+    for (const auto &[param, t] : d.tensors)
+        if (shared.count(t)) out.insert(param);
+    return out;
+}
+
+// Reverse mode of one launch: a variant per write plan.
+plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> &shared, const std::string &name) {
+    plan::Specialization sp{d.specialization.key, {}};
+    std::vector<schedule::WritePlan> plans = schedule::gradient_writes(d.forward, d.spec, shared_params(d, shared));
+    for (size_t i = 0; i < plans.size(); ++i) {
+        const std::string variant = name + (i ? "_atomic" : "");
+        dump_text("writes", variant, schedule::print(plans[i]));
+        ad::Backward b = ad::reverse(d.forward, d.spec, plans[i].writes, variant);
+        dump("reverse", b.fn);
+        if (b.tape) dump("tape-sizing", b.tape->fn);
+        sp.variants.push_back({std::move(b), plans[i].guards});
+    }
+    return sp;
+}
+
+// Forward mode of one launch, named like its backward. Forward mode is an extra: a kernel it cannot
+// handle, or an internal error of the transform, leaves the module without it but never costs the
+// backward.
+plan::Tangent tangent(const Derived &d, const std::string &name) {
+    plan::Tangent t;
+    t.key = d.specialization.key;
+    try {
+        t.jvp = ad::jvp(d.forward, d.spec, name);
+        dump("jvp", t.jvp->fn);
+    } catch (const Error &e) {
+        if (e.status() != TAD_ERR_UNSUPPORTED && e.status() != TAD_ERR_INTERNAL) throw;
+        t.unsupported = e.what();
+    }
+    return t;
+}
+
+}  // namespace
+
+Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops) {
+    JsonRef launches = trace.at("launches");
+    Chain c;
+    std::map<std::string, int> times_launched;
+    for (size_t k = 0; k < launches.size(); ++k) {
+        c.launches.push_back(lower_launch(kf, launches[k]));
+        ++times_launched[c.launches.back().kernel];
+    }
+    flow::Flow f = analyze_flow(kf, trace, c.launches);
+    c.shared = f.shared;
+    c.aliases = f.aliases;
+    bool any = false;
+    for (size_t k = 0; k < c.launches.size(); ++k) {
+        Derived &d = c.launches[k];
+        d.saved_before = f.saved_before[k];
+        if (f.specs[k].wrt.empty()) continue;
+        any = true;
+        d.spec = f.specs[k];
+        d.spec.loops = loops;
+        const std::string suffix =
+            (times_launched[d.kernel] > 1 ? "_" + std::to_string(k) : "") + suffix_of(d.specialization.key);
+        d.specialization = backward(d, c.shared, d.kernel + "_bwd" + suffix);
+        d.tangent = tangent(d, d.kernel + "_jvp" + suffix);
+    }
+    if (!any)
+        fail(TAD_ERR_INVALID_ARGUMENT, kf.file.path + ": no launch of stub '" + kf.stub.name +
+                                           "' reads one of its grad_inputs and writes a tensor it returns (or one a "
+                                           "later launch reads)");
+    return c;
+}
+
+namespace {
+
+plan::Derivation skeleton(const frontend::KernelFile &kf, const Chain &c, JsonRef first) {
+    plan::Derivation d;
+    d.num_inputs = kf.stub.params.size();
+    d.num_outputs = first.at("outputs").size();
+    for (const std::string &g : kf.stub.grad_inputs)
+        for (size_t i = 0; i < kf.stub.params.size(); ++i)
+            if (kf.stub.params[i] == g) d.grad_inputs.push_back(static_cast<int>(i));
+    d.shared = c.shared;
+    d.aliases = c.aliases;
+    for (const Derived &l : c.launches) d.launches.push_back({l.kernel, l.tensors, {}, {}, l.saved_before});
+    // Temporary i is reached through the first launch argument that points at it.
+    JsonRef temps = first.at("temps");
+    for (size_t i = 0; i < temps.size(); ++i) {
+        bool found = false;
+        for (size_t k = 0; k < d.launches.size() && !found; ++k)
+            for (const auto &[param, t] : d.launches[k].tensors)
+                if (!found && t == plan::TensorRef{plan::TensorRef::Temp, static_cast<int>(i)}) {
+                    d.temps.emplace_back(k, param);
+                    found = true;
+                }
+    }
+    return d;
+}
+
+bool same_launches(const plan::Derivation &d, const Chain &c) {
+    bool same = c.launches.size() == d.launches.size() && c.shared == d.shared && c.aliases == d.aliases;
+    for (size_t k = 0; same && k < c.launches.size(); ++k)
+        same = c.launches[k].kernel == d.launches[k].kernel && c.launches[k].tensors == d.launches[k].tensors &&
+               c.launches[k].saved_before == d.launches[k].saved_before;
+    return same;
+}
+
+// Adds a chain's specializations that `d` has not seen, with their tangents (forward mode is
+// attempted until one launch lacks it).
+void add_specializations(plan::Derivation &d, const Chain &c) {
+    for (size_t k = 0; k < c.launches.size(); ++k) {
+        const plan::Specialization &sp = c.launches[k].specialization;
+        if (sp.variants.empty()) continue;
+        plan::LaunchDerivation &l = d.launches[k];
+        bool seen = false;
+        for (const plan::Specialization &s : l.specializations) seen = seen || s.key == sp.key;
+        if (seen) continue;
+        plan::Tangent t = d.jvp_unsupported.empty() ? c.launches[k].tangent : plan::Tangent{};
+        if (d.jvp_unsupported.empty() && !t.jvp) d.jvp_unsupported = t.unsupported;
+        l.tangents.push_back(std::move(t));
+        l.specializations.push_back(sp);
+    }
+}
+
+// The static-branch key of every launch, launch index first.
+plan::Key traced_key(const frontend::KernelFile &kf, JsonRef trace) {
+    plan::Key key;
+    JsonRef launches = trace.at("launches");
+    for (size_t k = 0; k < launches.size(); ++k)
+        for (auto &[name, value] : key_of(frontend::lower_kernel(kf, launches[k].at("kernel").str(),
+                                                                   flow::bindings_of(kf, launches[k]))))
+            key.emplace_back(std::to_string(k) + ":" + name, value);
+    return key;
+}
+
+}  // namespace
+
+plan::Derivation merge(const frontend::KernelFile &kf, const std::vector<Chain> &chains, JsonRef first) {
+    plan::Derivation d = skeleton(kf, chains.front(), first);
+    for (const Chain &c : chains) {
+        if (!same_launches(d, c))
+            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name +
+                                          "' launches different kernels, or passes them different buffers, for "
+                                          "different dims; one backward cannot serve them");
+        add_specializations(d, c);
+    }
+    return d;
+}
+
+std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
+                                 ad::LoopPolicy loops) {
+    std::vector<Chain> chains;
+    for (JsonRef t : traces) chains.push_back(derive_chain(kf, t, loops));
+    plan::Derivation d = merge(kf, chains, traces.front());
+    std::string why = plan::tangent_unsupported(d);
+    std::optional<plan::Plan> tangent;
+    if (why.empty()) tangent = plan::tangent(d);
+    return emit::emit_module(kf, plan::backward(d), tangent ? &*tangent : nullptr, why);
+}
+
+bool has_specializations(const frontend::KernelFile &kf, JsonRef trace) { return !traced_key(kf, trace).empty(); }
+
+bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std::vector<JsonRef> &seen) {
+    auto key = traced_key(kf, trace);
+    for (JsonRef s : seen)
+        if (traced_key(kf, s) == key) return false;
+    return true;
+}
+
+}  // namespace tad::driver

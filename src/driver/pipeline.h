@@ -1,0 +1,71 @@
+// The pass pipeline: from a forward file and trace records to the derivation, its plans and the
+// generated module. Pure (no worker, no disk): generate and the CPU oracle both call it, so a
+// candidate can always be recomputed from its forward source and traces.
+//
+// derive_chain() is the one function that orders every stage, as Halide's Lower.cpp does:
+//   lower -> cse                                        per launch
+//   flow (src/flow)                                     across launches: specs, shared shadows, copies
+//   gradient writes (src/schedule) -> reverse -> cse -> dce -> drop unused params -> verify
+//                                                       per launch and variant
+//   jvp -> cse -> dce -> drop unused params -> verify   per launch (forward mode)
+// With TAD_DUMP_IR=1 it prints the IR (or the decision) after each stage to stderr, headed
+// "// ---- <stage>: <function>"; TAD_DUMP_IR=<stage>[,<stage>...] prints only those stages.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ad/reverse.h"
+#include "frontend/kernel_file.h"
+#include "frontend/lower.h"
+#include "ir/ir.h"
+#include "plan/derivation.h"
+#include "plan/plan.h"
+#include "support/json.h"
+
+namespace tad::driver {
+
+// What the pipeline derived for one launch of a traced call.
+struct Derived {
+    std::string kernel;                          // the forward kernel
+    std::vector<frontend::ArgBinding> bindings;  // its arguments in this trace
+    ir::Function forward;                        // after CSE
+    ad::GradSpec spec;                           // the gradients that flow through this launch
+    std::map<std::string, plan::TensorRef> tensors;  // pointer parameter -> tensor of the call
+    // The backward kernels of this trace's static branches; no variants when no gradient flows
+    // through the launch.
+    plan::Specialization specialization;
+    plan::Tangent tangent;  // forward mode, when gradient flows through the launch
+    // Pointer parameter -> the first launch, this one or a later one, that writes its tensor.
+    std::map<std::string, size_t> saved_before;
+};
+
+// The derivatives of a traced call: its launches in forward order.
+struct Chain {
+    std::vector<Derived> launches;
+    std::set<plan::TensorRef> shared;
+    std::map<int, int> aliases;  // output j -> the stub input it is (updated in place and returned)
+};
+
+// `loops`: how loops with nonlinear carried state are reversed (ad::LoopPolicy).
+Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops = ad::LoopPolicy::Recompute);
+
+// One derivation over the chains of several traces of a stub (one per specialization of its static
+// branches); `first` is the trace whose launches name the temporaries. Refuses traces that launch
+// other kernels or pass them other buffers.
+plan::Derivation merge(const frontend::KernelFile &kf, const std::vector<Chain> &chains, JsonRef first);
+
+// The generated module covering every specialization among `traces`.
+std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
+                                 ad::LoopPolicy loops = ad::LoopPolicy::Recompute);
+
+// Whether lowering the kernels for `trace` resolves static `if`s on constexprs (then each
+// combination of those constexprs needs its own backward).
+bool has_specializations(const frontend::KernelFile &kf, JsonRef trace);
+
+// Whether `trace` specializes the kernel's static branches differently from every trace in `seen`.
+bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std::vector<JsonRef> &seen);
+
+}  // namespace tad::driver

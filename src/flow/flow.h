@@ -1,0 +1,62 @@
+// The dataflow of a stub's launches: from what each launch reads and writes, where gradients flow.
+//
+// Launches are connected only through the tensors of the call (stub inputs, returned outputs and
+// temporaries the stub passes between launches). Dependence is per launch: any tensor a launch
+// writes depends on any it reads. The analysis answers three questions, each in its own function:
+// 1. gradient_flow: which launches gradients flow through, and for each, which of its pointer
+//    parameters need gradients (active reads) and carry cotangents (active, useful writes).
+// 2. shared_shadows: which tensors' shadows are one buffer several launches add to (or zero, where a
+//    launch overwrites contents that carry gradient), so that every launch uses atomics on them.
+// 3. saved_copies: which tensor contents a derivative reads after a later launch overwrote them, so
+//    that the forward saves a copy first.
+// Programs that cannot be differentiated correctly this way are refused with TAD_ERR_UNSUPPORTED.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ad/reverse.h"
+#include "passes/passes.h"
+#include "plan/derivation.h"
+
+namespace tad::flow {
+
+using plan::TensorRef;
+
+// One launch as the analysis sees it.
+struct Launch {
+    std::string kernel;
+    const ir::Function *forward = nullptr;     // after CSE; its accesses are `mem`
+    std::map<std::string, TensorRef> tensors;  // pointer parameter -> tensor of the call
+    passes::MemoryParams mem;
+};
+
+// The stub's call as traced.
+struct Call {
+    std::string path, stub;                 // for diagnostics
+    std::vector<std::string> params;        // stub parameters, in order
+    std::vector<std::string> grad_inputs;   // stub parameters that need gradients
+    std::vector<int> output_inputs;         // per returned output: the stub input it is, or -1
+};
+
+struct Flow {
+    std::vector<ad::GradSpec> specs;  // per launch; no wrt when no gradient flows through it
+    std::set<TensorRef> active;       // tensors whose final contents depend on a grad input
+    std::set<TensorRef> shared;
+    std::map<int, int> aliases;       // output j -> the stub input it is (updated in place)
+    // Per launch: pointer parameter -> the first launch, this one or a later one, that writes its tensor.
+    std::vector<std::map<std::string, size_t>> saved_before;
+};
+
+// All three answers (the specs' loop policy is left at its default).
+Flow analyze(const Call &call, const std::vector<Launch> &launches);
+
+// The parts, in the order analyze() runs them.
+std::set<TensorRef> returned_tensors(const Call &call, const std::vector<Launch> &launches, Flow &f);
+void gradient_flow(const Call &call, const std::vector<Launch> &launches, const std::set<TensorRef> &returned, Flow &f);
+void shared_shadows(const std::vector<Launch> &launches, Flow &f);
+void saved_copies(const std::vector<Launch> &launches, Flow &f);
+
+}  // namespace tad::flow

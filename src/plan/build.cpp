@@ -1,0 +1,280 @@
+// The plan builders: from a derivation to the steps every executor follows.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "plan/plan.h"
+#include "support/error.h"
+
+namespace tad::plan {
+
+namespace {
+
+Plan common(const Derivation &d, Mode mode) {
+    Plan p;
+    p.mode = mode;
+    p.num_inputs = d.num_inputs;
+    p.num_outputs = d.num_outputs;
+    p.grad_inputs = d.grad_inputs;
+    p.temps = d.temps;
+    p.aliases = d.aliases;
+    for (const LaunchDerivation &l : d.launches) p.launched.push_back(l.kernel);
+    return p;
+}
+
+bool is_grad_input(const Plan &p, int input) {
+    return std::find(p.grad_inputs.begin(), p.grad_inputs.end(), input) != p.grad_inputs.end();
+}
+
+// Builds the plan of one mode; shared by both: how a launch's primal arguments are bound.
+class Builder {
+public:
+    Builder(const Derivation &d, Plan &p) : d_(d), p_(p) {}
+
+protected:
+    const Derivation &d_;
+    Plan &p_;
+    std::set<TensorRef> shadowed_;  // tensors that have a shadow (allocated, or Absent for now)
+    std::set<Snapshot> snapshots_;
+
+    // A primal argument of launch k: a scalar, or a tensor as the launch saw it (a saved copy where
+    // this or a later launch overwrote it).
+    Arg primal(size_t k, const ir::Param &param) {
+        const LaunchDerivation &l = d_.launches[k];
+        if (param.kind != ir::ParamKind::Pointer) return {Arg::Scalar, param.name, {}, 0};
+        TensorRef t = l.tensors.at(param.name);
+        auto saved = l.saved_before.find(param.name);
+        if (saved == l.saved_before.end()) return {Arg::Tensor, param.name, t, 0};
+        snapshots_.insert({saved->second, k, param.name});
+        return {Arg::Saved, param.name, t, saved->second};
+    }
+
+    int add_kernel(Kernel k) {
+        p_.kernels.push_back(std::move(k));
+        return static_cast<int>(p_.kernels.size()) - 1;
+    }
+
+    void finish() { p_.snapshots.assign(snapshots_.begin(), snapshots_.end()); }
+};
+
+class BackwardBuilder : Builder {
+public:
+    using Builder::Builder;
+
+    void run() {
+        add_kernels();
+        allocate_shared();
+        for (size_t k = d_.launches.size(); k-- > 0;)
+            if (!d_.launches[k].specializations.empty()) p_.steps.push_back(step(k));
+        for (size_t i = 0; i < d_.num_inputs; ++i) {
+            TensorRef t{TensorRef::Input, static_cast<int>(i)};
+            // An input that is not a grad input may still have a shadow (a buffer it updates in place).
+            bool present = shadowed_.count(t) && is_grad_input(p_, static_cast<int>(i));
+            p_.results.push_back({present, t});
+        }
+        finish();
+    }
+
+private:
+    // Kernel indices of each variant's backward and tape sizing kernels.
+    std::map<const KernelVariant *, int> backward_, sizing_;
+
+    // In the forward's launch order, each variant's kernel followed by its tape sizing kernel.
+    void add_kernels() {
+        for (const LaunchDerivation &l : d_.launches)
+            for (const Specialization &sp : l.specializations)
+                for (const KernelVariant &v : sp.variants) {
+                    backward_[&v] = add_kernel({Kernel::Backward, v.bwd.fn, l.kernel, sp.key, v.bwd.writes, ""});
+                    if (v.bwd.tape)
+                        sizing_[&v] = add_kernel({Kernel::TapeSizing, v.bwd.tape->fn, l.kernel, sp.key, {}, v.bwd.fn.name});
+                }
+    }
+
+    // Shadows several launches add to exist before the first of them runs; a stub input's gradient
+    // that one launch writes is allocated there, as that launch's variant wants it (Absent until then).
+    void allocate_shared() {
+        for (const TensorRef &t : d_.shared) {
+            int alias = -1;
+            for (const auto &[j, i] : d_.aliases)
+                if (t.kind == TensorRef::Input && i == t.index) alias = j;
+            Alloc a{t, Init::Accumulator};
+            // An input updated in place: its shadow starts as the cotangent of its final contents.
+            if (alias >= 0) a = Alloc{t, Init::Cotangent, alias};
+            else if (t.kind == TensorRef::Output) a = Alloc{t, Init::Cotangent, t.index};
+            p_.prologue.push_back(a);
+            shadowed_.insert(t);
+        }
+        for (const LaunchDerivation &l : d_.launches)
+            for (const Specialization &sp : l.specializations)
+                for (const KernelVariant &v : sp.variants)
+                    for (const ad::ParamOrigin &o : v.bwd.origins) {
+                        if (o.kind != ad::ParamOrigin::Shadow) continue;
+                        TensorRef t = l.tensors.at(o.primal);
+                        if (t.kind == TensorRef::Input && shadowed_.insert(t).second)
+                            p_.prologue.push_back(Alloc{t, Init::Absent});
+                    }
+    }
+
+    Step step(size_t k) {
+        const LaunchDerivation &l = d_.launches[k];
+        Step s{k, l.kernel, {}};
+        for (const Specialization &sp : l.specializations) {
+            Case c{sp.key, {}};
+            for (const KernelVariant &v : sp.variants) c.branches.push_back(branch(k, v));
+            s.cases.push_back(std::move(c));
+        }
+        return s;
+    }
+
+    Branch branch(size_t k, const KernelVariant &v) {
+        const LaunchDerivation &l = d_.launches[k];
+        Branch b;
+        b.guards = v.guards;
+        b.run.kernel = backward_.at(&v);
+        if (v.bwd.tape) {
+            // The tape's size is known only once each program's trip counts are: a sizing kernel
+            // writes them, the largest sets the stride between programs' tapes.
+            const ad::TapeSizing &ts = *v.bwd.tape;
+            Run sizing{sizing_.at(&v), {}};
+            for (size_t i = 0; i < ts.fn.params.size(); ++i)
+                sizing.args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed ? Arg{Arg::TapeNeed}
+                                                                                       : primal(k, ts.fn.params[i]));
+            b.sizing = std::move(sizing);
+        }
+        for (size_t i = 0; i < v.bwd.fn.params.size(); ++i) {
+            const ir::Param &param = v.bwd.fn.params[i];
+            const ad::ParamOrigin &o = v.bwd.origins[i];
+            if (o.kind == ad::ParamOrigin::Tape) b.run.args.push_back({Arg::Tape});
+            else if (o.kind == ad::ParamOrigin::TapeStride) b.run.args.push_back({Arg::TapeStride});
+            else if (param.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal)
+                b.run.args.push_back(primal(k, param));
+            else b.run.args.push_back(shadow(l, o.primal, v.bwd, b.allocs));
+        }
+        return b;
+    }
+
+    // The shadow of a launch's pointer parameter: shared ones exist already; an output read by this
+    // launch alone takes the incoming gradient; an input's gradient is allocated for the variant.
+    Arg shadow(const LaunchDerivation &l, const std::string &param, const ad::Backward &bwd, std::vector<Alloc> &allocs) {
+        TensorRef t = l.tensors.at(param);
+        Arg a{Arg::Shadow, "", t, 0};
+        if (d_.shared.count(t)) return a;
+        if (t.kind == TensorRef::Output) {
+            allocs.push_back({t, Init::Incoming, t.index});
+            return a;
+        }
+        if (t.kind != TensorRef::Input)
+            fail(TAD_ERR_INTERNAL, "plan: the cotangent of temporary " + std::to_string(t.index) + " is not a shared buffer");
+        auto w = bwd.writes.find(param);
+        bool store = w != bwd.writes.end() && w->second.kind == passes::GradWrite::Store;
+        if (store && !w->second.covers) allocs.push_back({t, Init::Zeros});
+        else if (store) allocs.push_back({t, Init::Written, -1, l.tensors.at(w->second.mirror)});
+        else allocs.push_back({t, Init::Accumulator});
+        return a;
+    }
+};
+
+class TangentBuilder : Builder {
+public:
+    using Builder::Builder;
+
+    void run() {
+        for (const LaunchDerivation &l : d_.launches)
+            for (const Tangent &t : l.tangents)
+                add_kernel({Kernel::Tangent, t.jvp->fn, l.kernel, t.key, {}, ""});
+        allocate_tangents();
+        int kernel = 0;
+        for (size_t k = 0; k < d_.launches.size(); ++k) {
+            const LaunchDerivation &l = d_.launches[k];
+            if (l.tangents.empty()) continue;
+            Step s{k, l.kernel, {}};
+            // Static ifs were resolved per specialization: dispatch on those constexprs, as the backward.
+            for (const Tangent &t : l.tangents) s.cases.push_back({t.key, {branch(k, *t.jvp, kernel++)}});
+            p_.steps.push_back(std::move(s));
+        }
+        for (size_t j = 0; j < d_.num_outputs; ++j) {
+            // An output that is a stub input updated in place has that input's tangent buffer.
+            auto alias = d_.aliases.find(static_cast<int>(j));
+            TensorRef t = alias == d_.aliases.end() ? TensorRef{TensorRef::Output, static_cast<int>(j)}
+                                                    : TensorRef{TensorRef::Input, alias->second};
+            p_.results.push_back({shadowed_.count(t) > 0, t});
+        }
+        finish();
+    }
+
+private:
+    // One tangent buffer per tensor, made before the launches: an input's from its tangent, an
+    // output's or a temporary's zeroed. The tangent kernels update them in the forward's order, as
+    // the forward updates the tensors.
+    void allocate_tangents() {
+        std::set<TensorRef> written;  // tensors whose tangent some tangent kernel stores or adds to
+        for (const LaunchDerivation &l : d_.launches)
+            for (const Tangent &t : l.tangents) {
+                passes::MemoryParams m = passes::memory_params(t.jvp->fn);
+                for (size_t i = 0; i < t.jvp->fn.params.size(); ++i) {
+                    const std::string &p = t.jvp->fn.params[i].name;
+                    if (t.jvp->origins[i].kind == ad::ParamOrigin::Shadow && (m.stored.count(p) || m.accumulated.count(p)))
+                        written.insert(l.tensors.at(t.jvp->origins[i].primal));
+                }
+            }
+        for (size_t k = 0; k < d_.launches.size(); ++k)
+            for (const Tangent &t : d_.launches[k].tangents)
+                for (const ad::ParamOrigin &o : t.jvp->origins) {
+                    if (o.kind != ad::ParamOrigin::Shadow) continue;
+                    TensorRef ref = d_.launches[k].tensors.at(o.primal);
+                    if (!shadowed_.insert(ref).second) continue;
+                    Alloc a{ref, Init::ZeroTangent, -1, {}, false, k, o.primal};
+                    if (ref.kind == TensorRef::Input) {
+                        auto g = std::find(d_.grad_inputs.begin(), d_.grad_inputs.end(), ref.index);
+                        a.init = Init::Tangent;
+                        // A stub input written by a launch but not a grad input: its tangent starts at zero.
+                        if (g != d_.grad_inputs.end()) {
+                            a.index = static_cast<int>(g - d_.grad_inputs.begin());
+                            a.written = written.count(ref) > 0;
+                        }
+                    }
+                    p_.prologue.push_back(a);
+                }
+    }
+
+    Branch branch(size_t k, const ad::Forward &f, int kernel) {
+        Branch b;
+        b.run.kernel = kernel;
+        for (size_t i = 0; i < f.fn.params.size(); ++i) {
+            const ad::ParamOrigin &o = f.origins[i];
+            if (o.kind == ad::ParamOrigin::Shadow) b.run.args.push_back({Arg::Shadow, "", d_.launches[k].tensors.at(o.primal), 0});
+            else b.run.args.push_back(primal(k, f.fn.params[i]));
+        }
+        return b;
+    }
+};
+
+}  // namespace
+
+Plan backward(const Derivation &d) {
+    Plan p = common(d, Mode::Backward);
+    BackwardBuilder(d, p).run();
+    return p;
+}
+
+std::string tangent_unsupported(const Derivation &d) {
+    std::string why = d.jvp_unsupported;
+    bool any = false;
+    for (const LaunchDerivation &l : d.launches)
+        for (const Tangent &t : l.tangents) {
+            any = true;
+            if (!t.jvp && why.empty()) why = t.unsupported;
+        }
+    if (why.empty() && !any) why = "no tangent kernel was derived";
+    return why;
+}
+
+Plan tangent(const Derivation &d) {
+    std::string why = tangent_unsupported(d);
+    if (!why.empty()) fail(TAD_ERR_INTERNAL, "plan: no forward mode: " + why);
+    Plan p = common(d, Mode::Tangent);
+    TangentBuilder(d, p).run();
+    return p;
+}
+
+}  // namespace tad::plan

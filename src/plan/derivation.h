@@ -1,0 +1,78 @@
+// What differentiating a stub's call produced, before it is planned: per forward launch, the
+// backward kernels of each specialization (with the variants the launcher chooses between at run
+// time) and the tangent kernels, plus the facts of the multi-launch dataflow (src/flow) that decide
+// how shadows are shared and which copies are saved. The builders in plan.h turn it into plans.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ad/forward.h"
+#include "ad/reverse.h"
+
+namespace tad::plan {
+
+// A tensor of the traced call: stub input `index`, returned output `index`, or temporary `index`
+// (a buffer the stub allocates and passes between launches).
+struct TensorRef {
+    enum Kind { Input, Output, Temp } kind = Input;
+    int index = 0;
+    bool operator<(const TensorRef &o) const { return kind != o.kind ? kind < o.kind : index < o.index; }
+    bool operator==(const TensorRef &o) const { return kind == o.kind && index == o.index; }
+    bool operator!=(const TensorRef &o) const { return !(*this == o); }
+};
+
+// The values of the constexprs that chose static branches while lowering (constexpr name -> Python
+// literal); empty when none did.
+using Key = std::vector<std::pair<std::string, std::string>>;
+// Pairs of scalar arguments that must be equal at run time for a variant to apply.
+using Guards = std::vector<std::pair<std::string, std::string>>;
+
+// A backward kernel and the run-time condition under which the launcher uses it.
+struct KernelVariant {
+    ad::Backward bwd;
+    Guards guards;
+};
+
+// The backward of one specialization: its variants, tried in order (the last has no guards).
+struct Specialization {
+    Key key;
+    std::vector<KernelVariant> variants;
+};
+
+// The tangent kernel (forward mode) of one specialization, or why forward mode does not handle it.
+struct Tangent {
+    Key key;
+    std::optional<ad::Forward> jvp;
+    std::string unsupported;  // the reason, when there is no jvp
+};
+
+// One launch of the stub and what was derived for it.
+struct LaunchDerivation {
+    std::string kernel;                         // the forward kernel
+    std::map<std::string, TensorRef> tensors;   // pointer parameter -> tensor
+    std::vector<Specialization> specializations;  // empty: no gradient flows through the launch
+    std::vector<Tangent> tangents;                // forward mode, one per specialization, in its order
+    // Pointer parameter -> the launch (this one or a later one) that overwrites its tensor: the
+    // derivatives read a copy of the contents saved before that launch.
+    std::map<std::string, size_t> saved_before;
+};
+
+struct Derivation {
+    size_t num_inputs = 0;   // stub parameters
+    size_t num_outputs = 0;  // returned tensors
+    std::vector<int> grad_inputs;  // stub parameter indices, in GRAD_INPUTS order
+    std::vector<LaunchDerivation> launches;  // forward order
+    // Where temporary i of the forward is reached: (launch, pointer parameter) of the first launch
+    // that takes it.
+    std::vector<std::pair<size_t, std::string>> temps;
+    std::set<TensorRef> shared;   // shadows accumulated by several launches, or zeroed
+    std::map<int, int> aliases;   // output j -> the stub input it is (updated in place and returned)
+    std::string jvp_unsupported;  // why there is no forward mode (empty: see the tangents)
+};
+
+}  // namespace tad::plan

@@ -1,0 +1,167 @@
+// The launch plan: how a generated backward, or tangent computation, runs, as data.
+//
+// A stub's call launches forward kernels in order, each recorded with its grid, scalar arguments,
+// options and tensors. A plan is the ordered list of what runs afterwards over the tensors of that
+// call: shadow buffers to allocate (one per tensor, shared by every launch that touches it), then,
+// per forward launch, the kernel of the launch's specialization and variant, run on the recorded
+// grid with each parameter bound to where it comes from; then what is returned. It also lists the
+// copies the forward must save before a launch overwrites what a derivative reads.
+//
+// Every executor consumes the same plan: the Python emitter prints it as the generated launcher
+// (src/emit), the CPU oracle runs it on the interpreter (src/verify), and a CUDA driver-API executor
+// will launch it. Nothing about how a backward runs is decided outside the plan builders below.
+//
+// Semantics of running a plan on recorded launches:
+// - `prologue` allocations happen first, in order; a shadow is then reached by its tensor.
+// - `steps` run in order. A step belongs to forward launch `launch`: its cases are tried in order,
+//   the first whose key equals the launch's constexpr values is taken (none matching is an error:
+//   the module was not generated for these values); within it, the first branch whose guards hold
+//   (each named pair of recorded scalars equal) is taken. A branch sizes its tape (when it has a
+//   sizing kernel), allocates its shadows, then runs its kernel on the launch's grid and options.
+// - `results` say what the caller gets back: the backward returns, per stub input, the gradient
+//   in the input's dtype (or nothing); forward mode returns, per output, its tangent.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "ir/ir.h"
+#include "passes/passes.h"
+#include "plan/derivation.h"
+
+namespace tad::plan {
+
+enum class Mode {
+    Backward,  // reverse mode: gradients of the inputs from the gradients of the outputs
+    Tangent,   // forward mode: tangents of the outputs from tangents of the grad inputs
+};
+
+// A kernel a plan runs.
+struct Kernel {
+    enum Role { Backward, TapeSizing, Tangent } role = Backward;
+    ir::Function fn;
+    std::string forward;  // the forward kernel it derives from
+    Key key;              // the specialization it serves
+    // Backward: how each gradient buffer is written (parameter -> plain stores or atomics).
+    std::map<std::string, passes::GradWrite> writes;
+    std::string sized;  // TapeSizing: the backward kernel whose tape it sizes
+};
+
+// Where one kernel argument comes from when the plan runs (one per kernel parameter, in order;
+// constexprs always come from the recorded launch's value of the same name).
+struct Arg {
+    enum Kind {
+        Scalar,      // the recorded launch's scalar argument `name`
+        Tensor,      // the tensor bound to the recorded launch's pointer parameter `name`, as it is now
+        Saved,       // that tensor as the launch saw it: the copy taken before launch `before`
+        Shadow,      // the shadow buffer of `tensor`
+        Tape,        // the step's scratch tape: float32, `TapeStride` elements per program
+        TapeStride,  // the tape's elements per program: the largest `TapeNeed` of the sizing kernel
+        TapeNeed,    // the sizing kernel's output: int64, one element per program
+    } kind = Scalar;
+    std::string name;  // Scalar, Tensor, Saved: the recorded launch's argument
+    TensorRef tensor;  // Tensor, Saved, Shadow
+    size_t before = 0;  // Saved
+};
+
+// How a shadow buffer starts. Buffers are laid out as their tensor (same shape and strides) unless
+// said otherwise.
+enum class Init {
+    Absent,       // no buffer yet: a later step's branch allocates it
+    // Backward.
+    Cotangent,    // a float32 (float64 for float64) copy of output `index`'s incoming gradient (zeros
+                  // when there is none): later launches' backwards add to it
+    Incoming,     // output `index`'s incoming gradient, in the output's dtype and strides (zeros
+                  // when there is none): read by one launch
+    Accumulator,  // zeros, float32 (float64 for float64): atomic adds
+    Written,      // the tensor's dtype, uninitialised when the tensor has `mirror`'s shape and
+                  // strides (then the plain stores that mirror its stores cover it), else zeros
+    Zeros,        // zeros in the tensor's dtype: plain stores that may cover nothing
+    // Forward mode.
+    Tangent,      // grad input `index`'s tangent from the caller (position in GRAD_INPUTS; -1: a
+                  // zero tangent), in the input's dtype; a private copy when `written`
+    ZeroTangent,  // zeros in the tensor's dtype
+};
+
+struct Alloc {
+    TensorRef tensor;
+    Init init = Init::Absent;
+    int index = -1;        // Cotangent, Incoming: the output; Tangent: the grad input (see Init)
+    TensorRef mirror;      // Written
+    bool written = false;  // Tangent
+    // The recorded launch parameter the tensor is reached through (temporaries in forward mode).
+    size_t launch = 0;
+    std::string param;
+};
+
+// One kernel launch on the step's recorded grid and options.
+struct Run {
+    int kernel = -1;  // index into Plan::kernels
+    std::vector<Arg> args;
+};
+
+struct Branch {
+    Guards guards;              // empty: always
+    std::optional<Run> sizing;  // the tape sizing kernel, run first
+    std::vector<Alloc> allocs;  // shadows this branch allocates, in parameter order
+    Run run;
+};
+
+struct Case {
+    Key key;
+    std::vector<Branch> branches;
+};
+
+struct Step {
+    size_t launch = 0;   // the forward launch
+    std::string kernel;  // its forward kernel
+    std::vector<Case> cases;
+};
+
+struct Result {
+    bool present = false;
+    TensorRef tensor;  // the tensor whose shadow is returned
+};
+
+// Before forward launch `before`, copy the tensor of launch `launch`'s pointer parameter `param`
+// (a later launch when `launch` > `before` is impossible: copies are of launches up to `before`).
+struct Snapshot {
+    size_t before = 0, launch = 0;
+    std::string param;
+    bool operator<(const Snapshot &o) const {
+        return std::tie(before, launch, param) < std::tie(o.before, o.launch, o.param);
+    }
+};
+
+struct Plan {
+    Mode mode = Mode::Backward;
+    size_t num_inputs = 0, num_outputs = 0;
+    std::vector<int> grad_inputs;       // stub parameter indices, in GRAD_INPUTS order
+    std::vector<std::string> launched;  // the forward kernels, in launch order
+    std::vector<std::pair<size_t, std::string>> temps;  // as Derivation::temps
+    std::map<int, int> aliases;                          // as Derivation::aliases
+    std::vector<Kernel> kernels;
+    std::vector<Alloc> prologue;
+    std::vector<Step> steps;
+    std::vector<Result> results;  // Backward: per stub input; Tangent: per output
+    std::vector<Snapshot> snapshots;  // sorted
+};
+
+// The backward: shared shadows first, then the launches last to first.
+Plan backward(const Derivation &d);
+
+// Forward mode: every tangent buffer first, then the launches in the forward's order. Only for a
+// derivation whose every specialization has a tangent kernel (tangent_unsupported() is "").
+Plan tangent(const Derivation &d);
+
+// Why `d` has no forward mode ("" when it has one).
+std::string tangent_unsupported(const Derivation &d);
+
+// Deterministic text form (tests).
+std::string print(const Plan &p);
+
+}  // namespace tad::plan

@@ -1,0 +1,126 @@
+// The text form of a plan: one line per allocation, kernel run and result, in execution order.
+#include <sstream>
+
+#include "plan/plan.h"
+
+namespace tad::plan {
+
+namespace {
+
+std::string tensor(const TensorRef &t) {
+    static const char *const kinds[] = {"input", "output", "temp"};
+    return std::string(kinds[t.kind]) + " " + std::to_string(t.index);
+}
+
+std::string key(const Key &k) {
+    std::string s;
+    for (const auto &[name, value] : k) s += (s.empty() ? "" : ", ") + name + "=" + value;
+    return s;
+}
+
+std::string init(const Alloc &a) {
+    switch (a.init) {
+    case Init::Absent: return "absent";
+    case Init::Cotangent: return "cotangent of output " + std::to_string(a.index);
+    case Init::Incoming: return "incoming gradient of output " + std::to_string(a.index);
+    case Init::Accumulator: return "accumulator";
+    case Init::Written: return "written, covered when laid out as " + tensor(a.mirror);
+    case Init::Zeros: return "zeros";
+    case Init::Tangent:
+        if (a.index < 0) return "zero tangent";
+        return "tangent of grad input " + std::to_string(a.index) + (a.written ? ", copied" : "");
+    case Init::ZeroTangent: return "zeros";
+    }
+    return "?";
+}
+
+std::string arg(const Arg &a) {
+    switch (a.kind) {
+    case Arg::Scalar: return "scalar " + a.name;
+    case Arg::Tensor: return tensor(a.tensor) + " (" + a.name + ")";
+    case Arg::Saved: return tensor(a.tensor) + " (" + a.name + ") saved before launch " + std::to_string(a.before);
+    case Arg::Shadow: return "shadow of " + tensor(a.tensor);
+    case Arg::Tape: return "tape";
+    case Arg::TapeStride: return "tape stride";
+    case Arg::TapeNeed: return "tape need";
+    }
+    return "?";
+}
+
+class Printer {
+public:
+    explicit Printer(const Plan &p) : p_(p) {}
+
+    std::string run() {
+        os_ << (p_.mode == Mode::Backward ? "backward" : "tangent") << " plan\n";
+        kernels();
+        os_ << "prologue:\n";
+        for (const Alloc &a : p_.prologue) alloc(a, "  ");
+        for (const Step &s : p_.steps) step(s);
+        os_ << "results:\n";
+        for (size_t i = 0; i < p_.results.size(); ++i) {
+            const Result &r = p_.results[i];
+            os_ << "  " << (p_.mode == Mode::Backward ? "input " : "output ") << i << ": "
+                << (r.present ? "shadow of " + tensor(r.tensor) : "none") << "\n";
+        }
+        for (const Snapshot &s : p_.snapshots)
+            os_ << "save before launch " << s.before << ": launch " << s.launch << " " << s.param << "\n";
+        return os_.str();
+    }
+
+private:
+    const Plan &p_;
+    std::ostringstream os_;
+
+    void kernels() {
+        static const char *const roles[] = {"backward", "tape sizing", "tangent"};
+        for (size_t i = 0; i < p_.kernels.size(); ++i) {
+            const Kernel &k = p_.kernels[i];
+            os_ << "kernel #" << i << " " << k.fn.name << ": " << roles[k.role] << " of " << k.forward;
+            if (!k.key.empty()) os_ << " for " << key(k.key);
+            if (!k.sized.empty()) os_ << ", sizes " << k.sized;
+            for (const auto &[param, w] : k.writes)
+                os_ << "; " << param << ": " << (w.kind == passes::GradWrite::Store ? "stores" : "atomics");
+            os_ << "\n";
+        }
+    }
+
+    void alloc(const Alloc &a, const std::string &indent) {
+        os_ << indent << "shadow of " << tensor(a.tensor) << ": " << init(a) << "\n";
+    }
+
+    void run(const Run &r, const std::string &what, const std::string &indent) {
+        const ir::Function &fn = p_.kernels.at(static_cast<size_t>(r.kernel)).fn;
+        os_ << indent << what << " #" << r.kernel << " " << fn.name << "\n";
+        for (size_t i = 0; i < r.args.size(); ++i) os_ << indent << "  " << fn.params[i].name << " = " << arg(r.args[i]) << "\n";
+    }
+
+    void step(const Step &s) {
+        os_ << "launch " << s.launch << " (" << s.kernel << "):\n";
+        for (const Case &c : s.cases) {
+            std::string indent = "  ";
+            if (!c.key.empty()) {
+                os_ << "  when " << key(c.key) << ":\n";
+                indent = "    ";
+            }
+            for (const Branch &b : c.branches) {
+                std::string in = indent;
+                if (c.branches.size() > 1) {
+                    std::string cond;
+                    for (const auto &[x, y] : b.guards) cond += (cond.empty() ? "" : " and ") + x + " == " + y;
+                    os_ << indent << (cond.empty() ? "otherwise" : "if " + cond) << ":\n";
+                    in += "  ";
+                }
+                if (b.sizing) run(*b.sizing, "size tape", in);
+                for (const Alloc &a : b.allocs) alloc(a, in);
+                run(b.run, "run", in);
+            }
+        }
+    }
+};
+
+}  // namespace
+
+std::string print(const Plan &p) { return Printer(p).run(); }
+
+}  // namespace tad::plan

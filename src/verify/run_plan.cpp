@@ -1,0 +1,153 @@
+#include "verify/run_plan.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "support/error.h"
+
+namespace tad::verify {
+
+namespace {
+
+const double kNaN = std::nan("");
+
+frontend::ArgBinding binding(const Recorded &r, const std::string &name) {
+    for (const frontend::ArgBinding &b : r.bindings)
+        if (b.name == name) return b;
+    fail(TAD_ERR_INTERNAL, "plan runner: the recorded launch has no argument '" + name + "'");
+}
+
+frontend::ArgBinding tensor_binding(const std::string &name, ir::DType dtype) {
+    frontend::ArgBinding b;
+    b.kind = frontend::ArgBinding::Tensor;
+    b.name = name;
+    b.dtype = dtype;
+    return b;
+}
+
+double scalar(const interp::ArgValue &v) { return v.kind == interp::ArgValue::Float ? v.fval : static_cast<double>(v.ival); }
+
+int64_t programs(const Recorded &r) { return r.grid[0] * r.grid[1] * r.grid[2]; }
+
+bool matches(const plan::Key &key, const Recorded &r) {
+    for (const auto &[name, literal] : key) {
+        auto c = std::find_if(r.constexprs.begin(), r.constexprs.end(), [&](const ir::Constexpr &x) { return x.name == name; });
+        if (c == r.constexprs.end() || c->literal != literal) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+SavedCopies run_forward(const std::vector<ir::Function> &kernels, const std::vector<Recorded> &launches,
+                        const std::vector<plan::Snapshot> &snapshots, interp::Memory &mem) {
+    SavedCopies saved;
+    for (size_t m = 0; m < launches.size(); ++m) {
+        for (const plan::Snapshot &s : snapshots)
+            if (s.before == m && !saved.count({s.launch, s.param}))
+                saved[{s.launch, s.param}] = mem.add(interp::Buffer(mem.at(launches[s.launch].args.at(s.param).buffer)));
+        std::vector<interp::ArgValue> args;
+        for (const ir::Param &p : kernels[m].params) args.push_back(launches[m].args.at(p.name));
+        interp::run(kernels[m], args, launches[m].grid, mem);
+    }
+    return saved;
+}
+
+// A kernel's bindings (for lowering its emitted text) and arguments, by parameter name.
+struct PlanRunner::Call {
+    std::vector<frontend::ArgBinding> bind;
+    std::map<std::string, interp::ArgValue> args;
+};
+
+void PlanRunner::alloc(const plan::Alloc &a) {
+    int id = allocate_(a);
+    if (id >= 0) shadows_[a.tensor] = id;
+}
+
+const plan::Branch &PlanRunner::choose(const plan::Step &s) const {
+    const Recorded &r = launches_.at(s.launch);
+    for (const plan::Case &c : s.cases) {
+        if (!matches(c.key, r)) continue;
+        for (const plan::Branch &b : c.branches) {
+            bool ok = true;
+            for (const auto &[x, y] : b.guards) ok = ok && scalar(r.args.at(x)) == scalar(r.args.at(y));
+            if (ok) return b;
+        }
+    }
+    fail(TAD_ERR_INTERNAL, "plan runner: no case of launch " + std::to_string(s.launch) + " (" + s.kernel +
+                               ") applies to the recorded launch");
+}
+
+int64_t PlanRunner::size_tape(const plan::Plan &p, size_t launch, const plan::Run &sizing) {
+    const Recorded &r = launches_.at(launch);
+    const std::string &name = p.kernels.at(static_cast<size_t>(sizing.kernel)).fn.name;
+    int need = -1;
+    for (const plan::Arg &a : sizing.args)
+        if (a.kind == plan::Arg::TapeNeed)
+            need = mem_.add(interp::Buffer{"tape_need", ir::DType::I64, std::vector<double>(programs(r), kNaN)});
+    this->launch(p, launch, sizing, 0, need);
+    int64_t stride = 1;
+    for (double n : mem_.at(need).data) {
+        if (std::isnan(n)) fail(TAD_ERR_INTERNAL, "tape sizing kernel '" + name + "' left a program's need unwritten");
+        stride = std::max(stride, static_cast<int64_t>(n));
+    }
+    return stride;
+}
+
+void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run, int64_t tape_stride, int need) {
+    const Recorded &r = launches_.at(launch);
+    const ir::Function &fn = p.kernels.at(static_cast<size_t>(run.kernel)).fn;
+    Call c{{}, r.args};
+    for (size_t i = 0; i < run.args.size(); ++i) {
+        const plan::Arg &a = run.args[i];
+        const ir::Param &param = fn.params[i];
+        switch (a.kind) {
+        case plan::Arg::Scalar:
+        case plan::Arg::Tensor: c.bind.push_back(binding(r, a.name)); break;
+        case plan::Arg::Saved:
+            c.bind.push_back(binding(r, a.name));
+            c.args[param.name] = interp::ArgValue::pointer(saved_.at({launch, a.name}));
+            break;
+        case plan::Arg::Shadow:
+            c.bind.push_back(tensor_binding(param.name, fn.type(param.value).elem));
+            c.args[param.name] = interp::ArgValue::pointer(shadows_.at(a.tensor));
+            break;
+        case plan::Arg::Tape:
+            c.bind.push_back(tensor_binding(param.name, ir::DType::F32));
+            // Poisoned: the backward must read only what its replay recorded.
+            c.args[param.name] = interp::ArgValue::pointer(mem_.add(
+                interp::Buffer{param.name, ir::DType::F32, std::vector<double>(programs(r) * tape_stride, kNaN)}));
+            break;
+        case plan::Arg::TapeStride: {
+            frontend::ArgBinding b;
+            b.kind = frontend::ArgBinding::Int;
+            b.name = param.name;
+            b.ival = tape_stride;
+            c.bind.push_back(b);
+            c.args[param.name] = interp::ArgValue::integer(tape_stride);
+            break;
+        }
+        case plan::Arg::TapeNeed:
+            c.bind.push_back(tensor_binding(param.name, ir::DType::I64));
+            c.args[param.name] = interp::ArgValue::pointer(need);
+            break;
+        }
+    }
+    for (const ir::Constexpr &ce : fn.constexprs) c.bind.push_back(binding(r, ce.name));
+    ir::Function kernel = frontend::lower_kernel(module_, fn.name, c.bind);
+    std::vector<interp::ArgValue> args;
+    for (const ir::Param &q : kernel.params) args.push_back(c.args.at(q.name));
+    interp::run(kernel, args, r.grid, mem_);
+}
+
+void PlanRunner::run(const plan::Plan &p) {
+    for (const plan::Alloc &a : p.prologue) alloc(a);
+    for (const plan::Step &s : p.steps) {
+        const plan::Branch &b = choose(s);
+        const int64_t stride = b.sizing ? size_tape(p, s.launch, *b.sizing) : 1;
+        for (const plan::Alloc &a : b.allocs) alloc(a);
+        launch(p, s.launch, b.run, stride, -1);
+    }
+}
+
+}  // namespace tad::verify

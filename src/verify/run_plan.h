@@ -1,0 +1,64 @@
+// A launch plan (src/plan) executed on the tile-IR interpreter: the CPU oracle's executor. It
+// follows the plan exactly as the emitted launcher does, so that the oracle checks what the
+// generated module runs; only the buffers' initial contents (Alloc) are the caller's to choose.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "frontend/ast.h"
+#include "frontend/lower.h"
+#include "interp/interp.h"
+#include "plan/plan.h"
+
+namespace tad::verify {
+
+// A forward launch as recorded: what the plan's arguments are bound from.
+struct Recorded {
+    std::vector<frontend::ArgBinding> bindings;    // its arguments
+    std::map<std::string, interp::ArgValue> args;  // by parameter name, buffers of the memory
+    std::array<int64_t, 3> grid{1, 1, 1};
+    std::vector<ir::Constexpr> constexprs;  // the forward kernel's, with their values
+};
+
+// (launch, pointer parameter) -> the buffer holding that tensor as the launch saw it.
+using SavedCopies = std::map<std::pair<size_t, std::string>, int>;
+
+// Runs the forward launches in order on `mem`, taking the plans' snapshots (a copy of launch k's
+// tensor before launch m overwrites it) on the way.
+SavedCopies run_forward(const std::vector<ir::Function> &kernels, const std::vector<Recorded> &launches,
+                        const std::vector<plan::Snapshot> &snapshots, interp::Memory &mem);
+
+class PlanRunner {
+public:
+    // Returns the buffer a shadow starts as (-1 for Init::Absent).
+    using Allocate = std::function<int(const plan::Alloc &)>;
+
+    PlanRunner(const ast::File &module, const std::vector<Recorded> &launches, const SavedCopies &saved,
+               interp::Memory &mem, Allocate allocate)
+        : module_(module), launches_(launches), saved_(saved), mem_(mem), allocate_(std::move(allocate)) {}
+
+    void run(const plan::Plan &p);
+    const std::map<plan::TensorRef, int> &shadows() const { return shadows_; }
+
+private:
+    const ast::File &module_;
+    const std::vector<Recorded> &launches_;
+    const SavedCopies &saved_;
+    interp::Memory &mem_;
+    Allocate allocate_;
+    std::map<plan::TensorRef, int> shadows_;
+
+    struct Call;  // one kernel's bindings and arguments while they are assembled
+    void alloc(const plan::Alloc &a);
+    const plan::Branch &choose(const plan::Step &s) const;
+    int64_t size_tape(const plan::Plan &p, size_t launch, const plan::Run &sizing);
+    // Runs one kernel on the launch's grid; `need`: the TapeNeed buffer of a sizing kernel.
+    void launch(const plan::Plan &p, size_t launch, const plan::Run &r, int64_t tape_stride, int need);
+};
+
+}  // namespace tad::verify

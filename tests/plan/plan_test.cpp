@@ -1,0 +1,222 @@
+// The plan builders on hand-made derivations: which shadows each tensor gets, in which order the
+// launches run, what is saved and returned. Each case is checked against the plan's text form.
+#include <gtest/gtest.h>
+
+#include "ir/ir.h"
+#include "plan/plan.h"
+
+using namespace tad;
+using plan::TensorRef;
+
+namespace {
+
+const TensorRef kIn0{TensorRef::Input, 0}, kIn1{TensorRef::Input, 1}, kOut0{TensorRef::Output, 0},
+    kTemp0{TensorRef::Temp, 0};
+
+// A kernel with the given parameters (pointers unless named in `ints`) and the origin of each.
+struct Param {
+    std::string name;
+    ad::ParamOrigin origin;
+    ir::ParamKind kind = ir::ParamKind::Pointer;
+};
+
+ir::Function kernel(const std::string &name, const std::vector<Param> &params) {
+    ir::Function f;
+    f.name = name;
+    ir::Builder b(f);
+    for (const Param &p : params)
+        b.param(p.name, p.kind, ir::Type{ir::DType::F32, p.kind == ir::ParamKind::Pointer, {}});
+    f.constexprs.push_back({"BLOCK", "16"});
+    return f;
+}
+
+ad::Backward backward(const std::string &name, const std::vector<Param> &params) {
+    ad::Backward b;
+    b.fn = kernel(name, params);
+    for (const Param &p : params) b.origins.push_back(p.origin);
+    return b;
+}
+
+ad::ParamOrigin primal(const std::string &p) { return {ad::ParamOrigin::Primal, p}; }
+ad::ParamOrigin shadow(const std::string &p) { return {ad::ParamOrigin::Shadow, p}; }
+
+passes::GradWrite store(const std::string &mirror, bool covers = true) {
+    return passes::GradWrite{passes::GradWrite::Store, mirror, {}, covers};
+}
+
+// y = f(x) in one launch: X -> Y.
+plan::Derivation one_launch(passes::GradWrite write) {
+    plan::Derivation d;
+    d.num_inputs = 2;
+    d.num_outputs = 1;
+    d.grad_inputs = {0};
+    plan::LaunchDerivation l;
+    l.kernel = "fwd";
+    l.tensors = {{"X", kIn0}, {"Y", kOut0}};
+    ad::Backward b = backward("fwd_bwd", {{"X", primal("X")}, {"DX", shadow("X")}, {"DY", shadow("Y")},
+                                          {"n", primal("n"), ir::ParamKind::Int}});
+    b.writes["X"] = write;
+    l.specializations.push_back({{}, {{b, {}}}});
+    d.launches.push_back(l);
+    return d;
+}
+
+}  // namespace
+
+TEST(BackwardPlan, StoreGradientIsWrittenLikeTheMirroredOutput) {
+    EXPECT_EQ(plan::print(plan::backward(one_launch(store("Y")))),
+              "backward plan\n"
+              "kernel #0 fwd_bwd: backward of fwd; X: stores\n"
+              "prologue:\n"
+              "  shadow of input 0: absent\n"
+              "launch 0 (fwd):\n"
+              "  shadow of input 0: written, covered when laid out as output 0\n"
+              "  shadow of output 0: incoming gradient of output 0\n"
+              "  run #0 fwd_bwd\n"
+              "    X = input 0 (X)\n"
+              "    DX = shadow of input 0\n"
+              "    DY = shadow of output 0\n"
+              "    n = scalar n\n"
+              "results:\n"
+              "  input 0: shadow of input 0\n"
+              "  input 1: none\n");
+}
+
+TEST(BackwardPlan, AGradientWrittenByProgramsThatMaySkipStartsAtZero) {
+    std::string p = plan::print(plan::backward(one_launch(store("Y", /*covers=*/false))));
+    EXPECT_NE(p.find("  shadow of input 0: zeros\n"), std::string::npos) << p;
+}
+
+TEST(BackwardPlan, AtomicGradientIsAnAccumulator) {
+    std::string p = plan::print(plan::backward(one_launch(passes::GradWrite{})));
+    EXPECT_NE(p.find("  shadow of input 0: accumulator\n"), std::string::npos) << p;
+}
+
+// x -> (launch 0) -> temp -> (launch 1) -> y: the temporary's cotangent is shared, launches run last
+// to first, and launch 0 reads X as it was before launch 1 overwrote it.
+TEST(BackwardPlan, ChainSharesTheTemporaryAndRunsLastToFirst) {
+    plan::Derivation d;
+    d.num_inputs = 1;
+    d.num_outputs = 1;
+    d.grad_inputs = {0};
+    d.shared = {kTemp0};
+    d.temps = {{0, "T"}};
+    plan::LaunchDerivation a;
+    a.kernel = "first";
+    a.tensors = {{"X", kIn0}, {"T", kTemp0}};
+    a.saved_before = {{"X", 1}};
+    a.specializations.push_back(
+        {{}, {{backward("first_bwd", {{"X", primal("X")}, {"DX", shadow("X")}, {"DT", shadow("T")}}), {}}}});
+    plan::LaunchDerivation b;
+    b.kernel = "second";
+    b.tensors = {{"T", kTemp0}, {"X", kIn0}, {"Y", kOut0}};
+    b.specializations.push_back(
+        {{{"ACT", "'relu'"}},
+         {{backward("second_bwd_ACT_relu", {{"T", primal("T")}, {"DT", shadow("T")}, {"DY", shadow("Y")}}), {}}}});
+    d.launches = {a, b};
+    EXPECT_EQ(plan::print(plan::backward(d)),
+              "backward plan\n"
+              "kernel #0 first_bwd: backward of first\n"
+              "kernel #1 second_bwd_ACT_relu: backward of second for ACT='relu'\n"
+              "prologue:\n"
+              "  shadow of temp 0: accumulator\n"
+              "  shadow of input 0: absent\n"
+              "launch 1 (second):\n"
+              "  when ACT='relu':\n"
+              "    shadow of output 0: incoming gradient of output 0\n"
+              "    run #1 second_bwd_ACT_relu\n"
+              "      T = temp 0 (T)\n"
+              "      DT = shadow of temp 0\n"
+              "      DY = shadow of output 0\n"
+              "launch 0 (first):\n"
+              "  shadow of input 0: accumulator\n"
+              "  run #0 first_bwd\n"
+              "    X = input 0 (X) saved before launch 1\n"
+              "    DX = shadow of input 0\n"
+              "    DT = shadow of temp 0\n"
+              "results:\n"
+              "  input 0: shadow of input 0\n"
+              "save before launch 1: launch 0 X\n");
+}
+
+// A stub input updated in place and returned as output 0: its shadow starts as that output's
+// cotangent, and forward mode copies the caller's tangent before updating it.
+TEST(Plans, InputUpdatedInPlace) {
+    plan::Derivation d;
+    d.num_inputs = 1;
+    d.num_outputs = 1;
+    d.grad_inputs = {0};
+    d.shared = {kIn0};
+    d.aliases = {{0, 0}};
+    plan::LaunchDerivation l;
+    l.kernel = "scale_";
+    l.tensors = {{"X", kIn0}};
+    l.saved_before = {{"X", 0}};
+    l.specializations.push_back({{}, {{backward("scale__bwd", {{"X", primal("X")}, {"DX", shadow("X")}}), {}}}});
+    ad::Forward f;
+    f.fn = kernel("scale__jvp", {{"X", primal("X")}, {"DX", shadow("X")}});
+    f.origins = {primal("X"), shadow("X")};
+    // The tangent kernel stores into DX: the plan must copy the caller's tangent.
+    ir::Builder b(f.fn);
+    b.store(f.fn.params[1].value, b.constant(0, ir::DType::F32), ir::kNoValue);
+    l.tangents.push_back({{}, f, ""});
+    d.launches = {l};
+    EXPECT_EQ(plan::print(plan::backward(d)),
+              "backward plan\n"
+              "kernel #0 scale__bwd: backward of scale_\n"
+              "prologue:\n"
+              "  shadow of input 0: cotangent of output 0\n"
+              "launch 0 (scale_):\n"
+              "  run #0 scale__bwd\n"
+              "    X = input 0 (X) saved before launch 0\n"
+              "    DX = shadow of input 0\n"
+              "results:\n"
+              "  input 0: shadow of input 0\n"
+              "save before launch 0: launch 0 X\n");
+    ASSERT_EQ(plan::tangent_unsupported(d), "");
+    EXPECT_EQ(plan::print(plan::tangent(d)),
+              "tangent plan\n"
+              "kernel #0 scale__jvp: tangent of scale_\n"
+              "prologue:\n"
+              "  shadow of input 0: tangent of grad input 0, copied\n"
+              "launch 0 (scale_):\n"
+              "  run #0 scale__jvp\n"
+              "    X = input 0 (X) saved before launch 0\n"
+              "    DX = shadow of input 0\n"
+              "results:\n"
+              "  output 0: shadow of input 0\n"
+              "save before launch 0: launch 0 X\n");
+}
+
+// Guards give branches: the guarded store variant first, the atomic fallback otherwise; each
+// branch allocates its own copy of the incoming gradient.
+TEST(BackwardPlan, GuardedVariantsAreBranches) {
+    plan::Derivation d = one_launch(store("Y"));
+    ad::Backward fallback = d.launches[0].specializations[0].variants[0].bwd;
+    fallback.fn.name = "fwd_bwd_atomic";
+    fallback.writes["X"] = passes::GradWrite{};
+    d.launches[0].specializations[0].variants[0].guards = {{"sx", "sy"}};
+    d.launches[0].specializations[0].variants.push_back({fallback, {}});
+    std::string p = plan::print(plan::backward(d));
+    EXPECT_NE(p.find("launch 0 (fwd):\n"
+                     "  if sx == sy:\n"
+                     "    shadow of input 0: written, covered when laid out as output 0\n"
+                     "    shadow of output 0: incoming gradient of output 0\n"
+                     "    run #0 fwd_bwd\n"),
+              std::string::npos)
+        << p;
+    EXPECT_NE(p.find("  otherwise:\n"
+                     "    shadow of input 0: accumulator\n"
+                     "    shadow of output 0: incoming gradient of output 0\n"
+                     "    run #1 fwd_bwd_atomic\n"),
+              std::string::npos)
+        << p;
+}
+
+TEST(TangentPlan, RefusedWhereALaunchHasNoTangentKernel) {
+    plan::Derivation d = one_launch(store("Y"));
+    d.launches[0].tangents.push_back({{}, std::nullopt, "no rule for op 'frobnicate'"});
+    EXPECT_EQ(plan::tangent_unsupported(d), "no rule for op 'frobnicate'");
+    plan::Derivation none = one_launch(store("Y"));
+    EXPECT_EQ(plan::tangent_unsupported(none), "no tangent kernel was derived");
+}
