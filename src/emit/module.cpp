@@ -360,7 +360,7 @@ private:
         os_ << ".\n# Backward kernels are reverse-mode derivatives of ";
         std::vector<std::string> kernels;
         for (const std::string &k : bwd_.launched)
-            if (std::find(kernels.begin(), kernels.end(), k) == kernels.end()) kernels.push_back("`" + k + "`");
+            if (std::find(kernels.begin(), kernels.end(), "`" + k + "`") == kernels.end()) kernels.push_back("`" + k + "`");
         os_ << join(kernels)
             << ": each program recomputes its forward values,\n# then propagates gradients in reverse. Regenerate "
                "with `tad generate`; do not edit.\n";
