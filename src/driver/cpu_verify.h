@@ -15,9 +15,9 @@ namespace tad::driver {
 struct CpuVerifyInput {
     const frontend::KernelFile &kf;
     std::string backward_source;  // the emitted module
-    std::string backward_path;    // for diagnostics
-    std::string import_path;      // the forward file the worker traces
-    long long max_elements;       // skip dims whose tensors hold more
+    std::string backward_path;  // for diagnostics
+    std::string import_path;  // the forward file the worker traces
+    long long max_elements;  // skip dims whose tensors hold more
     unsigned seed;
     ad::LoopPolicy loops = ad::LoopPolicy::Recompute;  // the candidate's
 };

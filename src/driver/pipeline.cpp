@@ -40,8 +40,10 @@ std::string suffix_of(const plan::Key &key) {
     for (const auto &[name, value] : key) {
         s += "_" + name + "_";
         for (char c : value)
-            if (std::isalnum(static_cast<unsigned char>(c))) s += c;
-            else if (c != '\'') s += '_';
+            if (std::isalnum(static_cast<unsigned char>(c)))
+                s += c;
+            else if (c != '\'')
+                s += '_';
     }
     return s;
 }
@@ -76,7 +78,8 @@ std::string print_flow(const flow::Flow &f, const std::vector<Derived> &ls) {
     for (size_t k = 0; k < ls.size(); ++k)
         s += "launch " + std::to_string(k) + " " + ls[k].kernel + ": wrt" + list(f.specs[k].wrt) + "; outputs" +
              list(f.specs[k].outputs) + "; overwritten" + list(f.specs[k].overwritten) + "\n";
-    for (const plan::TensorRef &t : f.shared) s += "shared " + std::to_string(t.kind) + ":" + std::to_string(t.index) + "\n";
+    for (const plan::TensorRef &t : f.shared)
+        s += "shared " + std::to_string(t.kind) + ":" + std::to_string(t.index) + "\n";
     return s;
 }
 
@@ -215,8 +218,8 @@ plan::Key traced_key(const frontend::KernelFile &kf, JsonRef trace) {
     plan::Key key;
     JsonRef launches = trace.at("launches");
     for (size_t k = 0; k < launches.size(); ++k)
-        for (auto &[name, value] : key_of(frontend::lower_kernel(kf, launches[k].at("kernel").str(),
-                                                                   flow::bindings_of(kf, launches[k]))))
+        for (auto &[name, value] :
+             key_of(frontend::lower_kernel(kf, launches[k].at("kernel").str(), flow::bindings_of(kf, launches[k]))))
             key.emplace_back(std::to_string(k) + ":" + name, value);
     return key;
 }

@@ -29,10 +29,10 @@ namespace tad::driver {
 
 // What the pipeline derived for one launch of a traced call.
 struct Derived {
-    std::string kernel;                          // the forward kernel
+    std::string kernel;  // the forward kernel
     std::vector<frontend::ArgBinding> bindings;  // its arguments in this trace
-    ir::Function forward;                        // after CSE
-    ad::GradSpec spec;                           // the gradients that flow through this launch
+    ir::Function forward;  // after CSE
+    ad::GradSpec spec;  // the gradients that flow through this launch
     std::map<std::string, plan::TensorRef> tensors;  // pointer parameter -> tensor of the call
     // The backward kernels of this trace's static branches; no variants when no gradient flows
     // through the launch.

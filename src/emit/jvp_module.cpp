@@ -62,7 +62,6 @@ def _tangent_buffer(layout):
     return torch.empty_strided(shape, stride, dtype=dtype, device=device).zero_()
 )";
 
-
 class JvpWriter {
 public:
     JvpWriter(const frontend::KernelFile &kf, const plan::Plan &p) : p_(p), stub_(kf.stub), names_(stub_.params) {}
@@ -72,7 +71,8 @@ public:
         os_ << "JVP_UNSUPPORTED = None\n\n\n";
         for (const plan::Kernel &k : p_.kernels) {
             std::string doc = "Forward mode of " + k.forward;
-            for (size_t i = 0; i < k.key.size(); ++i) doc += (i ? ", " : " for ") + k.key[i].first + "=" + k.key[i].second;
+            for (size_t i = 0; i < k.key.size(); ++i)
+                doc += (i ? ", " : " for ") + k.key[i].first + "=" + k.key[i].second;
             doc += ": the outputs' tangents into their shadows from the inputs' tangents in theirs.";
             os_ << "@_fit_shared_memory\n" << emit_kernel(k.fn, doc) << "\n\n";
         }
@@ -103,7 +103,8 @@ private:
         if (a.init == Init::Tangent) {
             const std::string &x = stub_.params.at(static_cast<size_t>(t.index));
             std::string &v = tvar_[t] = names_.fresh("d_" + x);
-            if (a.index < 0) os_ << "    " << v << " = _tangent_of(None, " << x << ")\n";
+            if (a.index < 0)
+                os_ << "    " << v << " = _tangent_of(None, " << x << ")\n";
             else
                 os_ << "    " << v << " = _tangent_of(" << tangents_ << "[" << a.index << "], " << x
                     << (a.written ? ", written=True" : "") << ")\n";
@@ -113,8 +114,8 @@ private:
         } else {
             std::string &v = tvar_[t] = names_.fresh("d_temp" + std::to_string(t.index));
             std::string x = primal(a.launch, a.param, t);
-            os_ << "    " << v << " = _tangent_buffer((" << x << ".shape, " << x << ".stride(), " << x << ".dtype, " << x
-                << ".device))\n";
+            os_ << "    " << v << " = _tangent_buffer((" << x << ".shape, " << x << ".stride(), " << x << ".dtype, "
+                << x << ".device))\n";
         }
     }
 
@@ -150,8 +151,8 @@ private:
         std::string shown;
         for (const auto &[name, value] : s.cases.front().key)
             shown += std::string(shown.empty() ? "" : ", ") + name + "={" + a_ + "['" + name + "']!r}";
-        os_ << "    else:\n        raise RuntimeError(f\"no tangent kernel of " << s.kernel << " was generated for " << shown
-            << "; regenerate with a SWEEP entry that uses these values\")\n";
+        os_ << "    else:\n        raise RuntimeError(f\"no tangent kernel of " << s.kernel << " was generated for "
+            << shown << "; regenerate with a SWEEP entry that uses these values\")\n";
     }
 
     // The launcher; its locals get names no stub parameter has.
@@ -166,7 +167,8 @@ private:
         largs.insert(largs.end(), {outs_, layouts_, tangents_});
         fn_ = stub_.name + "_jvp";
         os_ << "def " << fn_ << "(" << join(largs) << "):\n";
-        os_ << "    \"\"\"Tangents of the stub's outputs (J v, laid out like the outputs; None for one no kernel writes) "
+        os_ << "    \"\"\"Tangents of the stub's outputs (J v, laid out like the outputs; None for one no kernel "
+               "writes) "
                "for\n    recorded launches, from the tangents of GRAD_INPUTS (in their order, None: zero): each "
                "launch's tangent\n    kernel, in the forward's order, over one tangent buffer per tensor.\"\"\"\n";
         for (const Alloc &a : p_.prologue) alloc(a);
@@ -180,7 +182,8 @@ private:
         os_ << "\n\ndef jvp(*args, tangents=None, **kwargs):\n";
         os_ << "    \"\"\"`" << stub_.name
             << "` and its forward-mode derivative: (outputs, their tangents J v, laid out like them),\n"
-               "    for tangents v of GRAD_INPUTS (see _tangent_list). Runs the stub once to record its launches.\"\"\"\n";
+               "    for tangents v of GRAD_INPUTS (see _tangent_list). Runs the stub once to record its "
+               "launches.\"\"\"\n";
         os_ << "    bound = _SIGNATURE.bind(*args, **kwargs)\n";
         os_ << "    bound.apply_defaults()\n";
         os_ << "    values = list(bound.arguments.values())\n";

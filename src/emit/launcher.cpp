@@ -17,8 +17,7 @@ using plan::TensorRef;
 
 class LauncherWriter {
 public:
-    LauncherWriter(const frontend::KernelFile &kf, const plan::Plan &p)
-        : p_(p), stub_(kf.stub), names_(stub_.params) {
+    LauncherWriter(const frontend::KernelFile &kf, const plan::Plan &p) : p_(p), stub_(kf.stub), names_(stub_.params) {
         launches_ = names_.fresh("launches");
         temps_ = names_.fresh("temps");
         outs_ = names_.fresh("outs");
@@ -43,8 +42,9 @@ public:
         for (const plan::Step &s : p_.steps) step(s);
         std::vector<std::string> rets;
         for (size_t i = 0; i < p_.results.size(); ++i)
-            rets.push_back(p_.results[i].present ? "_as_dtype(" + grad_.at(p_.results[i].tensor) + ", " + stub_.params[i] + ")"
-                                                 : "None");
+            rets.push_back(p_.results[i].present
+                               ? "_as_dtype(" + grad_.at(p_.results[i].tensor) + ", " + stub_.params[i] + ")"
+                               : "None");
         os_ << "    return " << py_tuple(rets, false) << "\n";
         out.source = os_.str();
         out.inputs = inputs_;
@@ -59,7 +59,7 @@ private:
     Names names_;
     std::ostringstream os_;
     std::string launches_, temps_, outs_, layouts_, grads_, a_, tape_, tape_stride_, need_;
-    std::map<TensorRef, std::string> grad_;     // the shadow variable of each tensor
+    std::map<TensorRef, std::string> grad_;  // the shadow variable of each tensor
     std::map<TensorRef, std::string> current_;  // where it was rebound (an incoming gradient's copy)
     std::set<std::string> inputs_;
     std::set<int> outputs_, temps_used_;
@@ -206,7 +206,8 @@ private:
 
 std::string key_condition(const plan::Key &key, const std::string &args, bool first) {
     std::string cond;
-    for (size_t i = 0; i < key.size(); ++i) cond += (i ? " and " : "") + args + "[\"" + key[i].first + "\"] == " + key[i].second;
+    for (size_t i = 0; i < key.size(); ++i)
+        cond += (i ? " and " : "") + args + "[\"" + key[i].first + "\"] == " + key[i].second;
     return (first ? "if " : "elif ") + cond + ":";
 }
 

@@ -317,7 +317,8 @@ std::vector<bool> forward_statements(const frontend::KernelFile &kf) {
             if (take[i]) continue;
             bool want = false;
             for (const auto &n : defined_names(*body[i]))
-                want = want || (needed.count(n) && !protocol.count(n)) || kf.jit_functions.count(n) || n == kf.stub.name;
+                want =
+                    want || (needed.count(n) && !protocol.count(n)) || kf.jit_functions.count(n) || n == kf.stub.name;
             if (want) {
                 take[i] = changed = true;
                 used_names(body[i], needed);
@@ -360,7 +361,8 @@ private:
         os_ << ".\n# Backward kernels are reverse-mode derivatives of ";
         std::vector<std::string> kernels;
         for (const std::string &k : bwd_.launched)
-            if (std::find(kernels.begin(), kernels.end(), "`" + k + "`") == kernels.end()) kernels.push_back("`" + k + "`");
+            if (std::find(kernels.begin(), kernels.end(), "`" + k + "`") == kernels.end())
+                kernels.push_back("`" + k + "`");
         os_ << join(kernels)
             << ": each program recomputes its forward values,\n# then propagates gradients in reverse. Regenerate "
                "with `tad generate`; do not edit.\n";
@@ -405,7 +407,8 @@ private:
                 continue;
             }
             std::string doc = "Reverse mode of " + k.forward;
-            for (size_t i = 0; i < k.key.size(); ++i) doc += (i ? ", " : " for ") + k.key[i].first + "=" + k.key[i].second;
+            for (size_t i = 0; i < k.key.size(); ++i)
+                doc += (i ? ", " : " for ") + k.key[i].first + "=" + k.key[i].second;
             doc += ".";
             for (const auto &[param, w] : k.writes)
                 doc += " " + ad::shadow_name(param) +

@@ -33,8 +33,8 @@ struct Launcher {
     std::string name;
     std::string source;
     std::set<std::string> inputs;  // stub parameters it reads (the Function saves them)
-    std::set<int> outputs;         // outputs whose values it reads
-    std::set<int> temps;           // temporaries it reads or takes the layout of
+    std::set<int> outputs;  // outputs whose values it reads
+    std::set<int> temps;  // temporaries it reads or takes the layout of
 };
 
 Launcher emit_launcher(const frontend::KernelFile &kf, const plan::Plan &p);

@@ -8,7 +8,9 @@ namespace tad::flow {
 
 namespace {
 
-bool contains(const std::vector<std::string> &v, const std::string &s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool contains(const std::vector<std::string> &v, const std::string &s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 // The tensors behind a set of a launch's pointer parameters.
 std::set<TensorRef> tensors(const Launch &l, const std::set<std::string> &params) {
@@ -52,7 +54,8 @@ std::set<TensorRef> useful_tensors(const std::vector<Launch> &ls, const std::set
 // Within a launch, every load must see the contents from before the launch: a load after a store or
 // atomic add to the same tensor (through any parameter), or a load in a loop that a later store of
 // that loop may have written in an earlier iteration, is refused where gradient could flow.
-void check_rereads(const Call &c, const std::vector<Launch> &ls, size_t k, const std::set<TensorRef> &active, bool flows) {
+void check_rereads(const Call &c, const std::vector<Launch> &ls, size_t k, const std::set<TensorRef> &active,
+                   bool flows) {
     const Launch &l = ls[k];
     std::set<TensorRef> written_here;
     for (const passes::Access &a : l.mem.accesses) {
@@ -64,7 +67,8 @@ void check_rereads(const Call &c, const std::vector<Launch> &ls, size_t k, const
         if (a.kind != ir::OpKind::Load) written_here.insert(t);
         if (!reread || (!active.count(t) && !flows)) continue;
         const ir::Op &load = l.forward->ops[static_cast<size_t>(a.op)];
-        fail(TAD_ERR_UNSUPPORTED, launch_label(c, ls, k) + "may read " + tensor_label(c, t) + " back after writing it (" +
+        fail(TAD_ERR_UNSUPPORTED, launch_label(c, ls, k) + "may read " + tensor_label(c, t) +
+                                      " back after writing it (" +
                                       where(l.forward->source_path, load.loc.line, load.loc.col) +
                                       "); a launch that updates a differentiated buffer must read each element before "
                                       "writing it, through the same pointer");
@@ -78,8 +82,9 @@ void check_overwrites(const Call &c, const std::vector<Launch> &ls, size_t k, co
         bool read_later = returned.count(t) > 0;
         for (size_t m = k + 1; m < ls.size(); ++m) read_later = read_later || tensors(ls[m], ls[m].mem.loaded).count(t);
         if (active.count(t) && read_later && !flows)
-            fail(TAD_ERR_UNSUPPORTED, launch_label(c, ls, k) + "overwrites " + tensor_label(c, t) +
-                                          ", which carries gradient, with values that do not depend on the grad inputs");
+            fail(TAD_ERR_UNSUPPORTED,
+                 launch_label(c, ls, k) + "overwrites " + tensor_label(c, t) +
+                     ", which carries gradient, with values that do not depend on the grad inputs");
     }
 }
 
@@ -108,9 +113,10 @@ std::set<TensorRef> returned_tensors(const Call &c, const std::vector<Launch> &l
         }
         const std::string &name = c.params.at(static_cast<size_t>(input));
         if (!written.count({TensorRef::Input, input}) && contains(c.grad_inputs, name))
-            fail(TAD_ERR_UNSUPPORTED, c.path + ": stub '" + c.stub + "' returns its input '" + name + "' unchanged (output " +
-                                          std::to_string(j) +
-                                          "), and its gradient through that output would be lost; return a copy, or leave it out");
+            fail(TAD_ERR_UNSUPPORTED,
+                 c.path + ": stub '" + c.stub + "' returns its input '" + name + "' unchanged (output " +
+                     std::to_string(j) +
+                     "), and its gradient through that output would be lost; return a copy, or leave it out");
         f.aliases[static_cast<int>(j)] = input;
         returned.insert({TensorRef::Input, input});
     }
@@ -143,8 +149,9 @@ void gradient_flow(const Call &c, const std::vector<Launch> &ls, const std::set<
     // A stub input updated in place carries gradient only if autograd sees the update.
     for (const TensorRef &t : written_tensors(ls))
         if (t.kind == TensorRef::Input && active.count(t) && !returned.count(t))
-            fail(TAD_ERR_UNSUPPORTED, c.path + ": stub '" + c.stub + "' updates " + tensor_label(c, t) +
-                                          " in place but does not return it; return it, so that autograd sees the update");
+            fail(TAD_ERR_UNSUPPORTED,
+                 c.path + ": stub '" + c.stub + "' updates " + tensor_label(c, t) +
+                     " in place but does not return it; return it, so that autograd sees the update");
 }
 
 void shared_shadows(const std::vector<Launch> &ls, Flow &f) {

@@ -28,24 +28,24 @@ using plan::TensorRef;
 // One launch as the analysis sees it.
 struct Launch {
     std::string kernel;
-    const ir::Function *forward = nullptr;     // after CSE; its accesses are `mem`
+    const ir::Function *forward = nullptr;  // after CSE; its accesses are `mem`
     std::map<std::string, TensorRef> tensors;  // pointer parameter -> tensor of the call
     passes::MemoryParams mem;
 };
 
 // The stub's call as traced.
 struct Call {
-    std::string path, stub;                 // for diagnostics
-    std::vector<std::string> params;        // stub parameters, in order
-    std::vector<std::string> grad_inputs;   // stub parameters that need gradients
-    std::vector<int> output_inputs;         // per returned output: the stub input it is, or -1
+    std::string path, stub;  // for diagnostics
+    std::vector<std::string> params;  // stub parameters, in order
+    std::vector<std::string> grad_inputs;  // stub parameters that need gradients
+    std::vector<int> output_inputs;  // per returned output: the stub input it is, or -1
 };
 
 struct Flow {
     std::vector<ad::GradSpec> specs;  // per launch; no wrt when no gradient flows through it
-    std::set<TensorRef> active;       // tensors whose final contents depend on a grad input
+    std::set<TensorRef> active;  // tensors whose final contents depend on a grad input
     std::set<TensorRef> shared;
-    std::map<int, int> aliases;       // output j -> the stub input it is (updated in place)
+    std::map<int, int> aliases;  // output j -> the stub input it is (updated in place)
     // Per launch: pointer parameter -> the first launch, this one or a later one, that writes its tensor.
     std::vector<std::map<std::string, size_t>> saved_before;
 };

@@ -86,7 +86,8 @@ private:
                 for (const KernelVariant &v : sp.variants) {
                     backward_[&v] = add_kernel({Kernel::Backward, v.bwd.fn, l.kernel, sp.key, v.bwd.writes, ""});
                     if (v.bwd.tape)
-                        sizing_[&v] = add_kernel({Kernel::TapeSizing, v.bwd.tape->fn, l.kernel, sp.key, {}, v.bwd.fn.name});
+                        sizing_[&v] =
+                            add_kernel({Kernel::TapeSizing, v.bwd.tape->fn, l.kernel, sp.key, {}, v.bwd.fn.name});
                 }
     }
 
@@ -99,8 +100,10 @@ private:
                 if (t.kind == TensorRef::Input && i == t.index) alias = j;
             Alloc a{t, Init::Accumulator};
             // An input updated in place: its shadow starts as the cotangent of its final contents.
-            if (alias >= 0) a = Alloc{t, Init::Cotangent, alias};
-            else if (t.kind == TensorRef::Output) a = Alloc{t, Init::Cotangent, t.index};
+            if (alias >= 0)
+                a = Alloc{t, Init::Cotangent, alias};
+            else if (t.kind == TensorRef::Output)
+                a = Alloc{t, Init::Cotangent, t.index};
             p_.prologue.push_back(a);
             shadowed_.insert(t);
         }
@@ -138,24 +141,28 @@ private:
             Run sizing{sizing_.at(&v), {}};
             for (size_t i = 0; i < ts.fn.params.size(); ++i)
                 sizing.args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed ? Arg{Arg::TapeNeed}
-                                                                                       : primal(k, ts.fn.params[i]));
+                                                                                      : primal(k, ts.fn.params[i]));
             b.sizing = std::move(sizing);
         }
         for (size_t i = 0; i < v.bwd.fn.params.size(); ++i) {
             const ir::Param &param = v.bwd.fn.params[i];
             const ad::ParamOrigin &o = v.bwd.origins[i];
-            if (o.kind == ad::ParamOrigin::Tape) b.run.args.push_back({Arg::Tape});
-            else if (o.kind == ad::ParamOrigin::TapeStride) b.run.args.push_back({Arg::TapeStride});
+            if (o.kind == ad::ParamOrigin::Tape)
+                b.run.args.push_back({Arg::Tape});
+            else if (o.kind == ad::ParamOrigin::TapeStride)
+                b.run.args.push_back({Arg::TapeStride});
             else if (param.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal)
                 b.run.args.push_back(primal(k, param));
-            else b.run.args.push_back(shadow(l, o.primal, v.bwd, b.allocs));
+            else
+                b.run.args.push_back(shadow(l, o.primal, v.bwd, b.allocs));
         }
         return b;
     }
 
     // The shadow of a launch's pointer parameter: shared ones exist already; an output read by this
     // launch alone takes the incoming gradient; an input's gradient is allocated for the variant.
-    Arg shadow(const LaunchDerivation &l, const std::string &param, const ad::Backward &bwd, std::vector<Alloc> &allocs) {
+    Arg shadow(const LaunchDerivation &l, const std::string &param, const ad::Backward &bwd,
+               std::vector<Alloc> &allocs) {
         TensorRef t = l.tensors.at(param);
         Arg a{Arg::Shadow, "", t, 0};
         if (d_.shared.count(t)) return a;
@@ -164,12 +171,16 @@ private:
             return a;
         }
         if (t.kind != TensorRef::Input)
-            fail(TAD_ERR_INTERNAL, "plan: the cotangent of temporary " + std::to_string(t.index) + " is not a shared buffer");
+            fail(TAD_ERR_INTERNAL,
+                 "plan: the cotangent of temporary " + std::to_string(t.index) + " is not a shared buffer");
         auto w = bwd.writes.find(param);
         bool store = w != bwd.writes.end() && w->second.kind == passes::GradWrite::Store;
-        if (store && !w->second.covers) allocs.push_back({t, Init::Zeros});
-        else if (store) allocs.push_back({t, Init::Written, -1, l.tensors.at(w->second.mirror)});
-        else allocs.push_back({t, Init::Accumulator});
+        if (store && !w->second.covers)
+            allocs.push_back({t, Init::Zeros});
+        else if (store)
+            allocs.push_back({t, Init::Written, -1, l.tensors.at(w->second.mirror)});
+        else
+            allocs.push_back({t, Init::Accumulator});
         return a;
     }
 };
@@ -180,8 +191,7 @@ public:
 
     void run() {
         for (const LaunchDerivation &l : d_.launches)
-            for (const Tangent &t : l.tangents)
-                add_kernel({Kernel::Tangent, t.jvp->fn, l.kernel, t.key, {}, ""});
+            for (const Tangent &t : l.tangents) add_kernel({Kernel::Tangent, t.jvp->fn, l.kernel, t.key, {}, ""});
         allocate_tangents();
         int kernel = 0;
         for (size_t k = 0; k < d_.launches.size(); ++k) {
@@ -213,7 +223,8 @@ private:
                 passes::MemoryParams m = passes::memory_params(t.jvp->fn);
                 for (size_t i = 0; i < t.jvp->fn.params.size(); ++i) {
                     const std::string &p = t.jvp->fn.params[i].name;
-                    if (t.jvp->origins[i].kind == ad::ParamOrigin::Shadow && (m.stored.count(p) || m.accumulated.count(p)))
+                    if (t.jvp->origins[i].kind == ad::ParamOrigin::Shadow &&
+                        (m.stored.count(p) || m.accumulated.count(p)))
                         written.insert(l.tensors.at(t.jvp->origins[i].primal));
                 }
             }
@@ -242,8 +253,10 @@ private:
         b.run.kernel = kernel;
         for (size_t i = 0; i < f.fn.params.size(); ++i) {
             const ad::ParamOrigin &o = f.origins[i];
-            if (o.kind == ad::ParamOrigin::Shadow) b.run.args.push_back({Arg::Shadow, "", d_.launches[k].tensors.at(o.primal), 0});
-            else b.run.args.push_back(primal(k, f.fn.params[i]));
+            if (o.kind == ad::ParamOrigin::Shadow)
+                b.run.args.push_back({Arg::Shadow, "", d_.launches[k].tensors.at(o.primal), 0});
+            else
+                b.run.args.push_back(primal(k, f.fn.params[i]));
         }
         return b;
     }

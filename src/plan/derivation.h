@@ -53,25 +53,25 @@ struct Tangent {
 
 // One launch of the stub and what was derived for it.
 struct LaunchDerivation {
-    std::string kernel;                         // the forward kernel
-    std::map<std::string, TensorRef> tensors;   // pointer parameter -> tensor
+    std::string kernel;  // the forward kernel
+    std::map<std::string, TensorRef> tensors;  // pointer parameter -> tensor
     std::vector<Specialization> specializations;  // empty: no gradient flows through the launch
-    std::vector<Tangent> tangents;                // forward mode, one per specialization, in its order
+    std::vector<Tangent> tangents;  // forward mode, one per specialization, in its order
     // Pointer parameter -> the launch (this one or a later one) that overwrites its tensor: the
     // derivatives read a copy of the contents saved before that launch.
     std::map<std::string, size_t> saved_before;
 };
 
 struct Derivation {
-    size_t num_inputs = 0;   // stub parameters
+    size_t num_inputs = 0;  // stub parameters
     size_t num_outputs = 0;  // returned tensors
     std::vector<int> grad_inputs;  // stub parameter indices, in GRAD_INPUTS order
     std::vector<LaunchDerivation> launches;  // forward order
     // Where temporary i of the forward is reached: (launch, pointer parameter) of the first launch
     // that takes it.
     std::vector<std::pair<size_t, std::string>> temps;
-    std::set<TensorRef> shared;   // shadows accumulated by several launches, or zeroed
-    std::map<int, int> aliases;   // output j -> the stub input it is (updated in place and returned)
+    std::set<TensorRef> shared;  // shadows accumulated by several launches, or zeroed
+    std::map<int, int> aliases;  // output j -> the stub input it is (updated in place and returned)
     std::string jvp_unsupported;  // why there is no forward mode (empty: see the tangents)
 };
 

@@ -37,7 +37,7 @@ namespace tad::plan {
 
 enum class Mode {
     Backward,  // reverse mode: gradients of the inputs from the gradients of the outputs
-    Tangent,   // forward mode: tangents of the outputs from tangents of the grad inputs
+    Tangent,  // forward mode: tangents of the outputs from tangents of the grad inputs
 };
 
 // A kernel a plan runs.
@@ -45,7 +45,7 @@ struct Kernel {
     enum Role { Backward, TapeSizing, Tangent } role = Backward;
     ir::Function fn;
     std::string forward;  // the forward kernel it derives from
-    Key key;              // the specialization it serves
+    Key key;  // the specialization it serves
     // Backward: how each gradient buffer is written (parameter -> plain stores or atomics).
     std::map<std::string, passes::GradWrite> writes;
     std::string sized;  // TapeSizing: the backward kernel whose tape it sizes
@@ -55,13 +55,13 @@ struct Kernel {
 // constexprs always come from the recorded launch's value of the same name).
 struct Arg {
     enum Kind {
-        Scalar,      // the recorded launch's scalar argument `name`
-        Tensor,      // the tensor bound to the recorded launch's pointer parameter `name`, as it is now
-        Saved,       // that tensor as the launch saw it: the copy taken before launch `before`
-        Shadow,      // the shadow buffer of `tensor`
-        Tape,        // the step's scratch tape: float32, `TapeStride` elements per program
+        Scalar,  // the recorded launch's scalar argument `name`
+        Tensor,  // the tensor bound to the recorded launch's pointer parameter `name`, as it is now
+        Saved,  // that tensor as the launch saw it: the copy taken before launch `before`
+        Shadow,  // the shadow buffer of `tensor`
+        Tape,  // the step's scratch tape: float32, `TapeStride` elements per program
         TapeStride,  // the tape's elements per program: the largest `TapeNeed` of the sizing kernel
-        TapeNeed,    // the sizing kernel's output: int64, one element per program
+        TapeNeed,  // the sizing kernel's output: int64, one element per program
     } kind = Scalar;
     std::string name;  // Scalar, Tensor, Saved: the recorded launch's argument
     TensorRef tensor;  // Tensor, Saved, Shadow
@@ -71,27 +71,27 @@ struct Arg {
 // How a shadow buffer starts. Buffers are laid out as their tensor (same shape and strides) unless
 // said otherwise.
 enum class Init {
-    Absent,       // no buffer yet: a later step's branch allocates it
+    Absent,  // no buffer yet: a later step's branch allocates it
     // Backward.
-    Cotangent,    // a float32 (float64 for float64) copy of output `index`'s incoming gradient (zeros
-                  // when there is none): later launches' backwards add to it
-    Incoming,     // output `index`'s incoming gradient, in the output's dtype and strides (zeros
-                  // when there is none): read by one launch
+    Cotangent,  // a float32 (float64 for float64) copy of output `index`'s incoming gradient (zeros
+    // when there is none): later launches' backwards add to it
+    Incoming,  // output `index`'s incoming gradient, in the output's dtype and strides (zeros
+    // when there is none): read by one launch
     Accumulator,  // zeros, float32 (float64 for float64): atomic adds
-    Written,      // the tensor's dtype, uninitialised when the tensor has `mirror`'s shape and
-                  // strides (then the plain stores that mirror its stores cover it), else zeros
-    Zeros,        // zeros in the tensor's dtype: plain stores that may cover nothing
+    Written,  // the tensor's dtype, uninitialised when the tensor has `mirror`'s shape and
+    // strides (then the plain stores that mirror its stores cover it), else zeros
+    Zeros,  // zeros in the tensor's dtype: plain stores that may cover nothing
     // Forward mode.
-    Tangent,      // grad input `index`'s tangent from the caller (position in GRAD_INPUTS; -1: a
-                  // zero tangent), in the input's dtype; a private copy when `written`
+    Tangent,  // grad input `index`'s tangent from the caller (position in GRAD_INPUTS; -1: a
+    // zero tangent), in the input's dtype; a private copy when `written`
     ZeroTangent,  // zeros in the tensor's dtype
 };
 
 struct Alloc {
     TensorRef tensor;
     Init init = Init::Absent;
-    int index = -1;        // Cotangent, Incoming: the output; Tangent: the grad input (see Init)
-    TensorRef mirror;      // Written
+    int index = -1;  // Cotangent, Incoming: the output; Tangent: the grad input (see Init)
+    TensorRef mirror;  // Written
     bool written = false;  // Tangent
     // The recorded launch parameter the tensor is reached through (temporaries in forward mode).
     size_t launch = 0;
@@ -105,7 +105,7 @@ struct Run {
 };
 
 struct Branch {
-    Guards guards;              // empty: always
+    Guards guards;  // empty: always
     std::optional<Run> sizing;  // the tape sizing kernel, run first
     std::vector<Alloc> allocs;  // shadows this branch allocates, in parameter order
     Run run;
@@ -117,7 +117,7 @@ struct Case {
 };
 
 struct Step {
-    size_t launch = 0;   // the forward launch
+    size_t launch = 0;  // the forward launch
     std::string kernel;  // its forward kernel
     std::vector<Case> cases;
 };
@@ -140,10 +140,10 @@ struct Snapshot {
 struct Plan {
     Mode mode = Mode::Backward;
     size_t num_inputs = 0, num_outputs = 0;
-    std::vector<int> grad_inputs;       // stub parameter indices, in GRAD_INPUTS order
+    std::vector<int> grad_inputs;  // stub parameter indices, in GRAD_INPUTS order
     std::vector<std::string> launched;  // the forward kernels, in launch order
     std::vector<std::pair<size_t, std::string>> temps;  // as Derivation::temps
-    std::map<int, int> aliases;                          // as Derivation::aliases
+    std::map<int, int> aliases;  // as Derivation::aliases
     std::vector<Kernel> kernels;
     std::vector<Alloc> prologue;
     std::vector<Step> steps;

@@ -92,7 +92,8 @@ private:
     void run(const Run &r, const std::string &what, const std::string &indent) {
         const ir::Function &fn = p_.kernels.at(static_cast<size_t>(r.kernel)).fn;
         os_ << indent << what << " #" << r.kernel << " " << fn.name << "\n";
-        for (size_t i = 0; i < r.args.size(); ++i) os_ << indent << "  " << fn.params[i].name << " = " << arg(r.args[i]) << "\n";
+        for (size_t i = 0; i < r.args.size(); ++i)
+            os_ << indent << "  " << fn.params[i].name << " = " << arg(r.args[i]) << "\n";
     }
 
     void step(const Step &s) {

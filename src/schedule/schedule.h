@@ -22,7 +22,7 @@ namespace tad::schedule {
 // How the gradients of one backward variant are written, and when the variant applies.
 struct WritePlan {
     std::map<std::string, passes::GradWrite> writes;  // per wrt parameter
-    plan::Guards guards;                               // empty: always
+    plan::Guards guards;  // empty: always
 };
 
 // The variants of one launch's backward, tried in this order (the last has no guards). `shared`:

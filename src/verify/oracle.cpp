@@ -95,8 +95,10 @@ Tensors make_tensors(JsonRef trace, const std::map<int, int> &aliases) {
     }
     for (size_t j = 0; j < trace.at("outputs").size(); ++j) {
         auto alias = aliases.find(static_cast<int>(j));
-        if (alias != aliases.end()) t.ids["output:" + std::to_string(j)] = t.ids.at("input:" + std::to_string(alias->second));
-        else add_tensor(t, "output:" + std::to_string(j), "output " + std::to_string(j), trace.at("outputs")[j], kNaN);
+        if (alias != aliases.end())
+            t.ids["output:" + std::to_string(j)] = t.ids.at("input:" + std::to_string(alias->second));
+        else
+            add_tensor(t, "output:" + std::to_string(j), "output " + std::to_string(j), trace.at("outputs")[j], kNaN);
     }
     for (size_t k = 0; k < trace.at("temps").size(); ++k)
         add_tensor(t, "temp:" + std::to_string(k), "temp " + std::to_string(k), trace.at("temps")[k], kNaN);
@@ -142,9 +144,12 @@ std::vector<Recorded> recorded(const OracleInput &in, const std::vector<ir::Func
         Recorded r{l.bindings, {}, grid_of(in.trace.at("launches")[k]), kernels[k].constexprs};
         for (const frontend::ArgBinding &b : l.bindings) {
             interp::ArgValue a{};
-            if (b.kind == frontend::ArgBinding::Tensor) a = interp::ArgValue::pointer(t.ids.at(key_of(l.tensors.at(b.name))));
-            else if (b.kind == frontend::ArgBinding::Float) a = interp::ArgValue::real(b.fval);
-            else a = interp::ArgValue::integer(b.ival);
+            if (b.kind == frontend::ArgBinding::Tensor)
+                a = interp::ArgValue::pointer(t.ids.at(key_of(l.tensors.at(b.name))));
+            else if (b.kind == frontend::ArgBinding::Float)
+                a = interp::ArgValue::real(b.fval);
+            else
+                a = interp::ArgValue::integer(b.ival);
             r.args[b.name] = a;
         }
         out.push_back(std::move(r));
@@ -161,14 +166,14 @@ std::vector<plan::Snapshot> all_snapshots(const OracleInput &in) {
 // What the oracle needs across its checks of one call.
 struct Run {
     const OracleInput &in;
-    Tensors t;                              // before the forward
-    std::vector<ir::Function> kernels;      // the forward launches, as written
+    Tensors t;  // before the forward
+    std::vector<ir::Function> kernels;  // the forward launches, as written
     std::vector<Recorded> launches;
-    std::vector<std::vector<double>> cot;   // u, per output (its storage)
-    interp::Memory fmem;                    // after the forward
+    std::vector<std::vector<double>> cot;  // u, per output (its storage)
+    interp::Memory fmem;  // after the forward
     SavedCopies saved;
-    interp::Memory bmem;                    // after the backward
-    std::map<std::string, int> grads;       // "input:i" -> its gradient in bmem
+    interp::Memory bmem;  // after the backward
+    std::map<std::string, int> grads;  // "input:i" -> its gradient in bmem
 
     bool grad_input(const std::string &key) const {
         if (key.rfind("input:", 0) != 0) return false;
@@ -196,7 +201,8 @@ void run_backward(Run &r) {
     PlanRunner runner(in.module, r.launches, r.saved, r.bmem, [&](const plan::Alloc &a) {
         if (a.init == plan::Init::Absent) return -1;
         std::vector<double> data(r.t.size(a.tensor), 0.0);
-        if (a.init == plan::Init::Cotangent || a.init == plan::Init::Incoming) data = r.cot.at(static_cast<size_t>(a.index));
+        if (a.init == plan::Init::Cotangent || a.init == plan::Init::Incoming)
+            data = r.cot.at(static_cast<size_t>(a.index));
         // Uninitialised (poisoned) exactly when the emitted launcher leaves it so.
         if (a.init == plan::Init::Written && same_layout(layout_of(in.trace, a.tensor), layout_of(in.trace, a.mirror)))
             std::fill(data.begin(), data.end(), kNaN);
@@ -236,8 +242,10 @@ Json check_gradient(Run &r, const std::string &key, int buffer, std::mt19937_64 
     ge.set("max_abs_err", unwritten || nonfinite ? kNaN : max_abs);
     ge.set("max_rel_err", unwritten || nonfinite ? kNaN : max_rel);
     ge.set_bool("ok", ok);
-    if (unwritten) ge.set("message", std::to_string(unwritten) + " gradient elements were never written");
-    else if (nonfinite) ge.set("message", "the gradient or the finite differences of the forward are not finite");
+    if (unwritten)
+        ge.set("message", std::to_string(unwritten) + " gradient elements were never written");
+    else if (nonfinite)
+        ge.set("message", "the gradient or the finite differences of the forward are not finite");
     return ge;
 }
 
@@ -250,8 +258,9 @@ std::string failure_message(JsonRef grads) {
         std::snprintf(buf, sizeof buf, "gradient of '%s' (shape %s) disagrees: max abs err %.3g, max rel err %.3g",
                       ge.at("name").str().c_str(), ge.at("shape").dump().c_str(), ge.num_or("max_abs_err", NAN),
                       ge.num_or("max_rel_err", NAN));
-        msg += (msg.empty() ? "" : "; ") +
-               (ge.has("message") ? "gradient of '" + ge.at("name").str() + "': " + ge.at("message").str() : std::string(buf));
+        msg += (msg.empty() ? "" : "; ") + (ge.has("message")
+                                                ? "gradient of '" + ge.at("name").str() + "': " + ge.at("message").str()
+                                                : std::string(buf));
     }
     return msg;
 }
@@ -331,7 +340,8 @@ Json dot_product(Run &r, std::mt19937_64 &rng) {
         const std::vector<double> &vi = v_of(key, g.size());
         for (size_t e = 0; e < g.size(); ++e) b.add(vi[e], g[e]);
     }
-    double scale = std::max({std::fabs(a.value), std::fabs(b.value), std::sqrt(a.squares), std::sqrt(b.squares), 1e-300});
+    double scale =
+        std::max({std::fabs(a.value), std::fabs(b.value), std::sqrt(a.squares), std::sqrt(b.squares), 1e-300});
     double rel = std::fabs(a.value - b.value) / scale;
     out.set("jvp", a.value);
     out.set("vjp", b.value);
@@ -382,9 +392,12 @@ void summarize_verify(Json &report) {
         JsonRef r = results[i];
         std::string s = r.str_or("status", "error");
         ++total;
-        if (s == "pass") ++passed;
-        else if (s == "skipped") ++skipped;
-        else ++failed;
+        if (s == "pass")
+            ++passed;
+        else if (s == "skipped")
+            ++skipped;
+        else
+            ++failed;
         JsonRef grads = r.get("grads");
         for (size_t k = 0; k < grads.size(); ++k) {
             JsonRef e = grads[k].get("max_rel_err");
@@ -400,8 +413,10 @@ void summarize_verify(Json &report) {
     s.set("passed", passed);
     s.set("failed", failed);
     s.set("skipped", skipped);
-    if (any_err) s.set("max_rel_err", max_rel);
-    else s.set_null("max_rel_err");
+    if (any_err)
+        s.set("max_rel_err", max_rel);
+    else
+        s.set_null("max_rel_err");
 }
 
 }  // namespace tad::verify

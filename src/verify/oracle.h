@@ -23,14 +23,14 @@ namespace tad::verify {
 // One launch of the traced call.
 struct TracedLaunch {
     std::string kernel;
-    std::vector<frontend::ArgBinding> bindings;            // its arguments
-    std::map<std::string, plan::TensorRef> tensors;        // pointer parameter -> tensor
+    std::vector<frontend::ArgBinding> bindings;  // its arguments
+    std::map<std::string, plan::TensorRef> tensors;  // pointer parameter -> tensor
 };
 
 struct OracleInput {
     const frontend::KernelFile &kf;
     const ast::File &module;  // the emitted module, parsed
-    JsonRef trace;            // a trace record with data (docs/worker-protocol.md)
+    JsonRef trace;  // a trace record with data (docs/worker-protocol.md)
     std::vector<TracedLaunch> launches;
     const plan::Plan &backward;
     const plan::Plan *tangent;  // null: no forward mode, for the reason below

@@ -25,13 +25,16 @@ frontend::ArgBinding tensor_binding(const std::string &name, ir::DType dtype) {
     return b;
 }
 
-double scalar(const interp::ArgValue &v) { return v.kind == interp::ArgValue::Float ? v.fval : static_cast<double>(v.ival); }
+double scalar(const interp::ArgValue &v) {
+    return v.kind == interp::ArgValue::Float ? v.fval : static_cast<double>(v.ival);
+}
 
 int64_t programs(const Recorded &r) { return r.grid[0] * r.grid[1] * r.grid[2]; }
 
 bool matches(const plan::Key &key, const Recorded &r) {
     for (const auto &[name, literal] : key) {
-        auto c = std::find_if(r.constexprs.begin(), r.constexprs.end(), [&](const ir::Constexpr &x) { return x.name == name; });
+        auto c = std::find_if(r.constexprs.begin(), r.constexprs.end(),
+                              [&](const ir::Constexpr &x) { return x.name == name; });
         if (c == r.constexprs.end() || c->literal != literal) return false;
     }
     return true;
@@ -45,7 +48,8 @@ SavedCopies run_forward(const std::vector<ir::Function> &kernels, const std::vec
     for (size_t m = 0; m < launches.size(); ++m) {
         for (const plan::Snapshot &s : snapshots)
             if (s.before == m && !saved.count({s.launch, s.param}))
-                saved[{s.launch, s.param}] = mem.add(interp::Buffer(mem.at(launches[s.launch].args.at(s.param).buffer)));
+                saved[{s.launch, s.param}] =
+                    mem.add(interp::Buffer(mem.at(launches[s.launch].args.at(s.param).buffer)));
         std::vector<interp::ArgValue> args;
         for (const ir::Param &p : kernels[m].params) args.push_back(launches[m].args.at(p.name));
         interp::run(kernels[m], args, launches[m].grid, mem);

@@ -19,7 +19,7 @@ namespace tad::verify {
 
 // A forward launch as recorded: what the plan's arguments are bound from.
 struct Recorded {
-    std::vector<frontend::ArgBinding> bindings;    // its arguments
+    std::vector<frontend::ArgBinding> bindings;  // its arguments
     std::map<std::string, interp::ArgValue> args;  // by parameter name, buffers of the memory
     std::array<int64_t, 3> grid{1, 1, 1};
     std::vector<ir::Constexpr> constexprs;  // the forward kernel's, with their values

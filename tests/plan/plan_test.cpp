@@ -53,8 +53,9 @@ plan::Derivation one_launch(passes::GradWrite write) {
     plan::LaunchDerivation l;
     l.kernel = "fwd";
     l.tensors = {{"X", kIn0}, {"Y", kOut0}};
-    ad::Backward b = backward("fwd_bwd", {{"X", primal("X")}, {"DX", shadow("X")}, {"DY", shadow("Y")},
-                                          {"n", primal("n"), ir::ParamKind::Int}});
+    ad::Backward b = backward(
+        "fwd_bwd",
+        {{"X", primal("X")}, {"DX", shadow("X")}, {"DY", shadow("Y")}, {"n", primal("n"), ir::ParamKind::Int}});
     b.writes["X"] = write;
     l.specializations.push_back({{}, {{b, {}}}});
     d.launches.push_back(l);
