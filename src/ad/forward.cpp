@@ -240,7 +240,7 @@ private:
         std::vector<ValueId> dx;
         for (ValueId v : op.operands) dx.push_back(tangent_[v]);
         if (std::all_of(dx.begin(), dx.end(), [](ValueId t) { return t == ir::kNoValue; })) return ir::kNoValue;
-        JvpContext ctx{b_, fwd_, op, [this](ValueId v) { return P(v); }, std::move(dx)};
+        JvpContext ctx{{b_, fwd_, op, [this](ValueId v) { return P(v); }}, std::move(dx)};
         rule.jvp(ctx);
         return ctx.result;
     }

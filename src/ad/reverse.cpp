@@ -180,7 +180,7 @@ void Reverse::sweep_range(int from, int to) {
         const Rule *rule = rule_for(op.kind);
         if (!rule || rule->cls != RuleClass::Differentiable) continue;
         VjpContext ctx{
-            b_, fwd_, op, [this](ValueId v) { return P(v); }, g, [this](ValueId v, ValueId c) { accumulate(v, c); }};
+            {b_, fwd_, op, [this](ValueId v) { return P(v); }}, g, [this](ValueId v, ValueId c) { accumulate(v, c); }};
         rule->vjp(ctx);
     }
 }
