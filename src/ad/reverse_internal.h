@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ad/replay.h"
 #include "ad/reverse.h"
 #include "support/error.h"
 
@@ -38,7 +39,8 @@ private:
     ir::Function bwd_;
     ir::Builder b_;
     std::vector<ValueId> primal_, shadow_, adj_;
-    std::map<std::string, std::string> shadow_of_;  // shadow param name -> primal param name
+    // The parameters the backward adds to the forward's, by name: shadows and the tape.
+    std::map<std::string, ParamOrigin> derived_params_;
     std::map<std::string, ValueId> shadow_param_;  // primal param name -> shadow param value
     std::map<std::string, bool> read_;
 
@@ -52,8 +54,8 @@ private:
         replay_range(0, static_cast<int>(fwd_.ops.size()), [](int) { return true; });
     }
 
-    // Appends a copy of forward `op` reading the current replay values.
-    void replay_op(const ir::Op &op);
+    // Appends a copy of forward `op` reading the current replay values (ad::replay_op).
+    void replay_op(const ir::Op &op) { ad::replay_op(b_, fwd_, op, primal_); }
 
     // Replays forward ops [from, to) that `keep` accepts, writes excepted. A loop inside is copied
     // with the carried values whose loop_arg `keep` accepts (see body_cone, body_dependents), plus
@@ -145,7 +147,6 @@ private:
         std::vector<ValueId> offsets;  // backward: each state value's offset in the slot (i32)
     };
     std::map<int, TapeRegion> taped_;  // by the loop's for_begin op index
-    std::string tape_name_, tape_stride_name_;
     ValueId tape_param_ = ir::kNoValue, tape_stride_param_ = ir::kNoValue;
     ValueId tape_cursor_ = ir::kNoValue;  // i64: start of the next region in this program's tape
 
