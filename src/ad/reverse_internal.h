@@ -130,6 +130,33 @@ private:
     // the state's adjoint one step back. Accumulators it also carries are handled as in
     // reverse_loop: neither recovered nor carried.
     void reverse_loop_recompute(const ir::Loop &l);
+    // What reverse_loop_recompute's steps hand on to each other, in the order they are built.
+    struct Recompute {
+        explicit Recompute(const ir::Loop &loop) : l(loop) {}
+        const ir::Loop &l;
+        // Carried indices: the nonlinear float state (recovered, with carried adjoints), the
+        // accumulators (neither) and the differentiated pointers (their shadows carried alongside).
+        std::vector<size_t> floats, accumulators, mirrored;
+        std::vector<Chain> chains;  // per carried index; the accumulators' are linear
+        std::vector<ValueId> accumulator_args;  // the accumulators' forward loop_arg values
+        std::vector<ValueId> outer, mirror_inits;  // outer_values(l); the mirrored pointers' initial shadows
+        std::vector<ValueId> saved_primal, saved_shadow, saved_adj;  // as before the loop
+        ValueId lo = ir::kNoValue, step = ir::kNoValue, one = ir::kNoValue, trips = ir::kNoValue;
+        ValueId k_it = ir::kNoValue, i_k = ir::kNoValue;  // the iteration reversed: index, iterator value
+        std::vector<ValueId> state_adj, acc_args;  // the reverse loop's carried adjoints: state, outer values
+        LoopContext ctx;
+        std::vector<ValueId> state, mirror_state;  // per carried index / per mirrored: at iteration k_it
+    };
+    void classify_carried(Recompute &r) const;
+    // The reverse loop over the iterations, last first, with its carried adjoints.
+    void open_reverse_loop(Recompute &r);
+    // The state at iteration k_it: rerunning the forward loop up to it, or reading the tape.
+    void recover_state(Recompute &r);
+    void rerun_to_iteration(Recompute &r, const std::vector<size_t> &rerun);
+    // Replays the body at iteration k_it from the recovered state and sweeps it; returns the yields.
+    std::vector<ValueId> sweep_iteration(Recompute &r);
+    // Ends the reverse loop and hands its adjoints to the inits and the outer values.
+    void close_reverse_loop(Recompute &r, const std::vector<ValueId> &yields);
 
     // The ops of loop l's body (loop_args included) that `roots` depend on. A nested loop enters
     // with its for_begin / for_end and the carried values needed, each with its init and yield.
@@ -157,6 +184,8 @@ private:
     void choose_taped_loops();
     void begin_tape_region(TapeRegion &region, const ir::Op &begin);
     void record_tape(const TapeRegion &region, const ir::Op &begin);
+    // Loads the taped state of iteration r.k_it into r.state (reverse_loop_recompute).
+    void read_tape(Recompute &r, const TapeRegion &region);
     std::string fresh_param_name(std::string name) const;
     static bool is_write(const ir::Op &op) { return op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd; }
 
