@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <map>
 
+#include "ad/finish.h"
+#include "ad/replay.h"
 #include "ad/rules.h"
+#include "ad/shadow.h"
 #include "support/error.h"
 
 namespace tad::ad {
@@ -46,17 +49,8 @@ public:
             else
                 end_loop(l->second);
         }
-        Forward res;
-        res.fn = passes::dce(passes::cse(out_));
-        res.fn = passes::drop_unused_params(res.fn);
-        for (const ir::Param &p : res.fn.params) {
-            auto it = shadow_of_.find(p.name);
-            res.origins.push_back(it == shadow_of_.end() ? ParamOrigin{ParamOrigin::Primal, p.name}
-                                                         : ParamOrigin{ParamOrigin::Shadow, it->second});
-        }
-        std::string problem = ir::verify(res.fn);
-        if (!problem.empty()) fail(TAD_ERR_INTERNAL, "tangent kernel of '" + fwd_.name + "' is invalid IR: " + problem);
-        return res;
+        Finished finished = finish_derived(out_, derived_params_, "tangent kernel of '" + fwd_.name + "'");
+        return Forward{std::move(finished.fn), std::move(finished.origins)};
     }
 
 private:
@@ -68,17 +62,14 @@ private:
     // its shadow: the same address arithmetic on the parameter's tangent buffer.
     std::vector<ValueId> primal_, tangent_;
     std::vector<std::string> base_;  // per shadowed pointer value: its parameter
-    std::map<std::string, std::string> shadow_of_;  // shadow param name -> primal param name
+    std::map<std::string, ParamOrigin> derived_params_;  // the shadow parameters, by name
     std::map<int, ir::Loop> loop_at_;  // by for_begin and by for_end op index
     // Per loop (by for_begin): the carried values that carry a tangent too, in carried order.
     std::map<int, std::vector<size_t>> carried_tangents_;
 
     ValueId P(ValueId v) const { return primal_.at(v); }
 
-    [[noreturn]] void unsupported(const ir::Op &op, const std::string &what) const {
-        fail(TAD_ERR_UNSUPPORTED, where(fwd_.source_path, op.loc.line, op.loc.col) + ": unsupported construct '" +
-                                      ir::op_name(op.kind) + "' " + what);
-    }
+    [[noreturn]] void unsupported(const ir::Op &op, const std::string &what) const { ad::unsupported(fwd_, op, what); }
 
     void declare_params() {
         for (const ir::Param &p : fwd_.params) {
@@ -87,11 +78,10 @@ private:
             primal_[p.value] = b_.param(p.name, p.kind, t);
             if (p.kind != ir::ParamKind::Pointer || !(contains(spec_.wrt, p.name) || contains(spec_.outputs, p.name)))
                 continue;
-            std::string sname = shadow_name(p.name);
-            while (fwd_.param_index(sname) >= 0) sname = "_" + sname;
+            std::string sname = shadow_param_name(fwd_, p.name);
             tangent_[p.value] = b_.param(sname, ir::ParamKind::Pointer, t);
             base_[p.value] = p.name;
-            shadow_of_[sname] = p.name;
+            derived_params_[sname] = {ParamOrigin::Shadow, p.name};
         }
     }
 
@@ -170,7 +160,7 @@ private:
         const Rule *rule = rule_for(op.kind);
         if (!rule || rule->cls == RuleClass::Control) unsupported(op, "in forward mode");
         if (op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd) return store_tangent(op);
-        replay(op);
+        replay_op(b_, fwd_, op, primal_);
         if (op.kind == OpKind::Barrier) return;
         if (fwd_.type(op.result).is_ptr) return shadow_pointer(op);
         if (!fwd_.type(op.result).is_float()) return;  // integers and masks carry no tangent
@@ -181,45 +171,21 @@ private:
         tangent_[op.result] = t;
     }
 
-    void replay(const ir::Op &op) {
-        ir::Op copy = op;
-        for (ValueId &v : copy.operands) v = P(v);
-        // Masked-off lanes of a load without `other` are undefined; read them as 0, as reverse mode
-        // does, so that both modes compute the same function.
-        if (op.kind == OpKind::Load && op.has_mask && !op.has_other) {
-            copy.operands.push_back(zeros(fwd_.type(op.result)));
-            copy.has_other = true;
-        }
-        ValueId r = b_.append(copy, fwd_.type(op.result));
-        out_.values[r].name = fwd_.values[op.result].name;
-        primal_[op.result] = r;
-    }
-
     ValueId zeros(const ir::Type &t) { return b_.broadcast(b_.constant(0, t.elem), t.shape); }
 
-    // Pointer arithmetic on a shadowed pointer is mirrored on the shadow.
+    // Pointer arithmetic on a shadowed pointer is mirrored on the shadow (ad::mirror_pointer); a
+    // where picks between the shadows of two pointers into one buffer.
     void shadow_pointer(const ir::Op &op) {
-        if (op.kind == OpKind::Where && tangent_[op.operands[1]] != ir::kNoValue &&
-            tangent_[op.operands[2]] != ir::kNoValue && base_[op.operands[1]] == base_[op.operands[2]]) {
-            tangent_[op.result] = b_.where(P(op.operands[0]), tangent_[op.operands[1]], tangent_[op.operands[2]]);
-            base_[op.result] = base_[op.operands[1]];
-            return;
-        }
-        if (op.operands.empty() || tangent_[op.operands[0]] == ir::kNoValue) {
+        bool pick = op.kind == OpKind::Where && tangent_[op.operands[1]] != ir::kNoValue &&
+                    tangent_[op.operands[2]] != ir::kNoValue && base_[op.operands[1]] == base_[op.operands[2]];
+        if (!pick && (op.operands.empty() || tangent_[op.operands[0]] == ir::kNoValue)) {
             for (ValueId v : op.operands)
                 if (tangent_[v] != ir::kNoValue) unsupported(op, "computing a differentiated pointer");
             return;
         }
-        ValueId s = tangent_[op.operands[0]];
-        switch (op.kind) {
-        case OpKind::Broadcast: s = b_.broadcast(s, fwd_.type(op.result).shape); break;
-        case OpKind::ExpandDims: s = b_.expand_dims(s, op.axis); break;
-        case OpKind::AddPtr: s = b_.add_ptr(s, P(op.operands[1])); break;
-        default: unsupported(op, "computing a differentiated pointer");
-        }
-        if (!fwd_.values[op.result].name.empty()) out_.values[s].name = shadow_name(fwd_.values[op.result].name);
-        tangent_[op.result] = s;
-        base_[op.result] = base_[op.operands[0]];
+        auto shadow_of = [this](ValueId v) { return tangent_[v]; };
+        tangent_[op.result] = mirror_pointer(b_, fwd_, op, shadow_of, primal_);
+        base_[op.result] = base_[op.operands[pick ? 1 : 0]];
     }
 
     // ẏ = load(Ẋ, mask, other=ȯther) from an input; ẏ = [mask] ? 0 : ȯther from any other buffer.
@@ -240,7 +206,7 @@ private:
         std::vector<ValueId> dx;
         for (ValueId v : op.operands) dx.push_back(tangent_[v]);
         if (std::all_of(dx.begin(), dx.end(), [](ValueId t) { return t == ir::kNoValue; })) return ir::kNoValue;
-        JvpContext ctx{b_, fwd_, op, [this](ValueId v) { return P(v); }, std::move(dx)};
+        JvpContext ctx{{b_, fwd_, op, [this](ValueId v) { return P(v); }}, std::move(dx)};
         rule.jvp(ctx);
         return ctx.result;
     }

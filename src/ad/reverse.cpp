@@ -1,17 +1,13 @@
 #include "ad/reverse_internal.h"
 
 #include <algorithm>
-#include <cctype>
 
+#include "ad/finish.h"
 #include "ad/rules.h"
+#include "ad/shadow.h"
 #include "ad/tape.h"
 
 namespace tad::ad {
-
-std::string shadow_name(const std::string &primal) {
-    bool upper = !primal.empty() && std::isupper(static_cast<unsigned char>(primal[0]));
-    return (upper ? "D" : "d") + primal;
-}
 
 namespace detail {
 
@@ -31,35 +27,17 @@ Backward Reverse::run(const std::string &name) {
     declare_params();
     replay();
     sweep();
+    Finished finished = finish_derived(bwd_, derived_params_, "backward of '" + fwd_.name + "'");
     Backward out;
-    out.fn = passes::dce(passes::cse(bwd_));
-    out.fn = passes::drop_unused_params(out.fn);
-    for (const ir::Param &p : out.fn.params) {
-        auto it = shadow_of_.find(p.name);
-        if (p.name == tape_name_)
-            out.origins.push_back({ParamOrigin::Tape, ""});
-        else if (p.name == tape_stride_name_)
-            out.origins.push_back({ParamOrigin::TapeStride, ""});
-        else if (it != shadow_of_.end())
-            out.origins.push_back({ParamOrigin::Shadow, it->second});
-        else
-            out.origins.push_back({ParamOrigin::Primal, p.name});
-    }
+    out.fn = std::move(finished.fn);
+    out.origins = std::move(finished.origins);
     if (!taped_.empty()) {
         std::vector<TapedLoop> loops;
         for (const auto &[begin, region] : taped_) loops.push_back({begin, region.state});
-        TapeSizing sizing;
-        sizing.fn = tape_sizing(fwd_, loops, name + "_tape_size", fresh_param_name("tape_need"));
-        for (const ir::Param &p : sizing.fn.params)
-            sizing.origins.push_back(p.value == sizing.fn.params.back().value
-                                         ? ParamOrigin{ParamOrigin::TapeNeed, ""}
-                                         : ParamOrigin{ParamOrigin::Primal, p.name});
-        out.tape = std::move(sizing);
+        out.tape = tape_sizing(fwd_, loops, name + "_tape_size", fresh_param_name("tape_need"));
     }
     for (const auto &[param, w] : plan_)
         if (read_.count(param)) out.writes[param] = w;
-    std::string problem = ir::verify(out.fn);
-    if (!problem.empty()) fail(TAD_ERR_INTERNAL, "backward of '" + fwd_.name + "' is invalid IR: " + problem);
     return out;
 }
 
@@ -78,60 +56,30 @@ void Reverse::declare_params() {
         ir::Type st = t;
         // Atomics accumulate half-precision gradients in a float32 buffer.
         if (in && atomic(p.name) && (t.elem == ir::DType::F16 || t.elem == ir::DType::BF16)) st.elem = ir::DType::F32;
-        std::string sname = shadow_name(p.name);
-        while (fwd_.param_index(sname) >= 0) sname = "_" + sname;
+        std::string sname = shadow_param_name(fwd_, p.name);
         shadow_param_[p.name] = b_.param(sname, ir::ParamKind::Pointer, st);
-        shadow_of_[sname] = p.name;
+        derived_params_[sname] = {ParamOrigin::Shadow, p.name};
     }
     if (taped_.empty()) return;
-    tape_name_ = fresh_param_name("Tape");
-    tape_param_ = b_.param(tape_name_, ir::ParamKind::Pointer, ir::Type{ir::DType::F32, true, {}});
-    tape_stride_name_ = fresh_param_name("tape_stride");
-    tape_stride_param_ = b_.param(tape_stride_name_, ir::ParamKind::Int, ir::Type{ir::DType::I32, false, {}});
+    std::string tape = fresh_param_name("Tape");
+    derived_params_[tape] = {ParamOrigin::Tape, ""};
+    tape_param_ = b_.param(tape, ir::ParamKind::Pointer, ir::Type{ir::DType::F32, true, {}});
+    std::string stride = fresh_param_name("tape_stride");
+    derived_params_[stride] = {ParamOrigin::TapeStride, ""};
+    tape_stride_param_ = b_.param(stride, ir::ParamKind::Int, ir::Type{ir::DType::I32, false, {}});
 }
 
 std::string Reverse::fresh_param_name(std::string name) const {
-    auto taken = [&](const std::string &n) {
-        return fwd_.param_index(n) >= 0 || shadow_of_.count(n) || n == tape_name_ || n == tape_stride_name_;
-    };
-    while (taken(name)) name = "_" + name;
+    while (fwd_.param_index(name) >= 0 || derived_params_.count(name)) name = "_" + name;
     return name;
-}
-
-void Reverse::replay_op(const ir::Op &op) {
-    b_.loc = op.loc;
-    ir::Op copy = op;
-    for (ValueId &v : copy.operands) v = P(v);
-    // Masked-off lanes of a load without `other` are undefined; the backward reads them as 0
-    // so that they cannot turn reductions over the tile into NaN.
-    if (op.kind == OpKind::Load && op.has_mask && !op.has_other) {
-        const ir::Type &t = fwd_.type(op.result);
-        copy.operands.push_back(b_.broadcast(b_.constant(0, t.elem), t.shape));
-        copy.has_other = true;
-    }
-    if (op.result == ir::kNoValue) {
-        b_.append(copy, ir::Type{}, false);
-        return;
-    }
-    ValueId r = b_.append(copy, fwd_.type(op.result));
-    bwd_.values[r].name = fwd_.values[op.result].name;
-    primal_[op.result] = r;
 }
 
 ValueId Reverse::shadow(ValueId v) {
     if (shadow_[v] != ir::kNoValue) return shadow_[v];
     const ir::Op &op = fwd_.def(v);
-    ValueId r;
-    switch (op.kind) {
-    case OpKind::Param: r = shadow_param_.at(op.name); break;
-    case OpKind::Broadcast: r = b_.broadcast(shadow(op.operands[0]), fwd_.type(v).shape); break;
-    case OpKind::ExpandDims: r = b_.expand_dims(shadow(op.operands[0]), op.axis); break;
-    case OpKind::AddPtr: r = b_.add_ptr(shadow(op.operands[0]), P(op.operands[1])); break;
-    case OpKind::Where: r = b_.where(P(op.operands[0]), shadow(op.operands[1]), shadow(op.operands[2])); break;
-    default:
-        fail(TAD_ERR_UNSUPPORTED, where(fwd_.source_path, op.loc.line, op.loc.col) + ": unsupported construct '" +
-                                      ir::op_name(op.kind) + "' computing a differentiated pointer");
-    }
+    auto shadow_of = [this](ValueId p) { return shadow(p); };
+    if (op.kind != OpKind::Param) return shadow_[v] = mirror_pointer(b_, fwd_, op, shadow_of, primal_);
+    ValueId r = shadow_param_.at(op.name);
     if (!fwd_.values[v].name.empty()) bwd_.values[r].name = shadow_name(fwd_.values[v].name);
     return shadow_[v] = r;
 }
@@ -180,7 +128,7 @@ void Reverse::sweep_range(int from, int to) {
         const Rule *rule = rule_for(op.kind);
         if (!rule || rule->cls != RuleClass::Differentiable) continue;
         VjpContext ctx{
-            b_, fwd_, op, [this](ValueId v) { return P(v); }, g, [this](ValueId v, ValueId c) { accumulate(v, c); }};
+            {b_, fwd_, op, [this](ValueId v) { return P(v); }}, g, [this](ValueId v, ValueId c) { accumulate(v, c); }};
         rule->vjp(ctx);
     }
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ad/shadow.h"  // shadow_name: the emitted module's docs name shadows as the backward does
 #include "ir/ir.h"
 #include "passes/passes.h"
 
@@ -58,8 +59,5 @@ struct Backward {
 // `plan` chooses store vs atomic per wrt parameter (passes::plan_gradient_writes on cse(fwd)).
 Backward reverse(const ir::Function &fwd, const GradSpec &spec, const std::map<std::string, passes::GradWrite> &plan,
                  const std::string &name);
-
-// Backward parameter name for the shadow of `primal`: X -> DX, x_ptr -> dx_ptr.
-std::string shadow_name(const std::string &primal);
 
 }  // namespace tad::ad

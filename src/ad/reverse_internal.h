@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ad/replay.h"
 #include "ad/reverse.h"
 #include "support/error.h"
 
@@ -38,7 +39,8 @@ private:
     ir::Function bwd_;
     ir::Builder b_;
     std::vector<ValueId> primal_, shadow_, adj_;
-    std::map<std::string, std::string> shadow_of_;  // shadow param name -> primal param name
+    // The parameters the backward adds to the forward's, by name: shadows and the tape.
+    std::map<std::string, ParamOrigin> derived_params_;
     std::map<std::string, ValueId> shadow_param_;  // primal param name -> shadow param value
     std::map<std::string, bool> read_;
 
@@ -52,8 +54,8 @@ private:
         replay_range(0, static_cast<int>(fwd_.ops.size()), [](int) { return true; });
     }
 
-    // Appends a copy of forward `op` reading the current replay values.
-    void replay_op(const ir::Op &op);
+    // Appends a copy of forward `op` reading the current replay values (ad::replay_op).
+    void replay_op(const ir::Op &op) { ad::replay_op(b_, fwd_, op, primal_); }
 
     // Replays forward ops [from, to) that `keep` accepts, writes excepted. A loop inside is copied
     // with the carried values whose loop_arg `keep` accepts (see body_cone, body_dependents), plus
@@ -128,6 +130,33 @@ private:
     // the state's adjoint one step back. Accumulators it also carries are handled as in
     // reverse_loop: neither recovered nor carried.
     void reverse_loop_recompute(const ir::Loop &l);
+    // What reverse_loop_recompute's steps hand on to each other, in the order they are built.
+    struct Recompute {
+        explicit Recompute(const ir::Loop &loop) : l(loop) {}
+        const ir::Loop &l;
+        // Carried indices: the nonlinear float state (recovered, with carried adjoints), the
+        // accumulators (neither) and the differentiated pointers (their shadows carried alongside).
+        std::vector<size_t> floats, accumulators, mirrored;
+        std::vector<Chain> chains;  // per carried index; the accumulators' are linear
+        std::vector<ValueId> accumulator_args;  // the accumulators' forward loop_arg values
+        std::vector<ValueId> outer, mirror_inits;  // outer_values(l); the mirrored pointers' initial shadows
+        std::vector<ValueId> saved_primal, saved_shadow, saved_adj;  // as before the loop
+        ValueId lo = ir::kNoValue, step = ir::kNoValue, one = ir::kNoValue, trips = ir::kNoValue;
+        ValueId k_it = ir::kNoValue, i_k = ir::kNoValue;  // the iteration reversed: index, iterator value
+        std::vector<ValueId> state_adj, acc_args;  // the reverse loop's carried adjoints: state, outer values
+        LoopContext ctx;
+        std::vector<ValueId> state, mirror_state;  // per carried index / per mirrored: at iteration k_it
+    };
+    void classify_carried(Recompute &r) const;
+    // The reverse loop over the iterations, last first, with its carried adjoints.
+    void open_reverse_loop(Recompute &r);
+    // The state at iteration k_it: rerunning the forward loop up to it, or reading the tape.
+    void recover_state(Recompute &r);
+    void rerun_to_iteration(Recompute &r, const std::vector<size_t> &rerun);
+    // Replays the body at iteration k_it from the recovered state and sweeps it; returns the yields.
+    std::vector<ValueId> sweep_iteration(Recompute &r);
+    // Ends the reverse loop and hands its adjoints to the inits and the outer values.
+    void close_reverse_loop(Recompute &r, const std::vector<ValueId> &yields);
 
     // The ops of loop l's body (loop_args included) that `roots` depend on. A nested loop enters
     // with its for_begin / for_end and the carried values needed, each with its init and yield.
@@ -145,7 +174,6 @@ private:
         std::vector<ValueId> offsets;  // backward: each state value's offset in the slot (i32)
     };
     std::map<int, TapeRegion> taped_;  // by the loop's for_begin op index
-    std::string tape_name_, tape_stride_name_;
     ValueId tape_param_ = ir::kNoValue, tape_stride_param_ = ir::kNoValue;
     ValueId tape_cursor_ = ir::kNoValue;  // i64: start of the next region in this program's tape
 
@@ -156,6 +184,8 @@ private:
     void choose_taped_loops();
     void begin_tape_region(TapeRegion &region, const ir::Op &begin);
     void record_tape(const TapeRegion &region, const ir::Op &begin);
+    // Loads the taped state of iteration r.k_it into r.state (reverse_loop_recompute).
+    void read_tape(Recompute &r, const TapeRegion &region);
     std::string fresh_param_name(std::string name) const;
     static bool is_write(const ir::Op &op) { return op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd; }
 

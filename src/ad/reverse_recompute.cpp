@@ -8,157 +8,189 @@
 namespace tad::ad::detail {
 
 void Reverse::reverse_loop_recompute(const ir::Loop &l) {
-    const ir::Op &begin = fwd_.ops[l.begin], &end = fwd_.ops[l.end];
-    // The nonlinear float state is what the reverse loop recovers and carries adjoints of; the
-    // accumulators among the carried floats need neither (their adjoints are loop-invariant).
-    std::vector<size_t> floats, accumulators, mirrored;
-    std::vector<Chain> chains(l.args.size());
-    std::vector<ValueId> accumulator_args;
+    Recompute r(l);
+    classify_carried(r);
+    r.outer = outer_values(l);
+    r.saved_primal = primal_;
+    r.saved_shadow = shadow_;
+    r.saved_adj = adj_;
+    for (size_t k : r.mirrored) r.mirror_inits.push_back(shadow(fwd_.ops[l.args[k]].operands[0]));
+    open_reverse_loop(r);
+    recover_state(r);
+    std::vector<ValueId> yields = sweep_iteration(r);
+    close_reverse_loop(r, yields);
+}
+
+// The nonlinear float state is what the reverse loop recovers and carries adjoints of; the
+// accumulators among the carried floats need neither (their adjoints are loop-invariant).
+void Reverse::classify_carried(Recompute &r) const {
+    const ir::Loop &l = r.l;
+    r.chains.resize(l.args.size());
     for (size_t k = 0; k < l.args.size(); ++k) {
         ValueId arg = fwd_.ops[l.args[k]].result;
         if (!fwd_.type(arg).is_float()) {
-            if (differentiated_pointer(arg)) mirrored.push_back(k);
+            if (differentiated_pointer(arg)) r.mirrored.push_back(k);
             continue;
         }
-        chains[k] = accumulator_chain(l, k);
-        if (!chains[k].linear) {
-            floats.push_back(k);
+        r.chains[k] = accumulator_chain(l, k);
+        if (!r.chains[k].linear) {
+            r.floats.push_back(k);
             continue;
         }
-        accumulators.push_back(k);
-        accumulator_args.push_back(arg);
+        r.accumulators.push_back(k);
+        r.accumulator_args.push_back(arg);
     }
-    std::vector<ValueId> outer = outer_values(l);
-    std::vector<ValueId> saved_primal = primal_, saved_shadow = shadow_, saved_adj = adj_;
-    std::vector<ValueId> mirror_inits;
-    for (size_t k : mirrored) mirror_inits.push_back(shadow(fwd_.ops[l.args[k]].operands[0]));
+}
+
+void Reverse::open_reverse_loop(Recompute &r) {
+    const ir::Loop &l = r.l;
+    const ir::Op &begin = fwd_.ops[l.begin];
     b_.loc = begin.loc;
-    ValueId lo = P(begin.operands[0]), step = P(begin.operands[2]);
-    ValueId one = b_.constant(1, bwd_.type(lo).elem);
-    ValueId n = trip_count(b_, lo, P(begin.operands[1]), step);
-    if (bwd_.values[n].name.empty() && bwd_.def(n).kind != OpKind::Param) bwd_.values[n].name = "trips";
+    r.lo = P(begin.operands[0]);
+    r.step = P(begin.operands[2]);
+    r.one = b_.constant(1, bwd_.type(r.lo).elem);
+    r.trips = trip_count(b_, r.lo, P(begin.operands[1]), r.step);
+    if (bwd_.values[r.trips].name.empty() && bwd_.def(r.trips).kind != OpKind::Param)
+        bwd_.values[r.trips].name = "trips";
 
     // The loop_args' inits come before the loop.
-    std::vector<ValueId> seeds, outer_zeros = zeros_like(outer);
-    for (size_t k : floats) {
-        ValueId r = fwd_.ops[l.results[k]].result;
-        seeds.push_back(saved_adj[r] != ir::kNoValue ? saved_adj[r] : zero_like(r));
+    std::vector<ValueId> outer_zeros = zeros_like(r.outer), seeds;
+    for (size_t k : r.floats) {
+        ValueId res = fwd_.ops[l.results[k]].result;
+        seeds.push_back(r.saved_adj[res] != ir::kNoValue ? r.saved_adj[res] : zero_like(res));
     }
-    ValueId kk = b_.for_begin(b_.constant(0, bwd_.type(lo).elem), n, one, "range");
-    bwd_.values[kk].name = "back";
+    ValueId back = b_.for_begin(b_.constant(0, bwd_.type(r.lo).elem), r.trips, r.one, "range");
+    bwd_.values[back].name = "back";
     int index = 0;
-    std::vector<ValueId> state_adj, acc_args;
-    for (size_t f = 0; f < floats.size(); ++f) {
-        ValueId arg = fwd_.ops[l.args[floats[f]]].result;
+    for (size_t f = 0; f < r.floats.size(); ++f) {
+        ValueId arg = fwd_.ops[l.args[r.floats[f]]].result;
         ValueId a = b_.loop_arg(seeds[f], index++);
         bwd_.values[a].name = "d" + fwd_.values[arg].name;
-        state_adj.push_back(a);
+        r.state_adj.push_back(a);
     }
-    LoopContext ctx;
-    for (size_t k : accumulators) {
-        ctx.carried_float.insert(fwd_.ops[l.args[k]].result);
-        for (int link : chains[k].links) ctx.carried_float.insert(fwd_.ops[link].result);
+    for (size_t k : r.accumulators) {
+        r.ctx.carried_float.insert(fwd_.ops[l.args[k]].result);
+        for (int link : r.chains[k].links) r.ctx.carried_float.insert(fwd_.ops[link].result);
     }
-    carry_outer_adjoints(outer, outer_zeros, index, ctx, acc_args);
+    carry_outer_adjoints(r.outer, outer_zeros, index, r.ctx, r.acc_args);
     // The iteration this pass reverses.
-    ValueId k_it = int_op(b_, OpKind::Sub, int_op(b_, OpKind::Sub, n, one), kk);
-    ValueId i_k = int_op(b_, OpKind::Add, lo, int_op(b_, OpKind::Mul, k_it, step));
-    bwd_.values[i_k].name = fwd_.values[begin.result].name;
-    const int body = body_start(l);
+    r.k_it = int_op(b_, OpKind::Sub, int_op(b_, OpKind::Sub, r.trips, r.one), back);
+    r.i_k = int_op(b_, OpKind::Add, r.lo, int_op(b_, OpKind::Mul, r.k_it, r.step));
+    bwd_.values[r.i_k].name = fwd_.values[begin.result].name;
+}
 
-    // Its state: from the tape, or by rerunning the forward loop up to it. With a tape the rerun
-    // keeps only counters and pointers (never the float state, see choose_taped_loops).
+// With a tape the rerun keeps only counters and pointers (never the float state, see
+// choose_taped_loops).
+void Reverse::recover_state(Recompute &r) {
+    const ir::Loop &l = r.l;
     auto taped = taped_.find(l.begin);
     std::vector<size_t> rerun;
     for (size_t k = 0; k < l.args.size(); ++k) {
         bool is_float = fwd_.type(fwd_.ops[l.args[k]].result).is_float();
-        if (!is_float || (taped == taped_.end() && !chains[k].linear)) rerun.push_back(k);
+        if (!is_float || (taped == taped_.end() && !r.chains[k].linear)) rerun.push_back(k);
     }
-    std::vector<ValueId> state(l.args.size(), ir::kNoValue), mirror_state;
+    r.state.assign(l.args.size(), ir::kNoValue);
+    if (!rerun.empty() || !r.mirrored.empty()) rerun_to_iteration(r, rerun);
+    if (taped != taped_.end()) read_tape(r, taped->second);
+}
+
+// for j in range(lo, i_k, step): the forward loop's body, as far as the rerun state needs it.
+void Reverse::rerun_to_iteration(Recompute &r, const std::vector<size_t> &rerun) {
+    const ir::Loop &l = r.l;
+    const ir::Op &begin = fwd_.ops[l.begin], &end = fwd_.ops[l.end];
     std::vector<ValueId> shadow_outer = shadow_;
-    if (!rerun.empty() || !mirrored.empty()) {
-        ValueId j = b_.for_begin(lo, i_k, step, begin.name);
-        bwd_.values[j].name = fwd_.values[begin.result].name;
-        primal_[begin.result] = j;
-        int inner = 0;
-        std::vector<ValueId> roots;
-        for (size_t k : rerun) {
-            const ir::Op &arg = fwd_.ops[l.args[k]];
-            ValueId a = b_.loop_arg(P(arg.operands[0]), inner++);
-            bwd_.values[a].name = fwd_.values[arg.result].name;
-            primal_[arg.result] = a;
-            roots.push_back(end.operands[k]);
-        }
-        for (size_t m = 0; m < mirrored.size(); ++m) {
-            ValueId fwd_arg = fwd_.ops[l.args[mirrored[m]]].result;
-            ValueId a = b_.loop_arg(mirror_inits[m], inner++);
-            bwd_.values[a].name = shadow_name(fwd_.values[fwd_arg].name);
-            shadow_[fwd_arg] = a;
-        }
-        std::set<int> needed = body_cone(l, roots);
-        replay_range(body, l.end, [&](int i) { return needed.count(i) > 0; });
-        std::vector<ValueId> inner_yields;
-        for (size_t k : rerun) inner_yields.push_back(P(end.operands[k]));
-        for (size_t k : mirrored) inner_yields.push_back(shadow(end.operands[k]));
-        b_.for_end(inner_yields);
-        for (size_t r = 0; r < inner_yields.size(); ++r) {
-            ValueId v = b_.loop_result(static_cast<int>(r), bwd_.type(inner_yields[r]));
-            if (r < rerun.size())
-                state[rerun[r]] = v;
-            else
-                mirror_state.push_back(v);
-        }
-        shadow_ = shadow_outer;
+    ValueId j = b_.for_begin(r.lo, r.i_k, r.step, begin.name);
+    bwd_.values[j].name = fwd_.values[begin.result].name;
+    primal_[begin.result] = j;
+    int inner = 0;
+    std::vector<ValueId> roots;
+    for (size_t k : rerun) {
+        const ir::Op &arg = fwd_.ops[l.args[k]];
+        ValueId a = b_.loop_arg(P(arg.operands[0]), inner++);
+        bwd_.values[a].name = fwd_.values[arg.result].name;
+        primal_[arg.result] = a;
+        roots.push_back(end.operands[k]);
     }
-    if (taped != taped_.end()) {
-        const TapeRegion &region = taped->second;
-        for (size_t s = 0; s < region.state.size(); ++s) {
-            const ir::Type &t = fwd_.type(region.state[s]);
-            ValueId ptrs = tape_pointers(b_, region.base, k_it, region.slot, region.offsets[s], t);
-            ValueId v = b_.cast(b_.load(ptrs, ir::kNoValue, ir::kNoValue), t.elem);
-            bwd_.values[v].name = fwd_.values[region.state[s]].name;
-            for (size_t k = 0; k < l.args.size(); ++k)
-                if (fwd_.ops[l.args[k]].result == region.state[s]) state[k] = v;
-        }
+    for (size_t m = 0; m < r.mirrored.size(); ++m) {
+        ValueId fwd_arg = fwd_.ops[l.args[r.mirrored[m]]].result;
+        ValueId a = b_.loop_arg(r.mirror_inits[m], inner++);
+        bwd_.values[a].name = shadow_name(fwd_.values[fwd_arg].name);
+        shadow_[fwd_arg] = a;
     }
-    // The body at iteration k, from the recovered state.
-    primal_[begin.result] = i_k;
-    for (size_t k = 0; k < l.args.size(); ++k) primal_[fwd_.ops[l.args[k]].result] = state[k];
-    for (size_t m = 0; m < mirrored.size(); ++m) shadow_[fwd_.ops[l.args[mirrored[m]]].result] = mirror_state[m];
-    std::set<int> unused = body_dependents(l, accumulator_args);
+    std::set<int> needed = body_cone(l, roots);
+    replay_range(body_start(l), l.end, [&](int i) { return needed.count(i) > 0; });
+    std::vector<ValueId> yields;
+    for (size_t k : rerun) yields.push_back(P(end.operands[k]));
+    for (size_t k : r.mirrored) yields.push_back(shadow(end.operands[k]));
+    b_.for_end(yields);
+    for (size_t y = 0; y < yields.size(); ++y) {
+        ValueId v = b_.loop_result(static_cast<int>(y), bwd_.type(yields[y]));
+        if (y < rerun.size())
+            r.state[rerun[y]] = v;
+        else
+            r.mirror_state.push_back(v);
+    }
+    shadow_ = shadow_outer;
+}
+
+void Reverse::read_tape(Recompute &r, const TapeRegion &region) {
+    const ir::Loop &l = r.l;
+    for (size_t s = 0; s < region.state.size(); ++s) {
+        const ir::Type &t = fwd_.type(region.state[s]);
+        ValueId ptrs = tape_pointers(b_, region.base, r.k_it, region.slot, region.offsets[s], t);
+        ValueId v = b_.cast(b_.load(ptrs, ir::kNoValue, ir::kNoValue), t.elem);
+        bwd_.values[v].name = fwd_.values[region.state[s]].name;
+        for (size_t k = 0; k < l.args.size(); ++k)
+            if (fwd_.ops[l.args[k]].result == region.state[s]) r.state[k] = v;
+    }
+}
+
+std::vector<ValueId> Reverse::sweep_iteration(Recompute &r) {
+    const ir::Loop &l = r.l;
+    const ir::Op &end = fwd_.ops[l.end];
+    const int body = body_start(l);
+    primal_[fwd_.ops[l.begin].result] = r.i_k;
+    for (size_t k = 0; k < l.args.size(); ++k) primal_[fwd_.ops[l.args[k]].result] = r.state[k];
+    for (size_t m = 0; m < r.mirrored.size(); ++m) shadow_[fwd_.ops[l.args[r.mirrored[m]]].result] = r.mirror_state[m];
+    std::set<int> unused = body_dependents(l, r.accumulator_args);
     replay_range(body, l.end, [&](int i) { return !unused.count(i); });
-    contexts_.push_back(ctx);
-    for (size_t f = 0; f < floats.size(); ++f) accumulate(end.operands[floats[f]], state_adj[f]);
-    for (size_t k : accumulators) seed_chain(l, k, chains[k], saved_adj[fwd_.ops[l.results[k]].result]);
+    contexts_.push_back(r.ctx);
+    for (size_t f = 0; f < r.floats.size(); ++f) accumulate(end.operands[r.floats[f]], r.state_adj[f]);
+    for (size_t k : r.accumulators) seed_chain(l, k, r.chains[k], r.saved_adj[fwd_.ops[l.results[k]].result]);
     sweep_range(body, l.end);
     std::vector<ValueId> yields;
-    for (size_t f = 0; f < floats.size(); ++f) {
-        ValueId arg = fwd_.ops[l.args[floats[f]]].result;
+    for (size_t k : r.floats) {
+        ValueId arg = fwd_.ops[l.args[k]].result;
         const ir::Type &t = fwd_.type(arg);
         yields.push_back(adj_[arg] != ir::kNoValue ? adj_[arg] : b_.broadcast(b_.constant(0, t.elem), t.shape));
     }
-    for (ValueId o : outer) yields.push_back(contexts_.back().outer.at(o));
+    for (ValueId o : r.outer) yields.push_back(contexts_.back().outer.at(o));
     contexts_.pop_back();
-    b_.loc = end.loc;
+    return yields;
+}
+
+void Reverse::close_reverse_loop(Recompute &r, const std::vector<ValueId> &yields) {
+    const ir::Loop &l = r.l;
+    b_.loc = fwd_.ops[l.end].loc;
     b_.for_end(yields);
     std::vector<ValueId> results;
     for (size_t k = 0; k < yields.size(); ++k)
         results.push_back(b_.loop_result(static_cast<int>(k), bwd_.type(yields[k])));
-    primal_ = saved_primal;
-    shadow_ = saved_shadow;
-    adj_ = saved_adj;
-    for (size_t f = 0; f < floats.size(); ++f) {
-        bwd_.values[results[f]].name = bwd_.values[state_adj[f]].name;
-        accumulate(fwd_.ops[l.args[floats[f]]].operands[0], results[f]);  // the inits
+    primal_ = r.saved_primal;
+    shadow_ = r.saved_shadow;
+    adj_ = r.saved_adj;
+    for (size_t f = 0; f < r.floats.size(); ++f) {
+        bwd_.values[results[f]].name = bwd_.values[r.state_adj[f]].name;
+        accumulate(fwd_.ops[l.args[r.floats[f]]].operands[0], results[f]);  // the inits
     }
-    for (size_t k : accumulators) {
-        ValueId seed = saved_adj[fwd_.ops[l.results[k]].result];
+    for (size_t k : r.accumulators) {
+        ValueId seed = r.saved_adj[fwd_.ops[l.results[k]].result];
         if (seed != ir::kNoValue) accumulate(fwd_.ops[l.args[k]].operands[0], seed);
     }
-    for (size_t o = 0; o < outer.size(); ++o) {
-        ValueId r = results[floats.size() + o];
-        bwd_.values[r].name = bwd_.values[acc_args[o]].name;
-        accumulate(outer[o], r);
+    for (size_t o = 0; o < r.outer.size(); ++o) {
+        ValueId res = results[r.floats.size() + o];
+        bwd_.values[res].name = bwd_.values[r.acc_args[o]].name;
+        accumulate(r.outer[o], res);
     }
 }
 

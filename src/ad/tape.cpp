@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "passes/passes.h"
-#include "support/error.h"
+#include "ad/finish.h"
 
 namespace tad::ad {
 
@@ -91,8 +90,8 @@ ValueId tape_pointers(ir::Builder &b, ValueId base, ValueId k, ValueId slot, Val
     return b.add_ptr(b.broadcast(base, shape), offs);
 }
 
-ir::Function tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &loops, const std::string &name,
-                         const std::string &need_name) {
+TapeSizing tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &loops, const std::string &name,
+                       const std::string &need_name) {
     ir::Function f;
     f.name = name;
     f.constexprs = fwd.constexprs;
@@ -128,10 +127,9 @@ ir::Function tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &
     }
     f.values[need].name = "need";
     b.store(b.add_ptr(need_param, program_index(b, max_program_axis(fwd))), need, ir::kNoValue);
-    f = passes::drop_unused_params(passes::dce(passes::cse(f)));
-    std::string problem = ir::verify(f);
-    if (!problem.empty()) fail(TAD_ERR_INTERNAL, "tape sizing kernel of '" + fwd.name + "' is invalid IR: " + problem);
-    return f;
+    Finished finished =
+        finish_derived(f, {{need_name, {ParamOrigin::TapeNeed, ""}}}, "tape sizing kernel of '" + fwd.name + "'");
+    return TapeSizing{std::move(finished.fn), std::move(finished.origins)};
 }
 
 }  // namespace tad::ad

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ad/reverse.h"
 #include "ir/ir.h"
 
 namespace tad::ad {
@@ -44,8 +45,8 @@ struct TapedLoop {
 
 // The sizing kernel: replays what the forward needs to know the taped loops' trip counts and stores
 // each program's tape need (elements, i64) at Need[program]. Its parameters are the forward's that it
-// reads, then `need_name`.
-ir::Function tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &loops, const std::string &name,
-                         const std::string &need_name);
+// reads, then `need_name` (ParamOrigin::TapeNeed).
+TapeSizing tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &loops, const std::string &name,
+                       const std::string &need_name);
 
 }  // namespace tad::ad

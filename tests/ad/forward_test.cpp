@@ -14,30 +14,20 @@ using namespace tad::testing;
 
 namespace {
 
-ad::GradSpec rule_spec(const RuleCase &c) {
-    ad::GradSpec spec;
-    for (size_t i = 0; i < c.inputs.size(); ++i) spec.wrt.push_back("X" + std::to_string(i));
-    spec.outputs = {"Y"};
-    return spec;
+// The tangent kernel of a rule case as a whole: each input's shadow is loaded beside it, the
+// output's tangent is stored through its shadow. (The rule's own ops: rule_golden_test.cpp.)
+TEST(Jvp, RuleKernelGolden) {
+    std::mt19937_64 rng(1);
+    Problem p = rule_problem(rule_case("mul"), rng);
+    ad::Forward t = ad::jvp(p.fwd, p.spec, p.fwd.name + "_jvp");
+    expect_golden("ad/golden/kernels/rule_mul_jvp.ir", ir::print(t.fn));
 }
-
-class RuleJvpGolden : public ::testing::TestWithParam<size_t> {};
-
-TEST_P(RuleJvpGolden, TangentIR) {
-    const RuleCase &c = rule_cases()[GetParam()];
-    ir::Function f = passes::cse(rule_kernel(c));
-    ad::Forward t = ad::jvp(f, rule_spec(c), f.name + "_jvp");
-    expect_golden("ad/golden/jvp_" + c.name + ".ir", ir::print(t.fn));
-}
-
-INSTANTIATE_TEST_SUITE_P(AllRules, RuleJvpGolden, ::testing::Range<size_t>(0, rule_cases().size()),
-                         [](const auto &info) { return rule_cases()[info.param].name; });
 
 // The store of the saved statistic Rstd is dropped; Mean, an output, gets its tangent stored.
 TEST(Jvp, LayerNormGolden) {
     std::mt19937_64 rng(1);
     Problem p = layer_norm_problem(rng);
-    expect_golden("ad/golden/jvp_layer_norm.ir", ir::print(ad::jvp(p.fwd, p.spec, "layer_norm_jvp").fn));
+    expect_golden("ad/golden/kernels/layer_norm_jvp.ir", ir::print(ad::jvp(p.fwd, p.spec, "layer_norm_jvp").fn));
 }
 
 // Parameters the tangent kernel does not read go: B (y is affine in it), Y, Mean, Rstd (written
@@ -94,6 +84,34 @@ TEST(Jvp, AtomicAddAddsTheTangent) {
     EXPECT_NE(ir::print(t.fn).find("atomic_add"), std::string::npos) << ir::print(t.fn);
     Buffers jv = run_jvp(p, {{"X", {0.7}}});
     EXPECT_DOUBLE_EQ(jv.at("Y").at(0), 0.7);
+}
+
+// A barrier is replayed where the forward has it.
+TEST(Jvp, ABarrierIsReplayed) {
+    Problem p;
+    p.fwd = copy_kernel([](ir::Builder &b, ir::ValueId X, ir::ValueId Y) {
+        ir::ValueId x = b.load(X, ir::kNoValue, ir::kNoValue);
+        b.barrier();
+        b.store(Y, b.binary(ir::OpKind::Mul, x, x), ir::kNoValue);
+    });
+    p.spec = {{"X"}, {"Y"}};
+    p.memory = {{"X", {1.5}}, {"Y", {0.0}}};
+    EXPECT_NE(ir::print(ad::jvp(p.fwd, p.spec, "copy_jvp").fn).find("barrier"), std::string::npos);
+    EXPECT_DOUBLE_EQ(run_jvp(p, {{"X", {0.7}}}).at("Y").at(0), 2 * 1.5 * 0.7);
+}
+
+// y = x·3.to(x.dtype): the cast is linear in its first operand only, so it has no tangent although
+// the value whose dtype it takes has one; ẏ = 3ẋ.
+TEST(Jvp, ACastToAValuesDtypeTakesNoTangentFromThatValue) {
+    Problem p;
+    p.fwd = copy_kernel([](ir::Builder &b, ir::ValueId X, ir::ValueId Y) {
+        ir::ValueId x = b.load(X, ir::kNoValue, ir::kNoValue);
+        ir::ValueId three = b.cast_like(b.constant(3, ir::DType::I32), x);
+        b.store(Y, b.binary(ir::OpKind::Mul, x, three), ir::kNoValue);
+    });
+    p.spec = {{"X"}, {"Y"}};
+    p.memory = {{"X", {1.5}}, {"Y", {0.0}}};
+    EXPECT_DOUBLE_EQ(run_jvp(p, {{"X", {0.7}}}).at("Y").at(0), 3 * 0.7);
 }
 
 // A pointer tl.where picks between two addresses of X: its shadow is the same pick between X's

@@ -1,5 +1,7 @@
 #include "rule_cases.h"
 
+#include <stdexcept>
+
 namespace tad::testing {
 
 using ir::Dim;
@@ -152,6 +154,12 @@ const std::vector<RuleCase> &rule_cases() {
          }},
     };
     return cases;
+}
+
+const RuleCase &rule_case(const std::string &name) {
+    for (const RuleCase &c : rule_cases())
+        if (c.name == name) return c;
+    throw std::out_of_range("no rule case " + name);
 }
 
 }  // namespace tad::testing

@@ -22,5 +22,6 @@ struct RuleCase {
 ir::Function rule_kernel(const RuleCase &c);
 
 const std::vector<RuleCase> &rule_cases();
+const RuleCase &rule_case(const std::string &name);  // by name; throws std::out_of_range if none
 
 }  // namespace tad::testing
