@@ -6,9 +6,9 @@
 namespace tad::ad {
 
 Finished finish_derived(const ir::Function &raw, const std::map<std::string, ParamOrigin> &derived_params,
-                        const std::string &what) {
+                        const std::string &what, const Cleanup &cleanup) {
     Finished out;
-    out.fn = passes::drop_unused_params(passes::dce(passes::cse(raw)));
+    out.fn = cleanup(raw);
     for (const ir::Param &p : out.fn.params) {
         auto it = derived_params.find(p.name);
         out.origins.push_back(it == derived_params.end() ? ParamOrigin{ParamOrigin::Primal, p.name} : it->second);

@@ -22,9 +22,10 @@ bool contains(const std::vector<std::string> &v, const std::string &s) {
 
 class Jvp {
 public:
-    Jvp(const ir::Function &fwd, const GradSpec &spec)
+    Jvp(const ir::Function &fwd, const GradSpec &spec, const Cleanup &cleanup)
         : fwd_(fwd),
           spec_(spec),
+          cleanup_(cleanup),
           b_(out_),
           primal_(fwd.values.size(), ir::kNoValue),
           tangent_(fwd.values.size(), ir::kNoValue),
@@ -49,13 +50,14 @@ public:
             else
                 end_loop(l->second);
         }
-        Finished finished = finish_derived(out_, derived_params_, "tangent kernel of '" + fwd_.name + "'");
+        Finished finished = finish_derived(out_, derived_params_, "tangent kernel of '" + fwd_.name + "'", cleanup_);
         return Forward{std::move(finished.fn), std::move(finished.origins)};
     }
 
 private:
     const ir::Function &fwd_;
     const GradSpec &spec_;
+    const Cleanup &cleanup_;
     ir::Function out_;
     ir::Builder b_;
     // Per forward value: its replay, and its tangent (kNoValue when zero). A pointer's "tangent" is
@@ -231,6 +233,8 @@ private:
 
 }  // namespace
 
-Forward jvp(const ir::Function &fwd, const GradSpec &spec, const std::string &name) { return Jvp(fwd, spec).run(name); }
+Forward jvp(const ir::Function &fwd, const GradSpec &spec, const std::string &name, const Cleanup &cleanup) {
+    return Jvp(fwd, spec, cleanup).run(name);
+}
 
 }  // namespace tad::ad

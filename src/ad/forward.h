@@ -25,6 +25,7 @@ struct Forward {
 
 // Parameters: the forward's that the tangent kernel uses, each followed by its shadow where it has
 // one. Throws tad::Error (TAD_ERR_UNSUPPORTED) on constructs forward mode does not handle.
-Forward jvp(const ir::Function &fwd, const GradSpec &spec, const std::string &name);
+Forward jvp(const ir::Function &fwd, const GradSpec &spec, const std::string &name,
+            const Cleanup &cleanup = passes::cleanup);
 
 }  // namespace tad::ad

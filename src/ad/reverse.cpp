@@ -27,14 +27,14 @@ Backward Reverse::run(const std::string &name) {
     declare_params();
     replay();
     sweep();
-    Finished finished = finish_derived(bwd_, derived_params_, "backward of '" + fwd_.name + "'");
+    Finished finished = finish_derived(bwd_, derived_params_, "backward of '" + fwd_.name + "'", cleanup_);
     Backward out;
     out.fn = std::move(finished.fn);
     out.origins = std::move(finished.origins);
     if (!taped_.empty()) {
         std::vector<TapedLoop> loops;
         for (const auto &[begin, region] : taped_) loops.push_back({begin, region.state});
-        out.tape = tape_sizing(fwd_, loops, name + "_tape_size", fresh_param_name("tape_need"));
+        out.tape = tape_sizing(fwd_, loops, name + "_tape_size", fresh_param_name("tape_need"), cleanup_);
     }
     for (const auto &[param, w] : plan_)
         if (read_.count(param)) out.writes[param] = w;
@@ -181,8 +181,8 @@ void Reverse::write_gradient(const ir::Op &op, ValueId g) {
 }  // namespace detail
 
 Backward reverse(const ir::Function &fwd, const GradSpec &spec, const std::map<std::string, passes::GradWrite> &plan,
-                 const std::string &name) {
-    return detail::Reverse(fwd, spec, plan).run(name);
+                 const std::string &name, const Cleanup &cleanup) {
+    return detail::Reverse(fwd, spec, plan, cleanup).run(name);
 }
 
 }  // namespace tad::ad

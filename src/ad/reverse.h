@@ -7,6 +7,7 @@
 // becomes a store (or a relaxed atomic add, see passes::plan_gradient_writes) into its gradient.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -56,8 +57,12 @@ struct Backward {
     std::optional<TapeSizing> tape;  // set when some loop is reversed from a tape
 };
 
+// The passes a derived kernel goes through before it is checked and returned (passes::cleanup by
+// default; the pipeline passes its own, which logs each stage).
+using Cleanup = std::function<ir::Function(const ir::Function &)>;
+
 // `plan` chooses store vs atomic per wrt parameter (passes::plan_gradient_writes on cse(fwd)).
 Backward reverse(const ir::Function &fwd, const GradSpec &spec, const std::map<std::string, passes::GradWrite> &plan,
-                 const std::string &name);
+                 const std::string &name, const Cleanup &cleanup = passes::cleanup);
 
 }  // namespace tad::ad

@@ -21,10 +21,12 @@ bool contains(const std::vector<std::string> &v, const std::string &s);
 
 class Reverse {
 public:
-    Reverse(const ir::Function &fwd, const GradSpec &spec, const std::map<std::string, passes::GradWrite> &plan)
+    Reverse(const ir::Function &fwd, const GradSpec &spec, const std::map<std::string, passes::GradWrite> &plan,
+            const Cleanup &cleanup)
         : fwd_(fwd),
           spec_(spec),
           plan_(plan),
+          cleanup_(cleanup),
           b_(bwd_),
           primal_(fwd.values.size(), ir::kNoValue),
           shadow_(fwd.values.size(), ir::kNoValue),
@@ -36,6 +38,7 @@ private:
     const ir::Function &fwd_;
     const GradSpec &spec_;
     const std::map<std::string, passes::GradWrite> &plan_;
+    const Cleanup &cleanup_;
     ir::Function bwd_;
     ir::Builder b_;
     std::vector<ValueId> primal_, shadow_, adj_;

@@ -91,7 +91,7 @@ ValueId tape_pointers(ir::Builder &b, ValueId base, ValueId k, ValueId slot, Val
 }
 
 TapeSizing tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &loops, const std::string &name,
-                       const std::string &need_name) {
+                       const std::string &need_name, const Cleanup &cleanup) {
     ir::Function f;
     f.name = name;
     f.constexprs = fwd.constexprs;
@@ -127,8 +127,8 @@ TapeSizing tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &lo
     }
     f.values[need].name = "need";
     b.store(b.add_ptr(need_param, program_index(b, max_program_axis(fwd))), need, ir::kNoValue);
-    Finished finished =
-        finish_derived(f, {{need_name, {ParamOrigin::TapeNeed, ""}}}, "tape sizing kernel of '" + fwd.name + "'");
+    Finished finished = finish_derived(f, {{need_name, {ParamOrigin::TapeNeed, ""}}},
+                                       "tape sizing kernel of '" + fwd.name + "'", cleanup);
     return TapeSizing{std::move(finished.fn), std::move(finished.origins)};
 }
 

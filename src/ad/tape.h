@@ -47,6 +47,6 @@ struct TapedLoop {
 // each program's tape need (elements, i64) at Need[program]. Its parameters are the forward's that it
 // reads, then `need_name` (ParamOrigin::TapeNeed).
 TapeSizing tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &loops, const std::string &name,
-                       const std::string &need_name);
+                       const std::string &need_name, const Cleanup &cleanup = passes::cleanup);
 
 }  // namespace tad::ad

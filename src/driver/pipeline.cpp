@@ -32,6 +32,15 @@ const ir::Function &dump(const std::string &stage, const ir::Function &f) {
     return f;
 }
 
+// What every kernel reverse and forward mode derive goes through (passes::cleanup), stage by stage:
+// "ad" is the kernel as the mode built it.
+ir::Function cleanup(const ir::Function &derived) {
+    ir::Function f = passes::cse(dump("ad", derived));
+    f = passes::dce(dump("cse", f));
+    f = passes::drop_unused_params(dump("dce", f));
+    return dump("drop-unused-params", f);
+}
+
 // ---- names -------------------------------------------------------------------------------------
 
 // "ACTIVATION='gelu'" -> "_ACTIVATION_gelu": a readable, valid suffix for kernel names.
@@ -105,9 +114,7 @@ plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> 
     for (size_t i = 0; i < plans.size(); ++i) {
         const std::string variant = name + (i ? "_atomic" : "");
         dump_text("writes", variant, schedule::print(plans[i]));
-        ad::Backward b = ad::reverse(d.forward, d.spec, plans[i].writes, variant);
-        dump("reverse", b.fn);
-        if (b.tape) dump("tape-sizing", b.tape->fn);
+        ad::Backward b = ad::reverse(d.forward, d.spec, plans[i].writes, variant, cleanup);
         sp.variants.push_back({std::move(b), plans[i].guards});
     }
     return sp;
@@ -120,8 +127,7 @@ plan::Tangent tangent(const Derived &d, const std::string &name) {
     plan::Tangent t;
     t.key = d.specialization.key;
     try {
-        t.jvp = ad::jvp(d.forward, d.spec, name);
-        dump("jvp", t.jvp->fn);
+        t.jvp = ad::jvp(d.forward, d.spec, name, cleanup);
     } catch (const Error &e) {
         if (e.status() != TAD_ERR_UNSUPPORTED && e.status() != TAD_ERR_INTERNAL) throw;
         t.unsupported = e.what();

@@ -2,12 +2,14 @@
 // generated module. Pure (no worker, no disk): generate and the CPU oracle both call it, so a
 // candidate can always be recomputed from its forward source and traces.
 //
-// derive_chain() is the one function that orders every stage, as Halide's Lower.cpp does:
-//   lower -> cse                                        per launch
-//   flow (src/flow)                                     across launches: specs, shared shadows, copies
-//   gradient writes (src/schedule) -> reverse -> cse -> dce -> drop unused params -> verify
-//                                                       per launch and variant
-//   jvp -> cse -> dce -> drop unused params -> verify   per launch (forward mode)
+// derive_chain() is the one function that orders every stage, as Halide's Lower.cpp does (stage
+// names in quotes):
+//   "lower" -> "cse"                                    per launch
+//   "flow" (src/flow)                                   across launches: specs, shared shadows, copies
+//   "writes" (src/schedule) -> reverse mode             per launch and variant
+//   forward mode                                        per launch
+// and every kernel the two modes derive (backward, tape sizing, tangent) goes on through
+//   "ad" (as built) -> "cse" -> "dce" -> "drop-unused-params" -> ir::verify
 // With TAD_DUMP_IR=1 it prints the IR (or the decision) after each stage to stderr, headed
 // "// ---- <stage>: <function>"; TAD_DUMP_IR=<stage>[,<stage>...] prints only those stages.
 #pragma once

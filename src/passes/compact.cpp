@@ -32,6 +32,8 @@ ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const
     return out;
 }
 
+ir::Function cleanup(const ir::Function &f) { return drop_unused_params(dce(cse(f))); }
+
 ir::Function drop_unused_params(const ir::Function &f) {
     std::vector<bool> used(f.values.size(), false);
     for (const ir::Op &op : f.ops)

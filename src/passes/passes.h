@@ -65,6 +65,9 @@ MemoryParams memory_params(const ir::Function &f);
 // Removes parameters nothing reads (a backward needs only part of the forward's arguments).
 ir::Function drop_unused_params(const ir::Function &f);
 
+// What every derived kernel goes through: cse, dce, then drop_unused_params.
+ir::Function cleanup(const ir::Function &f);
+
 // Rebuilds `f` keeping ops with keep[i] and renaming operands through `repl` (value -> value).
 ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const std::vector<ir::ValueId> &repl);
 

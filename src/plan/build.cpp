@@ -10,6 +10,25 @@ namespace tad::plan {
 
 namespace {
 
+// Aggregates spelled out field by field would be long; these name what each case sets.
+Alloc alloc(TensorRef t, Init init, int index = -1, TensorRef mirror = {}) {
+    Alloc a;
+    a.tensor = t;
+    a.init = init;
+    a.index = index;
+    a.mirror = mirror;
+    return a;
+}
+
+Arg arg(Arg::Kind kind, const std::string &name = "", TensorRef t = {}, size_t before = 0) {
+    Arg a;
+    a.kind = kind;
+    a.name = name;
+    a.tensor = t;
+    a.before = before;
+    return a;
+}
+
 Plan common(const Derivation &d, Mode mode) {
     Plan p;
     p.mode = mode;
@@ -41,12 +60,12 @@ protected:
     // this or a later launch overwrote it).
     Arg primal(size_t k, const ir::Param &param) {
         const LaunchDerivation &l = d_.launches[k];
-        if (param.kind != ir::ParamKind::Pointer) return {Arg::Scalar, param.name, {}, 0};
+        if (param.kind != ir::ParamKind::Pointer) return arg(Arg::Scalar, param.name);
         TensorRef t = l.tensors.at(param.name);
         auto saved = l.saved_before.find(param.name);
-        if (saved == l.saved_before.end()) return {Arg::Tensor, param.name, t, 0};
+        if (saved == l.saved_before.end()) return arg(Arg::Tensor, param.name, t);
         snapshots_.insert({saved->second, k, param.name});
-        return {Arg::Saved, param.name, t, saved->second};
+        return arg(Arg::Saved, param.name, t, saved->second);
     }
 
     int add_kernel(Kernel k) {
@@ -98,12 +117,12 @@ private:
             int alias = -1;
             for (const auto &[j, i] : d_.aliases)
                 if (t.kind == TensorRef::Input && i == t.index) alias = j;
-            Alloc a{t, Init::Accumulator};
+            Alloc a = alloc(t, Init::Accumulator);
             // An input updated in place: its shadow starts as the cotangent of its final contents.
             if (alias >= 0)
-                a = Alloc{t, Init::Cotangent, alias};
+                a = alloc(t, Init::Cotangent, alias);
             else if (t.kind == TensorRef::Output)
-                a = Alloc{t, Init::Cotangent, t.index};
+                a = alloc(t, Init::Cotangent, t.index);
             p_.prologue.push_back(a);
             shadowed_.insert(t);
         }
@@ -114,7 +133,7 @@ private:
                         if (o.kind != ad::ParamOrigin::Shadow) continue;
                         TensorRef t = l.tensors.at(o.primal);
                         if (t.kind == TensorRef::Input && shadowed_.insert(t).second)
-                            p_.prologue.push_back(Alloc{t, Init::Absent});
+                            p_.prologue.push_back(alloc(t, Init::Absent));
                     }
     }
 
@@ -140,7 +159,7 @@ private:
             const ad::TapeSizing &ts = *v.bwd.tape;
             Run sizing{sizing_.at(&v), {}};
             for (size_t i = 0; i < ts.fn.params.size(); ++i)
-                sizing.args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed ? Arg{Arg::TapeNeed}
+                sizing.args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed ? arg(Arg::TapeNeed)
                                                                                       : primal(k, ts.fn.params[i]));
             b.sizing = std::move(sizing);
         }
@@ -148,9 +167,9 @@ private:
             const ir::Param &param = v.bwd.fn.params[i];
             const ad::ParamOrigin &o = v.bwd.origins[i];
             if (o.kind == ad::ParamOrigin::Tape)
-                b.run.args.push_back({Arg::Tape});
+                b.run.args.push_back(arg(Arg::Tape));
             else if (o.kind == ad::ParamOrigin::TapeStride)
-                b.run.args.push_back({Arg::TapeStride});
+                b.run.args.push_back(arg(Arg::TapeStride));
             else if (param.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal)
                 b.run.args.push_back(primal(k, param));
             else
@@ -167,7 +186,7 @@ private:
         Arg a{Arg::Shadow, "", t, 0};
         if (d_.shared.count(t)) return a;
         if (t.kind == TensorRef::Output) {
-            allocs.push_back({t, Init::Incoming, t.index});
+            allocs.push_back(alloc(t, Init::Incoming, t.index));
             return a;
         }
         if (t.kind != TensorRef::Input)
@@ -176,11 +195,11 @@ private:
         auto w = bwd.writes.find(param);
         bool store = w != bwd.writes.end() && w->second.kind == passes::GradWrite::Store;
         if (store && !w->second.covers)
-            allocs.push_back({t, Init::Zeros});
+            allocs.push_back(alloc(t, Init::Zeros));
         else if (store)
-            allocs.push_back({t, Init::Written, -1, l.tensors.at(w->second.mirror)});
+            allocs.push_back(alloc(t, Init::Written, -1, l.tensors.at(w->second.mirror)));
         else
-            allocs.push_back({t, Init::Accumulator});
+            allocs.push_back(alloc(t, Init::Accumulator));
         return a;
     }
 };
@@ -234,7 +253,9 @@ private:
                     if (o.kind != ad::ParamOrigin::Shadow) continue;
                     TensorRef ref = d_.launches[k].tensors.at(o.primal);
                     if (!shadowed_.insert(ref).second) continue;
-                    Alloc a{ref, Init::ZeroTangent, -1, {}, false, k, o.primal};
+                    Alloc a = alloc(ref, Init::ZeroTangent);
+                    a.launch = k;
+                    a.param = o.primal;
                     if (ref.kind == TensorRef::Input) {
                         auto g = std::find(d_.grad_inputs.begin(), d_.grad_inputs.end(), ref.index);
                         a.init = Init::Tangent;
@@ -254,7 +275,7 @@ private:
         for (size_t i = 0; i < f.fn.params.size(); ++i) {
             const ad::ParamOrigin &o = f.origins[i];
             if (o.kind == ad::ParamOrigin::Shadow)
-                b.run.args.push_back({Arg::Shadow, "", d_.launches[k].tensors.at(o.primal), 0});
+                b.run.args.push_back(arg(Arg::Shadow, "", d_.launches[k].tensors.at(o.primal)));
             else
                 b.run.args.push_back(primal(k, f.fn.params[i]));
         }

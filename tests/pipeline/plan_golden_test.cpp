@@ -86,7 +86,7 @@ TEST(DumpIr, PrintsEachStageInPipelineOrder) {
     ::testing::internal::CaptureStderr();
     driver::derive_chain(kf, trace);
     std::string all = ::testing::internal::GetCapturedStderr();
-    ::setenv("TAD_DUMP_IR", "reverse,jvp", 1);
+    ::setenv("TAD_DUMP_IR", "writes,drop-unused-params", 1);
     ::testing::internal::CaptureStderr();
     driver::derive_chain(kf, trace);
     std::string some = ::testing::internal::GetCapturedStderr();
@@ -99,15 +99,17 @@ TEST(DumpIr, PrintsEachStageInPipelineOrder) {
     for (const char *header :
          {"// ---- lower: _gelu_fwd\nfunc @_gelu_fwd(", "// ---- cse: _gelu_fwd\nfunc @_gelu_fwd(",
           "// ---- flow: gelu\nlaunch 0 _gelu_fwd: wrt X; outputs Y; overwritten\n",
-          "// ---- writes: _gelu_fwd_bwd\nX: store mirroring Y\n",
-          "// ---- reverse: _gelu_fwd_bwd\nfunc @_gelu_fwd_bwd(", "// ---- jvp: _gelu_fwd_jvp\nfunc @_gelu_fwd_jvp("}) {
+          "// ---- writes: _gelu_fwd_bwd\nX: store mirroring Y\n", "// ---- ad: _gelu_fwd_bwd\nfunc @_gelu_fwd_bwd(",
+          "// ---- cse: _gelu_fwd_bwd\n", "// ---- dce: _gelu_fwd_bwd\n", "// ---- drop-unused-params: _gelu_fwd_bwd\n",
+          "// ---- ad: _gelu_fwd_jvp\nfunc @_gelu_fwd_jvp(", "// ---- drop-unused-params: _gelu_fwd_jvp\n"}) {
         size_t next = all.find(header, at);
         EXPECT_NE(next, std::string::npos) << "missing, or out of order: " << header << "\nin:\n" << all;
         if (next != std::string::npos) at = next;
     }
     EXPECT_EQ(some.find("// ---- lower:"), std::string::npos) << some;
-    EXPECT_NE(some.find("// ---- reverse: _gelu_fwd_bwd\n"), std::string::npos) << some;
-    EXPECT_NE(some.find("// ---- jvp: _gelu_fwd_jvp\n"), std::string::npos) << some;
+    EXPECT_EQ(some.find("// ---- ad:"), std::string::npos) << some;
+    EXPECT_NE(some.find("// ---- writes: _gelu_fwd_bwd\n"), std::string::npos) << some;
+    EXPECT_NE(some.find("// ---- drop-unused-params: _gelu_fwd_jvp\n"), std::string::npos) << some;
 }
 
 }  // namespace
