@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "emit/module_internal.h"
+#include "emit/templates.h"
 #include "passes/passes.h"
 
 namespace tad::emit {
@@ -23,42 +24,6 @@ std::string py_string(const std::string &s) {
     for (char c : one_line(s)) out += (c == '\\' || c == '"' ? "\\" : "") + std::string(1, c);
     return out + "\"";
 }
-
-// Tangents as the launcher receives them, and the buffers it gives the tangent kernel.
-const char *kHelpers = R"(def _tangent_list(tangents):
-    """Tangents of GRAD_INPUTS in their order, from a sequence in that order, a dict by name or, with
-    one gradient input, a tensor; None (or a name left out) is a zero tangent."""
-    if tangents is None:
-        return [None] * len(GRAD_INPUTS)
-    if isinstance(tangents, dict):
-        unknown = sorted(set(tangents) - set(GRAD_INPUTS))
-        if unknown:
-            raise TypeError(f"tangents for {unknown}, which are not GRAD_INPUTS {GRAD_INPUTS}")
-        return [tangents.get(name) for name in GRAD_INPUTS]
-    tangents = [tangents] if torch.is_tensor(tangents) else list(tangents)
-    if len(tangents) != len(GRAD_INPUTS):
-        raise TypeError(f"{len(tangents)} tangents for {len(GRAD_INPUTS)} GRAD_INPUTS {GRAD_INPUTS}")
-    return tangents
-
-
-def _tangent_of(v, x, written=False):
-    """An input's tangent with the input's layout and dtype: the tangent kernel addresses it as the input.
-    A tangent kernel that updates the input in place updates a copy, never the caller's v."""
-    out = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device)
-    if v is None:
-        return out.zero_()
-    if tuple(v.shape) != tuple(x.shape):
-        raise ValueError(f"a tangent of shape {list(v.shape)} for an input of shape {list(x.shape)}")
-    if not written and tuple(v.stride()) == tuple(x.stride()) and v.dtype == x.dtype and v.device == x.device:
-        return v
-    return out.copy_(v)
-
-
-def _tangent_buffer(layout):
-    """An output's tangent, laid out like the output; zero where the forward stores nothing."""
-    shape, stride, dtype, device = layout
-    return torch.empty_strided(shape, stride, dtype=dtype, device=device).zero_()
-)";
 
 }  // namespace
 
@@ -88,7 +53,7 @@ std::string emit_jvp_section(const ModuleInput &in) {
             doc += ": the outputs' tangents into their shadows from the inputs' tangents in theirs.";
             os << "@_fit_shared_memory\n" << emit_kernel(t.jvp->fn, doc) << "\n\n";
         }
-    os << kHelpers << "\n\n";
+    os << template_text("jvp_helpers.py") << "\n\n";  // tangents and tangent buffers
     // The launcher; its locals get names no stub parameter has.
     detail::Names names(stub.params);
     auto fresh = [&](const std::string &n) { return names.fresh(n); };
