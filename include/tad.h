@@ -1,5 +1,5 @@
 /*
- * tad.h - C ABI of tad (Triton AutoDiff), version 1.
+ * tad.h - C ABI of tad (Triton AutoDiff), version 2 (docs/abi.md: what changed between versions).
  *
  * tad reads a Python file holding @triton.jit forward kernel(s) and a stub that launches them,
  * generates a backward (Triton kernels, launcher, torch.autograd.Function), verifies it (on the CPU
@@ -12,8 +12,11 @@
  *  - On failure every `char **out` is set to NULL (except the report of a failed tad_verify).
  *  - On failure a session is left as it was before the call.
  *  - Strings returned through `char **out` belong to the caller: release them with tad_string_free().
- *  - Options structs start with `unsigned int version`; initialise them with the *_INIT macro or the
- *    *_options_init() function. Zero / NULL fields mean "default".
+ *  - Options structs start with `unsigned int version`; initialise them with the *_INIT macro or with
+ *    tad_*_options_init(&opts, TAD_*_OPTIONS_VERSION). Zero / NULL fields mean "default". The version
+ *    tells the library which fields the caller's struct has: it reads and writes only those, so a
+ *    caller built against an older header keeps working with a newer library. A version the library
+ *    does not know (0, or newer than the library) is TAD_ERR_INVALID_ARGUMENT.
  *  - A session is used by one thread at a time; distinct sessions are independent.
  *  - Reports are JSON text; docs/reports.md documents their schemas.
  */
@@ -33,7 +36,7 @@ extern "C" {
 #endif
 
 #define TAD_VERSION_MAJOR 0
-#define TAD_VERSION_MINOR 1
+#define TAD_VERSION_MINOR 2
 #define TAD_VERSION_PATCH 0
 
 typedef enum tad_status {
@@ -88,7 +91,14 @@ typedef struct tad_session_options {
 } tad_session_options;
 #define TAD_SESSION_OPTIONS_INIT \
     { TAD_SESSION_OPTIONS_VERSION, 0, 0, 0, 0.0, 0.0, 0, 0 }
-TAD_API int tad_session_options_init(tad_session_options *opts);
+/* Sets the fields that `version` of the struct defines to their defaults and opts->version to
+ * `version`; bytes past those fields are not touched. Pass the version of the header the caller was
+ * built with (TAD_SESSION_OPTIONS_VERSION): a caller built against an older header passes its older
+ * version and its smaller struct. Version 0 or one newer than the library's:
+ * TAD_ERR_INVALID_ARGUMENT, "<function>: unsupported options version <version> (libtad <library
+ * version> knows version 1)" ("versions 1 to N" where there are several), and *opts is left
+ * untouched. The same holds for every tad_*_options_init below. */
+TAD_API int tad_session_options_init(tad_session_options *opts, unsigned int version);
 
 /* Opens (creating if needed) the session directory. An existing directory keeps its snapshots. */
 TAD_API int tad_session_new(const tad_session_options *opts, tad_session **out);
@@ -115,7 +125,7 @@ typedef struct tad_generate_options {
 } tad_generate_options;
 #define TAD_GENERATE_OPTIONS_INIT \
     { TAD_GENERATE_OPTIONS_VERSION, 0, 0, 0, 0 }
-TAD_API int tad_generate_options_init(tad_generate_options *opts);
+TAD_API int tad_generate_options_init(tad_generate_options *opts, unsigned int version);
 
 /* Generates a backward for the loaded forward. The candidate becomes the current one and is stored as
  * a snapshot; its id is returned through `out_id` (may be NULL). */
@@ -135,7 +145,7 @@ typedef struct tad_verify_options {
 } tad_verify_options;
 #define TAD_VERIFY_OPTIONS_INIT \
     { TAD_VERIFY_OPTIONS_VERSION, 0, 0, 0, 0, 0 }
-TAD_API int tad_verify_options_init(tad_verify_options *opts);
+TAD_API int tad_verify_options_init(tad_verify_options *opts, unsigned int version);
 
 /* Verifies the current candidate. The report (JSON) is returned through `out_report` even when a
  * gradient disagrees; the status is then TAD_ERR_MISMATCH. The report is kept in the snapshot. */
@@ -150,7 +160,7 @@ typedef struct tad_bench_options {
 } tad_bench_options;
 #define TAD_BENCH_OPTIONS_INIT \
     { TAD_BENCH_OPTIONS_VERSION, 0, 0, 0 }
-TAD_API int tad_bench_options_init(tad_bench_options *opts);
+TAD_API int tad_bench_options_init(tad_bench_options *opts, unsigned int version);
 
 /* Benchmarks the current candidate on the GPU (it must have passed verification). */
 TAD_API int tad_bench(tad_session *session, const tad_bench_options *opts, char **out_report);

@@ -637,12 +637,14 @@ static struct PyModuleDef module_def = {
     NULL,
 };
 
-/* A libtad of another major version has another ABI: refuse it rather than misread its structs. */
+/* A libtad of another major version (of another minor version while the major is 0: docs/abi.md)
+ * has another ABI: refuse it rather than misread its structs. */
 static int check_library_version(void) {
     char expected[32];
-    size_t n = (size_t)PyOS_snprintf(expected, sizeof expected, "%d.", TAD_VERSION_MAJOR);
+    size_t n = (size_t)(TAD_VERSION_MAJOR == 0 ? PyOS_snprintf(expected, sizeof expected, "0.%d.", TAD_VERSION_MINOR)
+                                               : PyOS_snprintf(expected, sizeof expected, "%d.", TAD_VERSION_MAJOR));
     if (strncmp(tad_version(), expected, n) != 0) {
-        PyErr_Format(PyExc_ImportError, "tad._tad was built for libtad %d.x but loaded libtad %s", TAD_VERSION_MAJOR,
+        PyErr_Format(PyExc_ImportError, "tad._tad was built for libtad %sx but loaded libtad %s", expected,
                      tad_version());
         return -1;
     }

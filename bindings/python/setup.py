@@ -55,9 +55,15 @@ def shared_object_name(lib_dir):
     """The file name the extension will ask the dynamic loader for: libtad's SONAME.
 
     CMake builds libtad.so -> libtad.so.<SOVERSION> -> libtad.so.<version>; the linker records the
-    SONAME libtad.so.<SOVERSION>. A directory with only libtad.so has no SONAME to honour.
+    SONAME libtad.so.<SOVERSION> (SOVERSION is 0.<minor> while the version is 0.x: docs/abi.md), the
+    name libtad.so links to. A build directory may keep the links of an older SOVERSION beside it.
+    Without links: the one libtad.so.<SOVERSION> there (libtad.so.<version> has three numbers); a
+    directory with only libtad.so has no SONAME to honour.
     """
-    versioned = [n for n in os.listdir(lib_dir) if re.fullmatch(r"libtad\.so\.\d+", n)]
+    link = os.path.join(lib_dir, "libtad.so")
+    if os.path.islink(link):
+        return os.path.basename(os.readlink(link))
+    versioned = [n for n in os.listdir(lib_dir) if re.fullmatch(r"libtad\.so\.\d+(\.\d+)?", n)]
     if len(versioned) > 1:
         raise SystemExit(f"{lib_dir} holds several libtad SONAMEs: {sorted(versioned)}")
     return versioned[0] if versioned else "libtad.so"

@@ -1,4 +1,4 @@
-// The C ABI (include/tad.h) over tad::Session. Each entry point runs its body through guard(),
+// The C ABI (include/tad.h) over tad::driver::Session. Each entry point runs its body through guard(),
 // which turns every exception into a status plus the thread's last-error message, so none crosses
 // the ABI.
 // The checks of NULL pointers and options structs live here: the Session takes C++ values that
@@ -6,9 +6,11 @@
 #include "tad.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <optional>
 #include <string>
@@ -82,8 +84,43 @@ char *c_string(const std::string &s) {
     return p;
 }
 
-template <typename Opts> void check_version(const Opts &o, unsigned known, const char *fn) {
-    if (o.version == 0 || o.version > known) invalid(fn, "unsupported options version " + std::to_string(o.version));
+// Options structs grow by versions (docs/abi.md). Version v of a struct is its fields up to the last
+// one v defines; the library reads and writes a caller's struct of version v only up to the end of
+// that field, kXxxEnds[v - 1]. A field added to a struct needs a new version and an entry here.
+#define TAD_FIELD_END(type, field) (offsetof(type, field) + sizeof(type::field))
+constexpr size_t kSessionEnds[] = {TAD_FIELD_END(tad_session_options, progress_payload)};
+constexpr size_t kGenerateEnds[] = {TAD_FIELD_END(tad_generate_options, launch_json),
+                                    TAD_FIELD_END(tad_generate_options, loops)};
+constexpr size_t kVerifyEnds[] = {TAD_FIELD_END(tad_verify_options, seed)};
+constexpr size_t kBenchEnds[] = {TAD_FIELD_END(tad_bench_options, reps)};
+#undef TAD_FIELD_END
+static_assert(std::size(kSessionEnds) == TAD_SESSION_OPTIONS_VERSION, "one end per version");
+static_assert(std::size(kGenerateEnds) == TAD_GENERATE_OPTIONS_VERSION, "one end per version");
+static_assert(std::size(kVerifyEnds) == TAD_VERIFY_OPTIONS_VERSION, "one end per version");
+static_assert(std::size(kBenchEnds) == TAD_BENCH_OPTIONS_VERSION, "one end per version");
+
+void check_version(unsigned version, size_t known, const char *fn) {
+    if (version != 0 && version <= known) return;
+    invalid(fn, "unsupported options version " + std::to_string(version) + " (libtad " + tad_version() + " knows " +
+                    (known == 1 ? "version 1" : "versions 1 to " + std::to_string(known)) + ")");
+}
+
+// tad_*_options_init: the defaults of the fields that `version` defines, nothing past them.
+template <typename T, size_t N>
+void init_options(T *opts, unsigned version, const size_t (&ends)[N], const T &defaults, const char *fn) {
+    need(opts, fn, "opts");
+    check_version(version, N, fn);
+    std::memcpy(static_cast<void *>(opts), &defaults, ends[version - 1]);
+    opts->version = version;
+}
+
+// The caller's options as a struct of the library's version: the fields of the caller's version,
+// read from its struct, and zero (default) for the fields that version lacks.
+template <typename T, size_t N> T read_options(const T *o, const size_t (&ends)[N], const char *fn) {
+    check_version(o->version, N, fn);
+    T out{};
+    std::memcpy(static_cast<void *>(&out), o, ends[o->version - 1]);
+    return out;
 }
 
 // %g: errors span 1e-12 to 1e3, which std::to_string's fixed six decimals would flatten.
@@ -102,10 +139,11 @@ double seconds_or(double v, double dflt, const char *fn, const char *field) {
     return v;
 }
 
-tad::driver::SessionOptions session_options(const tad_session_options *o, const char *fn) {
+tad::driver::SessionOptions session_options(const tad_session_options *given, const char *fn) {
     tad::driver::SessionOptions so;
-    if (!o) return so;
-    check_version(*o, TAD_SESSION_OPTIONS_VERSION, fn);
+    if (!given) return so;
+    const tad_session_options copy = read_options(given, kSessionEnds, fn);
+    const tad_session_options *o = &copy;
     so.work_dir = text_or(o->work_dir, so.work_dir);
     so.python = text_or(o->python, "");
     if (o->device_index < 0) invalid(fn, "device_index must not be negative");
@@ -122,22 +160,24 @@ tad::driver::SessionOptions session_options(const tad_session_options *o, const 
     return so;
 }
 
-tad::driver::GenerateOptions generate_options(const tad_generate_options *o, const char *fn) {
+tad::driver::GenerateOptions generate_options(const tad_generate_options *given, const char *fn) {
     tad::driver::GenerateOptions go;
-    if (!o) return go;
-    check_version(*o, TAD_GENERATE_OPTIONS_VERSION, fn);
+    if (!given) return go;
+    // A version 1 caller's struct ends before `loops`, which reads as NULL (the default) here.
+    const tad_generate_options copy = read_options(given, kGenerateEnds, fn);
+    const tad_generate_options *o = &copy;
     go.backend = text_or(o->backend, go.backend);
     go.dims_json = text_or(o->dims_json, "");
     go.launch_json = text_or(o->launch_json, "");
-    // Version 1 callers' structs end before `loops`.
-    if (o->version >= 2) go.loops = text_or(o->loops, go.loops);
+    go.loops = text_or(o->loops, go.loops);
     return go;
 }
 
-tad::driver::VerifyOptions verify_options(const tad_verify_options *o, const char *fn) {
+tad::driver::VerifyOptions verify_options(const tad_verify_options *given, const char *fn) {
     tad::driver::VerifyOptions vo;
-    if (!o) return vo;
-    check_version(*o, TAD_VERIFY_OPTIONS_VERSION, fn);
+    if (!given) return vo;
+    const tad_verify_options copy = read_options(given, kVerifyEnds, fn);
+    const tad_verify_options *o = &copy;
     vo.cpu = o->cpu != 0;
     vo.dims_json = text_or(o->dims_json, "");
     vo.dtypes = text_or(o->dtypes, vo.dtypes);
@@ -147,10 +187,11 @@ tad::driver::VerifyOptions verify_options(const tad_verify_options *o, const cha
     return vo;
 }
 
-tad::driver::BenchOptions bench_options(const tad_bench_options *o, const char *fn) {
+tad::driver::BenchOptions bench_options(const tad_bench_options *given, const char *fn) {
     tad::driver::BenchOptions bo;
-    if (!o) return bo;
-    check_version(*o, TAD_BENCH_OPTIONS_VERSION, fn);
+    if (!given) return bo;
+    const tad_bench_options copy = read_options(given, kBenchEnds, fn);
+    const tad_bench_options *o = &copy;
     bo.dims_json = text_or(o->dims_json, "");
     bo.dtypes = text_or(o->dtypes, bo.dtypes);
     if (o->reps < 0) invalid(fn, "reps must not be negative");
@@ -231,34 +272,30 @@ const char *tad_status_name(int status) {
 
 void tad_string_free(char *s) { std::free(s); }
 
-int tad_session_options_init(tad_session_options *opts) {
+int tad_session_options_init(tad_session_options *opts, unsigned int version) {
     return guard(__func__, [&](const char *fn) {
-        need(opts, fn, "opts");
-        *opts = tad_session_options TAD_SESSION_OPTIONS_INIT;
+        init_options(opts, version, kSessionEnds, tad_session_options TAD_SESSION_OPTIONS_INIT, fn);
         return TAD_OK;
     });
 }
 
-int tad_generate_options_init(tad_generate_options *opts) {
+int tad_generate_options_init(tad_generate_options *opts, unsigned int version) {
     return guard(__func__, [&](const char *fn) {
-        need(opts, fn, "opts");
-        *opts = tad_generate_options TAD_GENERATE_OPTIONS_INIT;
+        init_options(opts, version, kGenerateEnds, tad_generate_options TAD_GENERATE_OPTIONS_INIT, fn);
         return TAD_OK;
     });
 }
 
-int tad_verify_options_init(tad_verify_options *opts) {
+int tad_verify_options_init(tad_verify_options *opts, unsigned int version) {
     return guard(__func__, [&](const char *fn) {
-        need(opts, fn, "opts");
-        *opts = tad_verify_options TAD_VERIFY_OPTIONS_INIT;
+        init_options(opts, version, kVerifyEnds, tad_verify_options TAD_VERIFY_OPTIONS_INIT, fn);
         return TAD_OK;
     });
 }
 
-int tad_bench_options_init(tad_bench_options *opts) {
+int tad_bench_options_init(tad_bench_options *opts, unsigned int version) {
     return guard(__func__, [&](const char *fn) {
-        need(opts, fn, "opts");
-        *opts = tad_bench_options TAD_BENCH_OPTIONS_INIT;
+        init_options(opts, version, kBenchEnds, tad_bench_options TAD_BENCH_OPTIONS_INIT, fn);
         return TAD_OK;
     });
 }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "emit/module_internal.h"
+#include "emit/templates.h"
 
 namespace tad::emit::detail {
 
@@ -26,42 +27,6 @@ std::string py_string(const std::string &s) {
     return out + "\"";
 }
 
-// Tangents as the launcher receives them, and the buffers it gives the tangent kernel.
-const char *kHelpers = R"(def _tangent_list(tangents):
-    """Tangents of GRAD_INPUTS in their order, from a sequence in that order, a dict by name or, with
-    one gradient input, a tensor; None (or a name left out) is a zero tangent."""
-    if tangents is None:
-        return [None] * len(GRAD_INPUTS)
-    if isinstance(tangents, dict):
-        unknown = sorted(set(tangents) - set(GRAD_INPUTS))
-        if unknown:
-            raise TypeError(f"tangents for {unknown}, which are not GRAD_INPUTS {GRAD_INPUTS}")
-        return [tangents.get(name) for name in GRAD_INPUTS]
-    tangents = [tangents] if torch.is_tensor(tangents) else list(tangents)
-    if len(tangents) != len(GRAD_INPUTS):
-        raise TypeError(f"{len(tangents)} tangents for {len(GRAD_INPUTS)} GRAD_INPUTS {GRAD_INPUTS}")
-    return tangents
-
-
-def _tangent_of(v, x, written=False):
-    """An input's tangent with the input's layout and dtype: the tangent kernel addresses it as the input.
-    A tangent kernel that updates the input in place updates a copy, never the caller's v."""
-    out = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device)
-    if v is None:
-        return out.zero_()
-    if tuple(v.shape) != tuple(x.shape):
-        raise ValueError(f"a tangent of shape {list(v.shape)} for an input of shape {list(x.shape)}")
-    if not written and tuple(v.stride()) == tuple(x.stride()) and v.dtype == x.dtype and v.device == x.device:
-        return v
-    return out.copy_(v)
-
-
-def _tangent_buffer(layout):
-    """An output's tangent, laid out like the output; zero where the forward stores nothing."""
-    shape, stride, dtype, device = layout
-    return torch.empty_strided(shape, stride, dtype=dtype, device=device).zero_()
-)";
-
 class JvpWriter {
 public:
     JvpWriter(const frontend::KernelFile &kf, const plan::Plan &p) : p_(p), stub_(kf.stub), names_(stub_.params) {}
@@ -76,7 +41,7 @@ public:
             doc += ": the outputs' tangents into their shadows from the inputs' tangents in theirs.";
             os_ << "@_fit_shared_memory\n" << emit_kernel(k.fn, doc) << "\n\n";
         }
-        os_ << kHelpers << "\n\n";
+        os_ << template_text("jvp_helpers.py") << "\n\n";  // tangents and tangent buffers
         launcher();
         os_ << "\n\n_JVP_SNAPSHOTS = " << snapshot_table(p_.snapshots) << "\n";
         entry_point();

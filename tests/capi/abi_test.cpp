@@ -2,6 +2,7 @@
 // the NULL-argument checks that every entry point makes before the session is touched.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -12,7 +13,25 @@
 
 namespace {
 
-int invalid_call() { return tad_session_options_init(nullptr); }
+int invalid_call() { return tad_session_options_init(nullptr, TAD_SESSION_OPTIONS_VERSION); }
+
+std::string library() { return tad_version(); }
+
+// Where version `v` of an options struct ends: the end of the last field it defines.
+#define FIELD_END(type, field) (offsetof(type, field) + sizeof(type::field))
+
+// `T` at the start of a buffer whose bytes are all 0xab, so that a write to any byte shows.
+template <typename T> struct Guarded {
+    Guarded() { std::memset(bytes, 0xab, sizeof bytes); }
+    T *opts() { return reinterpret_cast<T *>(bytes); }
+    // Whether every byte from `from` to the end of the buffer still holds 0xab.
+    bool untouched_from(size_t from) const {
+        for (size_t i = from; i < sizeof bytes; ++i)
+            if (bytes[i] != 0xab) return false;
+        return true;
+    }
+    alignas(T) unsigned char bytes[sizeof(T) + 32];
+};
 
 }  // namespace
 
@@ -51,14 +70,16 @@ TEST(CApi, ErrorLastIsEmptyOnAFreshThread) {
 TEST(CApi, ErrorLastSurvivesSuccessfulCalls) {
     ASSERT_EQ(invalid_call(), TAD_ERR_INVALID_ARGUMENT);
     tad_verify_options v;
-    ASSERT_EQ(tad_verify_options_init(&v), TAD_OK);
+    ASSERT_EQ(tad_verify_options_init(&v, TAD_VERIFY_OPTIONS_VERSION), TAD_OK);
     tad_string_free(nullptr);
     EXPECT_STREQ(tad_error_last(), "tad_session_options_init: opts is NULL");
 }
 
 TEST(CApi, ErrorLastIsPerThread) {
-    ASSERT_EQ(tad_bench_options_init(nullptr), TAD_ERR_INVALID_ARGUMENT);
-    std::thread([] { EXPECT_EQ(tad_generate_options_init(nullptr), TAD_ERR_INVALID_ARGUMENT); }).join();
+    ASSERT_EQ(tad_bench_options_init(nullptr, TAD_BENCH_OPTIONS_VERSION), TAD_ERR_INVALID_ARGUMENT);
+    std::thread([] {
+        EXPECT_EQ(tad_generate_options_init(nullptr, TAD_GENERATE_OPTIONS_VERSION), TAD_ERR_INVALID_ARGUMENT);
+    }).join();
     EXPECT_STREQ(tad_error_last(), "tad_bench_options_init: opts is NULL");
 }
 
@@ -72,10 +93,10 @@ TEST(CApi, OptionsInitFunctionsMatchMacros) {
     std::memset(&g, 0xab, sizeof g);
     std::memset(&v, 0xab, sizeof v);
     std::memset(&b, 0xab, sizeof b);
-    ASSERT_EQ(tad_session_options_init(&s), TAD_OK);
-    ASSERT_EQ(tad_generate_options_init(&g), TAD_OK);
-    ASSERT_EQ(tad_verify_options_init(&v), TAD_OK);
-    ASSERT_EQ(tad_bench_options_init(&b), TAD_OK);
+    ASSERT_EQ(tad_session_options_init(&s, TAD_SESSION_OPTIONS_VERSION), TAD_OK);
+    ASSERT_EQ(tad_generate_options_init(&g, TAD_GENERATE_OPTIONS_VERSION), TAD_OK);
+    ASSERT_EQ(tad_verify_options_init(&v, TAD_VERIFY_OPTIONS_VERSION), TAD_OK);
+    ASSERT_EQ(tad_bench_options_init(&b, TAD_BENCH_OPTIONS_VERSION), TAD_OK);
     tad_session_options s0 = TAD_SESSION_OPTIONS_INIT;
     EXPECT_EQ(s.version, s0.version);
     EXPECT_EQ(s.version, static_cast<unsigned>(TAD_SESSION_OPTIONS_VERSION));
@@ -103,6 +124,81 @@ TEST(CApi, OptionsInitFunctionsMatchMacros) {
     EXPECT_EQ(b.reps, 0);
 }
 
+// A caller built against a header whose tad_generate_options was version 1 has a struct that ends
+// before `loops`: initialising it with version 1 writes its fields and nothing past them.
+TEST(CApi, OptionsInitOfAnOlderVersionLeavesTheBytesPastItAlone) {
+    struct GenerateV1 {
+        unsigned int version;
+        const char *backend;
+        const char *dims_json;
+        const char *launch_json;
+        unsigned char guard[16];
+    };
+    static_assert(offsetof(GenerateV1, guard) == offsetof(tad_generate_options, loops), "v1 ends before loops");
+    GenerateV1 g;
+    std::memset(&g, 0xab, sizeof g);
+    ASSERT_EQ(tad_generate_options_init(reinterpret_cast<tad_generate_options *>(&g), 1), TAD_OK) << tad_error_last();
+    EXPECT_EQ(g.version, 1u);
+    EXPECT_EQ(g.backend, nullptr);
+    EXPECT_EQ(g.dims_json, nullptr);
+    EXPECT_EQ(g.launch_json, nullptr);
+    for (unsigned char c : g.guard) EXPECT_EQ(c, 0xab);
+}
+
+// Each init writes the fields of the version it is given, up to the end of the last one: never
+// the struct's trailing padding or what follows it.
+TEST(CApi, OptionsInitWritesNothingPastTheVersionsFields) {
+    Guarded<tad_session_options> s;
+    ASSERT_EQ(tad_session_options_init(s.opts(), 1), TAD_OK);
+    EXPECT_EQ(s.opts()->progress_payload, nullptr);
+    EXPECT_TRUE(s.untouched_from(FIELD_END(tad_session_options, progress_payload)));
+    Guarded<tad_generate_options> g1, g2;
+    ASSERT_EQ(tad_generate_options_init(g1.opts(), 1), TAD_OK);
+    EXPECT_EQ(g1.opts()->launch_json, nullptr);
+    EXPECT_TRUE(g1.untouched_from(FIELD_END(tad_generate_options, launch_json)));
+    ASSERT_EQ(tad_generate_options_init(g2.opts(), 2), TAD_OK);
+    EXPECT_EQ(g2.opts()->loops, nullptr);
+    EXPECT_TRUE(g2.untouched_from(FIELD_END(tad_generate_options, loops)));
+    Guarded<tad_verify_options> v;
+    ASSERT_EQ(tad_verify_options_init(v.opts(), 1), TAD_OK);
+    EXPECT_EQ(v.opts()->seed, 0u);
+    EXPECT_TRUE(v.untouched_from(FIELD_END(tad_verify_options, seed)));
+    Guarded<tad_bench_options> b;
+    ASSERT_EQ(tad_bench_options_init(b.opts(), 1), TAD_OK);
+    EXPECT_EQ(b.opts()->reps, 0);
+    EXPECT_TRUE(b.untouched_from(FIELD_END(tad_bench_options, reps)));
+}
+
+// Version 0 and versions newer than the library's fail, name the function, and write nothing.
+TEST(CApi, OptionsInitRefusesUnknownVersions) {
+    Guarded<tad_session_options> s;
+    EXPECT_EQ(tad_session_options_init(s.opts(), 0), TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(tad_error_last(),
+              "tad_session_options_init: unsupported options version 0 (libtad " + library() + " knows version 1)");
+    EXPECT_EQ(tad_session_options_init(s.opts(), 2), TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(tad_error_last(),
+              "tad_session_options_init: unsupported options version 2 (libtad " + library() + " knows version 1)");
+    EXPECT_TRUE(s.untouched_from(0));
+    Guarded<tad_generate_options> g;
+    EXPECT_EQ(tad_generate_options_init(g.opts(), 0), TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(tad_error_last(), "tad_generate_options_init: unsupported options version 0 (libtad " + library() +
+                                    " knows versions 1 to 2)");
+    EXPECT_EQ(tad_generate_options_init(g.opts(), 3), TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(tad_error_last(), "tad_generate_options_init: unsupported options version 3 (libtad " + library() +
+                                    " knows versions 1 to 2)");
+    EXPECT_TRUE(g.untouched_from(0));
+    Guarded<tad_verify_options> v;
+    EXPECT_EQ(tad_verify_options_init(v.opts(), 4000000000u), TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(tad_error_last(), "tad_verify_options_init: unsupported options version 4000000000 (libtad " + library() +
+                                    " knows version 1)");
+    EXPECT_TRUE(v.untouched_from(0));
+    Guarded<tad_bench_options> b;
+    EXPECT_EQ(tad_bench_options_init(b.opts(), TAD_BENCH_OPTIONS_VERSION + 1), TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(tad_error_last(),
+              "tad_bench_options_init: unsupported options version 2 (libtad " + library() + " knows version 1)");
+    EXPECT_TRUE(b.untouched_from(0));
+}
+
 TEST(CApi, SessionNewChecksItsArguments) {
     EXPECT_EQ(tad_session_new(nullptr, nullptr), TAD_ERR_INVALID_ARGUMENT);
     EXPECT_STREQ(tad_error_last(), "tad_session_new: out is NULL");
@@ -111,12 +207,13 @@ TEST(CApi, SessionNewChecksItsArguments) {
     tad_session_options o = TAD_SESSION_OPTIONS_INIT;
     o.version = 0;
     EXPECT_EQ(tad_session_new(&o, &s), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_STREQ(tad_error_last(), "tad_session_new: unsupported options version 0");
+    EXPECT_EQ(tad_error_last(),
+              "tad_session_new: unsupported options version 0 (libtad " + library() + " knows version 1)");
     EXPECT_EQ(s, nullptr);
     o.version = TAD_SESSION_OPTIONS_VERSION + 1;
     EXPECT_EQ(tad_session_new(&o, &s), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(std::string(tad_error_last()),
-              "tad_session_new: unsupported options version " + std::to_string(TAD_SESSION_OPTIONS_VERSION + 1));
+    EXPECT_EQ(tad_error_last(),
+              "tad_session_new: unsupported options version 2 (libtad " + library() + " knows version 1)");
 
     o.version = TAD_SESSION_OPTIONS_VERSION;
     o.device_index = -1;

@@ -49,16 +49,17 @@ TEST_F(CApiSession, UnsupportedOptionsVersions) {
     tad_generate_options g = TAD_GENERATE_OPTIONS_INIT;
     g.version = 0;
     EXPECT_EQ(tad_generate(s_, &g, &out), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_STREQ(tad_error_last(), "tad_generate: unsupported options version 0");
+    const std::string library = tad_version();
+    EXPECT_EQ(tad_error_last(),
+              "tad_generate: unsupported options version 0 (libtad " + library + " knows versions 1 to 2)");
     tad_verify_options v = TAD_VERIFY_OPTIONS_INIT;
     v.version = 99;
     EXPECT_EQ(tad_verify(s_, &v, &out), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_STREQ(tad_error_last(), "tad_verify: unsupported options version 99");
+    EXPECT_EQ(tad_error_last(), "tad_verify: unsupported options version 99 (libtad " + library + " knows version 1)");
     tad_bench_options b = TAD_BENCH_OPTIONS_INIT;
     b.version = TAD_BENCH_OPTIONS_VERSION + 1;
     EXPECT_EQ(tad_bench(s_, &b, &out), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(std::string(tad_error_last()),
-              "tad_bench: unsupported options version " + std::to_string(TAD_BENCH_OPTIONS_VERSION + 1));
+    EXPECT_EQ(tad_error_last(), "tad_bench: unsupported options version 2 (libtad " + library + " knows version 1)");
     EXPECT_EQ(out, nullptr);
 }
 
@@ -75,6 +76,25 @@ TEST_F(CApiSession, VersionOneGenerateOptionsStillWork) {
     EXPECT_EQ(tad_generate(s_, reinterpret_cast<tad_generate_options *>(g), &out), TAD_ERR_STATE);
     EXPECT_STREQ(tad_error_last(), "tad_generate: no forward file loaded (call tad_load_forward first)");
     std::free(g);
+}
+
+// What follows a version 1 struct is not `loops`: a caller's next variable, here a policy that
+// does not exist, is never read (the launch record, read after the policy, fails instead). Version
+// 2 reads it.
+TEST_F(CApiSession, VersionOneGenerateOptionsAreReadUpToTheirEnd) {
+    ASSERT_EQ(tad_load_forward(s_, TAD_SOURCE_DIR "/examples/gelu.py", nullptr), TAD_OK) << tad_error_last();
+    struct {
+        unsigned int version;
+        const char *backend, *dims_json, *launch_json;
+        const char *next;
+    } g = {1, nullptr, nullptr, "not json", "no such policy"};
+    char *out = nullptr;
+    EXPECT_EQ(tad_generate(s_, reinterpret_cast<tad_generate_options *>(&g), &out), TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_STREQ(tad_error_last(), "launch record: invalid JSON near byte 0");
+    g.version = 2;
+    EXPECT_EQ(tad_generate(s_, reinterpret_cast<tad_generate_options *>(&g), &out), TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_STREQ(tad_error_last(), "tad_generate: unknown loops policy 'no such policy' (available: recompute, tape)");
+    EXPECT_EQ(out, nullptr);
 }
 
 TEST_F(CApiSession, NegativeOptionValues) {

@@ -41,13 +41,92 @@ static void test_options(void) {
     CHECK(g.version == TAD_GENERATE_OPTIONS_VERSION && g.backend == NULL && g.loops == NULL);
     CHECK(v.version == TAD_VERIFY_OPTIONS_VERSION && v.cpu == 0 && v.max_elements == 0);
     CHECK(b.version == TAD_BENCH_OPTIONS_VERSION && b.reps == 0);
-    CHECK(tad_session_options_init(&s2) == TAD_OK);
+    CHECK(tad_session_options_init(&s2, TAD_SESSION_OPTIONS_VERSION) == TAD_OK);
     CHECK(s2.version == s.version && s2.python == NULL && s2.device_index == 0 && s2.worker_timeout_s == 0.0 &&
           s2.progress_payload == NULL);
-    CHECK(tad_verify_options_init(&v2) == TAD_OK);
+    CHECK(tad_verify_options_init(&v2, TAD_VERIFY_OPTIONS_VERSION) == TAD_OK);
     CHECK(v2.version == v.version && v2.dtypes == NULL && v2.seed == 0);
-    CHECK(tad_generate_options_init(NULL) == TAD_ERR_INVALID_ARGUMENT);
+    CHECK(tad_generate_options_init(NULL, TAD_GENERATE_OPTIONS_VERSION) == TAD_ERR_INVALID_ARGUMENT);
     CHECK_MSG("tad_generate_options_init: opts is NULL");
+}
+
+/* tad_generate_options as a caller built against version 1 of it declares it (it ends before
+ * `loops`), followed by bytes that must stay as they are. */
+struct generate_options_v1 {
+    unsigned int version;
+    const char *backend;
+    const char *dims_json;
+    const char *launch_json;
+};
+struct guarded_v1 {
+    struct generate_options_v1 opts;
+    unsigned char guard[16];
+};
+
+static int all_bytes(const void *p, size_t n, unsigned char value) {
+    const unsigned char *b = (const unsigned char *)p;
+    size_t i;
+    for (i = 0; i < n; i++)
+        if (b[i] != value) return 0;
+    return 1;
+}
+
+static void test_versioned_init(void) {
+    struct guarded_v1 old;
+    tad_session_options s;
+    tad_generate_options g;
+    tad_verify_options v;
+    tad_bench_options b;
+    char want[160];
+    memset(&old, 0xab, sizeof old);
+    CHECK(tad_generate_options_init((tad_generate_options *)(void *)&old.opts, 1) == TAD_OK);
+    CHECK(old.opts.version == 1 && old.opts.backend == NULL && old.opts.dims_json == NULL &&
+          old.opts.launch_json == NULL);
+    CHECK(all_bytes(old.guard, sizeof old.guard, 0xab));
+
+    /* Each init with this header's version fills every field with its default. */
+    memset(&s, 0xab, sizeof s);
+    memset(&g, 0xab, sizeof g);
+    memset(&v, 0xab, sizeof v);
+    memset(&b, 0xab, sizeof b);
+    CHECK(tad_session_options_init(&s, TAD_SESSION_OPTIONS_VERSION) == TAD_OK);
+    CHECK(s.version == TAD_SESSION_OPTIONS_VERSION && s.work_dir == NULL && s.python == NULL && s.device_index == 0 &&
+          s.worker_timeout_s == 0.0 && s.startup_timeout_s == 0.0 && s.progress == NULL && s.progress_payload == NULL);
+    CHECK(tad_generate_options_init(&g, TAD_GENERATE_OPTIONS_VERSION) == TAD_OK);
+    CHECK(g.version == TAD_GENERATE_OPTIONS_VERSION && g.backend == NULL && g.dims_json == NULL &&
+          g.launch_json == NULL && g.loops == NULL);
+    CHECK(tad_verify_options_init(&v, TAD_VERIFY_OPTIONS_VERSION) == TAD_OK);
+    CHECK(v.version == TAD_VERIFY_OPTIONS_VERSION && v.cpu == 0 && v.dims_json == NULL && v.dtypes == NULL &&
+          v.max_elements == 0 && v.seed == 0);
+    CHECK(tad_bench_options_init(&b, TAD_BENCH_OPTIONS_VERSION) == TAD_OK);
+    CHECK(b.version == TAD_BENCH_OPTIONS_VERSION && b.dims_json == NULL && b.dtypes == NULL && b.reps == 0);
+
+    /* Version 0 and versions newer than the library's fail and write nothing. */
+    memset(&g, 0xab, sizeof g);
+    CHECK(tad_generate_options_init(&g, 0) == TAD_ERR_INVALID_ARGUMENT);
+    sprintf(want, "tad_generate_options_init: unsupported options version 0 (libtad %s knows versions 1 to 2)",
+            tad_version());
+    CHECK_MSG(want);
+    CHECK(tad_generate_options_init(&g, TAD_GENERATE_OPTIONS_VERSION + 1) == TAD_ERR_INVALID_ARGUMENT);
+    sprintf(want, "tad_generate_options_init: unsupported options version 3 (libtad %s knows versions 1 to 2)",
+            tad_version());
+    CHECK_MSG(want);
+    CHECK(all_bytes(&g, sizeof g, 0xab));
+    memset(&s, 0xab, sizeof s);
+    CHECK(tad_session_options_init(&s, 0) == TAD_ERR_INVALID_ARGUMENT);
+    sprintf(want, "tad_session_options_init: unsupported options version 0 (libtad %s knows version 1)", tad_version());
+    CHECK_MSG(want);
+    CHECK(all_bytes(&s, sizeof s, 0xab));
+    memset(&v, 0xab, sizeof v);
+    CHECK(tad_verify_options_init(&v, 2) == TAD_ERR_INVALID_ARGUMENT);
+    sprintf(want, "tad_verify_options_init: unsupported options version 2 (libtad %s knows version 1)", tad_version());
+    CHECK_MSG(want);
+    CHECK(all_bytes(&v, sizeof v, 0xab));
+    memset(&b, 0xab, sizeof b);
+    CHECK(tad_bench_options_init(&b, 7) == TAD_ERR_INVALID_ARGUMENT);
+    sprintf(want, "tad_bench_options_init: unsupported options version 7 (libtad %s knows version 1)", tad_version());
+    CHECK_MSG(want);
+    CHECK(all_bytes(&b, sizeof b, 0xab));
 }
 
 static void test_null_arguments(void) {
@@ -55,9 +134,11 @@ static void test_null_arguments(void) {
     tad_session_options bad = TAD_SESSION_OPTIONS_INIT;
     char sentinel = 0;
     char *out = &sentinel;
+    char message[128];
     bad.version = 0;
     CHECK(tad_session_new(&bad, &session) == TAD_ERR_INVALID_ARGUMENT);
-    CHECK_MSG("tad_session_new: unsupported options version 0");
+    sprintf(message, "tad_session_new: unsupported options version 0 (libtad %s knows version 1)", tad_version());
+    CHECK_MSG(message);
     CHECK(session == NULL);
     CHECK(tad_session_new(NULL, NULL) == TAD_ERR_INVALID_ARGUMENT);
     CHECK_MSG("tad_session_new: out is NULL");
@@ -74,7 +155,7 @@ static void test_error_last(void) {
     tad_bench_options b;
     CHECK(tad_error_last() != NULL);
     CHECK(tad_rollback(NULL, "x") == TAD_ERR_INVALID_ARGUMENT);
-    CHECK(tad_bench_options_init(&b) == TAD_OK);
+    CHECK(tad_bench_options_init(&b, TAD_BENCH_OPTIONS_VERSION) == TAD_OK);
     CHECK_MSG("tad_rollback: session is NULL"); /* a success keeps the last failure's message */
 }
 
@@ -97,6 +178,7 @@ static void test_reports(void) {
 int main(void) {
     test_version();
     test_options();
+    test_versioned_init();
     test_null_arguments();
     test_error_last();
     test_reports();

@@ -21,4 +21,15 @@ cmake -S "$here/consumer" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/n
 cmake --build "$tmp/cm" >/dev/null
 (cd "$tmp" && "$tmp/cm/consumer")
 "$tmp/prefix/bin/tad" --version
+
+# One version everywhere, and the SONAME of a 0.x library names its minor version (docs/abi.md).
+version=$("$tmp/prefix/bin/tad" --version | sed 's/^tad //')
+test "$(pkg-config --modversion tad)" = "$version"
+case $version in
+  0.*) soname=libtad.so.${version%.*} ;;
+  *) soname=libtad.so.${version%%.*} ;;
+esac
+readelf -d "$libdir/libtad.so" | grep -q "(SONAME).*\[$soname\]" ||
+  { echo "libtad's SONAME is not $soname" >&2; readelf -d "$libdir/libtad.so" | grep SONAME >&2; exit 1; }
+test -f "$libdir/$soname"
 echo "install ok"

@@ -1,0 +1,207 @@
+"""Runtime of every module tad generates (src/emit/module.cpp): the launch recorder (_Recorded,
+_capturing), the launch check, the gradient buffers the backward launcher allocates, and
+_fit_shared_memory, which wraps each generated kernel.
+
+A template (src/emit/templates/README.md): the library embeds the part of this file below the
+`# ---- tad:embed ----` line, byte for byte, in each generated module, whose header already has the
+imports. The imports above that line make this file importable on its own (tests/python/
+test_templates.py) and readable by linters.
+"""
+
+import inspect
+import threading
+
+import torch
+
+
+# ---- tad:embed ---- the generated module holds everything below this line, byte for byte
+# ---- launch recording: the backward reuses each forward launch's grid and scalar arguments ----
+class _Launch:
+    def __init__(self, kernel, grid, args, options, tensors):
+        self.kernel = kernel
+        self.grid = grid
+        self.args = args
+        self.options = options
+        self.tensors = tensors  # dropped once the Function has kept the temporaries it needs
+        self.pre = {}  # tensor arguments as this launch saw them, saved before a launch overwrote them
+
+
+_capture = threading.local()
+
+
+class _capturing:
+    """Records the launches; before launch m, copies the tensors snapshots[m] names: ((k, parameter), ...)."""
+
+    def __init__(self, snapshots=None):
+        self.snapshots = {} if snapshots is None else snapshots
+
+    def __enter__(self):
+        self.saved = (getattr(_capture, "launches", None), getattr(_capture, "snapshots", {}))
+        _capture.launches, _capture.snapshots = [], self.snapshots
+        return _capture.launches
+
+    def __exit__(self, *exc):
+        _capture.launches, _capture.snapshots = self.saved
+
+
+class _Recorded:
+    """Launches a forward kernel and, inside _capturing(), records the launch: its grid and scalar
+    arguments, including the config @triton.autotune chose and the values of @triton.heuristics."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        fn = kernel
+        while not inspect.isfunction(fn):
+            fn = fn.fn
+        self.name = fn.__name__
+        self.signature = inspect.signature(fn)
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            log = getattr(_capture, "launches", None)
+            saved = []
+            if log is not None:
+                for k, name in _capture.snapshots.get(len(log), ()):
+                    t = log[k].tensors[name] if k < len(log) else self._tensors(args, kwargs)[name]
+                    saved.append((k, name, _snapshot(t)))
+            result = self.kernel[grid](*args, **kwargs)
+            if log is not None:
+                log.append(self._record(grid, args, kwargs))
+                for k, name, copy in saved:
+                    log[k].pre[name] = copy
+            return result
+
+        return launch
+
+    def _tensors(self, args, kwargs):
+        params = self.signature.parameters
+        bound = self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params})
+        out = {}
+        for k, v in bound.arguments.items():
+            if type(v).__name__ == "TensorDescriptor" and isinstance(getattr(v, "base", None), torch.Tensor):
+                v = v.base  # as _record: the backward sees a descriptor as its base tensor
+            if isinstance(v, torch.Tensor):
+                out[k] = v
+        return out
+
+    def _record(self, grid, args, kwargs):
+        params = self.signature.parameters
+        options = {k: v for k, v in kwargs.items() if k not in params}
+        values = dict(self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params}).arguments)
+        layer = self.kernel
+        while not inspect.isfunction(layer):
+            config = getattr(layer, "best_config", None)
+            if config is not None:
+                values.update(config.kwargs)
+                for name in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
+                    if getattr(config, name, None) is not None:
+                        options.setdefault(name, getattr(config, name))
+            for name, rule in getattr(layer, "values", {}).items():
+                values.setdefault(name, rule(values))
+            layer = layer.fn
+        for name, p in params.items():
+            if name not in values and p.default is not inspect.Parameter.empty:
+                values[name] = p.default
+        grid_ = grid(dict(values, **options)) if callable(grid) else grid
+        grid_ = tuple(grid_) if isinstance(grid_, (tuple, list)) else (grid_,)
+        for name, v in list(values.items()):
+            # A host-side TensorDescriptor reaches the backward as its base tensor and scalars named
+            # as tad's lowering names them (frontend::tensor_desc_field).
+            if type(v).__name__ == "TensorDescriptor" and isinstance(getattr(v, "base", None), torch.Tensor):
+                values[name] = v.base
+                for field, items in (("shape", v.shape), ("stride", v.strides), ("block", v.block_shape)):
+                    values.update({f"{name}_{field}{d}": int(x) for d, x in enumerate(items)})
+        scalars = {k: v for k, v in values.items() if not isinstance(v, torch.Tensor)}
+        tensors = {k: v for k, v in values.items() if isinstance(v, torch.Tensor)}
+        return _Launch(self.name, grid_, scalars, options, tensors)
+
+
+def _snapshot(t):
+    """A copy of t, with its layout, whose contents a backward needs after a launch overwrites t."""
+    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).copy_(t)
+
+
+class _fit_shared_memory:
+    """A generated kernel, launched with its forward launch's options. It holds more tiles than the
+    forward, so at the forward's num_stages its software pipeline may need more shared memory than
+    the GPU has: it then runs with fewer stages, down to 1 (slower, never different), and remembers
+    how many fitted."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.stages = {}  # (options, tensor dtypes) -> num_stages that fitted
+
+    def __getattr__(self, name):  # the kernel's attributes (fn, arg_names, ...); never recurses
+        if name == "kernel":
+            raise AttributeError(name)
+        return getattr(self.kernel, name)
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            key = (tuple(sorted(kwargs.items())), tuple(a.dtype for a in args if torch.is_tensor(a)))
+            if key in self.stages:
+                kwargs = dict(kwargs, num_stages=self.stages[key])
+            while True:
+                try:
+                    return self.kernel[grid](*args, **kwargs)
+                except Exception as e:  # triton.runtime.errors.OutOfResources
+                    stages = kwargs.get("num_stages", 3)  # triton's default on NVIDIA GPUs
+                    if type(e).__name__ != "OutOfResources" or "shared memory" not in str(e) or stages <= 1:
+                        raise
+                    kwargs = dict(kwargs, num_stages=stages - 1)
+                    self.stages[key] = stages - 1
+
+        return launch
+
+
+def _check_launches(launches, kernels):
+    """The backward was generated for this sequence of launches."""
+    got = tuple(launch.kernel for launch in launches)
+    if got != kernels:
+        raise RuntimeError(f"the stub launched {got}; the backward was generated for {kernels}")
+
+
+def _as_layout(g, layout):
+    """The incoming gradient with the strides of the forward output it belongs to."""
+    shape, stride, dtype, device = layout
+    if g is None:
+        return torch.zeros(shape, dtype=dtype, device=device)
+    if tuple(g.stride()) == stride and g.dtype == dtype:
+        return g
+    out = torch.empty_strided(shape, stride, dtype=dtype, device=device)
+    out.copy_(g)
+    return out
+
+
+def _atomic_buffer(t):
+    """Gradient accumulated with atomics: float32 (float64 for float64 inputs), zero-filled, with
+    t's strides (the backward addresses it with t's stride arguments)."""
+    dtype = torch.float64 if t.dtype == torch.float64 else torch.float32
+    return torch.empty_strided(t.shape, t.stride(), dtype=dtype, device=t.device).zero_()
+
+
+def _cotangent_buffer(g, layout):
+    """The cotangent of an output that later launches' backwards add to: a float32 (float64) copy
+    of the incoming gradient with the output's strides."""
+    shape, stride, dtype, device = layout
+    out = torch.empty_strided(shape, stride, dtype=torch.float64 if dtype == torch.float64 else torch.float32, device=device)
+    return out.zero_() if g is None else out.copy_(g)
+
+
+def _store_buffer(t, shape, stride):
+    """Gradient written with plain stores mirroring the forward's store to a buffer of this shape
+    and stride: every element is written when `t` has that layout, otherwise unwritten elements
+    must read as zero."""
+    out = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
+    if tuple(t.shape) == tuple(shape) and tuple(t.stride()) == tuple(stride):
+        return out
+    return out.zero_()
+
+
+def _zero_buffer(t):
+    """Gradient written with plain stores by programs that may write nothing (a run-time `if`)."""
+    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).zero_()
+
+
+def _as_dtype(g, t):
+    return None if g is None else g.to(t.dtype)

@@ -1,0 +1,451 @@
+"""The Python that tad copies into every generated module, tested where it lives: the template files
+of src/emit/templates, imported directly (each imports what it needs above its `# ---- tad:embed ----`
+line). Fake kernels stand in for triton's: no triton, no GPU, CPU torch only.
+
+The last class checks that a generated module carries each template's embedded part verbatim."""
+
+import math
+import os
+import shutil
+import sys
+import tempfile
+import types
+import unittest
+from unittest import mock
+
+import _support
+import torch
+
+TEMPLATES = os.path.join(_support.REPO, "src", "emit", "templates")
+MARKER = "# ---- tad:embed ----"
+
+rt = _support.import_file(os.path.join(TEMPLATES, "module_runtime.py"))
+jvp = _support.import_file(os.path.join(TEMPLATES, "jvp_helpers.py"))
+
+
+def embedded_part(name):
+    """What the library embeds of a template: the text after its marker line."""
+    with open(os.path.join(TEMPLATES, name), encoding="utf-8", newline="") as f:
+        text = f.read()
+    head, sep, tail = text.partition("\n" + MARKER)
+    assert sep, f"{name} has no marker line"
+    return tail.split("\n", 1)[1]
+
+
+def garbage_memory():
+    """Makes torch.empty_strided return NaN-filled memory, so that a buffer that must read as zero
+    is only zero when the helper zeroes it."""
+    real = torch.empty_strided
+
+    def empty_strided(*args, **kwargs):
+        t = real(*args, **kwargs)
+        return t.fill_(math.nan) if t.is_floating_point() else t.fill_(7)
+
+    return mock.patch.object(torch, "empty_strided", empty_strided)
+
+
+def transposed(rows, cols, dtype=torch.float32):
+    """A [rows, cols] tensor with column-major strides (1, rows), holding distinct values."""
+    return torch.arange(rows * cols, dtype=dtype).reshape(cols, rows).t()
+
+
+def layout(t):
+    return (t.shape, tuple(t.stride()), t.dtype, t.device)
+
+
+def is_zero(t):
+    return bool((t == 0).all())
+
+
+class Buffers(unittest.TestCase):
+    """The gradient buffers the backward launcher allocates."""
+
+    def test_as_layout_returns_a_gradient_that_has_the_layout_as_is(self):
+        g = torch.randn(3, 4)
+        self.assertIs(rt._as_layout(g, layout(g)), g)
+
+    def test_as_layout_copies_a_gradient_into_the_outputs_strides_and_dtype(self):
+        out = transposed(3, 4, torch.float16)
+        g = torch.randn(3, 4, dtype=torch.float32)
+        with garbage_memory():
+            got = rt._as_layout(g, layout(out))
+        self.assertEqual(tuple(got.stride()), (1, 3))
+        self.assertEqual(got.dtype, torch.float16)
+        self.assertTrue(torch.equal(got, g.to(torch.float16)))
+
+    def test_as_layout_of_no_gradient_is_zero(self):
+        with garbage_memory():
+            got = rt._as_layout(None, (torch.Size([2, 5]), (5, 1), torch.float64, torch.device("cpu")))
+        self.assertEqual((tuple(got.shape), got.dtype), ((2, 5), torch.float64))
+        self.assertTrue(is_zero(got))
+
+    def test_atomic_buffer_is_zeroed_float32_with_the_inputs_strides(self):
+        t = transposed(3, 4, torch.float16)
+        with garbage_memory():
+            got = rt._atomic_buffer(t)
+        self.assertEqual((tuple(got.shape), tuple(got.stride()), got.dtype), ((3, 4), (1, 3), torch.float32))
+        self.assertTrue(is_zero(got))
+
+    def test_atomic_buffer_of_a_float64_input_is_float64(self):
+        self.assertEqual(rt._atomic_buffer(torch.ones(5, dtype=torch.float64)).dtype, torch.float64)
+        self.assertEqual(rt._atomic_buffer(torch.ones(5, dtype=torch.bfloat16)).dtype, torch.float32)
+
+    def test_cotangent_buffer_copies_the_gradient_into_float32_with_the_outputs_strides(self):
+        out = transposed(3, 4, torch.float16)
+        g = torch.randn(3, 4).to(torch.float16)
+        with garbage_memory():
+            got = rt._cotangent_buffer(g, layout(out))
+        self.assertEqual((tuple(got.stride()), got.dtype), ((1, 3), torch.float32))
+        self.assertTrue(torch.equal(got, g.to(torch.float32)))
+        self.assertIsNot(got, g)
+
+    def test_cotangent_buffer_of_no_gradient_is_zero_and_float64_stays_float64(self):
+        out = torch.ones(2, 3, dtype=torch.float64)
+        with garbage_memory():
+            got = rt._cotangent_buffer(None, layout(out))
+        self.assertEqual(got.dtype, torch.float64)
+        self.assertTrue(is_zero(got))
+
+    def test_store_buffer_is_left_unwritten_when_the_kernel_writes_every_element(self):
+        t = transposed(3, 4)
+        with garbage_memory():
+            got = rt._store_buffer(t, (3, 4), (1, 3))
+        self.assertEqual((tuple(got.shape), tuple(got.stride()), got.dtype), ((3, 4), (1, 3), torch.float32))
+        self.assertTrue(bool(got.isnan().all()))  # not zeroed: the kernel's stores cover it
+
+    def test_store_buffer_is_zeroed_when_the_forward_stored_to_another_layout(self):
+        t = transposed(3, 4)
+        with garbage_memory():
+            other_stride = rt._store_buffer(t, (3, 4), (4, 1))
+            other_shape = rt._store_buffer(t, (3, 2), (1, 3))
+        self.assertEqual(tuple(other_stride.stride()), (1, 3))
+        self.assertTrue(is_zero(other_stride))
+        self.assertTrue(is_zero(other_shape))
+
+    def test_zero_buffer_is_zeroed_with_the_inputs_layout(self):
+        t = transposed(2, 3, torch.float16)
+        with garbage_memory():
+            got = rt._zero_buffer(t)
+        self.assertEqual((tuple(got.shape), tuple(got.stride()), got.dtype), ((2, 3), (1, 2), torch.float16))
+        self.assertTrue(is_zero(got))
+
+    def test_as_dtype_casts_to_the_inputs_dtype_and_passes_none(self):
+        self.assertIsNone(rt._as_dtype(None, torch.ones(2)))
+        got = rt._as_dtype(torch.tensor([1.5, -2.25], dtype=torch.float32), torch.ones(2, dtype=torch.float16))
+        self.assertEqual(got.dtype, torch.float16)
+        self.assertEqual(got.tolist(), [1.5, -2.25])
+
+    def test_snapshot_is_a_copy_with_the_same_layout(self):
+        t = transposed(3, 4)
+        copy = rt._snapshot(t)
+        self.assertEqual(tuple(copy.stride()), (1, 3))
+        self.assertTrue(torch.equal(copy, t))
+        t.add_(1)
+        self.assertEqual(copy[2, 3].item(), 11.0)  # the contents from before t changed
+
+    def test_check_launches_names_both_sequences(self):
+        launches = [types.SimpleNamespace(kernel="a"), types.SimpleNamespace(kernel="b")]
+        rt._check_launches(launches, ("a", "b"))
+        with self.assertRaises(RuntimeError) as e:
+            rt._check_launches(launches[:1], ("a", "b"))
+        self.assertEqual(str(e.exception), "the stub launched ('a',); the backward was generated for ('a', 'b')")
+
+
+class OutOfResources(Exception):
+    """Named as triton.runtime.errors.OutOfResources: _fit_shared_memory tells it by name."""
+
+
+class FakeKernel:
+    """A compiled kernel that needs `fits` stages or fewer; records the num_stages of each try."""
+
+    def __init__(self, fits=1, error=None):
+        self.fits = fits
+        self.error = error
+        self.tried = []
+        self.fn = "the jit function"
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            self.tried.append(kwargs.get("num_stages"))
+            if self.error:
+                raise self.error
+            if kwargs.get("num_stages", 3) > self.fits:
+                raise OutOfResources("out of resource: shared memory, Required: 262144, Hardware limit: 232448")
+            return ("ran", grid, args, kwargs)
+
+        return launch
+
+
+class FitSharedMemory(unittest.TestCase):
+    def test_retries_with_fewer_stages_and_remembers_what_fitted(self):
+        kernel = FakeKernel(fits=1)
+        fit = rt._fit_shared_memory(kernel)
+        x = torch.zeros(4)
+        self.assertEqual(fit[(1,)](x, BLOCK=64, num_warps=8), ("ran", (1,), (x,), {"BLOCK": 64, "num_warps": 8,
+                                                                                     "num_stages": 1}))
+        self.assertEqual(kernel.tried, [None, 2, 1])  # triton's default is 3 stages
+        fit[(2,)](x, BLOCK=64, num_warps=8)
+        self.assertEqual(kernel.tried, [None, 2, 1, 1])  # remembered for the same options and dtypes
+        fit[(2,)](x.double(), BLOCK=64, num_warps=8)
+        self.assertEqual(kernel.tried, [None, 2, 1, 1, None, 2, 1])  # other dtypes: tried afresh
+        fit[(2,)](x, BLOCK=64, num_warps=8, num_stages=4)
+        self.assertEqual(kernel.tried[7:], [4, 3, 2, 1])  # other options: from their own num_stages
+
+    def test_other_errors_propagate_untouched(self):
+        registers = OutOfResources("out of resource: registers")
+        kernel = FakeKernel(error=registers)
+        with self.assertRaises(OutOfResources) as e:
+            rt._fit_shared_memory(kernel)[(1,)](torch.zeros(2), BLOCK=64)
+        self.assertIs(e.exception, registers)
+        self.assertEqual(kernel.tried, [None])
+        kernel = FakeKernel(error=MemoryError("shared memory"))
+        with self.assertRaises(MemoryError):
+            rt._fit_shared_memory(kernel)[(1,)](torch.zeros(2))
+        self.assertEqual(kernel.tried, [None])
+
+    def test_a_kernel_that_does_not_fit_in_one_stage_fails(self):
+        kernel = FakeKernel(fits=0)
+        with self.assertRaisesRegex(OutOfResources, "shared memory"):
+            rt._fit_shared_memory(kernel)[(1,)](torch.zeros(2), num_stages=2)
+        self.assertEqual(kernel.tried, [2, 1])
+
+    def test_forwards_the_kernels_attributes_without_recursing(self):
+        self.assertEqual(rt._fit_shared_memory(FakeKernel()).fn, "the jit function")
+        bare = rt._fit_shared_memory.__new__(rt._fit_shared_memory)  # as copy and pickle make it
+        with self.assertRaises(AttributeError):
+            bare.fn
+
+
+def kernel_fn(X, Y, n, scale=2.0, BLOCK: "tl.constexpr" = 32, EVEN: "tl.constexpr" = None):
+    pass
+
+
+class FakeJit:
+    """A @triton.jit kernel: runs `body` (when given) on its arguments, and logs each launch."""
+
+    def __init__(self, fn=kernel_fn, body=None):
+        self.fn = fn
+        self.body = body
+        self.launched = []
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            self.launched.append((grid, args, kwargs))
+            if self.body:
+                self.body(*args, **kwargs)
+            return "launched"
+
+        return launch
+
+
+class FakeHeuristics:
+    def __init__(self, fn):
+        self.fn = fn
+        self.values = {"EVEN": lambda a: a["n"] % a["BLOCK"] == 0}
+
+    def __getitem__(self, grid):
+        return self.fn[grid]
+
+
+class FakeAutotuner:
+    def __init__(self, fn):
+        self.fn = fn
+        self.best_config = types.SimpleNamespace(kwargs={"BLOCK": 64}, num_warps=8, num_stages=3, num_ctas=None,
+                                                 maxnreg=None)
+
+    def __getitem__(self, grid):
+        return self.fn[grid]
+
+
+class TensorDescriptor:
+    """Named as triton's host-side TensorDescriptor: the recorder tells it by name."""
+
+    def __init__(self, base, block_shape):
+        self.base = base
+        self.shape = list(base.shape)
+        self.strides = list(base.stride())
+        self.block_shape = block_shape
+
+
+class Recording(unittest.TestCase):
+    def test_outside_capturing_a_launch_only_runs_the_kernel(self):
+        jit = FakeJit()
+        self.assertEqual(rt._Recorded(jit)[(3,)]("x", "y", 5), "launched")
+        self.assertEqual(jit.launched, [((3,), ("x", "y", 5), {})])
+
+    def test_records_the_grid_scalars_tensors_and_options(self):
+        jit = FakeJit()
+        recorded = rt._Recorded(jit)
+        self.assertEqual(recorded.name, "kernel_fn")
+        x, y = torch.ones(8), torch.zeros(8)
+        seen = []
+
+        def grid(meta):
+            seen.append(dict(meta))
+            return (meta["n"] // meta["BLOCK"], 2)
+
+        with rt._capturing() as launches:
+            recorded[grid](x, y, 256, BLOCK=16, num_warps=2)
+            recorded[[4, 1]](x, Y=y, n=7)
+            recorded[5](x, y, 1, scale=0.5)
+        self.assertEqual(len(launches), 3)
+        first = launches[0]
+        self.assertIsInstance(first, rt._Launch)
+        self.assertEqual(first.kernel, "kernel_fn")
+        self.assertEqual(first.grid, (16, 2))
+        self.assertEqual(first.args, {"n": 256, "scale": 2.0, "BLOCK": 16, "EVEN": None})
+        self.assertEqual(first.options, {"num_warps": 2})
+        self.assertEqual(set(first.tensors), {"X", "Y"})
+        self.assertIs(first.tensors["X"], x)
+        self.assertEqual(first.pre, {})
+        # The grid callable sees the arguments, defaults and options; the kernel gets it unchanged.
+        self.assertEqual(seen, [{"X": x, "Y": y, "n": 256, "scale": 2.0, "BLOCK": 16, "EVEN": None,
+                                 "num_warps": 2}])
+        self.assertIs(jit.launched[0][0], grid)
+        self.assertEqual(launches[1].grid, (4, 1))
+        self.assertIs(launches[1].tensors["Y"], y)
+        self.assertEqual(launches[1].args["n"], 7)
+        self.assertEqual((launches[2].grid, launches[2].args["scale"]), ((5,), 0.5))
+
+    def test_records_the_config_autotune_chose_and_the_heuristics_values(self):
+        jit = FakeJit()
+        recorded = rt._Recorded(FakeAutotuner(FakeHeuristics(jit)))
+        self.assertEqual(recorded.name, "kernel_fn")
+        with rt._capturing() as launches:
+            recorded[lambda meta: ((meta["n"] + meta["BLOCK"] - 1) // meta["BLOCK"],)]("x", "y", 200)
+        (launch,) = launches
+        self.assertEqual(launch.grid, (4,))
+        self.assertEqual(launch.args, {"X": "x", "Y": "y", "n": 200, "scale": 2.0, "BLOCK": 64, "EVEN": False})
+        self.assertEqual(launch.options, {"num_warps": 8, "num_stages": 3})
+        self.assertEqual(launch.tensors, {})
+
+    def test_a_tensor_descriptor_is_recorded_as_its_base_and_named_scalars(self):
+        base = torch.zeros(6, 8)
+        with rt._capturing() as launches:
+            rt._Recorded(FakeJit())[(1,)](TensorDescriptor(base, [2, 4]), torch.ones(3), 6)
+        (launch,) = launches
+        self.assertIs(launch.tensors["X"], base)
+        self.assertEqual({k: v for k, v in launch.args.items() if k.startswith("X_")},
+                         {"X_shape0": 6, "X_shape1": 8, "X_stride0": 8, "X_stride1": 1, "X_block0": 2,
+                          "X_block1": 4})
+
+    def test_snapshots_hold_contents_from_before_launch_m(self):
+        def bump(X, Y, n, **kwargs):
+            X.add_(n)
+
+        recorded = rt._Recorded(FakeJit(body=bump))
+        x, z = transposed(2, 3), torch.full((4,), 10.0)
+        x0 = x.clone()
+        # Before launch 0: its own X (x); before launch 2: launch 1's X (z, after launch 1 bumped it).
+        with rt._capturing({0: ((0, "X"),), 2: ((1, "X"),)}) as launches:
+            recorded[(1,)](x, None, 1)
+            recorded[(1,)](z, None, 5)
+            recorded[(1,)](x, None, 100)
+        self.assertEqual([sorted(launch.pre) for launch in launches], [["X"], ["X"], []])
+        saved = launches[0].pre["X"]
+        self.assertTrue(torch.equal(saved, x0))
+        self.assertEqual(tuple(saved.stride()), (1, 2))
+        self.assertTrue(torch.equal(x, x0 + 101))
+        self.assertEqual(launches[1].pre["X"].tolist(), [15.0] * 4)
+        self.assertIsNot(launches[1].pre["X"], z)
+
+    def test_capturing_nests_and_restores_the_outer_recording(self):
+        recorded = rt._Recorded(FakeJit())
+        with rt._capturing() as outer:
+            recorded[(1,)]("a", "b", 1)
+            with rt._capturing() as inner:
+                recorded[(2,)]("a", "b", 2)
+            recorded[(3,)]("a", "b", 3)
+        self.assertEqual([launch.grid for launch in outer], [(1,), (3,)])
+        self.assertEqual([launch.grid for launch in inner], [(2,)])
+        self.assertIsNone(getattr(rt._capture, "launches", None))
+        recorded[(4,)]("a", "b", 4)  # recorded nowhere
+        self.assertEqual(len(outer) + len(inner), 3)
+
+
+class ForwardModeHelpers(unittest.TestCase):
+    def setUp(self):
+        saved = jvp.GRAD_INPUTS
+        jvp.GRAD_INPUTS = ("x", "w")
+        self.addCleanup(setattr, jvp, "GRAD_INPUTS", saved)
+
+    def test_tangent_list_orders_tangents_as_grad_inputs(self):
+        a, b = torch.ones(2), torch.zeros(3)
+        self.assertEqual(jvp._tangent_list(None), [None, None])
+        self.assertEqual(jvp._tangent_list({"w": b}), [None, b])
+        self.assertEqual(jvp._tangent_list((a, b)), [a, b])
+        jvp.GRAD_INPUTS = ("x",)
+        self.assertEqual(jvp._tangent_list(a), [a])
+
+    def test_tangent_list_refuses_unknown_names_and_wrong_counts(self):
+        with self.assertRaises(TypeError) as e:
+            jvp._tangent_list({"x": None, "z": None, "b": None})
+        self.assertEqual(str(e.exception), "tangents for ['b', 'z'], which are not GRAD_INPUTS ('x', 'w')")
+        with self.assertRaises(TypeError) as e:
+            jvp._tangent_list(torch.ones(2))
+        self.assertEqual(str(e.exception), "1 tangents for 2 GRAD_INPUTS ('x', 'w')")
+
+    def test_tangent_of_passes_a_tangent_with_the_inputs_layout(self):
+        x = transposed(3, 4)
+        v = torch.randn(4, 3).t()
+        self.assertIs(jvp._tangent_of(v, x), v)
+
+    def test_tangent_of_copies_into_the_inputs_layout_and_dtype(self):
+        x = transposed(3, 4, torch.float16)
+        v = torch.randn(3, 4)
+        got = jvp._tangent_of(v, x)
+        self.assertEqual((tuple(got.stride()), got.dtype), ((1, 3), torch.float16))
+        self.assertTrue(torch.equal(got, v.to(torch.float16)))
+
+    def test_tangent_of_a_written_input_is_a_copy(self):
+        x = torch.ones(5)
+        v = torch.randn(5)
+        got = jvp._tangent_of(v, x, written=True)
+        self.assertIsNot(got, v)
+        self.assertTrue(torch.equal(got, v))
+        got.add_(1)  # the tangent kernel updates it in place: the caller's v is untouched
+        self.assertFalse(torch.equal(got, v))
+
+    def test_tangent_of_none_is_zero_and_a_wrong_shape_is_an_error(self):
+        x = transposed(2, 3)
+        with garbage_memory():
+            got = jvp._tangent_of(None, x)
+        self.assertEqual(tuple(got.stride()), (1, 2))
+        self.assertTrue(is_zero(got))
+        with self.assertRaises(ValueError) as e:
+            jvp._tangent_of(torch.ones(3, 2), x)
+        self.assertEqual(str(e.exception), "a tangent of shape [3, 2] for an input of shape [2, 3]")
+
+    def test_tangent_buffer_is_zeroed_with_the_outputs_layout(self):
+        with garbage_memory():
+            got = jvp._tangent_buffer((torch.Size([2, 3]), (1, 2), torch.float64, torch.device("cpu")))
+        self.assertEqual((tuple(got.shape), tuple(got.stride()), got.dtype), ((2, 3), (1, 2), torch.float64))
+        self.assertTrue(is_zero(got))
+
+
+class Embedded(unittest.TestCase):
+    """A generated module holds each template's part below the marker, byte for byte."""
+
+    def test_a_generated_module_carries_the_templates(self):
+        import tad
+
+        tmp = tempfile.mkdtemp(prefix="tad-py-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        session = tad.Session(work_dir=os.path.join(tmp, "work"), python=sys.executable)
+        self.addCleanup(session.close)
+        session.load_forward(os.path.join(_support.EXAMPLES, "gelu.py"))
+        try:
+            session.generate(dims={"n": 1000})
+        except (tad.UnsupportedError, tad.WorkerError) as e:
+            _support.skip(self, f"the pipeline cannot generate examples/gelu.py here: {e}")
+        source = session.candidate_source()
+        for name in ("module_runtime.py", "jvp_helpers.py"):
+            part = embedded_part(name)
+            self.assertGreater(len(part), 1000, name)
+            self.assertIn("\n" + part + "\n", source, name)
+            self.assertNotIn(MARKER, source)
+        self.assertEqual(source.count("\nclass _Recorded:\n"), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
