@@ -246,8 +246,21 @@ std::vector<Loop> loops(const Function &f, std::string *problem = nullptr);
 // Broadcast shape of two shapes under numpy rules; false if incompatible.
 bool broadcast_shapes(const std::vector<Dim> &a, const std::vector<Dim> &b, std::vector<Dim> *out);
 
-// Deterministic text form of a function (tests/ir goldens).
+// Deterministic text form of a function (tests/ir goldens). It holds everything parse() needs to
+// rebuild the function except op locations and the source path:
+//   func @name(X: ptr<f32>, N: i32, BLOCK: constexpr = 16) {
+//     %3 = arange 0, 16 : i32[BLOCK=16]        dims: `expr=value`, or the value when it is its spelling
+//     %4 = load %2, mask=%3, other=%1 : f32[BLOCK=16]  // x     the value's source name after //
+//   }
+// Parameters whose ops are not the leading ops in order, or whose kind differs from their type's,
+// print their value (`%5 X: ptr<f32>`) or kind (`N: f32 kind=int`); `specialized(A, B)` follows
+// the parameter list when set.
 std::string print(const Function &f);
+
+// The inverse of print(): parse(print(f)) equals f in ops, operands, attributes, types (dim
+// values and spellings), value names, parameters and constexprs. Throws tad::Error
+// TAD_ERR_SYNTAX "line:col: message" on malformed text.
+Function parse(const std::string &text);
 
 // Checks SSA order, operand types and shapes; returns "" when valid, else the first problem.
 std::string verify(const Function &f);
