@@ -246,20 +246,23 @@ std::vector<Loop> loops(const Function &f, std::string *problem = nullptr);
 // Broadcast shape of two shapes under numpy rules; false if incompatible.
 bool broadcast_shapes(const std::vector<Dim> &a, const std::vector<Dim> &b, std::vector<Dim> *out);
 
-// Deterministic text form of a function (tests/ir goldens). It holds everything parse() needs to
-// rebuild the function except op locations and the source path:
-//   func @name(X: ptr<f32>, N: i32, BLOCK: constexpr = 16) {
-//     %3 = arange 0, 16 : i32[BLOCK=16]        dims: `expr=value`, or the value when it is its spelling
-//     %4 = load %2, mask=%3, other=%1 : f32[BLOCK=16]  // x     the value's source name after //
+// Deterministic text form of a function (goldens, tests/passes inputs). It holds all that parse()
+// needs to rebuild the function except op locations and the source path:
+//   func @k(X: ptr<f32>, n: i32, BLOCK: constexpr = 16) {
+//     %3 = arange 0, 16 : i32[BLOCK=16]                    a dim: spelling=value, or the value alone
+//     %6 = load %5, mask=%4, other=%2 : f32[BLOCK=16]  // x  after //: the value's source name
+//     store %7, %6, mask=%4
 //   }
-// Parameters whose ops are not the leading ops in order, or whose kind differs from their type's,
-// print their value (`%5 X: ptr<f32>`) or kind (`N: f32 kind=int`); `specialized(A, B)` follows
-// the parameter list when set.
+// %0, %1, ... are the parameters. Parameters whose ops are not the leading ops in order print
+// with their values (`%5 X: ptr<f32>`) and as `param` ops in the body; a kind that differs from
+// the type's prints as `n: f32 kind=int`; `specialized(A, B)` follows the parameters when set.
+// Names and spellings that are not words are quoted.
 std::string print(const Function &f);
 
 // The inverse of print(): parse(print(f)) equals f in ops, operands, attributes, types (dim
-// values and spellings), value names, parameters and constexprs. Throws tad::Error
-// TAD_ERR_SYNTAX "line:col: message" on malformed text.
+// values and spellings), value names, parameters and constexprs. Lines starting with `//` are
+// comments; each op's loc is its line:col in the text. Throws tad::Error TAD_ERR_SYNTAX
+// "line:col: message" on malformed text.
 Function parse(const std::string &text);
 
 // Checks SSA order, operand types and shapes; returns "" when valid, else the first problem.
