@@ -37,23 +37,12 @@ std::string float_literal(double v) {
 // Users that broadcast their operands implicitly in Triton, so a Broadcast feeding them can be
 // spelled as its operand.
 bool broadcasts_implicitly(const ir::Op &user, size_t operand) {
-    switch (user.kind) {
-    case OpKind::Load:
-    case OpKind::Store:
-    case OpKind::AtomicAdd: return operand != 0;
-    case OpKind::Broadcast:
-    case OpKind::ExpandDims:
-    case OpKind::Trans:
-    case OpKind::Reshape:
-    case OpKind::Join:
-    case OpKind::Split:
-    case OpKind::Dot:
-    case OpKind::ReduceSum:
-    case OpKind::ReduceMax:
-    case OpKind::ReduceMin:
-    case OpKind::Argmax:
-    case OpKind::Argmin:
-    case OpKind::CumSum: return false;
+    switch (ir::op_info(user.kind).cls) {
+    case ir::OpClass::Memory: return operand != 0;  // the address is not broadcast
+    case ir::OpClass::Shape:
+    case ir::OpClass::Reduction:
+    case ir::OpClass::Scan:
+    case ir::OpClass::Contraction: return false;
     default: return true;
     }
 }
@@ -326,111 +315,81 @@ private:
         return {s + ")", 100};
     }
 
+    // An op the table spells CALL / INFIX / PREFIX / REDUCE; the others by hand (custom).
     Expr expr(const ir::Op &op) {
-        const ir::Type *rt = op.result != ir::kNoValue ? &f_.type(op.result) : nullptr;
+        const ir::Spelling &s = ir::op_info(op.kind).spelling;
+        switch (s.form) {
+        case ir::Spelling::Call: return call(s.text, op);
+        case ir::Spelling::Infix: return binary(op, f_.type(op.operands[0]).is_float() ? s.text : s.int_text, s.prec);
+        case ir::Spelling::Prefix: return {s.text + wrap(operand(op, 0), s.prec), s.prec};
+        case ir::Spelling::Reduce: return reduction(s.text, op);
+        case ir::Spelling::Custom: break;
+        }
+        return custom(op);
+    }
+
+    // tl.sum(x, axis=k, keep_dims=True) and the like; no axis over all dims.
+    Expr reduction(const std::string &fn, const ir::Op &op) {
+        std::string s = fn + "(" + operand(op, 0).text;
+        if (op.axis >= 0) s += ", axis=" + std::to_string(op.axis);
+        if (op.keep_dims) s += ", keep_dims=True";
+        return {s + ")", 100};
+    }
+
+    Expr broadcast(const ir::Op &op) {
+        const ir::Type &rt = f_.type(op.result);
+        const ir::Op &src = f_.def(op.operands[0]);
+        if (src.kind == OpKind::Const && f_.type(op.operands[0]).scalar())
+            return {
+                "tl.full(" + shape_tuple(rt.shape) + ", " + constant(src).text + ", " + ir::dtype_triton(rt.elem) + ")",
+                100};
+        return {"tl.broadcast_to(" + value(op.operands[0]).text + ", " + shape_tuple(rt.shape) + ")", 100};
+    }
+
+    // x[:, None] for an inner axis; tl.expand_dims for a scalar.
+    Expr expand_dims(const ir::Op &op) {
+        Expr x = operand(op, 0);
+        if (f_.type(op.operands[0]).scalar()) return {"tl.expand_dims(" + x.text + ", 0)", 100};
+        std::string idx;
+        for (size_t i = 0; i < f_.type(op.result).rank(); ++i)
+            idx += std::string(i ? ", " : "") + (static_cast<int>(i) == op.axis ? "None" : ":");
+        return {wrap(x, 100) + "[" + idx + "]", 100};
+    }
+
+    Expr dot(const ir::Op &op) {
+        const ir::DType out = f_.type(op.result).elem;
+        std::string s = "tl.dot(" + operand(op, 0).text + ", " + operand(op, 1).text;
+        if (!op.name.empty()) s += ", input_precision=\"" + op.name + "\"";
+        if (out != ir::DType::F32) s += std::string(", out_dtype=") + ir::dtype_triton(out);
+        return {s + ")", 100};
+    }
+
+    Expr cast(const ir::Op &op) {
+        if (op.operands.size() == 2)
+            return {wrap(operand(op, 0), 100) + ".to(" + wrap(value(op.operands[1]), 100) + ".dtype)", 100};
+        const char *to = ir::dtype_triton(f_.type(op.result).elem);
+        // Triton passes an integer argument equal to 1 as a Python int, which has no .to().
+        if (f_.def(op.operands[0]).kind == OpKind::Param && f_.type(op.operands[0]).scalar())
+            return {"tl.cast(" + operand(op, 0).text + ", " + to + ")", 100};
+        return {wrap(operand(op, 0), 100) + ".to(" + to + ")", 100};
+    }
+
+    // The ops ops.def marks CUSTOM. Loop structure is spelled by loop_begin / loop_end instead.
+    Expr custom(const ir::Op &op) {
         switch (op.kind) {
         case OpKind::Param: return {op.name, 100};
         case OpKind::Const: return constant(op);
         case OpKind::ProgramId: return {"tl.program_id(" + std::to_string(op.axis) + ")", 100};
         case OpKind::NumPrograms: return {"tl.num_programs(" + std::to_string(op.axis) + ")", 100};
-        case OpKind::Arange: return {"tl.arange(" + std::to_string(op.ival) + ", " + rt->shape[0].expr + ")", 100};
-        case OpKind::Broadcast: {
-            const ir::Op &src = f_.def(op.operands[0]);
-            if (src.kind == OpKind::Const && f_.type(op.operands[0]).scalar())
-                return {"tl.full(" + shape_tuple(rt->shape) + ", " + constant(src).text + ", " +
-                            ir::dtype_triton(rt->elem) + ")",
-                        100};
-            return {"tl.broadcast_to(" + value(op.operands[0]).text + ", " + shape_tuple(rt->shape) + ")", 100};
-        }
-        case OpKind::ExpandDims: {
-            Expr x = operand(op, 0);
-            if (f_.type(op.operands[0]).scalar()) return {"tl.expand_dims(" + x.text + ", 0)", 100};
-            std::string idx;
-            for (size_t i = 0; i < rt->rank(); ++i)
-                idx += std::string(i ? ", " : "") + (static_cast<int>(i) == op.axis ? "None" : ":");
-            return {wrap(x, 100) + "[" + idx + "]", 100};
-        }
-        case OpKind::Trans: return {"tl.trans(" + operand(op, 0).text + ")", 100};
-        case OpKind::Reshape: return {"tl.reshape(" + operand(op, 0).text + ", " + shape_tuple(rt->shape) + ")", 100};
-        case OpKind::Join: return call("tl.join", op);
+        case OpKind::Arange:
+            return {"tl.arange(" + std::to_string(op.ival) + ", " + f_.type(op.result).shape[0].expr + ")", 100};
+        case OpKind::Broadcast: return broadcast(op);
+        case OpKind::ExpandDims: return expand_dims(op);
+        case OpKind::Reshape:
+            return {"tl.reshape(" + operand(op, 0).text + ", " + shape_tuple(f_.type(op.result).shape) + ")", 100};
         case OpKind::Split: return {"tl.split(" + operand(op, 0).text + ")[" + std::to_string(op.ival) + "]", 100};
-        case OpKind::Dot: {
-            std::string s = "tl.dot(" + operand(op, 0).text + ", " + operand(op, 1).text;
-            if (!op.name.empty()) s += ", input_precision=\"" + op.name + "\"";
-            if (rt->elem != ir::DType::F32) s += std::string(", out_dtype=") + ir::dtype_triton(rt->elem);
-            return {s + ")", 100};
-        }
-        case OpKind::Add: return binary(op, "+", 60);
-        case OpKind::Sub: return binary(op, "-", 60);
-        case OpKind::Mul: return binary(op, "*", 70);
-        case OpKind::Div: return binary(op, f_.type(op.operands[0]).is_float() ? "/" : "//", 70);
-        case OpKind::Mod: return binary(op, "%", 70);
-        case OpKind::Lt: return binary(op, "<", 40);
-        case OpKind::Le: return binary(op, "<=", 40);
-        case OpKind::Gt: return binary(op, ">", 40);
-        case OpKind::Ge: return binary(op, ">=", 40);
-        case OpKind::Eq: return binary(op, "==", 40);
-        case OpKind::Ne: return binary(op, "!=", 40);
-        case OpKind::And: return binary(op, "&", 45);
-        case OpKind::Or: return binary(op, "|", 43);
-        case OpKind::Xor: return binary(op, "^", 44);
-        case OpKind::Neg: return {"-" + wrap(operand(op, 0), 80), 80};
-        case OpKind::Not: return {"~" + wrap(operand(op, 0), 80), 80};
-        case OpKind::Maximum: return call("tl.maximum", op);
-        case OpKind::Minimum: return call("tl.minimum", op);
-        case OpKind::Pow: return call("libdevice.pow", op);
-        case OpKind::Exp: return call("tl.exp", op);
-        case OpKind::Exp2: return call("tl.exp2", op);
-        case OpKind::Log: return call("tl.log", op);
-        case OpKind::Log2: return call("tl.log2", op);
-        case OpKind::Sqrt: return call("tl.sqrt", op);
-        case OpKind::Rsqrt: return call("tl.rsqrt", op);
-        case OpKind::Sigmoid: return call("tl.sigmoid", op);
-        case OpKind::Abs: return call("tl.abs", op);
-        case OpKind::Erf: return call("tl.erf", op);
-        case OpKind::Tanh: return call("libdevice.tanh", op);
-        case OpKind::Sin: return call("tl.sin", op);
-        case OpKind::Cos: return call("tl.cos", op);
-        case OpKind::Log1p: return call("libdevice.log1p", op);
-        case OpKind::Expm1: return call("libdevice.expm1", op);
-        case OpKind::Tan: return call("libdevice.tan", op);
-        case OpKind::Atan: return call("libdevice.atan", op);
-        case OpKind::Sinh: return call("libdevice.sinh", op);
-        case OpKind::Cosh: return call("libdevice.cosh", op);
-        case OpKind::Asin: return call("libdevice.asin", op);
-        case OpKind::Acos: return call("libdevice.acos", op);
-        case OpKind::Floor: return call("tl.floor", op);
-        case OpKind::Ceil: return call("tl.ceil", op);
-        case OpKind::Where: return call("tl.where", op);
-        case OpKind::Rand: return call("tl.rand", op);
-        case OpKind::Cast:
-            if (op.operands.size() == 2)
-                return {wrap(operand(op, 0), 100) + ".to(" + wrap(value(op.operands[1]), 100) + ".dtype)", 100};
-            // Triton passes an integer argument equal to 1 as a Python int, which has no .to().
-            if (f_.def(op.operands[0]).kind == OpKind::Param && f_.type(op.operands[0]).scalar())
-                return {"tl.cast(" + operand(op, 0).text + ", " + ir::dtype_triton(rt->elem) + ")", 100};
-            return {wrap(operand(op, 0), 100) + ".to(" + ir::dtype_triton(rt->elem) + ")", 100};
-        case OpKind::AddPtr: {
-            Expr p = operand(op, 0), o = operand(op, 1);
-            return {wrap(p, 60) + " + " + wrap(o, 61), 60};
-        }
-        case OpKind::ReduceSum:
-        case OpKind::ReduceMax:
-        case OpKind::ReduceMin: {
-            const char *fn = op.kind == OpKind::ReduceSum   ? "tl.sum("
-                             : op.kind == OpKind::ReduceMax ? "tl.max("
-                                                            : "tl.min(";
-            std::string s = fn + operand(op, 0).text;
-            if (op.axis >= 0) s += ", axis=" + std::to_string(op.axis);
-            if (op.keep_dims) s += ", keep_dims=True";
-            return {s + ")", 100};
-        }
-        case OpKind::Argmax:
-        case OpKind::Argmin: {
-            std::string s = (op.kind == OpKind::Argmax ? "tl.argmax(" : "tl.argmin(") + operand(op, 0).text +
-                            ", axis=" + std::to_string(op.axis);
-            return {s + (op.keep_dims ? ", keep_dims=True)" : ")"), 100};
-        }
+        case OpKind::Dot: return dot(op);
+        case OpKind::Cast: return cast(op);
         case OpKind::CumSum:
             return {"tl.cumsum(" + operand(op, 0).text + ", axis=" + std::to_string(op.axis) +
                         (op.ival ? ", reverse=True)" : ")"),
@@ -438,11 +397,7 @@ private:
         case OpKind::Load:
         case OpKind::Store:
         case OpKind::AtomicAdd: return memory(op);
-        case OpKind::Barrier: return {"tl.debug_barrier()", 100};
-        case OpKind::ForBegin:
-        case OpKind::LoopArg:
-        case OpKind::ForEnd:
-        case OpKind::LoopResult: break;
+        default: break;
         }
         fail(TAD_ERR_INTERNAL, std::string("emitter has no spelling for op ") + ir::op_name(op.kind));
     }

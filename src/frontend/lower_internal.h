@@ -235,7 +235,36 @@ private:
     CV method(const ast::Node &e, const CV &m, const Args &a);
 
     // ---- triton.language (lower_tl.cpp) --------------------------------------------------------
+    // A call of triton.language function `name` (without its module prefix), spelled `full`.
     CV tl_call(const ast::Node &e, const std::string &name, const std::string &full, const Args &a);
+    struct TlCall {
+        const ast::Node &e;
+        const std::string &name, &full;
+        const Args &a;
+    };
+    using TlLowering = CV (*)(Lowerer &, const TlCall &);
+    static const std::map<std::string, TlLowering> &tl_lowerings();
+    CV tl_unary_math(const TlCall &c, OpKind k);
+    CV tl_program_id(const TlCall &c);  // and tl.num_programs
+    CV tl_arange(const TlCall &c);
+    CV tl_full(const TlCall &c);  // and tl.zeros
+    CV tl_where(const TlCall &c);
+    CV tl_extremum(const TlCall &c, OpKind k);  // tl.maximum, tl.minimum
+    CV tl_join(const TlCall &c);
+    CV tl_split(const TlCall &c);
+    [[noreturn]] CV tl_cat(const TlCall &c);
+    CV tl_pow(const TlCall &c);
+    CV tl_div(const TlCall &c);  // fdiv, div_rn
+    CV tl_fma(const TlCall &c);
+    CV tl_clamp(const TlCall &c);
+    CV tl_softmax(const TlCall &c);
+    CV tl_cast(const TlCall &c);
+    CV tl_broadcast_to(const TlCall &c);
+    CV tl_trans(const TlCall &c);  // and tl.permute
+    CV tl_expand_dims(const TlCall &c);
+    CV tl_debug_barrier();
+    CV tl_rand(const TlCall &c);
+    CV tl_cdiv(const TlCall &c);
 
     // tl.dot(a, b, acc) is lowered as acc + dot(a, b): the accumulate is then an ordinary add,
     // which is what makes a K loop an accumulator loop for reverse mode.

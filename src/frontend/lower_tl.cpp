@@ -4,31 +4,12 @@
 namespace tad::frontend::detail {
 
 const std::map<std::string, OpKind> &unary_math() {
-    static const std::map<std::string, OpKind> m = {
-        {"exp", OpKind::Exp},
-        {"exp2", OpKind::Exp2},
-        {"log", OpKind::Log},
-        {"log2", OpKind::Log2},
-        {"sqrt", OpKind::Sqrt},
-        {"rsqrt", OpKind::Rsqrt},
-        {"sigmoid", OpKind::Sigmoid},
-        {"abs", OpKind::Abs},
-        {"erf", OpKind::Erf},
-        {"tanh", OpKind::Tanh},
-        {"sin", OpKind::Sin},
-        {"cos", OpKind::Cos},
-        {"floor", OpKind::Floor},
-        {"ceil", OpKind::Ceil},
-        // libdevice only (no tl. spelling): reached as libdevice.<name> or tl.math.<name>.
-        {"log1p", OpKind::Log1p},
-        {"expm1", OpKind::Expm1},
-        {"tan", OpKind::Tan},
-        {"atan", OpKind::Atan},
-        {"sinh", OpKind::Sinh},
-        {"cosh", OpKind::Cosh},
-        {"asin", OpKind::Asin},
-        {"acos", OpKind::Acos},
-    };
+    static const std::map<std::string, OpKind> m = [] {
+        std::map<std::string, OpKind> names;
+        for (const ir::OpInfo &op : ir::op_table())
+            if (op.cls == ir::OpClass::Unary && *op.tl_name) names[op.tl_name] = op.kind;
+        return names;
+    }();
     return m;
 }
 
@@ -41,150 +22,221 @@ const std::map<std::string, DType> &dtype_names() {
     return m;
 }
 
+// Each function by its name without the module prefix; unary math comes from the op table instead.
+const std::map<std::string, Lowerer::TlLowering> &Lowerer::tl_lowerings() {
+    using L = Lowerer;
+    using C = const TlCall &;
+    static const std::map<std::string, TlLowering> m = {
+        {"program_id", [](L &l, C c) { return l.tl_program_id(c); }},
+        {"num_programs", [](L &l, C c) { return l.tl_program_id(c); }},
+        {"arange", [](L &l, C c) { return l.tl_arange(c); }},
+        {"zeros", [](L &l, C c) { return l.tl_full(c); }},
+        {"full", [](L &l, C c) { return l.tl_full(c); }},
+        {"make_block_ptr", [](L &l, C c) { return l.make_block_ptr(c.e, c.a); }},
+        {"advance", [](L &l, C c) { return l.advance(c.e, c.a); }},
+        {"make_tensor_descriptor", [](L &l, C c) { return l.make_tensor_descriptor(c.e, c.a); }},
+        {"load", [](L &l, C c) { return l.load(c.e, c.a); }},
+        {"store", [](L &l, C c) { return l.store(c.e, c.name, c.a); }},
+        {"atomic_add", [](L &l, C c) { return l.store(c.e, c.name, c.a); }},
+        {"where", [](L &l, C c) { return l.tl_where(c); }},
+        {"maximum", [](L &l, C c) { return l.tl_extremum(c, OpKind::Maximum); }},
+        {"minimum", [](L &l, C c) { return l.tl_extremum(c, OpKind::Minimum); }},
+        {"sum", [](L &l, C c) { return l.reduce(c.e, c.name, c.a); }},
+        {"max", [](L &l, C c) { return l.reduce(c.e, c.name, c.a); }},
+        {"min", [](L &l, C c) { return l.reduce(c.e, c.name, c.a); }},
+        {"argmax", [](L &l, C c) { return l.reduce(c.e, c.name, c.a); }},
+        {"argmin", [](L &l, C c) { return l.reduce(c.e, c.name, c.a); }},
+        {"cumsum", [](L &l, C c) { return l.scan(c.e, c.name, c.a); }},
+        {"associative_scan", [](L &l, C c) { return l.scan(c.e, c.name, c.a); }},
+        {"reshape", [](L &l, C c) { return l.reshape(c.e, c.name, c.a); }},
+        {"view", [](L &l, C c) { return l.reshape(c.e, c.name, c.a); }},
+        {"join", [](L &l, C c) { return l.tl_join(c); }},
+        {"split", [](L &l, C c) { return l.tl_split(c); }},
+        {"cat", [](L &l, C c) { return l.tl_cat(c); }},
+        {"pow", [](L &l, C c) { return l.tl_pow(c); }},
+        // Composites lowered to ops the rules table already has.
+        {"fdiv", [](L &l, C c) { return l.tl_div(c); }},
+        {"div_rn", [](L &l, C c) { return l.tl_div(c); }},
+        {"sqrt_rn", [](L &l, C c) { return l.tl_call(c.e, "sqrt", "tl.sqrt", c.a); }},
+        {"fma", [](L &l, C c) { return l.tl_fma(c); }},
+        {"clamp", [](L &l, C c) { return l.tl_clamp(c); }},
+        {"softmax", [](L &l, C c) { return l.tl_softmax(c); }},
+        {"cast", [](L &l, C c) { return l.tl_cast(c); }},
+        {"broadcast_to", [](L &l, C c) { return l.tl_broadcast_to(c); }},
+        {"dot", [](L &l, C c) { return l.dot(c.e, c.a); }},
+        {"trans", [](L &l, C c) { return l.tl_trans(c); }},
+        {"permute", [](L &l, C c) { return l.tl_trans(c); }},
+        {"expand_dims", [](L &l, C c) { return l.tl_expand_dims(c); }},
+        {"static_assert", [](L &, C) { return CV{}; }},
+        {"device_assert", [](L &, C) { return CV{}; }},
+        {"static_print", [](L &, C) { return CV{}; }},
+        {"debug_barrier", [](L &l, C) { return l.tl_debug_barrier(); }},
+        {"constexpr", [](L &l, C c) { return l.need(c.a, 0, "value", c.e, "tl.constexpr"); }},
+        {"rand", [](L &l, C c) { return l.tl_rand(c); }},
+        {"cdiv", [](L &l, C c) { return l.tl_cdiv(c); }},
+    };
+    return m;
+}
+
 CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::string &full, const Args &a) {
-    if (name == "program_id" || name == "num_programs") {
-        const CV *ax = a.get(0, "axis");
-        int axis = ax ? static_cast<int>(ax->i) : 0;
-        return CV::value(name == "program_id" ? b_.program_id(axis) : b_.num_programs(axis));
-    }
-    if (name == "arange") {
-        const CV &s = need(a, 0, "start", e, "tl.arange"), &t = need(a, 1, "end", e, "tl.arange");
-        if (s.kind != CV::Int || t.kind != CV::Int)
-            unsupported(e, "tl.arange", "start and end must be constexpr integers");
-        std::string len = s.i == 0 ? t.s : paren(t.s) + " - " + paren(s.s);
-        ValueId r = b_.arange(0, t.i - s.i, len);
-        if (s.i != 0)
-            r = b_.binary(
-                OpKind::Add, r,
-                b_.broadcast(b_.constant(static_cast<double>(s.i), DType::I32, s.s == std::to_string(s.i) ? "" : s.s),
-                             fn_.type(r).shape));
-        return CV::value(r);
-    }
-    if (name == "zeros" || name == "full") {
-        std::vector<Dim> shape = shape_arg(need(a, 0, "shape", e, "tl." + name), e);
-        CV val = name == "zeros" ? CV::integer(0) : need(a, 1, "value", e, "tl.full");
-        DType t = dtype_arg(need(a, name == "zeros" ? 1 : 2, "dtype", e, "tl." + name), e);
-        double v = val.kind == CV::Float ? val.f : static_cast<double>(val.i);
-        return CV::value(b_.broadcast(b_.constant(v, t), shape));
-    }
-    if (name == "make_block_ptr") return make_block_ptr(e, a);
-    if (name == "advance") return advance(e, a);
-    if (name == "make_tensor_descriptor") return make_tensor_descriptor(e, a);
-    if (name == "load") return load(e, a);
-    if (name == "store" || name == "atomic_add") return store(e, name, a);
-    if (name == "where")
-        return where(need(a, 0, "condition", e, "tl.where"), need(a, 1, "x", e, "tl.where"),
-                     need(a, 2, "y", e, "tl.where"), e);
-    if (name == "maximum" || name == "minimum") {
-        auto [x, y] = unify(need(a, 0, "x", e, "tl." + name), need(a, 1, "y", e, "tl." + name), e);
-        return CV::value(b_.binary(name == "maximum" ? OpKind::Maximum : OpKind::Minimum, x, y));
-    }
-    if (name == "sum" || name == "max" || name == "min" || name == "argmax" || name == "argmin")
-        return reduce(e, name, a);
-    if (name == "cumsum" || name == "associative_scan") return scan(e, name, a);
-    if (name == "reshape" || name == "view") return reshape(e, name, a);
-    if (name == "join") {
-        auto [x, y] = unify(need(a, 0, "a", e, "tl.join"), need(a, 1, "b", e, "tl.join"), e);
-        return CV::value(b_.join(x, y));
-    }
-    if (name == "split") {
-        ValueId v = value_arg(need(a, 0, "a", e, "tl.split"), e);
-        const Type &t = fn_.type(v);
-        if (t.rank() == 0 || t.shape.back().value != 2)
-            unsupported(e, "tl.split of " + t.str(), "the last dim must have size 2");
-        CV pair;
-        pair.kind = CV::Tuple;
-        pair.items = {CV::value(b_.split(v, 0)), CV::value(b_.split(v, 1))};
-        return pair;
-    }
-    if (name == "cat")
-        unsupported(
-            e, "tl.cat",
-            "triton 3.6 may reorder the elements (can_reorder=True is required), so no gradient can be mapped back");
-    if (name == "pow") {
-        auto [x, y] = unify(need(a, 0, "x", e, full), need(a, 1, "y", e, full), e);
-        if (!fn_.type(x).is_float()) {
-            x = b_.cast(x, DType::F32);
-            y = b_.cast(y, DType::F32);
-        }
-        return CV::value(b_.binary(OpKind::Pow, x, y));
-    }
-    // Composites lowered to ops the rules table already has.
-    if (name == "fdiv" || name == "div_rn")
-        return binop("Div", need(a, 0, "x", e, "tl." + name), need(a, 1, "y", e, "tl." + name), e);
-    if (name == "sqrt_rn") return tl_call(e, "sqrt", "tl.sqrt", a);
-    if (name == "fma") {  // x·y + z
-        CV xy = binop("Mult", need(a, 0, "x", e, "tl.fma"), need(a, 1, "y", e, "tl.fma"), e);
-        return binop("Add", xy, need(a, 2, "z", e, "tl.fma"), e);
-    }
-    if (name == "clamp") {  // min(max(x, lo), hi): at a bound the gradient is shared as for ties
-        auto [x, lo] = unify(need(a, 0, "x", e, "tl.clamp"), need(a, 1, "min", e, "tl.clamp"), e);
-        ValueId low = b_.binary(OpKind::Maximum, x, lo);
-        auto [y, hi] = unify(CV::value(low), need(a, 2, "max", e, "tl.clamp"), e);
-        return CV::value(b_.binary(OpKind::Minimum, y, hi));
-    }
-    if (name == "softmax") {  // exp(x - max) / Σ exp(x - max) along the last dim
-        ValueId x = value_arg(need(a, 0, "input", e, "tl.softmax"), e);
-        if (!fn_.type(x).is_float()) x = b_.cast(x, DType::F32);
-        int last = static_cast<int>(fn_.type(x).rank()) - 1;
-        if (last < 0) unsupported(e, "tl.softmax of a scalar", "");
-        ValueId m = b_.broadcast(b_.reduce(OpKind::ReduceMax, x, last, true), fn_.type(x).shape);
-        ValueId num = b_.unary(OpKind::Exp, b_.binary(OpKind::Sub, x, m));
-        ValueId den = b_.broadcast(b_.reduce(OpKind::ReduceSum, num, last, true), fn_.type(x).shape);
-        return CV::value(b_.binary(OpKind::Div, num, den));
-    }
-    if (name == "cast")
-        return CV::value(b_.cast(value_arg(need(a, 0, "input", e, "tl.cast"), e),
-                                 dtype_arg(need(a, 1, "dtype", e, "tl.cast"), e), true));
-    if (name == "broadcast_to") {
-        ValueId v = value_arg(need(a, 0, "input", e, "tl.broadcast_to"), e);
-        return CV::value(b_.broadcast(v, shape_arg(need(a, 1, "shape", e, "tl.broadcast_to"), e)));
-    }
-    if (name == "dot") return dot(e, a);
-    if (name == "trans" || name == "permute") {
-        ValueId v = value_arg(need(a, 0, "input", e, "tl." + name), e);
-        if (fn_.type(v).rank() != 2)
-            unsupported(e, "tl." + name + " of a " + std::to_string(fn_.type(v).rank()) + "-D tile",
-                        "only 2-D tiles are supported");
-        if (name == "permute") {
-            const CV &dims = need(a, 1, "dims", e, "tl.permute");
-            if (dims.kind != CV::Tuple || dims.items.size() != 2 || dims.items[0].i != 1 || dims.items[1].i != 0)
-                unsupported(e, "tl.permute", "only (1, 0) on 2-D tiles");
-        }
-        return CV::value(b_.trans(v));
-    }
-    if (name == "expand_dims") {
-        const CV &ax = need(a, 1, "axis", e, "tl.expand_dims");
-        return CV::value(
-            b_.expand_dims(value_arg(need(a, 0, "input", e, "tl.expand_dims"), e), static_cast<int>(ax.i)));
-    }
-    if (name == "static_assert" || name == "device_assert" || name == "static_print") return CV{};
-    if (name == "debug_barrier") {
-        b_.barrier();
-        return CV{};
-    }
-    if (name == "constexpr") return need(a, 0, "value", e, "tl.constexpr");
-    if (name == "rand") {
-        ValueId seed = b_.cast(value_arg(need(a, 0, "seed", e, "tl.rand"), e), DType::I32);
-        ValueId offs = value_arg(need(a, 1, "offset", e, "tl.rand"), e);
-        if (ir::dtype_is_float(fn_.type(offs).elem)) unsupported(e, "tl.rand with float offsets", "");
-        return CV::value(b_.rand(seed, offs));
-    }
-    if (name == "cdiv") {
-        const CV &x = need(a, 0, "x", e, "cdiv"), &y = need(a, 1, "div", e, "cdiv");
-        if (x.kind == CV::Int && y.kind == CV::Int) return CV::integer((x.i + y.i - 1) / y.i);
-        CV num = binop("Add", x, binop("Sub", y, CV::integer(1), e), e);
-        return binop("FloorDiv", num, y, e);
-    }
+    const TlCall c{e, name, full, a};
+    auto lowering = tl_lowerings().find(name);
+    if (lowering != tl_lowerings().end()) return lowering->second(*this, c);
     auto um = unary_math().find(name);
-    if (um != unary_math().end()) {
-        const CV &x = need(a, 0, "x", e, full);
-        if (x.compile_time()) unsupported(e, full + " of a constant", "");
-        ValueId v = x.v;
-        if (!fn_.type(v).is_float() && um->second != OpKind::Abs) v = b_.cast(v, DType::F32);
-        return CV::value(b_.unary(um->second, v));
-    }
+    if (um != unary_math().end()) return tl_unary_math(c, um->second);
     unsupported(e, full, "not in tad's rules table yet");
+}
+
+// An integer operand is computed in f32 unless the op is defined on integers.
+CV Lowerer::tl_unary_math(const TlCall &c, OpKind k) {
+    const CV &x = need(c.a, 0, "x", c.e, c.full);
+    if (x.compile_time()) unsupported(c.e, c.full + " of a constant", "");
+    ValueId v = x.v;
+    if (!fn_.type(v).is_float() && !ir::op_info(k).int_lane) v = b_.cast(v, DType::F32);
+    return CV::value(b_.unary(k, v));
+}
+
+CV Lowerer::tl_program_id(const TlCall &c) {
+    const CV *ax = c.a.get(0, "axis");
+    const int axis = ax ? static_cast<int>(ax->i) : 0;
+    return CV::value(c.name == "program_id" ? b_.program_id(axis) : b_.num_programs(axis));
+}
+
+CV Lowerer::tl_arange(const TlCall &c) {
+    const CV &s = need(c.a, 0, "start", c.e, "tl.arange"), &t = need(c.a, 1, "end", c.e, "tl.arange");
+    if (s.kind != CV::Int || t.kind != CV::Int)
+        unsupported(c.e, "tl.arange", "start and end must be constexpr integers");
+    std::string len = s.i == 0 ? t.s : paren(t.s) + " - " + paren(s.s);
+    ValueId r = b_.arange(0, t.i - s.i, len);
+    if (s.i == 0) return CV::value(r);
+    const std::string start_name = s.s == std::to_string(s.i) ? "" : s.s;
+    ValueId start = b_.broadcast(b_.constant(static_cast<double>(s.i), DType::I32, start_name), fn_.type(r).shape);
+    return CV::value(b_.binary(OpKind::Add, r, start));
+}
+
+CV Lowerer::tl_full(const TlCall &c) {
+    const bool zeros = c.name == "zeros";
+    std::vector<Dim> shape = shape_arg(need(c.a, 0, "shape", c.e, "tl." + c.name), c.e);
+    CV val = zeros ? CV::integer(0) : need(c.a, 1, "value", c.e, "tl.full");
+    DType t = dtype_arg(need(c.a, zeros ? 1 : 2, "dtype", c.e, "tl." + c.name), c.e);
+    double v = val.kind == CV::Float ? val.f : static_cast<double>(val.i);
+    return CV::value(b_.broadcast(b_.constant(v, t), shape));
+}
+
+CV Lowerer::tl_where(const TlCall &c) {
+    return where(need(c.a, 0, "condition", c.e, "tl.where"), need(c.a, 1, "x", c.e, "tl.where"),
+                 need(c.a, 2, "y", c.e, "tl.where"), c.e);
+}
+
+CV Lowerer::tl_extremum(const TlCall &c, OpKind k) {
+    auto [x, y] = unify(need(c.a, 0, "x", c.e, "tl." + c.name), need(c.a, 1, "y", c.e, "tl." + c.name), c.e);
+    return CV::value(b_.binary(k, x, y));
+}
+
+CV Lowerer::tl_join(const TlCall &c) {
+    auto [x, y] = unify(need(c.a, 0, "a", c.e, "tl.join"), need(c.a, 1, "b", c.e, "tl.join"), c.e);
+    return CV::value(b_.join(x, y));
+}
+
+CV Lowerer::tl_split(const TlCall &c) {
+    ValueId v = value_arg(need(c.a, 0, "a", c.e, "tl.split"), c.e);
+    const Type &t = fn_.type(v);
+    if (t.rank() == 0 || t.shape.back().value != 2)
+        unsupported(c.e, "tl.split of " + t.str(), "the last dim must have size 2");
+    CV pair;
+    pair.kind = CV::Tuple;
+    pair.items = {CV::value(b_.split(v, 0)), CV::value(b_.split(v, 1))};
+    return pair;
+}
+
+CV Lowerer::tl_cat(const TlCall &c) {
+    unsupported(
+        c.e, "tl.cat",
+        "triton 3.6 may reorder the elements (can_reorder=True is required), so no gradient can be mapped back");
+}
+
+CV Lowerer::tl_pow(const TlCall &c) {
+    auto [x, y] = unify(need(c.a, 0, "x", c.e, c.full), need(c.a, 1, "y", c.e, c.full), c.e);
+    if (!fn_.type(x).is_float()) {
+        x = b_.cast(x, DType::F32);
+        y = b_.cast(y, DType::F32);
+    }
+    return CV::value(b_.binary(OpKind::Pow, x, y));
+}
+
+CV Lowerer::tl_div(const TlCall &c) {
+    return binop("Div", need(c.a, 0, "x", c.e, "tl." + c.name), need(c.a, 1, "y", c.e, "tl." + c.name), c.e);
+}
+
+CV Lowerer::tl_fma(const TlCall &c) {  // x·y + z
+    CV xy = binop("Mult", need(c.a, 0, "x", c.e, "tl.fma"), need(c.a, 1, "y", c.e, "tl.fma"), c.e);
+    return binop("Add", xy, need(c.a, 2, "z", c.e, "tl.fma"), c.e);
+}
+
+CV Lowerer::tl_clamp(const TlCall &c) {  // min(max(x, lo), hi): at a bound the gradient is shared as for ties
+    auto [x, lo] = unify(need(c.a, 0, "x", c.e, "tl.clamp"), need(c.a, 1, "min", c.e, "tl.clamp"), c.e);
+    ValueId low = b_.binary(OpKind::Maximum, x, lo);
+    auto [y, hi] = unify(CV::value(low), need(c.a, 2, "max", c.e, "tl.clamp"), c.e);
+    return CV::value(b_.binary(OpKind::Minimum, y, hi));
+}
+
+CV Lowerer::tl_softmax(const TlCall &c) {  // exp(x - max) / Σ exp(x - max) along the last dim
+    ValueId x = value_arg(need(c.a, 0, "input", c.e, "tl.softmax"), c.e);
+    if (!fn_.type(x).is_float()) x = b_.cast(x, DType::F32);
+    int last = static_cast<int>(fn_.type(x).rank()) - 1;
+    if (last < 0) unsupported(c.e, "tl.softmax of a scalar", "");
+    ValueId m = b_.broadcast(b_.reduce(OpKind::ReduceMax, x, last, true), fn_.type(x).shape);
+    ValueId num = b_.unary(OpKind::Exp, b_.binary(OpKind::Sub, x, m));
+    ValueId den = b_.broadcast(b_.reduce(OpKind::ReduceSum, num, last, true), fn_.type(x).shape);
+    return CV::value(b_.binary(OpKind::Div, num, den));
+}
+
+CV Lowerer::tl_cast(const TlCall &c) {
+    return CV::value(b_.cast(value_arg(need(c.a, 0, "input", c.e, "tl.cast"), c.e),
+                             dtype_arg(need(c.a, 1, "dtype", c.e, "tl.cast"), c.e), true));
+}
+
+CV Lowerer::tl_broadcast_to(const TlCall &c) {
+    ValueId v = value_arg(need(c.a, 0, "input", c.e, "tl.broadcast_to"), c.e);
+    return CV::value(b_.broadcast(v, shape_arg(need(c.a, 1, "shape", c.e, "tl.broadcast_to"), c.e)));
+}
+
+CV Lowerer::tl_trans(const TlCall &c) {
+    ValueId v = value_arg(need(c.a, 0, "input", c.e, "tl." + c.name), c.e);
+    if (fn_.type(v).rank() != 2)
+        unsupported(c.e, "tl." + c.name + " of a " + std::to_string(fn_.type(v).rank()) + "-D tile",
+                    "only 2-D tiles are supported");
+    if (c.name == "permute") {
+        const CV &dims = need(c.a, 1, "dims", c.e, "tl.permute");
+        if (dims.kind != CV::Tuple || dims.items.size() != 2 || dims.items[0].i != 1 || dims.items[1].i != 0)
+            unsupported(c.e, "tl.permute", "only (1, 0) on 2-D tiles");
+    }
+    return CV::value(b_.trans(v));
+}
+
+CV Lowerer::tl_expand_dims(const TlCall &c) {
+    const CV &ax = need(c.a, 1, "axis", c.e, "tl.expand_dims");
+    return CV::value(
+        b_.expand_dims(value_arg(need(c.a, 0, "input", c.e, "tl.expand_dims"), c.e), static_cast<int>(ax.i)));
+}
+
+CV Lowerer::tl_debug_barrier() {
+    b_.barrier();
+    return CV{};
+}
+
+CV Lowerer::tl_rand(const TlCall &c) {
+    ValueId seed = b_.cast(value_arg(need(c.a, 0, "seed", c.e, "tl.rand"), c.e), DType::I32);
+    ValueId offs = value_arg(need(c.a, 1, "offset", c.e, "tl.rand"), c.e);
+    if (ir::dtype_is_float(fn_.type(offs).elem)) unsupported(c.e, "tl.rand with float offsets", "");
+    return CV::value(b_.rand(seed, offs));
+}
+
+CV Lowerer::tl_cdiv(const TlCall &c) {
+    const CV &x = need(c.a, 0, "x", c.e, "cdiv"), &y = need(c.a, 1, "div", c.e, "cdiv");
+    if (x.kind == CV::Int && y.kind == CV::Int) return CV::integer((x.i + y.i - 1) / y.i);
+    CV num = binop("Add", x, binop("Sub", y, CV::integer(1), c.e), c.e);
+    return binop("FloorDiv", num, y, c.e);
 }
 
 CV Lowerer::dot(const ast::Node &e, const Args &a) {

@@ -6,6 +6,7 @@
 
 namespace tad::interp {
 
+using ir::DType;
 using ir::OpKind;
 
 namespace {
@@ -50,7 +51,7 @@ int64_t check_divisor(int64_t d) {
     return d;
 }
 
-[[noreturn]] void no_such(OpKind k, ir::DType elem) {
+[[noreturn]] void no_such(OpKind k, DType elem) {
     throw Error(TAD_ERR_INTERNAL,
                 std::string("interp: no ") + ir::op_name(k) + " on " + ir::dtype_name(elem) + " operands");
 }
@@ -59,93 +60,65 @@ int64_t check_divisor(int64_t d) {
 double max_nan(double a, double b) { return b > a || b != b ? b : a; }
 double min_nan(double a, double b) { return b < a || b != b ? b : a; }
 
-void float_binary(OpKind k, ir::DType elem, const std::vector<double> &a, const std::vector<double> &b,
+// The lane functions of ops.def, one switch per kind of lanes: a case per op with such a lane
+// runs it over the tile; an op without one (NO_LANE) breaks out to no_such.
+// clang-format off
+
+void float_unary(OpKind k, DType elem, const std::vector<double> &a, std::vector<double> &out) {
+    switch (k) {
+#define LANE(expr) return map1(a, out, [&](double x) -> double { return expr; });
+#define NO_LANE break;
+#define TAD_OP(kind, name, cls, attrs, spelling)
+#define TAD_BINARY(kind, name, cls, spelling, float_lane, int_lane)
+#define TAD_UNARY(kind, name, spelling, float_lane, int_lane, tl_name) case OpKind::kind: float_lane
+#include "ir/ops.def"
+    default: break;
+    }
+    no_such(k, elem);
+}
+
+void int_unary(OpKind k, DType elem, const std::vector<double> &a, std::vector<double> &out) {
+    switch (k) {
+#define LANE(expr) return int1(a, out, [&](int64_t x) -> int64_t { return expr; });
+#define NO_LANE break;
+#define TAD_OP(kind, name, cls, attrs, spelling)
+#define TAD_BINARY(kind, name, cls, spelling, float_lane, int_lane)
+#define TAD_UNARY(kind, name, spelling, float_lane, int_lane, tl_name) case OpKind::kind: int_lane
+#include "ir/ops.def"
+    default: break;
+    }
+    no_such(k, elem);
+}
+
+void float_binary(OpKind k, DType elem, const std::vector<double> &a, const std::vector<double> &b,
                   std::vector<double> &out) {
     switch (k) {
-    case OpKind::Add: return map2(a, b, out, [](double x, double y) { return x + y; });
-    case OpKind::Sub: return map2(a, b, out, [](double x, double y) { return x - y; });
-    case OpKind::Mul: return map2(a, b, out, [](double x, double y) { return x * y; });
-    case OpKind::Div: return map2(a, b, out, [](double x, double y) { return x / y; });
-    case OpKind::Mod: return map2(a, b, out, [](double x, double y) { return std::fmod(x, y); });
-    case OpKind::Maximum: return map2(a, b, out, max_nan);
-    case OpKind::Minimum: return map2(a, b, out, min_nan);
-    case OpKind::Pow: return map2(a, b, out, [](double x, double y) { return std::pow(x, y); });
-    case OpKind::Lt: return map2(a, b, out, [](double x, double y) { return double(x < y); });
-    case OpKind::Le: return map2(a, b, out, [](double x, double y) { return double(x <= y); });
-    case OpKind::Gt: return map2(a, b, out, [](double x, double y) { return double(x > y); });
-    case OpKind::Ge: return map2(a, b, out, [](double x, double y) { return double(x >= y); });
-    case OpKind::Eq: return map2(a, b, out, [](double x, double y) { return double(x == y); });
-    case OpKind::Ne: return map2(a, b, out, [](double x, double y) { return double(x != y); });
-    default: no_such(k, elem);
+#define LANE(expr) return map2(a, b, out, [&](double x, double y) -> double { return expr; });
+#define NO_LANE break;
+#define TAD_OP(kind, name, cls, attrs, spelling)
+#define TAD_UNARY(kind, name, spelling, float_lane, int_lane, tl_name)
+#define TAD_BINARY(kind, name, cls, spelling, float_lane, int_lane) case OpKind::kind: float_lane
+#include "ir/ops.def"
+    default: break;
     }
+    no_such(k, elem);
 }
 
-// i1 lanes are 0 / 1, so the bitwise And / Or / Xor are also the logical ones.
-void int_binary(OpKind k, ir::DType elem, const std::vector<double> &a, const std::vector<double> &b,
+void int_binary(OpKind k, DType elem, const std::vector<double> &a, const std::vector<double> &b,
                 std::vector<double> &out) {
     switch (k) {
-    case OpKind::Add: return int2(a, b, out, wrap_add);
-    case OpKind::Sub: return int2(a, b, out, [](int64_t x, int64_t y) { return wrap_add(x, wrap_neg(y)); });
-    case OpKind::Mul: return int2(a, b, out, wrap_mul);
-    // -1 is apart because INT64_MIN / -1 overflows.
-    case OpKind::Div:
-        return int2(a, b, out, [](int64_t x, int64_t y) { return check_divisor(y) == -1 ? wrap_neg(x) : x / y; });
-    case OpKind::Mod: return int2(a, b, out, [](int64_t x, int64_t y) { return check_divisor(y) == -1 ? 0 : x % y; });
-    case OpKind::Maximum: return int2(a, b, out, [](int64_t x, int64_t y) { return x > y ? x : y; });
-    case OpKind::Minimum: return int2(a, b, out, [](int64_t x, int64_t y) { return x < y ? x : y; });
-    case OpKind::Lt: return int2(a, b, out, [](int64_t x, int64_t y) { return int64_t(x < y); });
-    case OpKind::Le: return int2(a, b, out, [](int64_t x, int64_t y) { return int64_t(x <= y); });
-    case OpKind::Gt: return int2(a, b, out, [](int64_t x, int64_t y) { return int64_t(x > y); });
-    case OpKind::Ge: return int2(a, b, out, [](int64_t x, int64_t y) { return int64_t(x >= y); });
-    case OpKind::Eq: return int2(a, b, out, [](int64_t x, int64_t y) { return int64_t(x == y); });
-    case OpKind::Ne: return int2(a, b, out, [](int64_t x, int64_t y) { return int64_t(x != y); });
-    case OpKind::And: return int2(a, b, out, [](int64_t x, int64_t y) { return x & y; });
-    case OpKind::Or: return int2(a, b, out, [](int64_t x, int64_t y) { return x | y; });
-    case OpKind::Xor: return int2(a, b, out, [](int64_t x, int64_t y) { return x ^ y; });
-    default: no_such(k, elem);
+#define LANE(expr) return int2(a, b, out, [&](int64_t x, int64_t y) -> int64_t { return expr; });
+#define NO_LANE break;
+#define TAD_OP(kind, name, cls, attrs, spelling)
+#define TAD_UNARY(kind, name, spelling, float_lane, int_lane, tl_name)
+#define TAD_BINARY(kind, name, cls, spelling, float_lane, int_lane) case OpKind::kind: int_lane
+#include "ir/ops.def"
+    default: break;
     }
+    no_such(k, elem);
 }
 
-void float_unary(OpKind k, ir::DType elem, const std::vector<double> &a, std::vector<double> &out) {
-    switch (k) {
-    case OpKind::Neg: return map1(a, out, [](double x) { return -x; });
-    case OpKind::Exp: return map1(a, out, [](double x) { return std::exp(x); });
-    case OpKind::Exp2: return map1(a, out, [](double x) { return std::exp2(x); });
-    case OpKind::Log: return map1(a, out, [](double x) { return std::log(x); });
-    case OpKind::Log2: return map1(a, out, [](double x) { return std::log2(x); });
-    case OpKind::Sqrt: return map1(a, out, [](double x) { return std::sqrt(x); });
-    case OpKind::Rsqrt: return map1(a, out, [](double x) { return 1.0 / std::sqrt(x); });
-    case OpKind::Sigmoid: return map1(a, out, [](double x) { return 1.0 / (1.0 + std::exp(-x)); });
-    case OpKind::Abs: return map1(a, out, [](double x) { return std::fabs(x); });
-    case OpKind::Erf: return map1(a, out, [](double x) { return std::erf(x); });
-    case OpKind::Tanh: return map1(a, out, [](double x) { return std::tanh(x); });
-    case OpKind::Sin: return map1(a, out, [](double x) { return std::sin(x); });
-    case OpKind::Cos: return map1(a, out, [](double x) { return std::cos(x); });
-    case OpKind::Log1p: return map1(a, out, [](double x) { return std::log1p(x); });
-    case OpKind::Expm1: return map1(a, out, [](double x) { return std::expm1(x); });
-    case OpKind::Tan: return map1(a, out, [](double x) { return std::tan(x); });
-    case OpKind::Atan: return map1(a, out, [](double x) { return std::atan(x); });
-    case OpKind::Sinh: return map1(a, out, [](double x) { return std::sinh(x); });
-    case OpKind::Cosh: return map1(a, out, [](double x) { return std::cosh(x); });
-    case OpKind::Asin: return map1(a, out, [](double x) { return std::asin(x); });
-    case OpKind::Acos: return map1(a, out, [](double x) { return std::acos(x); });
-    case OpKind::Floor: return map1(a, out, [](double x) { return std::floor(x); });
-    case OpKind::Ceil: return map1(a, out, [](double x) { return std::ceil(x); });
-    default: no_such(k, elem);
-    }
-}
-
-void int_unary(OpKind k, ir::DType elem, const std::vector<double> &a, std::vector<double> &out) {
-    switch (k) {
-    case OpKind::Neg: return int1(a, out, wrap_neg);
-    case OpKind::Abs: return int1(a, out, [](int64_t x) { return x < 0 ? wrap_neg(x) : x; });
-    case OpKind::Not:
-        if (elem == ir::DType::I1) return int1(a, out, [](int64_t x) { return int64_t(x == 0); });
-        return int1(a, out, [](int64_t x) { return ~x; });
-    default: no_such(k, elem);
-    }
-}
-
+// clang-format on
 }  // namespace
 
 void unary(OpKind k, ir::DType elem, const std::vector<double> &a, std::vector<double> &out) {

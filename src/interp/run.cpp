@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -54,69 +55,76 @@ struct Plan {
     std::vector<int> loop_at;  // per op: the loop it begins, or -1
 };
 
-Plan make_plan(const ir::Function &fn) {
-    const std::string problem = ir::verify(fn);
-    if (!problem.empty()) throw Error(TAD_ERR_INTERNAL, "interp: '" + fn.name + "' is not valid IR: " + problem);
-    Plan p;
+std::vector<Shape> value_shapes(const ir::Function &fn) {
+    std::vector<Shape> shapes;
     for (const ir::ValueInfo &v : fn.values) {
         Shape s;
         for (const ir::Dim &d : v.type.shape) s.push_back(d.value);
-        p.shape.push_back(std::move(s));
+        shapes.push_back(std::move(s));
     }
-    p.loops = ir::loops(fn);
-    p.loop_at.assign(fn.ops.size(), -1);
-    for (size_t l = 0; l < p.loops.size(); ++l) p.loop_at[p.loops[l].begin] = static_cast<int>(l);
-    // A value used inside a loop that it is defined outside of lives until that loop ends.
-    auto last_use_at = [&](ValueId v, int use) {
-        int def = fn.values[v].def_op;
-        int at = use;
-        for (const ir::Loop &l : p.loops)
-            if (l.begin < use && use < l.end && !(l.begin < def && def < l.end)) at = std::max(at, l.end);
-        return at;
-    };
+    return shapes;
+}
+
+// What the interpreter relies on beyond ir::verify; a Broadcast's source strides go to the plan.
+void check_op(const ir::Function &fn, size_t i, Plan &p) {
+    const ir::Op &op = fn.ops[i];
+    for (size_t k = 0; k < op.operands.size(); ++k)
+        if (!pointer_operand_ok(fn, op, k))
+            bad_ir(fn, i, "operand " + std::to_string(k) + " has the wrong kind (pointer / number)");
+    switch (op.kind) {
+    case OpKind::Param:
+        if (op.ival < 0 || op.ival >= static_cast<int64_t>(fn.params.size())) bad_ir(fn, i, "no such parameter");
+        break;
+    case OpKind::ProgramId:
+    case OpKind::NumPrograms:
+        if (op.axis < 0 || op.axis > 2) bad_ir(fn, i, "axis out of range");
+        break;
+    case OpKind::Arange:
+        if (op.ival2 - op.ival != numel(p.shape[op.result])) bad_ir(fn, i, "range length differs from its type");
+        break;
+    case OpKind::Broadcast:
+        if (!broadcast_strides(p.shape[op.operands[0]], p.shape[op.result], &p.strides[i]))
+            bad_ir(fn, i, "shapes do not broadcast");
+        break;
+    case OpKind::ExpandDims:
+        if (numel(p.shape[op.operands[0]]) != numel(p.shape[op.result])) bad_ir(fn, i, "changes the element count");
+        break;
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+        if (op.axis < -1 || op.axis >= static_cast<int>(p.shape[op.operands[0]].size()))
+            bad_ir(fn, i, "axis out of range");
+        break;
+    case OpKind::Load:
+    case OpKind::Store:
+    case OpKind::AtomicAdd:
+        for (size_t k = 1; k < op.operands.size(); ++k)
+            if (p.shape[op.operands[k]] != p.shape[op.operands[0]])
+                bad_ir(fn, i, "operand shapes differ from the address");
+        break;
+    default: break;
+    }
+}
+
+// Per value, the op index after which it is dead (-1: never used). A value used inside a loop that it
+// is defined outside of lives until that loop ends.
+std::vector<int> last_uses(const ir::Function &fn, const std::vector<ir::Loop> &loops) {
     std::vector<int> last(fn.values.size(), -1);
-    p.strides.resize(fn.ops.size());
-    for (size_t i = 0; i < fn.ops.size(); ++i) {
-        const ir::Op &op = fn.ops[i];
-        for (size_t k = 0; k < op.operands.size(); ++k) {
-            last[op.operands[k]] = std::max(last[op.operands[k]], last_use_at(op.operands[k], static_cast<int>(i)));
-            if (!pointer_operand_ok(fn, op, k))
-                bad_ir(fn, i, "operand " + std::to_string(k) + " has the wrong kind (pointer / number)");
+    for (size_t i = 0; i < fn.ops.size(); ++i)
+        for (ValueId v : fn.ops[i].operands) {
+            const int def = fn.values[v].def_op, use = static_cast<int>(i);
+            int at = use;
+            for (const ir::Loop &l : loops)
+                if (l.begin < use && use < l.end && !(l.begin < def && def < l.end)) at = std::max(at, l.end);
+            last[v] = std::max(last[v], at);
         }
-        switch (op.kind) {
-        case OpKind::Param:
-            if (op.ival < 0 || op.ival >= static_cast<int64_t>(fn.params.size())) bad_ir(fn, i, "no such parameter");
-            break;
-        case OpKind::ProgramId:
-        case OpKind::NumPrograms:
-            if (op.axis < 0 || op.axis > 2) bad_ir(fn, i, "axis out of range");
-            break;
-        case OpKind::Arange:
-            if (op.ival2 - op.ival != numel(p.shape[op.result])) bad_ir(fn, i, "range length differs from its type");
-            break;
-        case OpKind::Broadcast:
-            if (!broadcast_strides(p.shape[op.operands[0]], p.shape[op.result], &p.strides[i]))
-                bad_ir(fn, i, "shapes do not broadcast");
-            break;
-        case OpKind::ExpandDims:
-            if (numel(p.shape[op.operands[0]]) != numel(p.shape[op.result])) bad_ir(fn, i, "changes the element count");
-            break;
-        case OpKind::ReduceSum:
-        case OpKind::ReduceMax:
-        case OpKind::ReduceMin:
-            if (op.axis < -1 || op.axis >= static_cast<int>(p.shape[op.operands[0]].size()))
-                bad_ir(fn, i, "axis out of range");
-            break;
-        case OpKind::Load:
-        case OpKind::Store:
-        case OpKind::AtomicAdd:
-            for (size_t k = 1; k < op.operands.size(); ++k)
-                if (p.shape[op.operands[k]] != p.shape[op.operands[0]])
-                    bad_ir(fn, i, "operand shapes differ from the address");
-            break;
-        default: break;
-        }
-    }
+    return last;
+}
+
+// Each value is released after its last use, or at its definition when unused; a body value whose
+// last use is its loop's for_end is released at the end of every iteration.
+void plan_releases(const ir::Function &fn, Plan &p) {
+    const std::vector<int> last = last_uses(fn, p.loops);
     p.dead_after.resize(fn.ops.size());
     p.dead_per_iteration.resize(fn.ops.size());
     for (size_t v = 0; v < fn.values.size(); ++v) {
@@ -128,6 +136,19 @@ Plan make_plan(const ir::Function &fn) {
             body_value_at_end = body_value_at_end || (at == l.end && l.begin < def && def < l.end);
         (body_value_at_end ? p.dead_per_iteration : p.dead_after)[at].push_back(static_cast<ValueId>(v));
     }
+}
+
+Plan make_plan(const ir::Function &fn) {
+    const std::string problem = ir::verify(fn);
+    if (!problem.empty()) throw Error(TAD_ERR_INTERNAL, "interp: '" + fn.name + "' is not valid IR: " + problem);
+    Plan p;
+    p.shape = value_shapes(fn);
+    p.loops = ir::loops(fn);
+    p.loop_at.assign(fn.ops.size(), -1);
+    for (size_t l = 0; l < p.loops.size(); ++l) p.loop_at[p.loops[l].begin] = static_cast<int>(l);
+    p.strides.resize(fn.ops.size());
+    for (size_t i = 0; i < fn.ops.size(); ++i) check_op(fn, i, p);
+    plan_releases(fn, p);
     return p;
 }
 

@@ -72,97 +72,68 @@ struct SrcLoc {
     int col = 0;  // 1-based
 };
 
+// One enumerator per row of ops.def, in its order; the table documents each op.
 enum class OpKind {
-    // Leaves.
-    Param,  // function parameter `index` (pointers and runtime scalars)
-    Const,  // scalar constant `fval`; `name` set when it is a constexpr the emitter spells by name
-    ProgramId,  // tl.program_id(axis)
-    NumPrograms,  // tl.num_programs(axis)
-    Arange,  // tl.arange(start=ival, end=ival2): i32[end-start]
-    // Shape.
-    Broadcast,  // operand 0 to result shape (numpy rules)
-    ExpandDims,  // insert a dim of size 1 at `axis`
-    Trans,  // swap the two dims of a 2-D tile
-    Reshape,  // to the result shape, keeping the row-major order of the elements
-    Join,  // tl.join(a, b): a new last dim of size 2 holding a at index 0 and b at index 1
-    Split,  // half `ival` (0 or 1) of a tile whose last dim is 2 (tl.split), without that dim
-    // Elementwise, same-shape operands.
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Mod,
-    Maximum,
-    Minimum,
-    Pow,  // a ** b for floats (libdevice.pow)
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Eq,
-    Ne,  // -> i1
-    And,
-    Or,
-    Xor,  // bitwise on integers, logical on i1
-    Neg,
-    Not,
-    Exp,
-    Exp2,
-    Log,
-    Log2,
-    Sqrt,
-    Rsqrt,
-    Sigmoid,
-    Abs,
-    Erf,
-    Tanh,
-    Sin,
-    Cos,
-    Log1p,
-    Expm1,
-    Tan,
-    Atan,
-    Sinh,
-    Cosh,
-    Asin,
-    Acos,
-    Floor,
-    Ceil,
-    Where,  // select(cond, a, b)
-    Rand,  // tl.rand(seed, offsets): uniform f32 in [0, 1) per lane; the interpreter uses its own
-    // generator (checks compare a kernel with itself), the GPU uses Triton's Philox
-    Cast,  // to result element type; with a second operand: to that value's dtype at run time
-    // (the emitted code says `x.to(like.dtype)`, so it stays right for other dtypes)
-    AddPtr,  // pointer + integer offset (in elements)
-    // Reductions over `axis` (-1: all dims, giving a scalar); `keep_dims` keeps a size-1 dim.
-    ReduceSum,
-    ReduceMax,
-    ReduceMin,
-    // The index (i32) of the first max / min along `axis` (a dim; `keep_dims` as above).
-    Argmax,
-    Argmin,
-    // Inclusive prefix sum along `axis`; `ival` = 1 sums from the end (tl.cumsum's reverse=True).
-    CumSum,
-    // Matrix product of 2-D tiles [M, K] x [K, N] -> [M, N] in the result's element type; `name`
-    // is the input precision ("" = Triton's default, "ieee", "tf32", "tf32x3").
-    Dot,
-    // Memory. Operands: ptr[, mask[, other]] for Load; ptr, value[, mask] for Store / AtomicAdd.
-    Load,
-    Store,
-    AtomicAdd,
-    // tl.debug_barrier(), no operands: every thread of the program arrives before any goes on, and
-    // then sees the global memory writes the others made before it. A tile's elements may be held
-    // by different threads in different ops, so a program writing an address it read (or wrote)
-    // through another op needs one in between.
-    Barrier,
-    // Loops (see above). ForBegin's `name` is the iterator's spelling: "range" or "tl.range".
-    ForBegin,
-    LoopArg,
-    ForEnd,
-    LoopResult,
+#define TAD_OP(kind, name, cls, attrs, spelling) kind,
+#include "ir/ops.def"
 };
 
+// What kind of computation an op is (ops.def's Class column).
+enum class OpClass {
+    Leaf,  // no operands: parameters, constants, program ids, ranges
+    Shape,  // moves elements: broadcast, expand_dims, trans, reshape, join, split
+    Unary,  // elementwise, one operand (lanes in ops.def)
+    Binary,  // elementwise arithmetic, two operands of one element type (lanes in ops.def)
+    Compare,  // elementwise comparison giving i1 (lanes in ops.def)
+    Logical,  // elementwise bitwise / logical (lanes in ops.def)
+    Elementwise,  // elementwise with semantics of its own: where, cast, add_ptr
+    Random,  // rand: elementwise over its offsets, with a scalar seed
+    Reduction,
+    Scan,
+    Contraction,  // dot
+    Memory,  // load, store, atomic_add
+    Barrier,
+    Loop,  // loop structure (for_begin, loop_arg, for_end, loop_result)
+};
+
+// Which attributes of Op an op kind carries, and so how the printer writes them (ops.def's Attrs).
+enum class OpAttrs {
+    None,
+    Param,  // ival (the parameter's index), name
+    Constant,  // fval, name (a constexpr's spelling)
+    Axis,  // axis
+    Range,  // ival, ival2
+    Index,  // ival
+    AxisKeepDims,  // axis, keep_dims
+    AxisReverse,  // axis, ival (reverse)
+    Precision,  // name
+    Access,  // has_mask, has_other (which operands are mask / other), name (memory semantics)
+    Iterator,  // name
+};
+
+// How the emitter spells an op in Triton (ops.def's Spelling column).
+struct Spelling {
+    enum Form { Custom, Call, Infix, Prefix, Reduce } form = Custom;
+    const char *text = "";  // the function or operator
+    const char *int_text = "";  // Infix: the operator on integer operands
+    int prec = 100;  // Infix / Prefix: the operator's Python binding strength
+};
+
+struct OpInfo {
+    OpKind kind;
+    const char *name;  // printed name
+    OpClass cls;
+    OpAttrs attrs;
+    Spelling spelling;
+    bool float_lane, int_lane;  // Unary / Binary / Compare / Logical: defined on floats / integers
+    const char *tl_name;  // Unary: the triton.language function lowered to it ("" none)
+};
+
+const OpInfo &op_info(OpKind k);
+const std::vector<OpInfo> &op_table();  // every op, in OpKind order
 const char *op_name(OpKind k);  // "add", "reduce_sum", ...
+// Elementwise over same-shape operands (Unary, Binary, Compare, Logical, Elementwise).
+bool is_elementwise(OpKind k);
 
 struct Op {
     Op(OpKind k, std::vector<ValueId> ops = {}) : kind(k), operands(std::move(ops)) {}
@@ -275,8 +246,24 @@ std::vector<Loop> loops(const Function &f, std::string *problem = nullptr);
 // Broadcast shape of two shapes under numpy rules; false if incompatible.
 bool broadcast_shapes(const std::vector<Dim> &a, const std::vector<Dim> &b, std::vector<Dim> *out);
 
-// Deterministic text form of a function (tests/ir goldens).
+// Deterministic text form of a function (goldens, tests/passes inputs). It holds all that parse()
+// needs to rebuild the function except op locations and the source path:
+//   func @k(X: ptr<f32>, n: i32, BLOCK: constexpr = 16) {
+//     %3 = arange 0, 16 : i32[BLOCK=16]                    a dim: spelling=value, or the value alone
+//     %6 = load %5, mask=%4, other=%2 : f32[BLOCK=16]  // x  after //: the value's source name
+//     store %7, %6, mask=%4
+//   }
+// %0, %1, ... are the parameters. Parameters whose ops are not the leading ops in order print
+// with their values (`%5 X: ptr<f32>`) and as `param` ops in the body; a kind that differs from
+// the type's prints as `n: f32 kind=int`; `specialized(A, B)` follows the parameters when set.
+// Names and spellings that are not words are quoted.
 std::string print(const Function &f);
+
+// The inverse of print(): parse(print(f)) equals f in ops, operands, attributes, types (dim
+// values and spellings), value names, parameters and constexprs. Lines starting with `//` are
+// comments; each op's loc is its line:col in the text. Throws tad::Error TAD_ERR_SYNTAX
+// "line:col: message" on malformed text.
+Function parse(const std::string &text);
 
 // Checks SSA order, operand types and shapes; returns "" when valid, else the first problem.
 std::string verify(const Function &f);

@@ -139,11 +139,11 @@ ir::Function forward_of(const OpCase &c) {
 std::string op_lines(const ir::Function &f, size_t from) {
     std::istringstream in(ir::print(f));
     std::string line, out;
-    std::getline(in, line);  // the signature
-    for (size_t i = 0; i < f.ops.size(); ++i) {
-        if (f.ops[i].kind == OpKind::Param) continue;
-        std::getline(in, line);
-        if (i >= from) out += line + "\n";
+    while (std::getline(in, line)) {
+        if (line.rfind("  %", 0) != 0) continue;  // the signature, the closing brace
+        const ir::ValueId v = std::stoi(line.substr(3));
+        if (f.def(v).kind == OpKind::Param || f.values[v].def_op < static_cast<int>(from)) continue;
+        out += line + "\n";
     }
     return out;
 }

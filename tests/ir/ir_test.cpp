@@ -28,8 +28,8 @@ TEST(IR, PrintIsDeterministicAndTyped) {
     EXPECT_EQ(verify(f), "");
     std::string text = print(f);
     EXPECT_EQ(text, print(exp_kernel()));
-    EXPECT_NE(text.find("%9 = load %8 : f32[BLOCK]"), std::string::npos) << text;
-    EXPECT_NE(text.find("%4 = arange 0, 16 : i32[BLOCK]"), std::string::npos) << text;
+    EXPECT_NE(text.find("%9 = load %8 : f32[BLOCK=16]"), std::string::npos) << text;
+    EXPECT_NE(text.find("%4 = arange 0, 16 : i32[BLOCK=16]"), std::string::npos) << text;
 }
 
 TEST(IR, VerifierRejectsShapeMismatch) {
@@ -71,10 +71,10 @@ TEST(IR, ShapeScanAndIndexOpsTypeAndPrint) {
     EXPECT_EQ(f.type(an).str(), "i32[M]");
     EXPECT_EQ(f.type(p).str(), "f32[M,N]");
     std::string text = print(f);
-    for (const char *line :
-         {"%3 = reshape %2 : f32[2,2 * N]", "%4 = join %3, %3 : f32[2,2 * N,2]", "%5 = split %4 #1 : f32[2,2 * N]",
-          "%6 = cumsum %2 axis=1 reverse : f32[M,N]", "%7 = argmax %2 axis=0 keep_dims : i32[1,N]",
-          "%8 = argmin %2 axis=1 : i32[M]", "%9 = log1p %2 : f32[M,N]", "%10 = pow %2, %9 : f32[M,N]"})
+    for (const char *line : {"%3 = reshape %2 : f32[2,\"2 * N\"=16]", "%4 = join %3, %3 : f32[2,\"2 * N\"=16,2]",
+                             "%5 = split %4 #1 : f32[2,\"2 * N\"=16]", "%6 = cumsum %2 axis=1 reverse : f32[M=4,N=8]",
+                             "%7 = argmax %2 axis=0 keep_dims : i32[1,N=8]", "%8 = argmin %2 axis=1 : i32[M=4]",
+                             "%9 = log1p %2 : f32[M=4,N=8]", "%10 = pow %2, %9 : f32[M=4,N=8]"})
         EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
 }
 

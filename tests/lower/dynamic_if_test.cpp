@@ -62,7 +62,7 @@ TEST(DynamicIf, BranchesAreMergedWithWhere) {
     EXPECT_EQ(ir::verify(f), "");
     EXPECT_EQ(count(f, ir::OpKind::Where), 2) << ir::print(f);  // y, scale
     std::string text = ir::print(f);
-    EXPECT_NE(text.find(": f32[B]  // y"), std::string::npos) << text;
+    EXPECT_NE(text.find(": f32[B=4]  // y"), std::string::npos) << text;
     EXPECT_NE(text.find(": f32  // scale"), std::string::npos) << text;
     std::vector<double> x(12);
     for (size_t i = 0; i < x.size(); ++i) x[i] = 0.5 * static_cast<double>(i);

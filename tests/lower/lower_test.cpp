@@ -104,8 +104,8 @@ def k(X, Y, n, B: tl.constexpr):
     std::string text = ir::print(f);
     // A Python float keeps the f16 tile's type; f16 + f32 promotes to f32; int / int is f32.
     EXPECT_NE(text.find("const 0.5 : f16"), std::string::npos) << text;
-    EXPECT_NE(text.find(": f32[B]  // b"), std::string::npos) << text;
-    EXPECT_NE(text.find(": f32[B]  // c"), std::string::npos) << text;
+    EXPECT_NE(text.find(": f32[B=8]  // b"), std::string::npos) << text;
+    EXPECT_NE(text.find(": f32[B=8]  // c"), std::string::npos) << text;
     EXPECT_EQ(ir::verify(f), "");
 }
 

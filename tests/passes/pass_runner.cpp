@@ -1,0 +1,120 @@
+#include "pass_runner.h"
+
+#include <map>
+#include <sstream>
+
+#include "passes/passes.h"
+#include "support/error.h"
+
+namespace tad::testing {
+
+namespace {
+
+std::string trim(const std::string &s) {
+    const size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+    return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split(const std::string &s, char sep) {
+    std::vector<std::string> parts;
+    std::istringstream in(s);
+    for (std::string p; std::getline(in, p, sep);)
+        if (!trim(p).empty()) parts.push_back(trim(p));
+    return parts;
+}
+
+std::string join(const std::vector<std::string> &v, const std::string &sep) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
+    return s;
+}
+
+// One step of a RUN line: the pass name and its key=value arguments.
+struct Step {
+    std::string pass;
+    std::map<std::string, std::string> args;
+};
+
+Step parse_step(const std::string &text) {
+    std::vector<std::string> words = split(text, ' ');
+    Step s{words.empty() ? "" : words[0], {}};
+    for (size_t i = 1; i < words.size(); ++i) {
+        const size_t eq = words[i].find('=');
+        if (eq == std::string::npos)
+            fail(TAD_ERR_INVALID_ARGUMENT, "RUN: argument '" + words[i] + "' is not key=value");
+        s.args[words[i].substr(0, eq)] = words[i].substr(eq + 1);
+    }
+    return s;
+}
+
+std::string plan_text(const ir::Function &f, const Step &s) {
+    const std::vector<std::string> wrt = split(s.args.count("wrt") ? s.args.at("wrt") : "", ',');
+    const std::vector<std::string> outputs = split(s.args.count("outputs") ? s.args.at("outputs") : "", ',');
+    std::string out;
+    for (const auto &[param, w] : passes::plan_gradient_writes(f, wrt, outputs)) {
+        out += param + ": ";
+        if (w.kind == passes::GradWrite::Atomic) {
+            out += "atomic\n";
+            continue;
+        }
+        std::vector<std::string> guards;
+        for (const auto &[a, b] : w.guards) guards.push_back(a + "==" + b);
+        out += "store mirror=" + w.mirror + (guards.empty() ? "" : " guards=" + join(guards, ",")) +
+               " covers=" + (w.covers ? "true" : "false") + "\n";
+    }
+    return out;
+}
+
+std::string memory_text(const ir::Function &f) {
+    const passes::MemoryParams m = passes::memory_params(f);
+    auto set = [](const std::set<std::string> &s) { return join(std::vector<std::string>(s.begin(), s.end()), ", "); };
+    std::string out = "loaded: " + set(m.loaded) + "\nstored: " + set(m.stored) +
+                      "\naccumulated: " + set(m.accumulated) + "\noverwritten: " + set(m.overwritten) + "\n";
+    for (const passes::Access &a : m.accesses) {
+        out += std::string(ir::op_name(a.kind)) + " " + a.param + " ptr=%" + std::to_string(a.ptr);
+        if (a.loop >= 0) out += " loop=" + std::to_string(a.loop) + (a.varies ? " varies" : "");
+        out += "\n";
+    }
+    return out;
+}
+
+ir::Function transform(const Step &s, const ir::Function &f) {
+    if (s.pass == "cse") return passes::cse(f);
+    if (s.pass == "dce") return passes::dce(f);
+    if (s.pass == "drop-unused-params") return passes::drop_unused_params(f);
+    fail(TAD_ERR_INVALID_ARGUMENT, "RUN: unknown pass '" + s.pass + "'");
+}
+
+std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
+    for (size_t i = 0; i < steps.size(); ++i) {
+        const Step s = parse_step(steps[i]);
+        const bool last = i + 1 == steps.size();
+        if (s.pass == "plan-gradient-writes" || s.pass == "memory-params") {
+            if (!last) fail(TAD_ERR_INVALID_ARGUMENT, "RUN: the analysis " + s.pass + " must come last");
+            return s.pass == "memory-params" ? memory_text(f) : plan_text(f, s);
+        }
+        f = transform(s, f);
+        const std::string problem = ir::verify(f);
+        if (!problem.empty()) return "error: invalid IR after " + s.pass + ": " + problem + "\n" + ir::print(f);
+    }
+    return ir::print(f);
+}
+
+}  // namespace
+
+std::string run_line(const std::string &file_text) {
+    const size_t at = file_text.find("// RUN:");
+    if (at == std::string::npos) return "";
+    const size_t end = file_text.find('\n', at);
+    return trim(file_text.substr(at + 7, end == std::string::npos ? std::string::npos : end - at - 7));
+}
+
+std::string run_passes(const std::string &pipeline, ir::Function f) {
+    try {
+        return run_steps(split(pipeline, '|'), std::move(f));
+    } catch (const Error &e) {
+        return std::string("error: ") + e.what() + "\n";
+    }
+}
+
+}  // namespace tad::testing
