@@ -167,6 +167,16 @@ private:
     // Names a statement list assigns, in first-assignment order (nested blocks included).
     static void assigned_names(const ast::NodeList &body, std::vector<std::string> &out);
     void lower_for(const ast::Node &s, Env &env, const std::string &fname);
+    struct ForRange;
+    struct LoopSlot;
+    ForRange for_range(const ast::Node &iter, Env &env);
+    void unroll_static_range(const ast::Node &s, const ForRange &r, const std::string &var, Env &env,
+                             const std::string &fname);
+    // A range / tl.range loop as an IR loop carrying the names its body reassigns.
+    void lower_range_loop(const ast::Node &s, const ForRange &r, const std::string &var, Env &env,
+                          const std::string &fname);
+    std::vector<LoopSlot> loop_slots(const ast::Node &s, const std::string &var, const Env &env);
+    ValueId loop_yield(const ast::Node &s, const LoopSlot &sl, const Env &before, const Env &body);
 
     // ---- run-time `if` and `return` (lower_if.cpp) ---------------------------------------------
     // An `if` on a run-time scalar, if-converted: both branches are lowered under their predicate
