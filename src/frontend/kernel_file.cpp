@@ -42,16 +42,48 @@ void find_launches(const ast::NodePtr &n, std::vector<std::string> &out) {
     }
 }
 
-void read_grad_inputs(const ast::File &file, const ast::Node &decorator, StubInfo &stub) {
+// The decorator's grad_inputs=..., or its first positional argument; null when it has neither.
+const ast::Node *grad_inputs_spec(const ast::Node &decorator) {
+    if (!decorator.is("Call")) return nullptr;
     const ast::Node *spec = nullptr;
-    if (decorator.is("Call")) {
-        for (const auto &kw : decorator.list("keywords")) {
-            const ast::Value *arg = kw->find("arg");
-            if (arg && std::holds_alternative<std::string>(*arg) && std::get<std::string>(*arg) == "grad_inputs")
-                spec = kw->node("value").get();
-        }
-        if (!spec && !decorator.list("args").empty()) spec = decorator.list("args")[0].get();
+    for (const auto &kw : decorator.list("keywords")) {
+        const ast::Value *arg = kw->find("arg");
+        if (arg && std::holds_alternative<std::string>(*arg) && std::get<std::string>(*arg) == "grad_inputs")
+            spec = kw->node("value").get();
     }
+    if (!spec && !decorator.list("args").empty()) spec = decorator.list("args")[0].get();
+    return spec;
+}
+
+// The stub parameter a grad_inputs entry names, by name or by index; `plist` lists the parameters
+// for the diagnostics.
+std::string grad_input_name(const ast::File &file, const ast::Node &item, const StubInfo &stub,
+                            const std::string &plist) {
+    const ast::Value *v = item.is("Constant") ? item.find("value") : nullptr;
+    std::string name;
+    if (v && std::holds_alternative<std::string>(*v)) {
+        name = std::get<std::string>(*v);
+    } else if (v && std::holds_alternative<int64_t>(*v)) {
+        int64_t idx = std::get<int64_t>(*v);
+        if (idx < 0 || idx >= static_cast<int64_t>(stub.params.size()))
+            fail(TAD_ERR_INVALID_ARGUMENT, at(file, item) + ": grad_inputs index " + std::to_string(idx) +
+                                               " is out of range for stub '" + stub.name + "' (parameters: " + plist +
+                                               ")");
+        name = stub.params[idx];
+    } else {
+        fail(TAD_ERR_INVALID_ARGUMENT, at(file, item) + ": grad_inputs entries must be parameter names or indices");
+    }
+    bool known = false;
+    for (const auto &p : stub.params) known = known || p == name;
+    if (!known)
+        fail(TAD_ERR_INVALID_ARGUMENT, at(file, item) + ": grad_inputs names '" + name +
+                                           "', which is not a parameter of stub '" + stub.name +
+                                           "' (parameters: " + plist + ")");
+    return name;
+}
+
+void read_grad_inputs(const ast::File &file, const ast::Node &decorator, StubInfo &stub) {
+    const ast::Node *spec = grad_inputs_spec(decorator);
     if (!spec)
         fail(TAD_ERR_INVALID_ARGUMENT,
              at(file, decorator) +
@@ -63,29 +95,30 @@ void read_grad_inputs(const ast::File &file, const ast::Node &decorator, StubInf
         items.push_back(spec);
     std::string plist;
     for (size_t i = 0; i < stub.params.size(); ++i) plist += (i ? ", " : "") + stub.params[i];
-    for (const ast::Node *it : items) {
-        const ast::Value *v = it->is("Constant") ? it->find("value") : nullptr;
-        std::string name;
-        if (v && std::holds_alternative<std::string>(*v)) {
-            name = std::get<std::string>(*v);
-        } else if (v && std::holds_alternative<int64_t>(*v)) {
-            int64_t idx = std::get<int64_t>(*v);
-            if (idx < 0 || idx >= static_cast<int64_t>(stub.params.size()))
-                fail(TAD_ERR_INVALID_ARGUMENT, at(file, *it) + ": grad_inputs index " + std::to_string(idx) +
-                                                   " is out of range for stub '" + stub.name +
-                                                   "' (parameters: " + plist + ")");
-            name = stub.params[idx];
-        } else {
-            fail(TAD_ERR_INVALID_ARGUMENT, at(file, *it) + ": grad_inputs entries must be parameter names or indices");
+    for (const ast::Node *it : items) stub.grad_inputs.push_back(grad_input_name(file, *it, stub, plist));
+}
+
+// Records a module-level function: a jit function, the stub (its decorator in `stub_decorator`),
+// or one of the protocol functions.
+void record_function(KernelFile &kf, const ast::NodePtr &def, const ast::Node *&stub_decorator) {
+    const std::string &name = def->str("name");
+    for (const auto &d : def->list("decorator_list")) {
+        if (is_jit_decorator(*d)) {
+            kf.jit_functions[name] = def;
+            kf.jit_order.push_back(name);
+        } else if (is_autodiff_decorator(*d)) {
+            if (stub_decorator)
+                fail(TAD_ERR_INVALID_ARGUMENT, at(kf.file, *d) + ": a second @tad.autodiff stub '" + name +
+                                                   "' (tad handles one stub per file; the first is '" + kf.stub.name +
+                                                   "')");
+            stub_decorator = d.get();
+            kf.stub.name = name;
+            kf.stub.def = def;
+            kf.stub.params = param_names(*def);
         }
-        bool known = false;
-        for (const auto &p : stub.params) known = known || p == name;
-        if (!known)
-            fail(TAD_ERR_INVALID_ARGUMENT, at(file, *it) + ": grad_inputs names '" + name +
-                                               "', which is not a parameter of stub '" + stub.name +
-                                               "' (parameters: " + plist + ")");
-        stub.grad_inputs.push_back(name);
     }
+    if (name == "make_args") kf.has_make_args = true;
+    if (name == "reference") kf.has_reference = true;
 }
 
 }  // namespace
@@ -116,24 +149,7 @@ KernelFile analyze(ast::File file) {
     const ast::Node *stub_decorator = nullptr;
     for (const auto &stmt : kf.file.module->list("body")) {
         if (stmt->is("FunctionDef")) {
-            const std::string &name = stmt->str("name");
-            for (const auto &d : stmt->list("decorator_list")) {
-                if (is_jit_decorator(*d)) {
-                    kf.jit_functions[name] = stmt;
-                    kf.jit_order.push_back(name);
-                } else if (is_autodiff_decorator(*d)) {
-                    if (stub_decorator)
-                        fail(TAD_ERR_INVALID_ARGUMENT, at(kf.file, *d) + ": a second @tad.autodiff stub '" + name +
-                                                           "' (tad handles one stub per file; the first is '" +
-                                                           kf.stub.name + "')");
-                    stub_decorator = d.get();
-                    kf.stub.name = name;
-                    kf.stub.def = stmt;
-                    kf.stub.params = param_names(*stmt);
-                }
-            }
-            if (name == "make_args") kf.has_make_args = true;
-            if (name == "reference") kf.has_reference = true;
+            record_function(kf, stmt, stub_decorator);
         } else if (stmt->is("Assign")) {
             for (const auto &t : stmt->list("targets"))
                 if (t->is("Name") && t->str("id") == "SWEEP") kf.has_sweep = true;

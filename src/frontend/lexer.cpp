@@ -154,24 +154,8 @@ Token Lexer::next() {
             continue;
         }
         while (peek_char() == ' ' || peek_char() == '\t' || peek_char() == '\f') ++pos_;
-        size_t begin = pos_;
-        int col = col_at(pos_);
         if (pos_ >= text_.size()) {
-            if (!brackets_.empty()) {
-                const Bracket &b = brackets_.back();
-                syntax_error(origin_, origin_.line + b.line - 1, b.col, std::string("'") + b.ch + "' was never closed");
-            }
-            if (line_has_tokens_) {
-                line_has_tokens_ = false;
-                return make(Tok::Newline, begin, line_, col);
-            }
-            Token end = make(Tok::End, begin, line_, col);
-            pending_.push_back(end);
-            for (; indents_.size() > 1; indents_.pop_back()) {
-                Token dedent = end;
-                dedent.kind = Tok::Dedent;
-                pending_.push_back(dedent);
-            }
+            end_of_input();
             continue;
         }
         char c = text_[pos_];
@@ -180,31 +164,65 @@ Token Lexer::next() {
             continue;
         }
         if (c == '\n') {
-            ++pos_;
-            bool ends_statement = brackets_.empty() && line_has_tokens_;
-            Token t = make(Tok::Newline, begin, line_, col);
-            new_line(pos_);
-            at_line_start_ = true;
-            if (!ends_statement) continue;
-            line_has_tokens_ = false;
-            return t;
+            end_of_line();
+            continue;
         }
         if (c == '\\') {
-            if (peek_char(1) == '\n') {
-                pos_ += 2;
-                new_line(pos_);
-                if (pos_ >= text_.size()) fail_at(pos_, "unexpected EOF while parsing");
-                continue;
-            }
-            if (pos_ + 1 >= text_.size()) fail_at(pos_, "unexpected EOF while parsing");
-            fail_at(pos_ + 1, "unexpected character after line continuation character");
+            line_continuation();
+            continue;
         }
         line_has_tokens_ = true;
         if (is_name_start(c)) return name_or_string();
         if (is_dec(c) || (c == '.' && is_dec(peek_char(1)))) return number();
-        if (c == '\'' || c == '"') return string(begin, begin, line_, col);
+        if (c == '\'' || c == '"') return string(pos_, pos_, line_, col_at(pos_));
         return op();
     }
+}
+
+// Queues what ends the input: NEWLINE if the last line has tokens, a DEDENT per open indentation
+// level, and END.
+void Lexer::end_of_input() {
+    if (!brackets_.empty()) {
+        const Bracket &b = brackets_.back();
+        syntax_error(origin_, origin_.line + b.line - 1, b.col, std::string("'") + b.ch + "' was never closed");
+    }
+    const int col = col_at(pos_);
+    Token end = make(Tok::End, pos_, line_, col);
+    pending_.push_back(end);
+    for (; indents_.size() > 1; indents_.pop_back()) {
+        Token dedent = end;
+        dedent.kind = Tok::Dedent;
+        pending_.push_back(dedent);
+    }
+    if (line_has_tokens_) {
+        line_has_tokens_ = false;
+        pending_.push_back(make(Tok::Newline, pos_, line_, col));
+    }
+}
+
+// The '\n' at pos_: a NEWLINE token when it ends a statement (not inside brackets, not after a
+// blank or comment-only line).
+void Lexer::end_of_line() {
+    const size_t begin = pos_++;
+    bool ends_statement = brackets_.empty() && line_has_tokens_;
+    Token t = make(Tok::Newline, begin, line_, col_at(begin));
+    new_line(pos_);
+    at_line_start_ = true;
+    if (!ends_statement) return;
+    line_has_tokens_ = false;
+    pending_.push_back(t);
+}
+
+// A backslash at pos_ joins its line with the next one; anything but a newline after it is an error.
+void Lexer::line_continuation() {
+    if (peek_char(1) == '\n') {
+        pos_ += 2;
+        new_line(pos_);
+        if (pos_ >= text_.size()) fail_at(pos_, "unexpected EOF while parsing");
+        return;
+    }
+    if (pos_ + 1 >= text_.size()) fail_at(pos_, "unexpected EOF while parsing");
+    fail_at(pos_ + 1, "unexpected character after line continuation character");
 }
 
 // Measures the indentation of a new line and queues INDENT or DEDENTs. Blank lines, comment-only
@@ -314,10 +332,13 @@ void Lexer::digits(bool (*is_digit)(char), const char *kind, size_t begin) {
         while (is_digit(peek_char())) ++pos_;
         if (peek_char() != '_') return;
         ++pos_;
-        if (is_dec(peek_char()) && !is_digit(peek_char()))
-            fail_at(pos_, std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
+        if (is_dec(peek_char()) && !is_digit(peek_char())) invalid_digit(kind);
         if (!is_digit(peek_char())) fail_at(begin, std::string("invalid ") + kind + " literal");
     }
+}
+
+void Lexer::invalid_digit(const char *kind) const {
+    fail_at(pos_, std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
 }
 
 // A number may be followed directly by a few keywords (`1if x else 2`, deprecated but valid in
@@ -335,45 +356,11 @@ Token Lexer::number() {
     int col = col_at(pos_);
     char base = peek_char(1);
     if (peek_char() == '0' && base != '\0' && std::strchr("xXoObB", base)) {
-        pos_ += 2;
-        bool (*is_digit)(char) = base == 'x' || base == 'X' ? is_hex : base == 'o' || base == 'O' ? is_oct : is_bin;
-        const char *kind = is_digit == is_hex ? "hexadecimal" : is_digit == is_oct ? "octal" : "binary";
-        if (peek_char() == '_') ++pos_;
-        if (is_dec(peek_char()) && !is_digit(peek_char()))
-            fail_at(pos_, std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
-        if (!is_digit(peek_char())) fail_at(begin, std::string("invalid ") + kind + " literal");
-        digits(is_digit, kind, begin);
-        if (is_dec(peek_char()))
-            fail_at(pos_, std::string("invalid digit '") + peek_char() + "' in " + kind + " literal");
-        end_of_number(kind, begin);
+        prefixed_integer(base, begin);
         return make(Tok::Number, begin, line, col);
     }
-    bool nonzero_after_leading_zero = false;
-    if (peek_char() != '.') {
-        bool leading_zero = peek_char() == '0';
-        digits(is_dec, "decimal", begin);
-        for (size_t p = begin; leading_zero && p < pos_; ++p)
-            if (text_[p] != '0' && text_[p] != '_') nonzero_after_leading_zero = true;
-    }
-    bool is_float = false;
-    if (peek_char() == '.') {
-        ++pos_;
-        is_float = true;
-        if (is_dec(peek_char())) digits(is_dec, "decimal", begin);
-    }
-    if (peek_char() == 'e' || peek_char() == 'E') {
-        size_t e = pos_++;
-        if (peek_char() == '+' || peek_char() == '-') {
-            ++pos_;
-            if (!is_dec(peek_char())) fail_at(begin, "invalid decimal literal");
-        }
-        if (is_dec(peek_char())) {
-            digits(is_dec, "decimal", begin);
-            is_float = true;
-        } else {
-            pos_ = e;
-        }
-    }
+    bool nonzero_after_leading_zero = peek_char() != '.' && integer_part(begin);
+    bool is_float = fraction_and_exponent(begin);
     if (peek_char() == 'j' || peek_char() == 'J') {
         ++pos_;
         end_of_number("imaginary", begin);
@@ -385,6 +372,52 @@ Token Lexer::number() {
         end_of_number("decimal", begin);
     }
     return make(Tok::Number, begin, line, col);
+}
+
+// 0x / 0o / 0b (prefix at pos_, the letter `base`) and its digits.
+void Lexer::prefixed_integer(char base, size_t begin) {
+    pos_ += 2;
+    bool (*is_digit)(char) = base == 'x' || base == 'X' ? is_hex : base == 'o' || base == 'O' ? is_oct : is_bin;
+    const char *kind = is_digit == is_hex ? "hexadecimal" : is_digit == is_oct ? "octal" : "binary";
+    if (peek_char() == '_') ++pos_;
+    if (is_dec(peek_char()) && !is_digit(peek_char())) invalid_digit(kind);
+    if (!is_digit(peek_char())) fail_at(begin, std::string("invalid ") + kind + " literal");
+    digits(is_digit, kind, begin);
+    if (is_dec(peek_char())) invalid_digit(kind);
+    end_of_number(kind, begin);
+}
+
+// The digits before a decimal point; true when they start with 0 and hold another digit (`0123`),
+// which only a float may.
+bool Lexer::integer_part(size_t begin) {
+    bool leading_zero = peek_char() == '0';
+    digits(is_dec, "decimal", begin);
+    for (size_t p = begin; leading_zero && p < pos_; ++p)
+        if (text_[p] != '0' && text_[p] != '_') return true;
+    return false;
+}
+
+// The optional fraction and exponent; true when either makes the number a float. An 'e' without
+// digits after it is not part of the number (it may start `else`).
+bool Lexer::fraction_and_exponent(size_t begin) {
+    bool is_float = false;
+    if (peek_char() == '.') {
+        ++pos_;
+        is_float = true;
+        if (is_dec(peek_char())) digits(is_dec, "decimal", begin);
+    }
+    if (peek_char() != 'e' && peek_char() != 'E') return is_float;
+    size_t e = pos_++;
+    if (peek_char() == '+' || peek_char() == '-') {
+        ++pos_;
+        if (!is_dec(peek_char())) fail_at(begin, "invalid decimal literal");
+    }
+    if (!is_dec(peek_char())) {
+        pos_ = e;
+        return is_float;
+    }
+    digits(is_dec, "decimal", begin);
+    return true;
 }
 
 Token Lexer::op() {

@@ -66,11 +66,18 @@ private:
     void new_line(size_t after_newline);
     [[noreturn]] void fail_at(size_t pos, const std::string &what) const;
     Token make(Tok kind, size_t begin, int line, int col);
+    void end_of_input();
+    void end_of_line();
+    void line_continuation();
     void indentation();
     Token name_or_string();
     Token string(size_t begin, size_t quote_pos, int line, int col);
     Token number();
+    void prefixed_integer(char base, size_t begin);
+    bool integer_part(size_t begin);
+    bool fraction_and_exponent(size_t begin);
     void digits(bool (*is_digit)(char), const char *kind, size_t begin);
+    [[noreturn]] void invalid_digit(const char *kind) const;  // the digit at pos_ is not of `kind`
     void end_of_number(const char *kind, size_t begin);
     Token op();
 

@@ -53,44 +53,57 @@ void Lowerer::bind_params(const ast::Node &def, const std::vector<ArgBinding> &a
             if (i < first_default)
                 fail(TAD_ERR_INVALID_ARGUMENT,
                      at(p) + ": kernel parameter '" + name + "' has no value in the launch record");
-            CV d = eval(*defaults[i - first_default], env);
-            if (d.kind == CV::Int) d.s = name;
-            env[name] = d;
-            if (cexpr) add_constexpr(name, d);
-            continue;
+            bind_default(name, *defaults[i - first_default], cexpr, env);
+        } else if (cexpr || bound->kind == ArgBinding::None || bound->kind == ArgBinding::Bool ||
+                   bound->kind == ArgBinding::Str) {
+            env[name] = compile_time_param(p, *bound, cexpr);
+        } else {
+            bind_run_time_param(p, *bound, args, params, env);
         }
-        if (cexpr || bound->kind == ArgBinding::None || bound->kind == ArgBinding::Bool ||
-            bound->kind == ArgBinding::Str) {
-            CV c = bound->kind == ArgBinding::Int     ? CV::integer(bound->ival, name)
-                   : bound->kind == ArgBinding::Float ? CV::real(bound->fval)
-                   : bound->kind == ArgBinding::Bool  ? CV::boolean(bound->ival != 0)
-                   : bound->kind == ArgBinding::Str   ? CV::named(CV::Str, bound->sval)
-                                                      : CV{};
-            if (bound->kind == ArgBinding::Tensor)
-                unsupported(p, "tensor bound to tl.constexpr parameter '" + name + "'", "");
-            if (cexpr) {
-                add_constexpr(name, c);
-                if (c.kind == CV::Float) c.s = name;
-            }
-            env[name] = c;
-            continue;
-        }
-        switch (bound->kind) {
-        case ArgBinding::Tensor:
-            env[name] = bound->desc_block.empty() || !host_descriptors_
-                            ? CV::value(b_.param(name, ir::ParamKind::Pointer, Type{bound->dtype, true, {}}))
-                            : host_tensor_desc(p, *bound, args, params);
-            break;
-        case ArgBinding::Int: {
-            bool wide = bound->ival > INT32_MAX || bound->ival < INT32_MIN;
-            env[name] = CV::value(b_.param(name, ir::ParamKind::Int, Type{wide ? DType::I64 : DType::I32, false, {}}));
-            break;
-        }
-        case ArgBinding::Float:
-            env[name] = CV::value(b_.param(name, ir::ParamKind::Float, Type{DType::F32, false, {}}));
-            break;
-        default: break;
-        }
+    }
+}
+
+// An unbound parameter takes its default; an int default keeps the parameter's name as spelling.
+void Lowerer::bind_default(const std::string &name, const ast::Node &value, bool cexpr, Env &env) {
+    CV d = eval(value, env);
+    if (d.kind == CV::Int) d.s = name;
+    env[name] = d;
+    if (cexpr) add_constexpr(name, d);
+}
+
+CV Lowerer::compile_time_param(const ast::Node &p, const ArgBinding &bound, bool cexpr) {
+    const std::string &name = bound.name;
+    CV c = bound.kind == ArgBinding::Int     ? CV::integer(bound.ival, name)
+           : bound.kind == ArgBinding::Float ? CV::real(bound.fval)
+           : bound.kind == ArgBinding::Bool  ? CV::boolean(bound.ival != 0)
+           : bound.kind == ArgBinding::Str   ? CV::named(CV::Str, bound.sval)
+                                             : CV{};
+    if (bound.kind == ArgBinding::Tensor) unsupported(p, "tensor bound to tl.constexpr parameter '" + name + "'", "");
+    if (cexpr) {
+        add_constexpr(name, c);
+        if (c.kind == CV::Float) c.s = name;
+    }
+    return c;
+}
+
+void Lowerer::bind_run_time_param(const ast::Node &p, const ArgBinding &bound, const std::vector<ArgBinding> &args,
+                                  const ast::NodeList &params, Env &env) {
+    const std::string &name = bound.name;
+    switch (bound.kind) {
+    case ArgBinding::Tensor:
+        env[name] = bound.desc_block.empty() || !host_descriptors_
+                        ? CV::value(b_.param(name, ir::ParamKind::Pointer, Type{bound.dtype, true, {}}))
+                        : host_tensor_desc(p, bound, args, params);
+        break;
+    case ArgBinding::Int: {
+        bool wide = bound.ival > INT32_MAX || bound.ival < INT32_MIN;
+        env[name] = CV::value(b_.param(name, ir::ParamKind::Int, Type{wide ? DType::I64 : DType::I32, false, {}}));
+        break;
+    }
+    case ArgBinding::Float:
+        env[name] = CV::value(b_.param(name, ir::ParamKind::Float, Type{DType::F32, false, {}}));
+        break;
+    default: break;
     }
 }
 

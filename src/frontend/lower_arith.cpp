@@ -5,48 +5,76 @@
 
 namespace tad::frontend::detail {
 
+namespace {
+
+bool is_int_like(const CV &c) { return c.kind == CV::Int || c.kind == CV::Bool; }
+bool is_scalar_number(const CV &c) { return is_int_like(c) || c.kind == CV::Float; }
+double as_double(const CV &c) { return c.kind == CV::Float ? c.f : static_cast<double>(c.i); }
+
+// Python's floor division (rounds toward negative infinity); `y` is not 0.
+int64_t floor_div(int64_t x, int64_t y) {
+    int64_t q = x / y;
+    if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+    return q;
+}
+
+// An integer operator folded on constexpr ints; `spelling` (or null) keeps the result symbolic,
+// so a shape computed from constexprs still reads as the expression.
+struct IntOp {
+    int64_t (*apply)(int64_t, int64_t);
+    const char *spelling;
+};
+
+const IntOp *int_op(const std::string &op) {
+    static const std::map<std::string, IntOp> ops = {
+        {"Add", {[](int64_t x, int64_t y) { return x + y; }, " + "}},
+        {"Sub", {[](int64_t x, int64_t y) { return x - y; }, " - "}},
+        {"Mult", {[](int64_t x, int64_t y) { return x * y; }, " * "}},
+        {"FloorDiv", {floor_div, " // "}},
+        {"Mod", {[](int64_t x, int64_t y) { return x - floor_div(x, y) * y; }, nullptr}},
+        {"LShift", {[](int64_t x, int64_t y) { return x << y; }, nullptr}},
+        {"RShift", {[](int64_t x, int64_t y) { return x >> y; }, nullptr}},
+        {"BitAnd", {[](int64_t x, int64_t y) { return x & y; }, nullptr}},
+        {"BitOr", {[](int64_t x, int64_t y) { return x | y; }, nullptr}},
+        {"Pow", {[](int64_t x, int64_t y) { return static_cast<int64_t>(std::pow(x, y)); }, nullptr}}};
+    auto it = ops.find(op);
+    return it == ops.end() ? nullptr : &it->second;
+}
+
+// Arithmetic and comparisons folded on numbers of which one at least is a float (or on ints, for
+// the operators int_op does not cover).
+using FloatOp = CV (*)(double, double);
+
+FloatOp float_op(const std::string &op) {
+    static const std::map<std::string, FloatOp> ops = {
+        {"Add", [](double x, double y) { return CV::real(x + y); }},
+        {"Sub", [](double x, double y) { return CV::real(x - y); }},
+        {"Mult", [](double x, double y) { return CV::real(x * y); }},
+        {"Div", [](double x, double y) { return CV::real(x / y); }},
+        {"Pow", [](double x, double y) { return CV::real(std::pow(x, y)); }},
+        {"Lt", [](double x, double y) { return CV::boolean(x < y); }},
+        {"LtE", [](double x, double y) { return CV::boolean(x <= y); }},
+        {"Gt", [](double x, double y) { return CV::boolean(x > y); }},
+        {"GtE", [](double x, double y) { return CV::boolean(x >= y); }},
+        {"Eq", [](double x, double y) { return CV::boolean(x == y); }},
+        {"NotEq", [](double x, double y) { return CV::boolean(x != y); }}};
+    auto it = ops.find(op);
+    return it == ops.end() ? nullptr : it->second;
+}
+
+}  // namespace
+
 CV Lowerer::fold(const std::string &op, const CV &a, const CV &b, const ast::Node &n) {
-    bool ints = (a.kind == CV::Int || a.kind == CV::Bool) && (b.kind == CV::Int || b.kind == CV::Bool);
-    auto num = [](const CV &c) { return c.kind == CV::Float ? c.f : static_cast<double>(c.i); };
-    if (ints) {
-        int64_t x = a.i, y = b.i;
-        static const std::map<std::string, std::string> sym = {
-            {"Add", " + "}, {"Sub", " - "}, {"Mult", " * "}, {"FloorDiv", " // "}};
-        auto expr = [&](int64_t r) {
-            auto it = sym.find(op);
-            return it == sym.end() ? CV::integer(r) : CV::integer(r, paren(a.s) + it->second + paren(b.s));
-        };
-        if (op == "Add") return expr(x + y);
-        if (op == "Sub") return expr(x - y);
-        if (op == "Mult") return expr(x * y);
-        if (op == "FloorDiv" || op == "Mod") {
-            if (y == 0) unsupported(n, "division by zero", "");
-            int64_t q = x / y;
-            if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
-            return op == "FloorDiv" ? expr(q) : CV::integer(x - q * y);
+    if (is_int_like(a) && is_int_like(b)) {
+        if ((op == "FloorDiv" || op == "Mod") && b.i == 0) unsupported(n, "division by zero", "");
+        if (op == "Div") return CV::real(static_cast<double>(a.i) / static_cast<double>(b.i));
+        if (const IntOp *f = int_op(op)) {
+            int64_t r = f->apply(a.i, b.i);
+            return f->spelling ? CV::integer(r, paren(a.s) + f->spelling + paren(b.s)) : CV::integer(r);
         }
-        if (op == "Div") return CV::real(static_cast<double>(x) / static_cast<double>(y));
-        if (op == "LShift") return CV::integer(x << y);
-        if (op == "RShift") return CV::integer(x >> y);
-        if (op == "BitAnd") return CV::integer(x & y);
-        if (op == "BitOr") return CV::integer(x | y);
-        if (op == "Pow") return CV::integer(static_cast<int64_t>(std::pow(x, y)));
     }
-    if ((a.kind == CV::Int || a.kind == CV::Float || a.kind == CV::Bool) &&
-        (b.kind == CV::Int || b.kind == CV::Float || b.kind == CV::Bool)) {
-        double x = num(a), y = num(b);
-        if (op == "Add") return CV::real(x + y);
-        if (op == "Sub") return CV::real(x - y);
-        if (op == "Mult") return CV::real(x * y);
-        if (op == "Div") return CV::real(x / y);
-        if (op == "Pow") return CV::real(std::pow(x, y));
-        if (op == "Lt") return CV::boolean(x < y);
-        if (op == "LtE") return CV::boolean(x <= y);
-        if (op == "Gt") return CV::boolean(x > y);
-        if (op == "GtE") return CV::boolean(x >= y);
-        if (op == "Eq") return CV::boolean(x == y);
-        if (op == "NotEq") return CV::boolean(x != y);
-    }
+    if (is_scalar_number(a) && is_scalar_number(b))
+        if (FloatOp f = float_op(op)) return f(as_double(a), as_double(b));
     if (op == "Is" || op == "IsNot" || op == "Eq" || op == "NotEq") {
         bool same = a.kind == b.kind &&
                     (a.kind == CV::None || (a.kind == CV::Str && a.s == b.s) || (a.kind == CV::DTypeV && a.dt == b.dt));

@@ -71,21 +71,27 @@ CV Lowerer::inline_call(const ast::Node &e, const std::string &callee, const Arg
     return r;
 }
 
+namespace {
+
+// float(s) of a string: the special values Triton kernels spell (float("-inf")), or a number.
+double parse_float(const std::string &s) {
+    std::string t;
+    for (char ch : s) t += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (t == "inf" || t == "+inf" || t == "infinity") return INFINITY;
+    if (t == "-inf" || t == "-infinity") return -INFINITY;
+    if (t == "nan") return NAN;
+    return std::stod(s);
+}
+
+}  // namespace
+
 CV Lowerer::builtin(const ast::Node &e, const std::string &name, const Args &a) {
     if ((name == "min" || name == "max") && a.pos.size() == 2 && a.pos[0].compile_time() && a.pos[1].compile_time()) {
         const CV &x = a.pos[0], &y = a.pos[1];
         bool first = name == "min" ? fold("LtE", x, y, e).i : fold("GtE", x, y, e).i;
         return first ? x : y;
     }
-    if (name == "float" && a.pos.size() == 1 && a.pos[0].kind == CV::Str) {
-        const std::string &s = a.pos[0].s;
-        std::string t;
-        for (char ch : s) t += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        if (t == "inf" || t == "+inf" || t == "infinity") return CV::real(INFINITY);
-        if (t == "-inf" || t == "-infinity") return CV::real(-INFINITY);
-        if (t == "nan") return CV::real(NAN);
-        return CV::real(std::stod(s));
-    }
+    if (name == "float" && a.pos.size() == 1 && a.pos[0].kind == CV::Str) return CV::real(parse_float(a.pos[0].s));
     if ((name == "float" || name == "int") && a.pos.size() == 1 &&
         (a.pos[0].kind == CV::Int || a.pos[0].kind == CV::Float))
         return name == "float" ? CV::real(a.pos[0].kind == CV::Int ? static_cast<double>(a.pos[0].i) : a.pos[0].f)

@@ -13,33 +13,7 @@ CV Lowerer::eval(const ast::Node &e, Env &env) {
 
 CV Lowerer::eval_inner(const ast::Node &e, Env &env) {
     if (e.is("Constant")) return constant(e);
-    if (e.is("Name")) {
-        const std::string &id = e.str("id");
-        auto it = env.find(id);
-        if (it != env.end()) {
-            if (watch_ && constexpr_names_.count(id) && call_stack_.empty()) watch_->insert(id);
-            return it->second;
-        }
-        if (jit_.count(id)) return CV::named(CV::Func, id);
-        if (id == "tl" || id == "triton" || id == "libdevice" || id == "math") return CV::named(CV::Module, id);
-        if (id == "True" || id == "False") return CV::boolean(id == "True");
-        if (id == "None") return CV{};
-        if (id == "min" || id == "max" || id == "abs" || id == "float" || id == "int" || id == "range" || id == "len" ||
-            id == "static_range")
-            return CV::named(CV::Func, id);
-        if (const ast::Node *g = module_global(id)) {
-            Env none;
-            CV v = eval(*g, none);
-            if (v.compile_time() && v.kind != CV::Module && v.kind != CV::Func) return v;
-        }
-        auto half = env.find(kOneBranchPrefix + id);
-        if (half != env.end())
-            unsupported(e, "name '" + id + "'",
-                        "assigned in only one branch of the if on a run-time value at " + half->second.s +
-                            "; assign it before the if or in both branches");
-        unsupported(e, "name '" + id + "'",
-                    "not defined in the kernel (module-level globals must be constexpr numbers)");
-    }
+    if (e.is("Name")) return name_value(e, env);
     if (e.is("Attribute")) return attribute(e, env);
     if (e.is("BinOp")) return binop(e.node("op")->kind, eval(*e.node("left"), env), eval(*e.node("right"), env), e);
     if (e.is("UnaryOp")) return unaryop(e, eval(*e.node("operand"), env));
@@ -61,14 +35,7 @@ CV Lowerer::eval_inner(const ast::Node &e, Env &env) {
         for (const auto &x : e.list("elts")) t.items.push_back(eval(*x, env));
         return t;
     }
-    if (e.is("IfExp")) {
-        CV c = condition(*e.node("test"), env);
-        if (!c.compile_time()) {
-            CV a = eval(*e.node("body"), env), b = eval(*e.node("orelse"), env);
-            return where(c, a, b, e);
-        }
-        return truthy(c, e) ? eval(*e.node("body"), env) : eval(*e.node("orelse"), env);
-    }
+    if (e.is("IfExp")) return if_exp(e, env);
     if (e.is("Subscript")) return subscript(e, env);
     if (e.is("Call")) return call(e, env);
     if (e.is("Slice")) {
@@ -77,6 +44,44 @@ CV Lowerer::eval_inner(const ast::Node &e, Env &env) {
         return CV::named(CV::FullSlice, ":");
     }
     unsupported(e, e.kind, "");
+}
+
+// A local, a @triton.jit function, a module, a Python builtin, or a constexpr module-level global.
+CV Lowerer::name_value(const ast::Node &e, Env &env) {
+    const std::string &id = e.str("id");
+    auto it = env.find(id);
+    if (it != env.end()) {
+        if (watch_ && constexpr_names_.count(id) && call_stack_.empty()) watch_->insert(id);
+        return it->second;
+    }
+    if (jit_.count(id)) return CV::named(CV::Func, id);
+    if (id == "tl" || id == "triton" || id == "libdevice" || id == "math") return CV::named(CV::Module, id);
+    if (id == "True" || id == "False") return CV::boolean(id == "True");
+    if (id == "None") return CV{};
+    if (id == "min" || id == "max" || id == "abs" || id == "float" || id == "int" || id == "range" || id == "len" ||
+        id == "static_range")
+        return CV::named(CV::Func, id);
+    if (const ast::Node *g = module_global(id)) {
+        Env none;
+        CV v = eval(*g, none);
+        if (v.compile_time() && v.kind != CV::Module && v.kind != CV::Func) return v;
+    }
+    auto half = env.find(kOneBranchPrefix + id);
+    if (half != env.end())
+        unsupported(e, "name '" + id + "'",
+                    "assigned in only one branch of the if on a run-time value at " + half->second.s +
+                        "; assign it before the if or in both branches");
+    unsupported(e, "name '" + id + "'", "not defined in the kernel (module-level globals must be constexpr numbers)");
+}
+
+// `a if c else b`: chosen at compile time, or both sides evaluated and merged with where().
+CV Lowerer::if_exp(const ast::Node &e, Env &env) {
+    CV c = condition(*e.node("test"), env);
+    if (!c.compile_time()) {
+        CV a = eval(*e.node("body"), env), b = eval(*e.node("orelse"), env);
+        return where(c, a, b, e);
+    }
+    return truthy(c, e) ? eval(*e.node("body"), env) : eval(*e.node("orelse"), env);
 }
 
 const ast::Node *Lowerer::module_global(const std::string &name) const {

@@ -110,6 +110,21 @@ void Lowerer::merge_branches(const ast::Node &s, ValueId c, Env &env, const Env 
         return;
     }
     const ValueId live_then = alive(then_env), live_else = alive(else_env);
+    Env merged = merged_names(s, c, env, then_env, else_env);
+    if (live_then != live_else) {
+        // Returned in a nested `if` of one branch: c ? live_then : live_else (kNoValue: true).
+        ValueId live = live_then == ir::kNoValue   ? b_.binary(OpKind::Or, c, live_else)
+                       : live_else == ir::kNoValue ? b_.binary(OpKind::Or, b_.unary(OpKind::Not, c), live_then)
+                                                   : b_.where(c, live_then, live_else);
+        merged[kAlive] = CV::value(live);
+    }
+    env = std::move(merged);
+}
+
+// `env` with the names both branches assign merged; a name only one branch assigns becomes
+// undefined, with a marker saying why.
+Lowerer::Env Lowerer::merged_names(const ast::Node &s, ValueId c, const Env &env, const Env &then_env,
+                                   const Env &else_env) {
     Env merged = env;
     for (const Env *side : {&then_env, &else_env})
         for (const auto &[name, v] : *side) {
@@ -126,14 +141,7 @@ void Lowerer::merge_branches(const ast::Node &s, ValueId c, Env &env, const Env 
                 merged[name] = merge_value(s, c, name, v, o->second);
             }
         }
-    if (live_then != live_else) {
-        // Returned in a nested `if` of one branch: c ? live_then : live_else (kNoValue: true).
-        ValueId live = live_then == ir::kNoValue   ? b_.binary(OpKind::Or, c, live_else)
-                       : live_else == ir::kNoValue ? b_.binary(OpKind::Or, b_.unary(OpKind::Not, c), live_then)
-                                                   : b_.where(c, live_then, live_else);
-        merged[kAlive] = CV::value(live);
-    }
-    env = std::move(merged);
+    return merged;
 }
 
 CV Lowerer::merge_value(const ast::Node &s, ValueId c, const std::string &name, const CV &t, const CV &e) {
@@ -154,18 +162,7 @@ CV Lowerer::merge_value(const ast::Node &s, ValueId c, const std::string &name, 
         for (size_t k = 0; k < t.items.size(); ++k) r.items[k] = merge_value(s, c, name, t.items[k], e.items[k]);
         return r;
     }
-    if (t.kind == CV::BlockPtr && e.kind == CV::BlockPtr) {
-        // Moved by tl.advance in a branch: only the offsets differ, and they merge as numbers.
-        CV r = t;
-        const size_t rank = t.block.size();
-        bool same_window = t.v == e.v && rank == e.block.size();
-        for (size_t k = 0; same_window && k < 2 * rank; ++k) same_window = same_cv(t.items[k], e.items[k]);
-        if (!same_window)
-            unsupported(s, "if",
-                        "block pointer '" + name + "' is rebuilt in a branch; move it with tl.advance instead");
-        for (size_t d = 0; d < rank; ++d) r.offset(d) = merge_value(s, c, name, t.offset(d), e.offset(d));
-        return r;
-    }
+    if (t.kind == CV::BlockPtr && e.kind == CV::BlockPtr) return merge_block_ptr(s, c, name, t, e);
     if (t.kind == CV::TensorDesc && e.kind == CV::TensorDesc)
         unsupported(s, "if",
                     "tensor descriptor '" + name +
@@ -180,6 +177,19 @@ CV Lowerer::merge_value(const ast::Node &s, ValueId c, const std::string &name, 
     }
     CV r = where(CV::value(c), t, e, s);
     if (fn_.values[r.v].name.empty()) fn_.values[r.v].name = name;
+    return r;
+}
+
+// A block pointer moved by tl.advance in a branch: only the offsets differ, and they merge as
+// numbers.
+CV Lowerer::merge_block_ptr(const ast::Node &s, ValueId c, const std::string &name, const CV &t, const CV &e) {
+    CV r = t;
+    const size_t rank = t.block.size();
+    bool same_window = t.v == e.v && rank == e.block.size();
+    for (size_t k = 0; same_window && k < 2 * rank; ++k) same_window = same_cv(t.items[k], e.items[k]);
+    if (!same_window)
+        unsupported(s, "if", "block pointer '" + name + "' is rebuilt in a branch; move it with tl.advance instead");
+    for (size_t d = 0; d < rank; ++d) r.offset(d) = merge_value(s, c, name, t.offset(d), e.offset(d));
     return r;
 }
 

@@ -147,6 +147,12 @@ private:
     // ---- parameters (lower.cpp) ----------------------------------------------------------------
     static bool is_constexpr_annotation(const ast::NodePtr &a);
     void bind_params(const ast::Node &def, const std::vector<ArgBinding> &args, Env &env);
+    void bind_default(const std::string &name, const ast::Node &value, bool cexpr, Env &env);
+    // A constexpr parameter, or one bound to None, a bool or a string: a compile-time value.
+    CV compile_time_param(const ast::Node &p, const ArgBinding &bound, bool cexpr);
+    // A tensor, int or float parameter: an IR parameter (a tensor descriptor's several).
+    void bind_run_time_param(const ast::Node &p, const ArgBinding &bound, const std::vector<ArgBinding> &args,
+                             const ast::NodeList &params, Env &env);
     void add_constexpr(const std::string &name, const CV &c);
     static std::string python_float(double v);
     static std::string python_string(const std::string &s);
@@ -167,6 +173,16 @@ private:
     // Names a statement list assigns, in first-assignment order (nested blocks included).
     static void assigned_names(const ast::NodeList &body, std::vector<std::string> &out);
     void lower_for(const ast::Node &s, Env &env, const std::string &fname);
+    struct ForRange;
+    struct LoopSlot;
+    ForRange for_range(const ast::Node &iter, Env &env);
+    void unroll_static_range(const ast::Node &s, const ForRange &r, const std::string &var, Env &env,
+                             const std::string &fname);
+    // A range / tl.range loop as an IR loop carrying the names its body reassigns.
+    void lower_range_loop(const ast::Node &s, const ForRange &r, const std::string &var, Env &env,
+                          const std::string &fname);
+    std::vector<LoopSlot> loop_slots(const ast::Node &s, const std::string &var, const Env &env);
+    ValueId loop_yield(const ast::Node &s, const LoopSlot &sl, const Env &before, const Env &body);
 
     // ---- run-time `if` and `return` (lower_if.cpp) ---------------------------------------------
     // An `if` on a run-time scalar, if-converted: both branches are lowered under their predicate
@@ -175,7 +191,9 @@ private:
     // The condition as an i1 scalar (`!= 0` for numbers); tiles are refused.
     ValueId scalar_condition(const CV &c, const ast::Node &s);
     void merge_branches(const ast::Node &s, ValueId c, Env &env, const Env &then_env, const Env &else_env);
+    Env merged_names(const ast::Node &s, ValueId c, const Env &env, const Env &then_env, const Env &else_env);
     CV merge_value(const ast::Node &s, ValueId c, const std::string &name, const CV &t, const CV &e);
+    CV merge_block_ptr(const ast::Node &s, ValueId c, const std::string &name, const CV &t, const CV &e);
     void lower_return(const ast::Node &s, Env &env);
     // The i1 scalar "this program has not returned", kNoValue when it certainly has not.
     static ValueId alive(const Env &env);
@@ -187,6 +205,8 @@ private:
     // ---- expressions (lower_expr.cpp) ----------------------------------------------------------
     CV eval(const ast::Node &e, Env &env);
     CV eval_inner(const ast::Node &e, Env &env);
+    CV name_value(const ast::Node &e, Env &env);
+    CV if_exp(const ast::Node &e, Env &env);
     // The value of `NAME = <expr>` at module level, where Triton allows it: tl.constexpr(...) or a literal.
     const ast::Node *module_global(const std::string &name) const;
     CV constant(const ast::Node &e);
@@ -283,6 +303,8 @@ private:
     // integer parameters for its shape and strides, constexprs for its block shape.
     CV host_tensor_desc(const ast::Node &p, const ArgBinding &base, const std::vector<ArgBinding> &args,
                         const ast::NodeList &params);
+    std::vector<const ArgBinding *> host_desc_scalars(const ast::Node &p, const ArgBinding &base,
+                                                      const std::vector<ArgBinding> &args, const ast::NodeList &params);
     CV tensor_desc_attribute(const ast::Node &e, const CV &desc, const std::string &attr);
     CV tensor_desc_method(const ast::Node &e, const CV &desc, const std::string &name, const Args &a);
     bool is_add_combiner(const std::string &callee) const;  // a jit function `return a + b`

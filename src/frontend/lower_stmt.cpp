@@ -143,6 +143,22 @@ void Lowerer::assigned_names(const ast::NodeList &body, std::vector<std::string>
     }
 }
 
+// The callee and bounds of `for v in <callee>(lo, hi, step)`.
+struct Lowerer::ForRange {
+    std::string callee;  // as written: "range", "tl.range", "triton.language.static_range", ...
+    bool is_static = false;  // tl.static_range: unrolled at compile time
+    bool is_tl_range = false;
+    CV lo, hi, step;
+};
+
+// One value a loop carries: a name's value, or one offset of a block pointer.
+struct Lowerer::LoopSlot {
+    std::string name;
+    int dim = -1;  // >= 0: offset `dim` of the block pointer `name`
+    ValueId init = ir::kNoValue;  // the value entering the loop
+    ValueId arg = ir::kNoValue;  // the loop argument inside the body
+};
+
 namespace {
 
 // The first `return`, or `break` / `continue` of this loop (not of a nested one), in a loop body.
@@ -157,6 +173,16 @@ const ast::Node *loop_exit(const ast::NodeList &body, bool nested_loop) {
     return nullptr;
 }
 
+// Whether `now` is the block pointer `before` with at most its offsets moved.
+bool same_window(const CV &before, const CV &now) {
+    if (now.kind != CV::BlockPtr || now.v != before.v || now.block.size() != before.block.size()) return false;
+    for (size_t i = 0; i < 2 * before.block.size(); ++i) {
+        const CV &x = now.items[i], &y = before.items[i];
+        if (x.kind != y.kind || x.v != y.v || x.i != y.i) return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) {
@@ -164,59 +190,105 @@ void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) 
     const ast::Node &target = *s.node("target");
     if (!target.is("Name")) unsupported(target, "loop target " + target.kind, "the loop variable must be a name");
     const ast::Node &iter = *s.node("iter");
+    const ForRange r = for_range(iter, env);
+    if (const ast::Node *exit = loop_exit(s.list("body"), false))
+        unsupported(*exit, exit->is("Return") ? "return in a loop" : exit->is("Break") ? "break" : "continue", "");
+    const std::string &var = target.str("id");
+    if (r.is_static) {
+        unroll_static_range(s, r, var, env, fname);
+        return;
+    }
+    if (r.step.kind == CV::Int && r.step.i <= 0)
+        unsupported(iter, r.callee + " with a non-positive step", "count up and index from the end instead");
+    lower_range_loop(s, r, var, env, fname);
+}
+
+Lowerer::ForRange Lowerer::for_range(const ast::Node &iter, Env &env) {
     CV fn = iter.is("Call") ? eval(*iter.node("func"), env) : CV{};
-    std::string it = fn.kind == CV::Func ? fn.s : fn.kind == CV::Module ? fn.s : "";
-    bool is_static = it == "tl.static_range" || it == "triton.language.static_range";
-    bool is_tl_range = it == "tl.range" || it == "triton.language.range";
-    if (!(it == "range" || is_static || is_tl_range))
+    ForRange r;
+    r.callee = fn.kind == CV::Func || fn.kind == CV::Module ? fn.s : "";
+    const std::string &it = r.callee;
+    r.is_static = it == "tl.static_range" || it == "triton.language.static_range";
+    r.is_tl_range = it == "tl.range" || it == "triton.language.range";
+    if (!(it == "range" || r.is_static || r.is_tl_range))
         unsupported(iter, "for loop over " + (it.empty() ? iter.kind : it),
                     "only range, tl.range and tl.static_range are supported");
     std::vector<CV> bounds;
     for (const auto &a : iter.list("args")) bounds.push_back(eval(*a, env));
     if (bounds.empty() || bounds.size() > 3) unsupported(iter, it, "expects 1 to 3 positional bounds");
-    CV lo = bounds.size() > 1 ? bounds[0] : CV::integer(0);
-    CV hi = bounds.size() > 1 ? bounds[1] : bounds[0];
-    CV step = bounds.size() > 2 ? bounds[2] : CV::integer(1);
-    if (const ast::Node *exit = loop_exit(s.list("body"), false))
-        unsupported(*exit, exit->is("Return") ? "return in a loop" : exit->is("Break") ? "break" : "continue", "");
-    const std::string &var = target.str("id");
-    if (is_static) {
-        if (lo.kind != CV::Int || hi.kind != CV::Int || step.kind != CV::Int || step.i == 0)
-            unsupported(iter, "tl.static_range", "bounds must be constexpr integers");
-        for (int64_t v = lo.i; step.i > 0 ? v < hi.i : v > hi.i; v += step.i) {
-            env[var] = CV::integer(v);
-            for (const auto &stmt : s.list("body")) {
-                b_.loc = loc_of(*stmt);
-                lower_stmt(*stmt, env, fname);
-            }
+    r.lo = bounds.size() > 1 ? bounds[0] : CV::integer(0);
+    r.hi = bounds.size() > 1 ? bounds[1] : bounds[0];
+    r.step = bounds.size() > 2 ? bounds[2] : CV::integer(1);
+    return r;
+}
+
+void Lowerer::unroll_static_range(const ast::Node &s, const ForRange &r, const std::string &var, Env &env,
+                                  const std::string &fname) {
+    const CV &lo = r.lo, &hi = r.hi, &step = r.step;
+    if (lo.kind != CV::Int || hi.kind != CV::Int || step.kind != CV::Int || step.i == 0)
+        unsupported(*s.node("iter"), "tl.static_range", "bounds must be constexpr integers");
+    for (int64_t v = lo.i; step.i > 0 ? v < hi.i : v > hi.i; v += step.i) {
+        env[var] = CV::integer(v);
+        for (const auto &stmt : s.list("body")) {
+            b_.loc = loc_of(*stmt);
+            lower_stmt(*stmt, env, fname);
         }
-        return;
     }
-    if (step.kind == CV::Int && step.i <= 0)
-        unsupported(iter, it + " with a non-positive step", "count up and index from the end instead");
-    std::vector<std::string> names;
-    assigned_names(s.list("body"), names);
-    std::vector<std::string> carried;
-    for (const auto &n : names)
-        if (n != var && env.count(n) && env.at(n).kind != CV::Module && env.at(n).kind != CV::Func)
-            carried.push_back(n);
+}
+
+void Lowerer::lower_range_loop(const ast::Node &s, const ForRange &r, const std::string &var, Env &env,
+                               const std::string &fname) {
+    const ast::Node &iter = *s.node("iter");
     Type i32{DType::I32, false, {}};
     auto bound = [&](const CV &c) { return b_.cast(materialize(c, &i32, iter), DType::I32); };
-    ValueId vlo = bound(lo), vhi = bound(hi), vstep = bound(step);
-    // What the loop carries: each carried name's value, or a block pointer's offsets (one each).
-    struct Slot {
-        std::string name;
-        int dim = -1;  // >= 0: offset `dim` of the block pointer `name`
-    };
-    std::vector<Slot> slots;
-    std::vector<ValueId> inits;
-    for (const auto &n : carried) {
+    ValueId vlo = bound(r.lo), vhi = bound(r.hi), vstep = bound(r.step);
+    std::vector<LoopSlot> slots = loop_slots(s, var, env);
+    b_.loc = loc_of(s);
+    ValueId iv = b_.for_begin(vlo, vhi, vstep, r.is_tl_range ? "tl.range" : "range");
+    fn_.values[iv].name = var;
+    Env body = env;
+    body[var] = CV::value(iv);
+    for (size_t k = 0; k < slots.size(); ++k) {
+        LoopSlot &sl = slots[k];
+        sl.arg = b_.loop_arg(sl.init, static_cast<int>(k));
+        fn_.values[sl.arg].name = sl.dim < 0 ? sl.name : sl.name + "_off" + std::to_string(sl.dim);
+        if (sl.dim < 0)
+            body[sl.name] = CV::value(sl.arg);
+        else
+            body[sl.name].offset(static_cast<size_t>(sl.dim)) = CV::value(sl.arg);
+    }
+    for (const auto &stmt : s.list("body")) {
+        b_.loc = loc_of(*stmt);
+        lower_stmt(*stmt, body, fname);
+    }
+    std::vector<ValueId> yields;
+    for (const LoopSlot &sl : slots) yields.push_back(loop_yield(s, sl, env, body));
+    b_.loc = loc_of(s);
+    b_.for_end(yields);
+    for (size_t k = 0; k < slots.size(); ++k) {
+        const LoopSlot &sl = slots[k];
+        ValueId res = b_.loop_result(static_cast<int>(k), fn_.type(sl.arg));
+        fn_.values[res].name = fn_.values[sl.arg].name;
+        if (sl.dim < 0)
+            env[sl.name] = CV::value(res);
+        else
+            env[sl.name].offset(static_cast<size_t>(sl.dim)) = CV::value(res);
+    }
+}
+
+// What the loop carries: the names its body assigns that are defined before it, each a value or,
+// for a block pointer, its offsets (one slot each); their initial values are materialized here.
+std::vector<Lowerer::LoopSlot> Lowerer::loop_slots(const ast::Node &s, const std::string &var, const Env &env) {
+    std::vector<std::string> names;
+    assigned_names(s.list("body"), names);
+    Type i32{DType::I32, false, {}};
+    std::vector<LoopSlot> slots;
+    for (const auto &n : names) {
+        if (n == var || !env.count(n) || env.at(n).kind == CV::Module || env.at(n).kind == CV::Func) continue;
         const CV &c = env.at(n);
         if (c.kind == CV::BlockPtr) {
-            for (size_t d = 0; d < c.block.size(); ++d) {
-                slots.push_back({n, static_cast<int>(d)});
-                inits.push_back(b_.cast(materialize(c.offset(d), &i32, s), DType::I32));
-            }
+            for (size_t d = 0; d < c.block.size(); ++d)
+                slots.push_back({n, static_cast<int>(d), b_.cast(materialize(c.offset(d), &i32, s), DType::I32)});
             continue;
         }
         if (c.kind == CV::TensorDesc)
@@ -224,61 +296,23 @@ void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) 
                         "create it once before the loop and give each access its offsets");
         if (c.kind != CV::Value && c.kind != CV::Int && c.kind != CV::Float && c.kind != CV::Bool)
             unsupported(s, "loop-carried '" + n + "'", "only tiles, numbers and block pointers can change in a loop");
-        slots.push_back({n, -1});
-        inits.push_back(materialize(c, nullptr, s));
+        slots.push_back({n, -1, materialize(c, nullptr, s)});
     }
-    b_.loc = loc_of(s);
-    ValueId iv = b_.for_begin(vlo, vhi, vstep, is_tl_range ? "tl.range" : "range");
-    fn_.values[iv].name = var;
-    Env body = env;
-    body[var] = CV::value(iv);
-    std::vector<ValueId> args;
-    for (size_t k = 0; k < slots.size(); ++k) {
-        ValueId a = b_.loop_arg(inits[k], static_cast<int>(k));
-        const Slot &sl = slots[k];
-        fn_.values[a].name = sl.dim < 0 ? sl.name : sl.name + "_off" + std::to_string(sl.dim);
-        if (sl.dim < 0)
-            body[sl.name] = CV::value(a);
-        else
-            body[sl.name].offset(static_cast<size_t>(sl.dim)) = CV::value(a);
-        args.push_back(a);
-    }
-    for (const auto &stmt : s.list("body")) {
-        b_.loc = loc_of(*stmt);
-        lower_stmt(*stmt, body, fname);
-    }
-    std::vector<ValueId> yields;
-    for (size_t k = 0; k < slots.size(); ++k) {
-        const Slot &sl = slots[k];
-        const Type t = fn_.type(args[k]);
-        const CV &now = body.at(sl.name);
-        if (sl.dim >= 0) {
-            const CV &before = env.at(sl.name);
-            bool same = now.kind == CV::BlockPtr && now.v == before.v && now.block.size() == before.block.size();
-            for (size_t i = 0; same && i < 2 * before.block.size(); ++i)
-                same = now.items[i].kind == before.items[i].kind && now.items[i].v == before.items[i].v &&
-                       now.items[i].i == before.items[i].i;
-            if (!same)
-                unsupported(s, "block pointer '" + sl.name + "' rebuilt in a loop", "move it with tl.advance instead");
-        }
-        ValueId y = materialize(sl.dim < 0 ? now : now.offset(static_cast<size_t>(sl.dim)), &t, s);
-        if (!fn_.type(y).same_shape(t) || fn_.type(y).is_ptr != t.is_ptr)
-            fail(TAD_ERR_UNSUPPORTED, at(s) + ": loop-carried '" + sl.name + "' changes from " + t.str() + " to " +
-                                          fn_.type(y).str() +
-                                          " in the loop; give it its final shape before the loop (e.g. tl.zeros)");
-        yields.push_back(t.is_ptr ? y : b_.cast(y, t.elem));
-    }
-    b_.loc = loc_of(s);
-    b_.for_end(yields);
-    for (size_t k = 0; k < slots.size(); ++k) {
-        const Slot &sl = slots[k];
-        ValueId r = b_.loop_result(static_cast<int>(k), fn_.type(args[k]));
-        fn_.values[r].name = fn_.values[args[k]].name;
-        if (sl.dim < 0)
-            env[sl.name] = CV::value(r);
-        else
-            env[sl.name].offset(static_cast<size_t>(sl.dim)) = CV::value(r);
-    }
+    return slots;
+}
+
+// The value slot `sl` yields at the end of an iteration, typed as its loop argument.
+ValueId Lowerer::loop_yield(const ast::Node &s, const LoopSlot &sl, const Env &before, const Env &body) {
+    const Type t = fn_.type(sl.arg);
+    const CV &now = body.at(sl.name);
+    if (sl.dim >= 0 && !same_window(before.at(sl.name), now))
+        unsupported(s, "block pointer '" + sl.name + "' rebuilt in a loop", "move it with tl.advance instead");
+    ValueId y = materialize(sl.dim < 0 ? now : now.offset(static_cast<size_t>(sl.dim)), &t, s);
+    if (!fn_.type(y).same_shape(t) || fn_.type(y).is_ptr != t.is_ptr)
+        fail(TAD_ERR_UNSUPPORTED, at(s) + ": loop-carried '" + sl.name + "' changes from " + t.str() + " to " +
+                                      fn_.type(y).str() +
+                                      " in the loop; give it its final shape before the loop (e.g. tl.zeros)");
+    return t.is_ptr ? y : b_.cast(y, t.elem);
 }
 
 }  // namespace tad::frontend::detail

@@ -60,13 +60,15 @@ CV Lowerer::make_tensor_descriptor(const ast::Node &e, const Args &a) {
     return desc;
 }
 
-CV Lowerer::host_tensor_desc(const ast::Node &p, const ArgBinding &base, const std::vector<ArgBinding> &args,
-                             const ast::NodeList &params) {
+// The launch record's Int bindings of the descriptor's shape, then strides, in the names
+// tensor_desc_field gives them (which no kernel parameter may take).
+std::vector<const ArgBinding *> Lowerer::host_desc_scalars(const ast::Node &p, const ArgBinding &base,
+                                                           const std::vector<ArgBinding> &args,
+                                                           const ast::NodeList &params) {
     const std::string &name = base.name;
-    const size_t r = base.desc_block.size();
     std::vector<const ArgBinding *> scalars;
     for (const char *field : {"shape", "stride"})
-        for (size_t d = 0; d < r; ++d) {
+        for (size_t d = 0; d < base.desc_block.size(); ++d) {
             std::string fname = tensor_desc_field(name, field, d);
             for (const auto &q : params)
                 if (q->str("arg") == fname)
@@ -80,6 +82,14 @@ CV Lowerer::host_tensor_desc(const ast::Node &p, const ArgBinding &base, const s
                      at(p) + ": the launch record has no " + field + " of TensorDescriptor argument '" + name + "'");
             scalars.push_back(b);
         }
+    return scalars;
+}
+
+CV Lowerer::host_tensor_desc(const ast::Node &p, const ArgBinding &base, const std::vector<ArgBinding> &args,
+                             const ast::NodeList &params) {
+    const std::string &name = base.name;
+    const size_t r = base.desc_block.size();
+    const std::vector<const ArgBinding *> scalars = host_desc_scalars(p, base, args, params);
     if (scalars.back()->ival != 1)
         unsupported(p, "TensorDescriptor argument '" + name + "'", "the last dim must be contiguous (stride 1)");
     CV desc;

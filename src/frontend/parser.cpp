@@ -246,6 +246,22 @@ NodePtr Parser::module() {
     return m;
 }
 
+namespace {
+
+// Appends the children of `n` (null ones left out) to `out`, in field order.
+void append_children(const ast::Node &n, std::vector<const ast::Node *> &out) {
+    for (const auto &field : n.fields) {
+        if (const NodePtr *child = std::get_if<NodePtr>(&field.second)) {
+            if (*child) out.push_back(child->get());
+        } else if (const NodeList *list = std::get_if<NodeList>(&field.second)) {
+            for (const NodePtr &item : *list)
+                if (item) out.push_back(item.get());
+        }
+    }
+}
+
+}  // namespace
+
 // Long operator chains build deep trees without deep recursion (`a + a + ... + a`). CPython 3.11
 // rejects trees taller than this (RecursionError during ast construction); so does tad, which
 // keeps recursive walks over the tree safe.
@@ -258,14 +274,7 @@ void Parser::check_height(const NodePtr &root) {
         next.clear();
         for (const ast::Node *n : level) {
             if (n->has_loc) deep = n;
-            for (const auto &field : n->fields) {
-                if (const NodePtr *child = std::get_if<NodePtr>(&field.second)) {
-                    if (*child) next.push_back(child->get());
-                } else if (const NodeList *list = std::get_if<NodeList>(&field.second)) {
-                    for (const NodePtr &item : *list)
-                        if (item) next.push_back(item.get());
-                }
-            }
+            append_children(*n, next);
         }
         level.swap(next);
     }

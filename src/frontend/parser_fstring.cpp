@@ -10,8 +10,29 @@
 namespace tad::frontend {
 
 namespace {
+
 constexpr size_t kMaxFieldNesting = 200;  // CPython's MAXLEVEL
+
+char closing_bracket(char open) { return open == '(' ? ')' : open == '[' ? ']' : '}'; }
+
+// The first '{' or '}' of literal text s[i, end), `end` if none.
+size_t next_brace(const std::string &s, size_t i, size_t end, bool raw) {
+    while (i < end) {
+        char ch = s[i++];
+        if (!raw && ch == '\\' && i < end) {
+            ch = s[i++];
+            if (ch == 'N') {  // skip "\N{NAME}" so its brace does not open a field
+                if (i < end && s[i++] == '{')
+                    while (i < end && s[i++] != '}') {}
+                continue;
+            }
+        }
+        if (ch == '{' || ch == '}') return i - 1;
+    }
+    return i;
 }
+
+}  // namespace
 
 NodePtr string_constant(const std::string &value, const Token &first, const Token &last) {
     Value kind = ast::NoneValue{};
@@ -56,33 +77,22 @@ void Parser::fstring_parts(StringParts &parts, const Token &t, size_t &pos, size
 // and set `doubled_brace`.
 std::string Parser::fstring_literal(const Token &t, size_t &pos, size_t end, bool raw, int depth, bool &doubled_brace) {
     const std::string &s = t.text;
-    size_t literal_start = pos;
-    size_t i = pos;
-    while (i < end) {
-        char ch = s[i++];
-        if (!raw && ch == '\\' && i < end) {
-            ch = s[i++];
-            if (ch == 'N') {  // skip "\N{NAME}" so its brace does not open a field
-                if (i < end && s[i++] == '{')
-                    while (i < end && s[i++] != '}') {}
-                continue;
-            }
+    const size_t literal_start = pos;
+    auto text_to = [&](size_t stop) {
+        return raw ? s.substr(literal_start, stop - literal_start) : decode_str(t, literal_start, stop);
+    };
+    const size_t brace = next_brace(s, pos, end, raw);
+    if (brace < end && depth == 0) {
+        if (brace + 1 < end && s[brace + 1] == s[brace]) {
+            pos = brace + 2;
+            doubled_brace = true;
+            return text_to(brace + 1);
         }
-        if (ch != '{' && ch != '}') continue;
-        if (depth == 0) {
-            if (i < end && s[i] == ch) {
-                pos = i + 1;
-                doubled_brace = true;
-                return raw ? s.substr(literal_start, i - literal_start) : decode_str(t, literal_start, i);
-            }
-            if (ch == '}') fail_literal(t, "f-string: single '}' is not allowed");
-        }
-        --i;
-        break;
+        if (s[brace] == '}') fail_literal(t, "f-string: single '}' is not allowed");
     }
-    pos = i;
+    pos = brace;
     if (pos == literal_start) return std::string();
-    return raw ? s.substr(literal_start, pos - literal_start) : decode_str(t, literal_start, pos);
+    return text_to(pos);
 }
 
 // A replacement field at the '{' at `pos`: expression, optional '=', '!conversion' and
@@ -93,52 +103,8 @@ NodePtr Parser::fstring_field(const Token &t, size_t &pos, size_t end, bool raw,
     if (depth >= 2) fail_literal(t, "f-string: expressions nested too deeply");
     size_t brace = pos++;
     size_t expr_start = pos;
-    char quote = 0;
-    bool triple = false;
-    std::string brackets;
-    // Find where the expression ends, skipping strings and brackets inside it.
-    for (; pos < end; ++pos) {
-        char ch = s[pos];
-        if (ch == '\\') fail_literal(t, "f-string expression part cannot include a backslash");
-        if (quote) {
-            if (ch != quote) continue;
-            if (!triple) {
-                quote = 0;
-            } else if (pos + 2 < end && s[pos + 1] == ch && s[pos + 2] == ch) {
-                pos += 2;
-                quote = 0;
-            }
-            continue;
-        }
-        if (ch == '\'' || ch == '"') {
-            triple = pos + 2 < end && s[pos + 1] == ch && s[pos + 2] == ch;
-            if (triple) pos += 2;
-            quote = ch;
-        } else if (ch == '[' || ch == '{' || ch == '(') {
-            if (brackets.size() >= kMaxFieldNesting) fail_literal(t, "f-string: too many nested parenthesis");
-            brackets += ch;
-        } else if (ch == '#') {
-            fail_literal(t, "f-string expression part cannot include '#'");
-        } else if (brackets.empty() && (ch == '!' || ch == ':' || ch == '}' || ch == '=' || ch == '>' || ch == '<')) {
-            char next = pos + 1 < end ? s[pos + 1] : '\0';
-            if (next == '=' && ch != ':' && ch != '}') {  // !=, ==, <=, >=
-                ++pos;
-                continue;
-            }
-            if (ch == '>' || ch == '<') continue;
-            break;
-        } else if (ch == ']' || ch == '}' || ch == ')') {
-            if (brackets.empty()) fail_literal(t, std::string("f-string: unmatched '") + ch + "'");
-            char open = brackets.back();
-            brackets.pop_back();
-            if ((open == '(' && ch != ')') || (open == '[' && ch != ']') || (open == '{' && ch != '}'))
-                fail_literal(t, std::string("f-string: closing parenthesis '") + ch +
-                                    "' does not match opening parenthesis '" + open + "'");
-        }
-    }
+    pos = fstring_expression_end(t, pos, end);
     size_t expr_end = pos;
-    if (quote) fail_literal(t, "f-string: unterminated string");
-    if (!brackets.empty()) fail_literal(t, std::string("f-string: unmatched '") + brackets.back() + "'");
     auto expect_more = [&] {
         if (pos >= end) fail_literal(t, "f-string: expecting '}'");
     };
@@ -171,6 +137,64 @@ NodePtr Parser::fstring_field(const Token &t, size_t &pos, size_t end, bool raw,
     if (!debug_text.empty() && !spec && conversion == -1) conversion = 'r';
     Loc loc{first.line, first.col, last.end_line, last.end_col};
     return node("FormattedValue", loc, {{"value", value}, {"conversion", conversion}, {"format_spec", opt(spec)}});
+}
+
+// Where the expression of a field starting at `pos` ends: at the first '!', ':', '}' or '=' outside
+// brackets and strings that is not part of a comparison (!=, ==, <=, >=); `end` if there is none.
+size_t Parser::fstring_expression_end(const Token &t, size_t pos, size_t end) {
+    const std::string &s = t.text;
+    std::string brackets;
+    for (; pos < end; ++pos) {
+        char ch = s[pos];
+        if (ch == '\\') fail_literal(t, "f-string expression part cannot include a backslash");
+        if (ch == '\'' || ch == '"') {
+            pos = fstring_string_end(t, pos, end);
+        } else if (ch == '[' || ch == '{' || ch == '(') {
+            if (brackets.size() >= kMaxFieldNesting) fail_literal(t, "f-string: too many nested parenthesis");
+            brackets += ch;
+        } else if (ch == '#') {
+            fail_literal(t, "f-string expression part cannot include '#'");
+        } else if (brackets.empty() && (ch == '!' || ch == ':' || ch == '}' || ch == '=' || ch == '>' || ch == '<')) {
+            char next = pos + 1 < end ? s[pos + 1] : '\0';
+            if (next == '=' && ch != ':' && ch != '}') {  // !=, ==, <=, >=
+                ++pos;
+                continue;
+            }
+            if (ch == '>' || ch == '<') continue;
+            break;
+        } else if (ch == ']' || ch == '}' || ch == ')') {
+            fstring_close_bracket(t, ch, brackets);
+        }
+    }
+    if (!brackets.empty()) fail_literal(t, std::string("f-string: unmatched '") + brackets.back() + "'");
+    return pos;
+}
+
+// Closes the innermost of the `open` brackets of a field expression with `ch`.
+void Parser::fstring_close_bracket(const Token &t, char ch, std::string &open) {
+    if (open.empty()) fail_literal(t, std::string("f-string: unmatched '") + ch + "'");
+    char innermost = open.back();
+    open.pop_back();
+    if (ch != closing_bracket(innermost))
+        fail_literal(t, std::string("f-string: closing parenthesis '") + ch + "' does not match opening parenthesis '" +
+                            innermost + "'");
+}
+
+// The position of the closing quote (the last of three) of the string literal opening at `pos`
+// inside a field expression.
+size_t Parser::fstring_string_end(const Token &t, size_t pos, size_t end) {
+    const std::string &s = t.text;
+    const char quote = s[pos];
+    const bool triple = pos + 2 < end && s[pos + 1] == quote && s[pos + 2] == quote;
+    if (triple) pos += 2;
+    for (++pos; pos < end; ++pos) {
+        char ch = s[pos];
+        if (ch == '\\') fail_literal(t, "f-string expression part cannot include a backslash");
+        if (ch != quote) continue;
+        if (!triple) return pos;
+        if (pos + 2 < end && s[pos + 1] == ch && s[pos + 2] == ch) return pos + 2;
+    }
+    fail_literal(t, "f-string: unterminated string");
 }
 
 // Parses the field expression s[begin, end) of token `t`, whose '{' is at `brace`, placing its

@@ -4,6 +4,7 @@
 // parser reads the rest of the file, so that a lexical error anywhere in it wins, as in CPython.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <initializer_list>
 #include <string>
@@ -149,13 +150,20 @@ private:
         NodeList keywords;
     };
     CallArgs call_arguments(Pos open, bool allow_genexp);
+    NodePtr generator_argument(const NodePtr &elt, Pos open, const CallArgs &before);
+    void check_positional_argument(const NodePtr &e, bool keyword_seen, bool keyword_unpack_seen);
+    struct ParamLists;
     NodePtr parameters(bool annotated, const char *close);
+    void positional_only_marker(const Token &slash, ParamLists &p);
+    void star_parameter(const Token &star, bool annotated, const char *close, ParamLists &p);
+    void named_parameter(bool annotated, ParamLists &p);
     NodePtr parameter(bool annotated, bool star_annotation);
 
     // Literals (parser_literal.cpp, parser_fstring.cpp). Offsets index the token's text.
     NodePtr number();
     NodePtr strings();
     std::string decode_str(const Token &t, size_t begin, size_t end);
+    uint32_t hex_escape(const Token &t, char letter, size_t &i, size_t end);
     std::string decode_bytes(const Token &t, size_t begin, size_t end);
     [[noreturn]] void fail_literal(const Token &t, const std::string &what);
     void fstring_parts(StringParts &parts, const Token &t, size_t &pos, size_t end, bool raw, int depth,
@@ -163,6 +171,9 @@ private:
     std::string fstring_literal(const Token &t, size_t &pos, size_t end, bool raw, int depth, bool &doubled_brace);
     NodePtr fstring_field(const Token &t, size_t &pos, size_t end, bool raw, int depth, const Token &first,
                           const Token &last, std::string &debug_text);
+    size_t fstring_expression_end(const Token &t, size_t pos, size_t end);
+    size_t fstring_string_end(const Token &t, size_t pos, size_t end);
+    void fstring_close_bracket(const Token &t, char ch, std::string &open);
     NodePtr fstring_expression(const Token &t, size_t brace, size_t begin, size_t end);
 
     // Patterns (parser_pattern.cpp).
@@ -171,6 +182,8 @@ private:
     NodePtr pattern();
     NodePtr or_pattern();
     NodePtr closed_pattern();
+    NodePtr name_pattern(Pos from);
+    NodePtr group_pattern(Pos from);
     NodePtr maybe_star_pattern();
     NodePtr mapping_pattern();
     NodePtr mapping_key();

@@ -172,17 +172,8 @@ std::string Parser::decode_str(const Token &t, size_t begin, size_t end) {
             append_utf8(out, octal_escape(s, i, end));
             continue;
         }
-        int width = e == 'x' ? 2 : e == 'u' ? 4 : e == 'U' ? 8 : 0;
-        if (width) {
-            uint32_t cp = 0;
-            for (int k = 0; k < width; ++k, ++i) {
-                if (i >= end || digit_value(s[i]) < 0)
-                    fail_literal(t, std::string("(unicode error) truncated \\") + e +
-                                        std::string(static_cast<size_t>(width), 'X') + " escape");
-                cp = cp * 16 + static_cast<uint32_t>(digit_value(s[i]));
-            }
-            if (cp > 0x10ffff) fail_literal(t, "(unicode error) illegal Unicode character");
-            append_utf8(out, cp);
+        if (e == 'x' || e == 'u' || e == 'U') {
+            append_utf8(out, hex_escape(t, e, i, end));
             continue;
         }
         if (e == 'N') fail_literal(t, "\\N{...} escapes are not supported");
@@ -190,6 +181,21 @@ std::string Parser::decode_str(const Token &t, size_t begin, size_t end) {
         out += e;
     }
     return out;
+}
+
+// The code point of the hex digits of a \x, \u or \U escape (`letter`) at `i`, which moves past them.
+uint32_t Parser::hex_escape(const Token &t, char letter, size_t &i, size_t end) {
+    const std::string &s = t.text;
+    const int width = letter == 'x' ? 2 : letter == 'u' ? 4 : 8;
+    uint32_t cp = 0;
+    for (int k = 0; k < width; ++k, ++i) {
+        if (i >= end || digit_value(s[i]) < 0)
+            fail_literal(t, std::string("(unicode error) truncated \\") + letter +
+                                std::string(static_cast<size_t>(width), 'X') + " escape");
+        cp = cp * 16 + static_cast<uint32_t>(digit_value(s[i]));
+    }
+    if (cp > 0x10ffff) fail_literal(t, "(unicode error) illegal Unicode character");
+    return cp;
 }
 
 std::string Parser::decode_bytes(const Token &t, size_t begin, size_t end) {

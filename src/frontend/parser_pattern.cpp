@@ -77,43 +77,8 @@ NodePtr Parser::closed_pattern() {
         NodePtr value = strings();
         return node("MatchValue", span(from), {{"value", value}});
     }
-    if (t.kind == Tok::Name) {
-        if (t.text == "None" || t.text == "True" || t.text == "False") {
-            take();
-            Value v = ast::NoneValue{};
-            if (t.text != "None") v = t.text == "True";
-            return node("MatchSingleton", loc_of(t), {{"value", v}});
-        }
-        if (is_keyword(t.text)) fail_invalid(t);
-        if (at_op(".", 1) || at_op("(", 1)) {
-            NodePtr cls = name_or_attr();
-            if (at_op("(")) return class_pattern(cls, from);
-            return node("MatchValue", span(from), {{"value", cls}});
-        }
-        take();
-        Value captured = ast::NoneValue{};
-        if (t.text != "_") captured = t.text;
-        return node("MatchAs", loc_of(t), {{"pattern", ast::NoneValue{}}, {"name", captured}});
-    }
-    if (t.is_op("(")) {
-        take();
-        NodeList elts;
-        if (!at_op(")")) {
-            NodePtr first = maybe_star_pattern();
-            if (accept_op(")")) {
-                if (first->is("MatchStar")) fail_at(first->loc, "invalid syntax");
-                return first;
-            }
-            if (!at_op(",")) expect_closing(")");
-            elts.push_back(first);
-            while (accept_op(",")) {
-                if (at_op(")")) break;
-                elts.push_back(maybe_star_pattern());
-            }
-        }
-        expect_closing(")");
-        return node("MatchSequence", span(from), {{"patterns", elts}});
-    }
+    if (t.kind == Tok::Name) return name_pattern(from);
+    if (t.is_op("(")) return group_pattern(from);
     if (t.is_op("[")) {
         take();
         NodeList elts;
@@ -126,6 +91,49 @@ NodePtr Parser::closed_pattern() {
     }
     if (t.is_op("{")) return mapping_pattern();
     fail_invalid(t);
+}
+
+// A pattern starting with a NAME: None / True / False, a dotted value, a class pattern, or a
+// capture (`_` captures nothing).
+NodePtr Parser::name_pattern(Pos from) {
+    const Token &t = peek();
+    if (t.text == "None" || t.text == "True" || t.text == "False") {
+        take();
+        Value v = ast::NoneValue{};
+        if (t.text != "None") v = t.text == "True";
+        return node("MatchSingleton", loc_of(t), {{"value", v}});
+    }
+    if (is_keyword(t.text)) fail_invalid(t);
+    if (at_op(".", 1) || at_op("(", 1)) {
+        NodePtr cls = name_or_attr();
+        if (at_op("(")) return class_pattern(cls, from);
+        return node("MatchValue", span(from), {{"value", cls}});
+    }
+    take();
+    Value captured = ast::NoneValue{};
+    if (t.text != "_") captured = t.text;
+    return node("MatchAs", loc_of(t), {{"pattern", ast::NoneValue{}}, {"name", captured}});
+}
+
+// '(' pattern ')' is the pattern itself; '(' ')' and '(' pattern ',' ... ')' are sequences.
+NodePtr Parser::group_pattern(Pos from) {
+    take();
+    NodeList elts;
+    if (!at_op(")")) {
+        NodePtr first = maybe_star_pattern();
+        if (accept_op(")")) {
+            if (first->is("MatchStar")) fail_at(first->loc, "invalid syntax");
+            return first;
+        }
+        if (!at_op(",")) expect_closing(")");
+        elts.push_back(first);
+        while (accept_op(",")) {
+            if (at_op(")")) break;
+            elts.push_back(maybe_star_pattern());
+        }
+    }
+    expect_closing(")");
+    return node("MatchSequence", span(from), {{"patterns", elts}});
 }
 
 // '{' (key ':' pattern ',')* ['**' NAME] '}'
