@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake g++ make pkg-config libcjson-dev libgtest-dev python3 python3-dev python3-pip
+packages=(cmake g++ make pkg-config libcjson-dev libgtest-dev python3 python3-dev python3-pip clang-format clang-tidy
           python3-setuptools python3-torch)
 missing=()
 for p in "${packages[@]}"; do

@@ -32,10 +32,10 @@ double scalar(const interp::ArgValue &v) {
 int64_t programs(const Recorded &r) { return r.grid[0] * r.grid[1] * r.grid[2]; }
 
 bool matches(const plan::Key &key, const Recorded &r) {
-    for (const auto &[name, literal] : key) {
+    for (const std::pair<std::string, std::string> &k : key) {
         auto c = std::find_if(r.constexprs.begin(), r.constexprs.end(),
-                              [&](const ir::Constexpr &x) { return x.name == name; });
-        if (c == r.constexprs.end() || c->literal != literal) return false;
+                              [&](const ir::Constexpr &x) { return x.name == k.first; });
+        if (c == r.constexprs.end() || c->literal != k.second) return false;
     }
     return true;
 }

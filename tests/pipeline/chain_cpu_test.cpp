@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <memory>
 
+#include "cpu_session.h"
 #include "driver/pipeline.h"
 #include "driver/session.h"
-#include "cpu_session.h"
 #include "frontend/parser.h"
 #include "support/error.h"
 #include "support/fs.h"

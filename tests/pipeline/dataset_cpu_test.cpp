@@ -7,8 +7,8 @@
 #include <memory>
 #include <set>
 
-#include "driver/session.h"
 #include "cpu_session.h"
+#include "driver/session.h"
 #include "support/error.h"
 #include "support/fs.h"
 #include "support/json.h"

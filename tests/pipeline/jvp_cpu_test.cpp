@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <memory>
 
+#include "cpu_session.h"
 #include "driver/cpu_verify.h"
 #include "driver/pipeline.h"
 #include "driver/session.h"
-#include "cpu_session.h"
 #include "frontend/parser.h"
 #include "support/fs.h"
 #include "support/json.h"

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "driver/session.h"
 #include "cpu_session.h"
+#include "driver/session.h"
 #include "support/fs.h"
 #include "support/json.h"
 
