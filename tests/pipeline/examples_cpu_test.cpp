@@ -2,7 +2,6 @@
 // generate the backward, re-parse it and check it on the interpreter against finite differences.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
@@ -161,25 +160,5 @@ TEST_P(DynamicIfCpu, MatchesFiniteDifferences) {
 
 INSTANTIATE_TEST_SUITE_P(Data, DynamicIfCpu, ::testing::Values("dynamic_if", "dynamic_if_loop"),
                          [](const auto &info) { return std::string(info.param); });
-
-// The emitted launch recorder, run by Python against fake autotune / heuristics kernel layers.
-TEST(EmittedRecorder, CapturesAutotuneConfigHeuristicsAndGrid) {
-    if (!torch_available())
-        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
-    fs::TempDir dir;
-    std::unique_ptr<Session> session = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/examples/gelu.py");
-    Session &s = *session;
-    std::string module = fs::join(dir.path(), "gelu_bwd.py");
-    fs::write_file_atomic(module, s.candidate_source(s.generate(GenerateOptions{})));
-    std::string cmd = "PYTHONPATH=" + std::string(TAD_SOURCE_DIR) + "/src/runtime/python/standin " + kPython + " " +
-                      TAD_SOURCE_DIR + "/tests/pipeline/recorder_check.py " + module + " 2>&1";
-    FILE *p = popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::string out;
-    char buf[256];
-    while (fgets(buf, sizeof buf, p)) out += buf;
-    EXPECT_EQ(pclose(p), 0) << out;
-    EXPECT_EQ(out, "recorder ok\n");
-}
 
 }  // namespace
