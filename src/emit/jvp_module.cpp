@@ -93,31 +93,23 @@ private:
         }
     }
 
+    void call(size_t k, const plan::Run &r, const std::string &indent) {
+        const std::string launch = launches_ + "[" + std::to_string(k) + "]";
+        const ir::Function &kf = p_.kernels.at(static_cast<size_t>(r.kernel)).fn;
+        std::vector<std::string> call;
+        for (const Arg &a : r.args) call.push_back(arg(k, a));
+        for (const ir::Constexpr &ce : kf.constexprs) call.push_back(ce.name + "=" + a_ + "[\"" + ce.name + "\"]");
+        os_ << indent << kf.name << "[" << launch << ".grid](" << join(call) << ", **" << launch << ".options)\n";
+    }
+
     void step(const plan::Step &s) {
-        const std::string launch = launches_ + "[" + std::to_string(s.launch) + "]";
-        os_ << "    # launch " << s.launch << ": " << s.kernel << "\n";
-        os_ << "    " << a_ << " = " << launch << ".args\n";
-        // Static ifs were resolved per specialization: dispatch on those constexprs, as the backward.
-        const bool keyed = !s.cases.front().key.empty();
-        for (size_t c = 0; c < s.cases.size(); ++c) {
-            std::string indent = "    ";
-            if (keyed) {
-                os_ << "    " << key_condition(s.cases[c].key, a_, c == 0) << "\n";
-                indent = "        ";
-            }
-            const plan::Run &r = s.cases[c].branches.front().run;
-            const ir::Function &kf = p_.kernels.at(static_cast<size_t>(r.kernel)).fn;
-            std::vector<std::string> call;
-            for (const Arg &a : r.args) call.push_back(arg(s.launch, a));
-            for (const ir::Constexpr &ce : kf.constexprs) call.push_back(ce.name + "=" + a_ + "[\"" + ce.name + "\"]");
-            os_ << indent << kf.name << "[" << launch << ".grid](" << join(call) << ", **" << launch << ".options)\n";
-        }
-        if (!keyed) return;
-        std::string shown;
-        for (const auto &[name, value] : s.cases.front().key)
-            shown += std::string(shown.empty() ? "" : ", ") + name + "={" + a_ + "['" + name + "']!r}";
-        os_ << "    else:\n        raise RuntimeError(f\"no tangent kernel of " << s.kernel << " was generated for "
-            << shown << "; regenerate with a SWEEP entry that uses these values\")\n";
+        write_step(
+            os_, s, launches_, a_,
+            [&](const plan::Case &c, const std::string &indent) { call(s.launch, c.branches.front().run, indent); },
+            [&](const std::string &shown, const std::string &) {
+                return "no tangent kernel of " + s.kernel + " was generated for " + shown +
+                       "; regenerate with a SWEEP entry that uses these values";
+            });
     }
 
     // The launcher; its locals get names no stub parameter has.

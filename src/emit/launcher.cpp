@@ -163,52 +163,61 @@ private:
         call(launch, b.run, indent);
     }
 
-    void step(const plan::Step &s) {
-        os_ << "    # launch " << s.launch << ": " << s.kernel << "\n";
-        os_ << "    " << a_ << " = " << launches_ << "[" << s.launch << "].args\n";
-        const bool keyed = !s.cases.front().key.empty();
-        for (size_t c = 0; c < s.cases.size(); ++c) {
-            std::string indent = "    ";
-            if (keyed) {
-                os_ << "    " << key_condition(s.cases[c].key, a_, c == 0) << "\n";
-                indent = "        ";
+    // A case's variants, tried by their guards (equal pairs of recorded scalars).
+    void branches(size_t launch, const plan::Case &c, const std::string &indent) {
+        const std::vector<plan::Branch> &bs = c.branches;
+        for (size_t i = 0; i < bs.size(); ++i) {
+            std::string inner = indent;
+            if (bs.size() > 1) {
+                std::string cond;
+                for (size_t g = 0; g < bs[i].guards.size(); ++g)
+                    cond += (g ? " and " : "") + a_ + "[\"" + bs[i].guards[g].first + "\"] == " + a_ + "[\"" +
+                            bs[i].guards[g].second + "\"]";
+                os_ << indent << (bs[i].guards.empty() ? "else:" : (i ? "elif " : "if ") + cond + ":") << "\n";
+                inner += "    ";
             }
-            const std::vector<plan::Branch> &bs = s.cases[c].branches;
-            for (size_t i = 0; i < bs.size(); ++i) {
-                std::string inner = indent;
-                if (bs.size() > 1) {
-                    std::string cond;
-                    for (size_t g = 0; g < bs[i].guards.size(); ++g)
-                        cond += (g ? " and " : "") + a_ + "[\"" + bs[i].guards[g].first + "\"] == " + a_ + "[\"" +
-                                bs[i].guards[g].second + "\"]";
-                    os_ << indent << (bs[i].guards.empty() ? "else:" : (i ? "elif " : "if ") + cond + ":") << "\n";
-                    inner += "    ";
-                }
-                branch(s.launch, bs[i], inner);
-            }
+            branch(launch, bs[i], inner);
         }
-        if (keyed) unknown_key(s);
     }
 
-    void unknown_key(const plan::Step &s) {
-        std::string names, shown;
-        for (const auto &[name, value] : s.cases.front().key) {
-            names += (names.empty() ? "" : ", ") + name;
-            shown += std::string(shown.empty() ? "" : ", ") + name + "={" + a_ + "['" + name + "']!r}";
-        }
-        os_ << "    else:\n        raise RuntimeError(f\"no backward of " << s.kernel << " was generated for " << shown
-            << " (static ifs depend on " << names
-            << "); regenerate with a SWEEP entry or a call that uses these values\")\n";
+    void step(const plan::Step &s) {
+        write_step(
+            os_, s, launches_, a_,
+            [&](const plan::Case &c, const std::string &indent) { branches(s.launch, c, indent); },
+            [&](const std::string &shown, const std::string &names) {
+                return "no backward of " + s.kernel + " was generated for " + shown + " (static ifs depend on " +
+                       names + "); regenerate with a SWEEP entry or a call that uses these values";
+            });
     }
 };
 
 }  // namespace
 
-std::string key_condition(const plan::Key &key, const std::string &args, bool first) {
-    std::string cond;
-    for (size_t i = 0; i < key.size(); ++i)
-        cond += (i ? " and " : "") + args + "[\"" + key[i].first + "\"] == " + key[i].second;
-    return (first ? "if " : "elif ") + cond + ":";
+void write_step(std::ostream &os, const plan::Step &s, const std::string &launches, const std::string &args,
+                const std::function<void(const plan::Case &, const std::string &)> &body,
+                const std::function<std::string(const std::string &, const std::string &)> &missing) {
+    os << "    # launch " << s.launch << ": " << s.kernel << "\n";
+    os << "    " << args << " = " << launches << "[" << s.launch << "].args\n";
+    // Static ifs were resolved per specialization: dispatch on those constexprs.
+    const bool keyed = !s.cases.front().key.empty();
+    for (size_t c = 0; c < s.cases.size(); ++c) {
+        if (!keyed) {
+            body(s.cases[c], "    ");
+            continue;
+        }
+        std::string cond;
+        for (const auto &[name, value] : s.cases[c].key)
+            cond += (cond.empty() ? "" : " and ") + args + "[\"" + name + "\"] == " + value;
+        os << "    " << (c == 0 ? "if " : "elif ") << cond << ":\n";
+        body(s.cases[c], "        ");
+    }
+    if (!keyed) return;
+    std::string names, shown;
+    for (const auto &[name, value] : s.cases.front().key) {
+        names += (names.empty() ? "" : ", ") + name;
+        shown += (shown.empty() ? "" : ", ") + name + "={" + args + "['" + name + "']!r}";
+    }
+    os << "    else:\n        raise RuntimeError(f\"" << missing(shown, names) << "\")\n";
 }
 
 Launcher emit_launcher(const frontend::KernelFile &kf, const plan::Plan &p) { return LauncherWriter(kf, p).run(); }

@@ -1,6 +1,8 @@
 // Pieces of the generated module shared by module.cpp, launcher.cpp and jvp_module.cpp.
 #pragma once
 
+#include <functional>
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -43,8 +45,13 @@ Launcher emit_launcher(const frontend::KernelFile &kf, const plan::Plan &p);
 // before launch m.
 std::string snapshot_table(const std::vector<plan::Snapshot> &snapshots);
 
-// `if a["N"] == 1 and ...` over a case's key (`first`: if, else elif).
-std::string key_condition(const plan::Key &key, const std::string &args, bool first);
+// A plan step as Python: its comment and `a = launches[k].args` line, then per case the `if` /
+// `elif` on the case's key (none without static ifs) and `body(case, indent)` printing the case; then
+// an `else` that raises RuntimeError(f"<missing(shown, names)>") for constexpr values no case has
+// (`shown`: each key name with its value, `names`: the key names).
+void write_step(std::ostream &os, const plan::Step &s, const std::string &launches, const std::string &args,
+                const std::function<void(const plan::Case &, const std::string &)> &body,
+                const std::function<std::string(const std::string &, const std::string &)> &missing);
 
 // The forward-mode section (see emit_module).
 std::string emit_jvp_section(const frontend::KernelFile &kf, const plan::Plan *tangent, const std::string &why);
