@@ -3,6 +3,7 @@
 #include <random>
 
 #include "driver/pipeline.h"
+#include "driver/trace_request.h"
 #include "frontend/parser.h"
 #include "support/error.h"
 #include "verify/oracle.h"
@@ -39,12 +40,7 @@ int64_t input_elements(JsonRef trace) {
 // One dims entry: traced for its size first (no data), so that large entries are skipped without
 // shipping them, then with data and checked.
 Json check_dims(const CpuVerifyInput &in, const ast::File &module, JsonRef dims, Worker &worker, std::mt19937_64 &rng) {
-    Json args = Json::object();
-    args.set("file", in.import_path);
-    args.set("stub", in.kf.stub.name);
-    args.set_copy("dims", dims);
-    args.set_bool("with_data", false);
-    int64_t elements = input_elements(worker.request("trace", Json::copy(args)));
+    int64_t elements = input_elements(worker.request("trace", trace_request(in.import_path, in.kf.stub, dims, false)));
     if (elements > in.max_elements) {
         Json entry = Json::object();
         entry.set("status", "skipped");
@@ -52,8 +48,7 @@ Json check_dims(const CpuVerifyInput &in, const ast::File &module, JsonRef dims,
                                  std::to_string(in.max_elements));
         return entry;
     }
-    args.set_bool("with_data", true);
-    return check_trace(in, module, worker.request("trace", std::move(args)), rng);
+    return check_trace(in, module, worker.request("trace", trace_request(in.import_path, in.kf.stub, dims, true)), rng);
 }
 
 std::string label_of(JsonRef dims) {

@@ -5,6 +5,7 @@
 
 #include "driver/cpu_verify.h"
 #include "driver/pipeline.h"
+#include "driver/trace_request.h"
 #include "frontend/parser.h"
 #include "runtime/worker.h"
 #include "store/store.h"
@@ -172,12 +173,8 @@ std::string Session::generate(const GenerateOptions &opts) {
             dims = Json::copy(list[0]);
         }
         impl_->report("trace", "tracing " + kf.stub.name + " with " + dims.dump());
-        Json args = Json::object();
-        args.set("file", impl_->forward_path);
-        args.set("stub", kf.stub.name);
-        args.set_copy("dims", dims);
-        args.set_bool("with_data", false);
-        trace = impl_->get_worker().request("trace", std::move(args), impl_->progress("trace"));
+        trace = impl_->get_worker().request("trace", trace_request(impl_->forward_path, kf.stub, dims, false),
+                                            impl_->progress("trace"));
     }
     // Static ifs on constexprs give one backward per specialization: trace the rest of the SWEEP
     // for the specializations it uses (only when the kernel has any and no dims were given).
@@ -187,13 +184,9 @@ std::string Session::generate(const GenerateOptions &opts) {
     if (scanning && has_specializations(kf, traces[0])) {
         Json list = scan.valid() ? Json::copy(scan) : impl_->dims_list("", impl_->forward_path);
         for (size_t i = 1; i < list.size(); ++i) {
-            Json args = Json::object();
-            args.set("file", impl_->forward_path);
-            args.set("stub", kf.stub.name);
-            args.set_copy("dims", list[i]);
-            args.set_bool("with_data", false);
             impl_->report("trace", "tracing " + kf.stub.name + " with " + list[i].dump() + " for its specialization");
-            Json t = impl_->get_worker().request("trace", std::move(args), impl_->progress("trace"));
+            Json t = impl_->get_worker().request("trace", trace_request(impl_->forward_path, kf.stub, list[i], false),
+                                                 impl_->progress("trace"));
             std::vector<JsonRef> seen(traces.begin(), traces.end());
             if (new_specialization(kf, t, seen)) traces.push_back(std::move(t));
         }

@@ -193,7 +193,24 @@ void saved_copies(const std::vector<Launch> &ls, Flow &f) {
                 }
 }
 
+void check_torch_code(const Call &c, const std::vector<Launch> &ls) {
+    const std::string why =
+        "; tad differentiates the stub's kernel launches, not its torch code, so that gradient would be lost";
+    for (const auto &[j, op] : c.torch_outputs)
+        fail(TAD_ERR_UNSUPPORTED, c.path + ": stub '" + c.stub + "' computes output " + std::to_string(j) +
+                                      " with torch code (" + op + ") from values that depend on its grad inputs" + why +
+                                      ": compute it in a kernel, or return what the kernel wrote and finish "
+                                      "outside the stub");
+    for (size_t k = 0; k < c.torch_args.size() && k < ls.size(); ++k)
+        for (const auto &[param, op] : c.torch_args[k])
+            fail(TAD_ERR_UNSUPPORTED, launch_label(c, ls, k) + "reads '" + param + "', which torch code (" + op +
+                                          ") computed from the grad inputs" + why +
+                                          ": pass the tensors themselves (views of them are fine), or compute it "
+                                          "in a kernel");
+}
+
 Flow analyze(const Call &call, const std::vector<Launch> &launches) {
+    check_torch_code(call, launches);
     Flow f;
     std::set<TensorRef> returned = returned_tensors(call, launches, f);
     gradient_flow(call, launches, returned, f);

@@ -39,6 +39,10 @@ struct Call {
     std::vector<std::string> params;  // stub parameters, in order
     std::vector<std::string> grad_inputs;  // stub parameters that need gradients
     std::vector<int> output_inputs;  // per returned output: the stub input it is, or -1
+    // Where the stub's torch code computed, from values that depend on the grad inputs, a returned
+    // output (output index -> the autograd op) or a kernel argument (launch -> parameter -> op).
+    std::map<int, std::string> torch_outputs;
+    std::vector<std::map<std::string, std::string>> torch_args;
 };
 
 struct Flow {
@@ -50,8 +54,12 @@ struct Flow {
     std::vector<std::map<std::string, size_t>> saved_before;
 };
 
-// All three answers (the specs' loop policy is left at its default).
+// All three answers (the specs' loop policy is left at its default), after check_torch_code.
 Flow analyze(const Call &call, const std::vector<Launch> &launches);
+
+// Refuses a call whose torch code computes an output or a kernel argument from values that depend
+// on the grad inputs: tad differentiates the launches only, so that gradient would be lost.
+void check_torch_code(const Call &call, const std::vector<Launch> &launches);
 
 // The parts, in the order analyze() runs them.
 std::set<TensorRef> returned_tensors(const Call &call, const std::vector<Launch> &launches, Flow &f);

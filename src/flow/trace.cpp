@@ -97,10 +97,19 @@ std::map<std::string, TensorRef> tensors_of(JsonRef launch) {
 }
 
 Call call_of(const frontend::KernelFile &kf, JsonRef trace) {
-    Call c{kf.file.path, kf.stub.name, kf.stub.params, kf.stub.grad_inputs, {}};
+    Call c{kf.file.path, kf.stub.name, kf.stub.params, kf.stub.grad_inputs, {}, {}, {}};
     JsonRef outs = trace.at("outputs");
-    for (size_t j = 0; j < outs.size(); ++j)
+    for (size_t j = 0; j < outs.size(); ++j) {
         c.output_inputs.push_back(outs[j].has("input") ? static_cast<int>(outs[j].at("input").integer()) : -1);
+        if (outs[j].has("torch")) c.torch_outputs[static_cast<int>(j)] = outs[j].at("torch").str();
+    }
+    JsonRef launches = trace.at("launches");
+    for (size_t k = 0; k < launches.size(); ++k) {
+        std::map<std::string, std::string> &ops = c.torch_args.emplace_back();
+        JsonRef args = launches[k].at("args");
+        for (size_t i = 0; i < args.size(); ++i)
+            if (args[i].has("torch")) ops[args[i].at("name").str()] = args[i].at("torch").str();
+    }
     return c;
 }
 

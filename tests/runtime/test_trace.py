@@ -238,3 +238,47 @@ class TraceErrors(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TraceTorchCode(unittest.TestCase):
+    """With grad_inputs the record marks what the stub's torch code computed from them."""
+
+    SOURCE = ("@triton.jit\ndef k(X, Y, n, B: tl.constexpr):\n    pass\n\n"
+              "def summed(x):\n    y = torch.empty_like(x)\n    k[(1,)](x, y, x.numel(), B=16)\n    return y.sum(0)\n\n"
+              "def sorted_in(x):\n    xs, _ = torch.sort(x, dim=-1)\n    y = torch.empty_like(x)\n"
+              "    k[(1,)](xs, y, x.numel(), B=16)\n    return y\n\n"
+              "def views(x, w):\n    y = torch.empty_like(x)\n    idx = torch.arange(4) * 2\n"
+              "    k[(1,)](x.reshape(-1), y.view(-1), x.numel(), B=16)\n    k[(1,)](w * 2, idx, 4, B=16)\n    return y\n")
+
+    def setUp(self):
+        self.module = module_from(self.SOURCE)
+        self.x = torch.randn(4, 8)
+
+    def traced(self, stub, *args):
+        _, record = tad_trace.trace_call(self.module, getattr(self.module, stub), args, {}, grad_inputs=("x",))
+        return record
+
+    def test_an_output_torch_reduced_is_marked_with_its_op(self):
+        record = self.traced("summed", self.x)
+        self.assertEqual(record["outputs"][0]["torch"], "SumBackward1")
+
+    def test_a_kernel_argument_torch_computed_is_marked(self):
+        args = self.traced("sorted_in", self.x)["launches"][0]["args"]
+        self.assertEqual({a["name"]: a.get("torch") for a in args}, {"X": "SortBackward0", "Y": None, "n": None, "B": None})
+
+    def test_views_and_values_of_no_grad_input_are_not_marked(self):
+        record = self.traced("views", self.x, torch.randn(4))
+        self.assertNotIn("torch", record["outputs"][0])
+        for launch in record["launches"]:
+            self.assertEqual([a["name"] for a in launch["args"] if "torch" in a], [])
+
+    def test_the_callers_tensors_are_left_alone(self):
+        before = self.x.clone()
+        self.traced("summed", self.x)
+        self.assertTrue(torch.equal(self.x, before))
+        self.assertFalse(self.x.requires_grad)
+        self.assertIsNone(self.x.grad_fn)
+
+    def test_without_grad_inputs_nothing_is_marked(self):
+        _, record = tad_trace.trace_call(self.module, self.module.summed, (self.x,), {})
+        self.assertNotIn("torch", record["outputs"][0])

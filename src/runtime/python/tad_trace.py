@@ -39,13 +39,24 @@ def find_stub(module, name):
     return fn
 
 
-def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False):
+def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False, grad_inputs=None):
     """Calls stub_fn(*args, **kwargs), recording the launches of module's kernels.
 
     Returns (outputs, record); record follows the trace record format minus "dims", which only the
     caller knows. kernel_names, if given, limits recording to kernels with these (global or def)
-    names.
+    names. With grad_inputs (stub parameter names), the call runs on copies of the arguments with
+    autograd on, each launch an autograd node, so that the record can say where torch code computed
+    a kernel argument or an output from the grad inputs ("torch": the op; see _torch_op).
     """
+    import torch
+
+    if grad_inputs:
+        args, kwargs = _differentiable_copies(stub_fn, args, kwargs, grad_inputs)
+    with torch.enable_grad() if grad_inputs else contextlib.nullcontext():
+        return _trace(module, stub_fn, args, kwargs, kernel_names, with_data, bool(grad_inputs))
+
+
+def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd):
     import torch
 
     classes = _kernel_classes()
@@ -62,7 +73,7 @@ def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False
             if torch.is_tensor(value) and not value.is_complex():
                 data[f"input:{index}"] = _float64_base64(value)
 
-    recorder = _Recorder(kernels, classes, snapshots={} if with_data else None)
+    recorder = _Recorder(kernels, classes, snapshots={} if with_data else None, autograd=autograd)
     with recorder.patched():
         outputs = stub_fn(*args, **kwargs)
         _synchronize(torch)
@@ -81,10 +92,12 @@ def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False
         if torch.is_tensor(value):
             entry["requires_grad"] = bool(value.requires_grad)
     launches = [{"kernel": kernel, "grid": grid, "options": options,
-                 "args": [_arg_entry(name, value, memory) for name, value in kernel_args]}
-                for kernel, grid, options, kernel_args in recorder.launches]
+                 "args": [{**_arg_entry(name, value, memory), **_torch_entry(torch_ops.get(name))}
+                          for name, value in kernel_args]}
+                for (kernel, grid, options, kernel_args), torch_ops in zip(recorder.launches, recorder.torch_ops)]
     record = {"stub": stub_fn.__name__, "inputs": inputs,
-              "outputs": [{"index": i, **_entry(v), **_alias(v, params)}
+              "outputs": [{"index": i, **_entry(v), **_alias(v, params),
+                           **_torch_entry(_torch_op(v) if autograd and torch.is_tensor(v) else None)}
                           for i, v in enumerate(returned)],
               "temps": [{"id": i, **_tensor_entry(t, kind=False)} for i, t in enumerate(memory.temps)],
               "launches": launches}
@@ -130,13 +143,89 @@ def _synchronize(torch):
             raise TadError("launch", f"a kernel failed: {type(e).__name__}: {e}") from e
 
 
+def _differentiable_copies(stub_fn, args, kwargs, grad_inputs):
+    """The call's arguments as copies (the caller's tensors stay as they were): the floating grad
+    inputs as non-leaf tensors that require grad (so that the stub may still update them in place),
+    every other tensor a plain copy."""
+    import torch
+
+    bound = inspect.signature(stub_fn).bind(*args, **kwargs)
+    for name, value in bound.arguments.items():
+        if not torch.is_tensor(value):
+            continue
+        copy = value.detach().clone()
+        if name in grad_inputs and copy.is_floating_point():
+            copy = _nodes()[0].apply(copy.requires_grad_())
+        bound.arguments[name] = copy
+    return bound.args, bound.kwargs
+
+
+_NODES = []
+
+
+def _nodes():
+    """(TraceInput, TraceNode): the autograd functions of a traced call, made once torch is loaded.
+
+    TraceInput: a grad input as the traced stub gets it, a non-leaf copy told apart from torch
+    code's results. TraceNode: a launch; it may update every tensor it gets (their storages), so all
+    are marked dirty and returned, and torch code after it builds on this node."""
+    if not _NODES:
+        import torch
+
+        class _TraceInput(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        class _TraceNode(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, run, *tensors):
+                run()
+                ctx.mark_dirty(*tensors)
+                return tensors
+
+            @staticmethod
+            def backward(ctx, *grads):
+                return (None, *grads)
+
+        _NODES.extend([_TraceInput, _TraceNode])
+    return _NODES
+
+
+def _storage_owner(t):
+    """The tensor whose storage t views (t itself when it is no view)."""
+    while t._base is not None:
+        t = t._base
+    return t
+
+
+def _torch_op(t):
+    """The autograd op (e.g. "SumBackward0") that computed t's storage from values depending on the
+    grad inputs, when that was torch code rather than a launch or the grad input itself; None when t
+    depends on no grad input or only through launches. Views are their storage's values."""
+    fn = _storage_owner(t).grad_fn
+    if fn is None or type(fn).__name__ in ("_TraceNodeBackward", "_TraceInputBackward"):
+        return None
+    return type(fn).__name__
+
+
+def _torch_entry(op):
+    return {} if op is None else {"torch": op}
+
+
 class _Recorder:
-    def __init__(self, kernels, classes, snapshots=None):
+    def __init__(self, kernels, classes, snapshots=None, autograd=False):
         self.kernels = kernels
         self.classes = classes
         self.originals = {}
         self.launches = []  # (kernel name, grid, options, [(param, value)]); keeps tensors alive
         self.snapshots = snapshots  # data_ptr -> (tensor, float64 data) before its first launch
+        self.autograd = autograd  # each launch an autograd node (trace_call's grad_inputs)
+        self.torch_ops = []  # per launch: {param: the torch op that computed it} (see _torch_op)
 
     @contextlib.contextmanager
     def patched(self):
@@ -167,14 +256,35 @@ class _Recorder:
             for v in map(_tensor_of, list(args) + list(kwargs.values())):
                 if v is not None and v.data_ptr() not in self.snapshots:
                     self.snapshots[v.data_ptr()] = (v, _float64_base64(v))
-        result = None
-        if not self.classes.standin:
-            try:
-                result = self.originals[type(kernel)](kernel, grid)(*args, **kwargs)
-            except Exception as e:
-                raise TadError("launch", f"kernel '{name}': {type(e).__name__}: {e}") from e
+        result = []
+
+        def run():
+            if not self.classes.standin:
+                try:
+                    result.append(self.originals[type(kernel)](kernel, grid)(*args, **kwargs))
+                except Exception as e:
+                    raise TadError("launch", f"kernel '{name}': {type(e).__name__}: {e}") from e
+
+        if self.autograd:
+            tensors = self._tensor_args(kernel, args, kwargs)
+            self.torch_ops.append({p: op for p, t in tensors for op in [_torch_op(t)] if op is not None})
+            owners = {}
+            for _, t in tensors:
+                owners.setdefault(id(_storage_owner(t)), _storage_owner(t))
+            _nodes()[1].apply(run, *owners.values())
+        else:
+            self.torch_ops.append({})
+            run()
+        # After the launch: an autotuner has chosen its config by then.
         self.launches.append(self._describe(kernel, name, grid, args, kwargs))
-        return result
+        return result[0] if result else None
+
+    def _tensor_args(self, kernel, args, kwargs):
+        """(parameter, tensor) of each tensor the launch gets (a descriptor's base for a descriptor)."""
+        params = inspect.signature(_base_fn(kernel, self.classes)).parameters
+        bound = inspect.signature(_base_fn(kernel, self.classes)).bind_partial(
+            *args, **{k: v for k, v in kwargs.items() if k in params})
+        return [(p, t) for p, v in bound.arguments.items() for t in [_tensor_of(v)] if t is not None]
 
     def _describe(self, kernel, name, grid, args, kwargs):
         # Walk the wrappers outermost first, as triton's run() does, so that heuristics see the

@@ -174,7 +174,8 @@ class Worker:
         args, kwargs = tad_userfile.make_args(module, {**dims, "device": self.device})
         progress(f"running stub '{stub_name}'", 0.6)
         _, record = tad_trace.trace_call(module, stub, args, kwargs, kernel_names=kernels,
-                                         with_data=bool(request.get("with_data", False)))
+                                         with_data=bool(request.get("with_data", False)),
+                                         grad_inputs=request.get("grad_inputs"))
         return {"stub": record.pop("stub"), "dims": dims, **record}
 
     def cmd_verify(self, request, progress):
