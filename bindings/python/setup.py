@@ -69,9 +69,15 @@ def shared_object_name(lib_dir):
     return versioned[0] if versioned else "libtad.so"
 
 
+# Runtime modules @tad.autodiff runs in the user's process, copied into the package under these names.
+SHARED = {"tad_trace.py": "_trace.py",            # the tracer
+          "tad_dotcompare.py": "_dotcompare.py"}  # the dot-product test's tolerances and rel_err
+
+
 class BuildPy(build_py):
     """Copies two things from the runtime (one source, shared with the worker):
-    - tad_trace.py as tad/_trace.py, the tracer @tad.autodiff runs in the user's process;
+    - the modules of SHARED: tad_trace.py as tad/_trace.py, the tracer @tad.autodiff runs in the
+      user's process, and tad_dotcompare.py as tad/_dotcompare.py, its first-use check's comparison;
     - the worker's scripts as tad/python/, where libtad looks beside itself (runtime/python_dir.cpp),
       so an installed or carried package needs neither the source tree nor TAD_PYTHON_DIR.
     """
@@ -79,12 +85,13 @@ class BuildPy(build_py):
     def run(self):
         super().run()
         runtime = os.path.join(SOURCE_DIR, "src", "runtime", "python")
-        if not os.path.isfile(os.path.join(runtime, "tad_trace.py")):
-            raise SystemExit(f"{runtime}/tad_trace.py not found: set TAD_SOURCE_DIR to the tad "
-                             "repository")
         package = os.path.join(self.build_lib, "tad")
         self.mkpath(package)
-        self.copy_file(os.path.join(runtime, "tad_trace.py"), os.path.join(package, "_trace.py"))
+        for source, target in SHARED.items():
+            if not os.path.isfile(os.path.join(runtime, source)):
+                raise SystemExit(f"{runtime}/{source} not found: set TAD_SOURCE_DIR to the tad "
+                                 "repository")
+            self.copy_file(os.path.join(runtime, source), os.path.join(package, target))
         for directory, _, files in os.walk(runtime):
             target = os.path.join(package, "python", os.path.relpath(directory, runtime))
             for name in files:

@@ -36,6 +36,10 @@ TOKEN = object()  # a fresh one each time the file is executed
 
 def forward(x, y=None, factor=2.0):
     return TOKEN, x, factor
+
+
+def jvp(x, y=None, factor=2.0, *, tangents):  # what the first-use check runs (test_check.py)
+    return forward(x, y, factor), (None, tangents["x"], None)
 '''
 
 
@@ -180,7 +184,12 @@ class Cache(CacheDir):
         # A fresh wrapper (as in a new process) loads the file from disk.
         again = tad.autodiff(grad_inputs=("x",))(self.raw)
         self.assertIsNot(again(x)[0], token)
-        self.assertEqual(os.listdir(self.cache), [os.path.basename(self.plant(x))])
+        # The cache holds the module and the record of its first-use check (test_check.py).
+        module = os.path.basename(self.plant(x))
+        files = os.listdir(self.cache)
+        self.assertIn(module, files)
+        [marker] = [f for f in files if f != module]
+        self.assertRegex(marker, rf"^{module[:-3]}\.[0-9a-f]{{16}}\.checked\.json$")
 
     def test_a_file_without_the_contract_is_rejected(self):
         x = torch.randn(3, requires_grad=True)

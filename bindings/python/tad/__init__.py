@@ -8,6 +8,9 @@
 
     y = layernorm(x, w, b)   # differentiable: y.backward() runs tad's generated backward
 
+The first differentiable call of each specialization checks the generated backward against its
+forward mode (tad.GradientCheckError when they disagree; check=False or TAD_CHECK=0 turn it off).
+
 `Session` drives the library step by step (load_forward, generate, verify, bench, snapshots).
 Failures raise `tad.Error` or one of its subclasses, one per tad_status.
 """
@@ -31,6 +34,7 @@ from ._tad import (
     version,
 )
 from ._autodiff import autodiff
+from ._check import GradientCheckError, GradientCheckWarning
 
 __version__ = version()
 
@@ -38,6 +42,8 @@ __all__ = [
     "CancelledError",
     "Error",
     "FileError",
+    "GradientCheckError",
+    "GradientCheckWarning",
     "InternalError",
     "InvalidArgumentError",
     "MismatchError",

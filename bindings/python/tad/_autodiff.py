@@ -2,8 +2,11 @@
 
 The first differentiable call for a specialization key traces the stub in this process (the kernels
 run once, their launches are recorded), hands the trace record to the library, which generates a
-standalone module, and caches that module on disk. Later calls, in this process or another one with
-the cache file present, go straight to the module's `forward`, an autograd.Function.
+standalone module, and caches that module on disk. Before the module's gradients are used, its
+backward is checked against its forward mode on that call's arguments (`_check`, the dot-product
+test), once per key and process, or not at all where a passing check of the same module file in the
+same environment is recorded beside it. Later calls go straight to the module's `forward`, an
+autograd.Function.
 """
 
 import functools
@@ -15,15 +18,20 @@ import os
 import sys
 import tempfile
 import threading
+import warnings
 
-from . import _tad
+from . import _check, _tad
 
 
-def autodiff(*, grad_inputs):
+def autodiff(*, grad_inputs, check=True):
     """Decorates a stub that launches @triton.jit kernels; `grad_inputs` names the parameters
     (tensors) the backward produces gradients for. tad's compiler reads the same decorator from the
-    forward file's source."""
+    forward file's source. `check`: test each specialization's generated backward against its
+    forward mode on its first differentiable call (tad.GradientCheckError when they disagree); the
+    environment's TAD_CHECK=0 or 1 overrides it for the whole process."""
     names = (grad_inputs,) if isinstance(grad_inputs, str) else tuple(grad_inputs)
+    if not isinstance(check, bool):
+        raise TypeError(f"@tad.autodiff: check must be True or False, not {check!r}")
 
     def decorate(stub):
         params = inspect.signature(stub).parameters
@@ -31,7 +39,7 @@ def autodiff(*, grad_inputs):
         if unknown or not names or len(set(names)) != len(names):
             raise ValueError(f"@tad.autodiff on {stub.__qualname__}: grad_inputs {names!r} must be "
                              f"distinct parameter names of {stub.__qualname__}{inspect.signature(stub)}")
-        return _Differentiable(stub, names).wrapper()
+        return _Differentiable(stub, names, check).wrapper()
 
     return decorate
 
@@ -116,11 +124,11 @@ def import_generated(path):
     return module
 
 
-def write_atomically(path, text):
+def write_atomically(path, text, suffix=".py"):
     """Readers (other processes) see the whole file or none: temp file, fsync, rename."""
     directory = os.path.dirname(path)
     os.makedirs(directory, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".py")
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=suffix)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -133,12 +141,15 @@ def write_atomically(path, text):
 
 
 class _Differentiable:
-    def __init__(self, stub, grad_inputs):
+    def __init__(self, stub, grad_inputs, check):
         self.stub = stub
         self.grad_inputs = grad_inputs
+        self.check = check
         self.signature = inspect.signature(stub)
-        self.modules = {}  # specialization key -> generated module
-        self.lock = threading.Lock()  # one generation per key, even with several threads
+        self.modules = {}  # specialization key -> generated module, checked (or check off)
+        self.failures = {}  # specialization key -> the report of its failed check
+        self.unchecked = {}  # specialization key -> module imported, its check inconclusive so far
+        self.lock = threading.Lock()  # one generation and one check per key, even with several threads
 
     def wrapper(self):
         stub = self.stub
@@ -156,6 +167,7 @@ class _Differentiable:
 
         wrapper.__tad_stub__ = stub
         wrapper.grad_inputs = self.grad_inputs
+        wrapper.check = self.check
         return wrapper
 
     def differentiable_call(self, args, kwargs):
@@ -171,14 +183,55 @@ class _Differentiable:
         module = self.modules.get(key)
         if module is None:
             with self.lock:
-                module = self.modules.get(key)
-                if module is None:
-                    module = self.load_or_generate(key, args, kwargs)
-                    self.modules[key] = module
+                module = self.modules.get(key) or self.first_use(key, args, kwargs)
         return module.forward(*args, **kwargs)
 
-    def load_or_generate(self, key, args, kwargs):
+    def first_use(self, key, args, kwargs):
+        """The module for key, generated or loaded, and checked unless the check is off: kept for
+        later calls once its check passed (or could not run: no forward mode). A failed check is
+        remembered: every later call of the key raises it again without checking again."""
+        if key in self.failures:
+            report = self.failures[key]
+            raise _check.GradientCheckError(_check.failure_message(report), report)
         path = cache_file(self.stub, key)
+        module = self.unchecked.pop(key, None) or self.load_or_generate(path, args, kwargs)
+        if not _check.enabled(self.check):
+            self.modules[key] = module
+            return module
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        env = _check.environment(bound)
+        marker = _check.marker_file(path, env)
+        if os.path.exists(marker):  # a passing check of this very file, here, by an earlier process
+            self.modules[key] = module
+            return module
+        try:
+            report = _check.run(module, bound, self.stub.__qualname__, key, path)
+        except Exception as e:
+            e.add_note(f"(raised by tad's check of the generated backward of {self.stub.__qualname__} "
+                       f"on its first use, {path}; @tad.autodiff(..., check=False) or TAD_CHECK=0 turn "
+                       "the check off)")
+            raise
+        # stacklevel: warn -> first_use -> differentiable_call -> wrapper -> the caller
+        if report["status"] == "fail":
+            self.failures[key] = report
+            raise _check.GradientCheckError(_check.failure_message(report), report)
+        if report["status"] == "inconclusive":
+            warnings.warn(_check.inconclusive_message(report), _check.GradientCheckWarning, stacklevel=4)
+            self.unchecked[key] = module  # not trusted: the next call checks again
+            return module
+        if report["status"] == "unchecked":
+            warnings.warn(_check.unchecked_message(report), _check.GradientCheckWarning, stacklevel=4)
+        else:
+            try:
+                text = json.dumps({**report, "environment": env}, indent=1)
+                write_atomically(marker, text + "\n", suffix=".json")
+            except OSError:
+                pass  # a read-only cache: the next process checks again
+        self.modules[key] = module
+        return module
+
+    def load_or_generate(self, path, args, kwargs):
         if not os.path.exists(path):
             source = generate_source(self.stub, args, kwargs, os.path.join(cache_dir(), "work"))
             write_atomically(path, source)
