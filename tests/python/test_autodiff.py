@@ -236,6 +236,19 @@ class Pipeline(CacheDir):
         self.assertEqual(tuple(generated.GRAD_INPUTS), ("x", "weight", "bias"))
         self.assertEqual(len(os.listdir(os.path.join(self.cache, "work", "snapshots"))), 1)
 
+    def test_torch_code_on_a_kernel_output_is_refused(self):
+        # The stub sums the kernel's output with torch: the trace runs under autograd, so the
+        # library sees the op and refuses instead of returning a gradient that misses it.
+        if not _support.STANDIN_TRITON and _support.gpu_unavailable_reason():
+            _support.skip(self, "real triton without a GPU cannot trace the stub")
+        device = "cpu" if _support.STANDIN_TRITON else "cuda"
+        path = os.path.join(_support.REPO, "tests", "pipeline", "data", "torch_code", "sum_output.py")
+        stub = _support.import_file(path).column_sum_of_squares
+        x = torch.randn(4, 32, device=device, requires_grad=True)
+        with self.assertRaisesRegex(tad.UnsupportedError, r"computes output 0 with torch code \(SumBackward1\)"):
+            stub(x)
+        self.assertEqual(glob.glob(os.path.join(self.cache, "*.py")), [])
+
     def test_layernorm_on_gpu(self):
         reason = _support.gpu_unavailable_reason()
         if reason:

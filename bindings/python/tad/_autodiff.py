@@ -87,16 +87,17 @@ def forward_file(stub):
     return os.path.abspath(path)
 
 
-def generate_source(stub, args, kwargs, work_dir):
-    """Traces stub(*args, **kwargs) here and returns the source of the generated module."""
-    import torch
+def generate_source(stub, args, kwargs, work_dir, grad_inputs):
+    """Traces stub(*args, **kwargs) here and returns the source of the generated module.
 
+    The trace runs on copies of the arguments with autograd on, so that torch code in the stub
+    that computes an output or a kernel argument from the grad inputs is seen (and refused by the
+    library, naming its op) instead of getting no gradient."""
     from . import _trace
 
     module = sys.modules[stub.__module__]
     try:
-        with torch.no_grad():  # the trace only records launches; no graph is needed
-            _, record = _trace.trace_call(module, stub, args, kwargs)
+        _, record = _trace.trace_call(module, stub, args, kwargs, grad_inputs=grad_inputs)
     except _trace.TadError as e:
         error = _tad.NoKernelError if e.kind in ("no_stub", "no_launch") else _tad.WorkerError
         raise error(e.message) from e
@@ -233,6 +234,7 @@ class _Differentiable:
 
     def load_or_generate(self, path, args, kwargs):
         if not os.path.exists(path):
-            source = generate_source(self.stub, args, kwargs, os.path.join(cache_dir(), "work"))
+            source = generate_source(self.stub, args, kwargs, os.path.join(cache_dir(), "work"),
+                                     self.grad_inputs)
             write_atomically(path, source)
         return import_generated(path)
