@@ -134,6 +134,13 @@ TAD_API int tad_generate(tad_session *session, const tad_generate_options *opts,
 /* The generated Python source of a snapshot (NULL id: the current candidate). */
 TAD_API int tad_candidate_source(tad_session *session, const char *id, char **out_source);
 
+/* How the backward of a snapshot (NULL id: the current candidate) writes each gradient, as text: per
+ * launch, per differentiated pointer, the access analysis's class (disjoint, reduced over grid axes,
+ * reduced over a loop and grid axes, reduced over a loop, data-dependent scatter, unproven) and its
+ * run-time conditions; docs/compiler.md, "Access analysis". Empty for a snapshot stored without one
+ * (by an older libtad). */
+TAD_API int tad_candidate_explain(tad_session *session, const char *id, char **out_text);
+
 #define TAD_VERIFY_OPTIONS_VERSION 1
 typedef struct tad_verify_options {
     unsigned int version;

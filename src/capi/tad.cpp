@@ -340,6 +340,16 @@ int tad_candidate_source(tad_session *session, const char *id, char **out_source
     });
 }
 
+int tad_candidate_explain(tad_session *session, const char *id, char **out_text) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_text);
+        need(session, fn, "session");
+        need(out_text, fn, "out_text");
+        *out_text = c_string(session->impl.candidate_explain(id ? id : ""));
+        return TAD_OK;
+    });
+}
+
 int tad_verify(tad_session *session, const tad_verify_options *opts, char **out_report) {
     return guard(__func__, [&](const char *fn) {
         clear(out_report);

@@ -25,6 +25,7 @@ const OptionSpec kOptions[] = {
     {"--timeout", nullptr, true, "*"},
     {"--quiet", "-q", false, "*"},
     {"--output", "-o", true, "generate"},
+    {"--explain", nullptr, false, "generate"},
     {"--dims", nullptr, true, "generate verify bench run"},
     {"--launch", nullptr, true, "generate verify bench run"},
     {"--loops", nullptr, true, "generate verify bench run"},

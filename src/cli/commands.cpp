@@ -87,12 +87,12 @@ int cmd_generate(const Args &a) {
     Session s(a);
     std::string id = prepare(s, a, dims);
     std::string out = a.value("--output");
-    if (out == "-") {
-        std::cout << s.source(id);
-        return kExitOk;
-    }
-    if (!out.empty()) write_text(out, s.source(id));
-    std::cout << id << '\n';
+    // With the source on stdout, the explanation goes to stderr.
+    std::ostream &explain = out == "-" ? std::cerr : std::cout;
+    if (out == "-") std::cout << s.source(id);
+    if (!out.empty() && out != "-") write_text(out, s.source(id));
+    if (out != "-") std::cout << id << '\n';
+    if (a.has("--explain")) explain << s.explain(id);
     return kExitOk;
 }
 

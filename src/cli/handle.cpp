@@ -68,6 +68,13 @@ std::string Session::source(const std::string &id) {
     return src;
 }
 
+std::string Session::explain(const std::string &id) {
+    int status = TAD_OK;
+    std::string text = take(&status, [&](char **out) { return tad_candidate_explain(s_, id.c_str(), out); });
+    check(status);
+    return text;
+}
+
 Verified Session::verify(const tad_verify_options &opts) {
     Verified v{TAD_OK, "", ""};
     v.report = take(&v.status, [&](char **out) { return tad_verify(s_, &opts, out); });

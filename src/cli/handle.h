@@ -28,6 +28,7 @@ public:
     void load(const std::string &path);
     std::string generate(const std::string &dims_json, const std::string &launch_json, const std::string &loops);
     std::string source(const std::string &id);
+    std::string explain(const std::string &id);
     // Other statuses than TAD_OK and TAD_ERR_MISMATCH throw.
     Verified verify(const tad_verify_options &opts);
     std::string bench(const tad_bench_options &opts);

@@ -13,9 +13,10 @@ namespace {
 const char kUsage[] = R"(usage: tad [options] COMMAND [ARGS]
 
 Commands:
-  generate FILE [-o OUT] [--dims JSON] [--launch TRACE]
+  generate FILE [-o OUT] [--dims JSON] [--launch TRACE] [--explain]
                       generate a backward; prints the snapshot id (-o OUT also writes the
-                      generated Python to OUT, -o - prints it instead of the id)
+                      generated Python to OUT, -o - prints it instead of the id); --explain
+                      also prints how each gradient is written (to stderr with -o -)
   verify FILE [--cpu] [--dims JSON] [--dtypes a,b] [--seed N] [--max-elements N] [--json]
                       generate, then check the gradients (GPU; --cpu: CPU interpreter)
   bench FILE [--dims JSON] [--dtypes a,b] [--reps N] [--json]

@@ -7,6 +7,7 @@
 #include "emit/emit.h"
 #include "flow/flow.h"
 #include "flow/trace.h"
+#include "passes/access.h"
 #include "passes/passes.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
@@ -156,6 +157,8 @@ Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy
         any = true;
         d.spec = f.specs[k];
         d.spec.loops = loops;
+        d.access = passes::print(d.forward, passes::analyze_access(d.forward, d.spec.wrt));
+        dump_text("access", d.kernel, d.access);
         const std::string suffix =
             (times_launched[d.kernel] > 1 ? "_" + std::to_string(k) : "") + suffix_of(d.specialization.key);
         d.specialization = backward(d, c.shared, d.kernel + "_bwd" + suffix);
@@ -244,10 +247,29 @@ plan::Derivation merge(const frontend::KernelFile &kf, const std::vector<Chain> 
     return d;
 }
 
+std::string explain(const std::vector<Chain> &chains) {
+    std::string s;
+    for (const Chain &c : chains)
+        for (size_t k = 0; k < c.launches.size(); ++k) {
+            const Derived &d = c.launches[k];
+            if (d.access.empty()) continue;
+            std::string key;
+            for (const auto &[name, value] : d.specialization.key)
+                key += (key.empty() ? " (" : ", ") + name + "=" + value;
+            s += "launch " + std::to_string(k) + " " + d.kernel + (key.empty() ? "" : key + ")") + ":\n";
+            for (size_t at = 0, end; at < d.access.size(); at = end + 1) {
+                end = d.access.find('\n', at);
+                s += "  " + d.access.substr(at, end - at) + "\n";
+            }
+        }
+    return s;
+}
+
 std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
-                                 ad::LoopPolicy loops) {
+                                 ad::LoopPolicy loops, std::string *explanation) {
     std::vector<Chain> chains;
     for (JsonRef t : traces) chains.push_back(derive_chain(kf, t, loops));
+    if (explanation) *explanation = explain(chains);
     plan::Derivation d = merge(kf, chains, traces.front());
     std::string why = plan::tangent_unsupported(d);
     std::optional<plan::Plan> tangent;

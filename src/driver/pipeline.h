@@ -6,6 +6,7 @@
 // names in quotes):
 //   "lower" -> "cse"                                    per launch
 //   "flow" (src/flow)                                   across launches: specs, shared shadows, copies
+//   "access" (passes/access.h)                          per launch: how its gradient writes are shared
 //   "writes" (src/schedule) -> reverse mode             per launch and variant
 //   forward mode                                        per launch
 // and every kernel the two modes derive (backward, tape sizing, tangent) goes on through
@@ -40,6 +41,7 @@ struct Derived {
     // through the launch.
     plan::Specialization specialization;
     plan::Tangent tangent;  // forward mode, when gradient flows through the launch
+    std::string access;  // the access analysis of its gradient writes, printed (passes/access.h)
     // Pointer parameter -> the first launch, this one or a later one, that writes its tensor.
     std::map<std::string, size_t> saved_before;
 };
@@ -60,8 +62,13 @@ Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy
 plan::Derivation merge(const frontend::KernelFile &kf, const std::vector<Chain> &chains, JsonRef first);
 
 // The generated module covering every specialization among `traces`.
+// `explain`, if given, receives the access analysis of every launch (explain()).
 std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
-                                 ad::LoopPolicy loops = ad::LoopPolicy::Recompute);
+                                 ad::LoopPolicy loops = ad::LoopPolicy::Recompute, std::string *explain = nullptr);
+
+// How each launch's backward writes its gradients, per chain: "launch 0 _k:" then the access
+// analysis (passes::print), indented.
+std::string explain(const std::vector<Chain> &chains);
 
 // Whether lowering the kernels for `trace` resolves static `if`s on constexprs (then each
 // combination of those constexprs needs its own backward).

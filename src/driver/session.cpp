@@ -193,7 +193,8 @@ std::string Session::generate(const GenerateOptions &opts) {
     }
     impl_->report("generate", "differentiating " + kf.stub.name);
     std::vector<JsonRef> refs(traces.begin(), traces.end());
-    std::string source = emit_backward_module(kf, refs, loops);
+    std::string explanation;
+    std::string source = emit_backward_module(kf, refs, loops, &explanation);
     store::Candidate c;
     c.label = "";
     c.parent = impl_->store.current();
@@ -204,11 +205,16 @@ std::string Session::generate(const GenerateOptions &opts) {
     c.kind = "generate";
     c.backward_source = source;
     c.launch_json = traces[0].dump(true);
+    c.explain = explanation;
     return impl_->store.add(c);
 }
 
 std::string Session::candidate_source(const std::string &id) const {
     return impl_->store.load(id.empty() ? impl_->need_current("tad_candidate_source") : id).backward_source;
+}
+
+std::string Session::candidate_explain(const std::string &id) const {
+    return impl_->store.load(id.empty() ? impl_->need_current("tad_candidate_explain") : id).explain.value_or("");
 }
 
 std::string Session::verify(const VerifyOptions &opts, bool *passed) {

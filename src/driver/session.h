@@ -53,6 +53,7 @@ public:
     void load_forward(const std::string &path, const std::optional<std::string> &source);
     std::string generate(const GenerateOptions &opts);  // new snapshot id
     std::string candidate_source(const std::string &id) const;  // "" id: current
+    std::string candidate_explain(const std::string &id) const;  // "" id: current
     // Reports are JSON (docs/reports.md); `passed` is set from the report.
     std::string verify(const VerifyOptions &opts, bool *passed);
     std::string bench(const BenchOptions &opts);

@@ -16,6 +16,7 @@ const char kMeta[] = "meta.json";
 const char kForward[] = "forward.py";
 const char kBackward[] = "backward.py";
 const char kLaunch[] = "launch.json";
+const char kExplain[] = "explain.txt";
 const char kCurrent[] = "current";
 // Snapshots are assembled under this prefix and renamed into place; ids never start with '.'.
 const char kTmpPrefix[] = ".tmp-";
@@ -49,6 +50,7 @@ void write_snapshot_files(const std::string &dir, const SnapshotInfo &info, cons
     fs::write_file_atomic(fs::join(dir, kForward), c.forward_source);
     fs::write_file_atomic(fs::join(dir, kBackward), c.backward_source);
     if (c.launch_json) fs::write_file_atomic(fs::join(dir, kLaunch), *c.launch_json);
+    if (c.explain) fs::write_file_atomic(fs::join(dir, kExplain), *c.explain);
     if (c.verify_json) fs::write_file_atomic(fs::join(dir, "verify.json"), *c.verify_json);
     if (c.bench_json) fs::write_file_atomic(fs::join(dir, "bench.json"), *c.bench_json);
     fs::sync_dir(dir);
@@ -128,6 +130,7 @@ Candidate Store::load(const std::string &id) const {
     c.forward_source = fs::read_file(fs::join(dir, kForward));
     c.backward_source = fs::read_file(fs::join(dir, kBackward));
     c.launch_json = read_if_present(fs::join(dir, kLaunch));
+    c.explain = read_if_present(fs::join(dir, kExplain));
     c.verify_json = read_if_present(fs::join(dir, "verify.json"));
     c.bench_json = read_if_present(fs::join(dir, "bench.json"));
     return c;

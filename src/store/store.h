@@ -22,6 +22,9 @@ struct Candidate {
     std::string kind;
     std::string backward_source;
     std::optional<std::string> launch_json;
+    // How the backward's kernels write each gradient (passes/access.h), as `tad generate --explain`
+    // prints it.
+    std::optional<std::string> explain;
     std::optional<std::string> verify_json;
     std::optional<std::string> bench_json;
 };

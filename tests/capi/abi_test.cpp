@@ -241,6 +241,7 @@ TEST(CApi, NullSessionIsAnInvalidArgumentNamingTheFunction) {
     };
     expect(tad_generate(nullptr, nullptr, &out), "tad_generate: session is NULL");
     expect(tad_candidate_source(nullptr, nullptr, &out), "tad_candidate_source: session is NULL");
+    expect(tad_candidate_explain(nullptr, nullptr, &out), "tad_candidate_explain: session is NULL");
     expect(tad_verify(nullptr, nullptr, &out), "tad_verify: session is NULL");
     expect(tad_bench(nullptr, nullptr, &out), "tad_bench: session is NULL");
     expect(tad_snapshot(nullptr, "label", &out), "tad_snapshot: session is NULL");

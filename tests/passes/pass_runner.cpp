@@ -3,6 +3,7 @@
 #include <map>
 #include <sstream>
 
+#include "passes/access.h"
 #include "passes/passes.h"
 #include "support/error.h"
 
@@ -78,6 +79,10 @@ std::string memory_text(const ir::Function &f) {
     return out;
 }
 
+std::string access_text(const ir::Function &f, const Step &s) {
+    return passes::print(f, passes::analyze_access(f, split(s.args.count("wrt") ? s.args.at("wrt") : "", ',')));
+}
+
 ir::Function transform(const Step &s, const ir::Function &f) {
     if (s.pass == "cse") return passes::cse(f);
     if (s.pass == "dce") return passes::dce(f);
@@ -89,8 +94,9 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
     for (size_t i = 0; i < steps.size(); ++i) {
         const Step s = parse_step(steps[i]);
         const bool last = i + 1 == steps.size();
-        if (s.pass == "plan-gradient-writes" || s.pass == "memory-params") {
+        if (s.pass == "plan-gradient-writes" || s.pass == "memory-params" || s.pass == "access") {
             if (!last) fail(TAD_ERR_INVALID_ARGUMENT, "RUN: the analysis " + s.pass + " must come last");
+            if (s.pass == "access") return access_text(f, s);
             return s.pass == "memory-params" ? memory_text(f) : plan_text(f, s);
         }
         f = transform(s, f);

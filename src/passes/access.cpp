@@ -1,0 +1,338 @@
+#include "passes/access.h"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+
+#include "passes/passes.h"
+
+namespace tad::passes {
+
+namespace {
+
+using ir::OpKind;
+
+std::string where(const ir::Function &f, int op) {
+    const ir::SrcLoc &l = f.ops[op].loc;
+    std::string at = f.ops[op].kind == OpKind::ForBegin ? "loop" : ir::op_name(f.ops[op].kind);
+    if (l.line) at += " at " + f.source_path + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
+    return at;
+}
+
+// ---- the mixed-radix proof ---------------------------------------------------------------------
+
+// One digit of an address: coefficient · value, value in [0, size); no size: unbounded.
+struct Digit {
+    Poly coeff;
+    std::optional<Poly> size;
+};
+
+struct Proof {
+    bool ok = false;
+    std::vector<std::string> guards;
+    std::string why;
+};
+
+// Whether the digits, in this order, give pairwise different sums: each coefficient exceeds the
+// span of the ones before it. A condition that is not a number becomes a guard.
+Proof in_order(const std::vector<Digit> &digits) {
+    Proof p{true, {}, ""};
+    Poly span;
+    for (const Digit &d : digits) {
+        const Poly c = d.coeff.negative() ? d.coeff * Poly::constant(-1) : d.coeff;
+        const Poly need = span + Poly::constant(1);
+        int64_t slack = 0;
+        if (!(c - need).constant_value(&slack))
+            p.guards.push_back(c.str() + " >= " + need.str());
+        else if (slack < 0)
+            return Proof{false, {}, "coefficient " + c.str() + " is below " + need.str()};
+        if (d.size) span = span + c * (*d.size - Poly::constant(1));
+    }
+    return p;
+}
+
+// Tries the orders of the bounded digits (the unbounded one, if any, goes last) and keeps the one
+// with the fewest guards.
+Proof mixed_radix(std::vector<Digit> digits) {
+    auto unbounded = std::stable_partition(digits.begin(), digits.end(), [](const Digit &d) { return d.size; });
+    if (digits.end() - unbounded > 1)
+        return Proof{false, {}, "two index variables with no bound (a mask bounding them would prove it)"};
+    const size_t bounded = static_cast<size_t>(unbounded - digits.begin());
+    std::vector<size_t> order(bounded);
+    for (size_t i = 0; i < bounded; ++i) order[i] = i;
+    Proof best{false, {}, "no order of the index variables separates them"};
+    int tries = 0;
+    do {
+        std::vector<Digit> seq;
+        for (size_t i : order) seq.push_back(digits[i]);
+        seq.insert(seq.end(), unbounded, digits.end());
+        Proof p = in_order(seq);
+        if (p.ok && (!best.ok || p.guards.size() < best.guards.size())) best = p;
+        if (best.ok && best.guards.empty()) break;
+    } while (++tries < 720 && std::next_permutation(order.begin(), order.end()));
+    return best;
+}
+
+// ---- digits of one address ---------------------------------------------------------------------
+
+Poly dim_size(const ir::Dim &d) {
+    bool number = !d.expr.empty() && std::all_of(d.expr.begin(), d.expr.end(), [](char c) { return std::isdigit(c); });
+    return number || d.expr.empty() ? Poly::constant(d.value) : Poly::symbol(d.expr);
+}
+
+// The natural range of an index variable of a value of type t.
+std::optional<Poly> natural_size(const IndexVar &v, const ir::Type &t, const Affine &a) {
+    if (v.kind == IndexVar::Lane) return dim_size(t.shape.at(v.n));
+    if (v.kind == IndexVar::Program) return Poly::symbol("num_programs(" + std::to_string(v.n) + ")");
+    if (v.kind == IndexVar::Remainder) return *a.divisor(v.n);
+    return std::nullopt;
+}
+
+// `bound.form` as a part of `terms`: the scalar m with terms[v] == m · bound.form.terms[v] on all of
+// its variables.
+bool factor(const std::map<IndexVar, Poly> &terms, const Form &g, Poly *m) {
+    if (g.terms.empty() || !terms.count(g.terms.begin()->first)) return false;
+    if (!terms.at(g.terms.begin()->first).divide(g.terms.begin()->second, m)) return false;
+    for (const auto &[v, c] : g.terms)
+        if (!terms.count(v) || !(c * *m == terms.at(v))) return false;
+    return true;
+}
+
+std::vector<Digit> natural_digits(const std::map<IndexVar, Poly> &terms, const ir::Type &t, const Affine &a) {
+    std::vector<Digit> out;
+    for (const auto &[v, c] : terms) out.push_back({c, natural_size(v, t, a)});
+    return out;
+}
+
+// The digits of an address: compound indices the mask bounds (each injective on its own), then the
+// remaining variables with their natural ranges.
+Proof digits_of(const Form &addr, const std::vector<Bound> &bounds, const ir::Type &t, const Affine &a,
+                std::vector<Digit> *out) {
+    std::map<IndexVar, Poly> rest = addr.terms;
+    Proof inner{true, {}, ""};
+    for (const Bound &b : bounds) {
+        Poly m;
+        if (!factor(rest, b.form, &m)) continue;
+        Proof p = mixed_radix(natural_digits(b.form.terms, t, a));
+        if (!p.ok) continue;
+        inner.guards.insert(inner.guards.end(), p.guards.begin(), p.guards.end());
+        out->push_back({m, b.bound - b.form.offset});
+        for (const auto &term : b.form.terms) rest.erase(term.first);
+    }
+    for (Digit &d : natural_digits(rest, t, a)) out->push_back(d);
+    return inner;
+}
+
+// ---- one load ----------------------------------------------------------------------------------
+
+std::vector<int> minus(const std::vector<int> &a, const std::set<int> &b) {
+    std::vector<int> out;
+    for (int x : a)
+        if (!b.count(x)) out.push_back(x);
+    return out;
+}
+
+// What of the grid an address does not depend on: whole axes, or one part of a split axis.
+std::vector<std::string> shared_along(const Affine &a, const Form &addr, const std::vector<int> &axes) {
+    std::vector<std::string> out;
+    for (int axis : axes) {
+        const std::string name = "grid axis " + std::to_string(axis);
+        const Poly *d = a.divisor(axis);
+        if (!addr.axes.count(axis)) {
+            out.push_back(name);
+        } else if (addr.affine && d && !addr.terms.count({IndexVar::Program, axis})) {
+            if (!addr.terms.count({IndexVar::Quotient, axis})) out.push_back(name + " // " + d->str());
+            if (!addr.terms.count({IndexVar::Remainder, axis})) out.push_back(name + " % " + d->str());
+        }
+    }
+    return out;
+}
+
+LoadAccess classify(Affine &a, const ir::Function &f, int op, const std::vector<int> &used_axes) {
+    const Form &addr = a.of(f.ops[op].operands[0]);
+    LoadAccess r;
+    r.op = op;
+    const std::vector<int> around = a.loops_around(op);
+    r.over = shared_along(a, addr, used_axes);
+    std::vector<int> still = minus(around, addr.loops);
+    if (addr.data >= 0) {
+        r.cls = LoadAccess::Scatter;
+        r.why = "its address depends on the value of the " + where(f, addr.data);
+    } else if (!r.over.empty()) {
+        r.loops = minus(around, std::set<int>(still.begin(), still.end()));
+        r.cls = r.loops.empty() ? LoadAccess::ReducedGrid : LoadAccess::ReducedLoopGrid;
+    } else if (!still.empty()) {
+        r.cls = LoadAccess::ReducedLoop;
+        r.loops = still;
+    } else if (!addr.affine) {
+        r.why =
+            "its address is not affine in the program ids, lanes and loop iterations (" + where(f, addr.blocker) + ")";
+    } else {
+        r.cls = LoadAccess::Disjoint;  // a candidate, until the parameter's proof
+    }
+    return r;
+}
+
+// Lanes of a dim longer than 1 that the address ignores read one element several times.
+std::string repeated_lanes(const Form &addr, const ir::Type &t) {
+    for (size_t d = 0; d < t.rank(); ++d)
+        if (t.shape[d].value > 1 && !addr.terms.count({IndexVar::Lane, static_cast<int>(d)}))
+            return "the lanes along dim " + std::to_string(d) + " read the same address";
+    return "";
+}
+
+// The distance digit of loads at offsets base, base + δ, ..., base + (k-1)·δ (in any order): one
+// more digit of size k. False when the offsets are not such a progression.
+bool distance_digit(const std::vector<Poly> &offsets, Digit *d) {
+    const int64_t k = static_cast<int64_t>(offsets.size());
+    auto has = [&](const Poly &x) { return std::find(offsets.begin(), offsets.end(), x) != offsets.end(); };
+    for (size_t i = 1; i < offsets.size(); ++i) {
+        const Poly delta = offsets[i] - offsets[0];
+        if (delta.zero()) return false;  // two loads of one address
+        for (const Poly &base : offsets) {
+            bool all = true;
+            for (int64_t j = 0; j < k && all; ++j) all = has(base + Poly::constant(j) * delta);
+            if (all) return *d = Digit{delta, Poly::constant(k)}, true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
+namespace {
+
+ir::ValueId mask_value(const ir::Op &load) { return load.has_mask ? load.operands[1] : ir::kNoValue; }
+
+bool nonnegative(const Form &g) {
+    for (const auto &term : g.terms)
+        if (term.second.negative()) return false;
+    return true;
+}
+
+// The proof that the loads of one parameter, each a disjoint candidate, never write one element
+// twice: one index map, one mask, constant distances between the loads.
+Proof prove_param(Affine &a, const ir::Function &f, const std::vector<int> &loads) {
+    const ir::Op &first = f.ops[loads[0]];
+    const Form &addr = a.of(first.operands[0]);
+    const ir::Type &t = f.type(first.operands[0]);
+    std::string repeated = repeated_lanes(addr, t);
+    if (!repeated.empty()) return Proof{false, {}, repeated};
+    std::vector<Poly> offsets;
+    for (int op : loads) {
+        const Form &o = a.of(f.ops[op].operands[0]);
+        if (o.terms != addr.terms || mask_value(f.ops[op]) != mask_value(first))
+            return Proof{
+                false, {}, "its loads index it differently (" + where(f, loads[0]) + ", " + where(f, op) + ")"};
+        offsets.push_back(o.offset);
+    }
+    std::vector<Bound> bounds;
+    for (const Bound &b : a.bounds(mask_value(first)))
+        if (nonnegative(b.form)) bounds.push_back(b);
+    std::vector<Digit> digits;
+    Proof inner = digits_of(addr, bounds, t, a, &digits);
+    Digit distance;
+    if (loads.size() > 1 && !distance_digit(offsets, &distance))
+        return Proof{false, {}, "its loads are not at constant distances from one another"};
+    if (loads.size() > 1) digits.push_back(distance);
+    Proof p = mixed_radix(digits);
+    p.guards.insert(p.guards.begin(), inner.guards.begin(), inner.guards.end());
+    return p;
+}
+
+int severity(LoadAccess::Class c) {
+    switch (c) {
+    case LoadAccess::Disjoint: return 0;
+    case LoadAccess::ReducedLoop: return 1;
+    case LoadAccess::ReducedGrid: return 2;
+    case LoadAccess::ReducedLoopGrid: return 3;
+    case LoadAccess::Unproven: return 4;
+    case LoadAccess::Scatter: return 5;
+    }
+    return 4;
+}
+
+std::vector<int> used_axes(const ir::Function &f) {
+    std::set<int> axes;
+    for (const ir::Op &op : f.ops)
+        if (op.kind == OpKind::ProgramId) axes.insert(op.axis);
+    return std::vector<int>(axes.begin(), axes.end());
+}
+
+GradAccess analyze_param(Affine &a, const ir::Function &f, const std::string &param, const std::vector<int> &loads) {
+    GradAccess g;
+    g.param = param;
+    g.cls = LoadAccess::Disjoint;
+    for (int op : loads) {
+        g.loads.push_back(classify(a, f, op, used_axes(f)));
+        if (severity(g.loads.back().cls) > severity(g.cls)) g.cls = g.loads.back().cls;
+    }
+    if (g.cls != LoadAccess::Disjoint) return g;
+    Proof p = prove_param(a, f, loads);
+    if (p.ok) {
+        g.guards = p.guards;
+    } else {
+        g.cls = LoadAccess::Unproven;
+        g.why = p.why;
+    }
+    return g;
+}
+
+std::string join(const std::vector<std::string> &xs) {
+    std::string s;
+    for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + xs[i];
+    return s;
+}
+
+std::string loops_text(const ir::Function &f, const std::vector<ir::Loop> &loops, const std::vector<int> &ls) {
+    std::string s;
+    for (size_t i = 0; i < ls.size(); ++i) s += (i ? ", " : "") + where(f, loops[ls[i]].begin);
+    return s;
+}
+
+std::string class_text(const ir::Function &f, const std::vector<ir::Loop> &loops, const LoadAccess &l) {
+    switch (l.cls) {
+    case LoadAccess::Disjoint: return "disjoint";
+    case LoadAccess::ReducedGrid: return "reduced over " + join(l.over);
+    case LoadAccess::ReducedLoopGrid:
+        return "reduced over " + join(l.over) + ", moving with the " + loops_text(f, loops, l.loops);
+    case LoadAccess::ReducedLoop: return "reduced over the iterations of the " + loops_text(f, loops, l.loops);
+    case LoadAccess::Scatter: return "data-dependent scatter (atomics are inherent): " + l.why;
+    case LoadAccess::Unproven: return "unproven: " + l.why;
+    }
+    return "";
+}
+
+}  // namespace
+
+std::vector<GradAccess> analyze_access(const ir::Function &f, const std::vector<std::string> &wrt) {
+    Affine a(f);
+    std::vector<GradAccess> out;
+    for (const std::string &p : wrt) {
+        std::vector<int> loads;
+        for (size_t i = 0; i < f.ops.size(); ++i)
+            if (f.ops[i].kind == OpKind::Load && pointer_base(f, f.ops[i].operands[0]) == p)
+                loads.push_back(static_cast<int>(i));
+        if (!loads.empty()) out.push_back(analyze_param(a, f, p, loads));
+    }
+    return out;
+}
+
+std::string print(const ir::Function &f, const std::vector<GradAccess> &accesses) {
+    const std::vector<ir::Loop> loops = ir::loops(f);
+    std::string s;
+    for (const GradAccess &g : accesses) {
+        LoadAccess whole;
+        whole.cls = g.cls;
+        whole.why = g.why;
+        for (const LoadAccess &l : g.loads)
+            if (l.cls == g.cls && whole.why.empty()) whole = l;
+        std::string verdict = g.cls == LoadAccess::Disjoint ? "disjoint: plain stores" : class_text(f, loops, whole);
+        for (size_t i = 0; i < g.guards.size(); ++i) verdict += (i ? " and " : " if ") + g.guards[i];
+        s += "d" + g.param + ": " + verdict + "\n";
+        for (const LoadAccess &l : g.loads) s += "  " + where(f, l.op) + ": " + class_text(f, loops, l) + "\n";
+    }
+    return s;
+}
+
+}  // namespace tad::passes

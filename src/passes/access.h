@@ -1,0 +1,58 @@
+// Access analysis: how the backward's gradient writes are shared among the programs of a launch.
+//
+// Reverse mode turns each forward load of a differentiated pointer parameter into a write of its
+// gradient through the same addresses. Whether that write can be a plain store, or must be reduced
+// (across programs, across loop iterations) or scattered, follows from the load's address as an
+// affine form over the program ids, the tile's lanes and the loop iterations (affine.h):
+// - *disjoint*: the addresses of all loads of the parameter, over every program, lane and
+//   iteration, are pairwise different, proved by a mixed-radix argument: the index variables (or
+//   compound indices a mask bounds, `pid*BLOCK + lane < N`) sorted by coefficient, each coefficient
+//   exceeds the span of all smaller ones. Two loads at a constant distance (`P + offs` and
+//   `P + N + offs` with `offs < N`) are one more digit. What the proof cannot settle statically
+//   (`stride >= N`) becomes a run-time guard; a plain store is right only where the guards hold.
+// - *reduced over grid axes*: the address does not depend on some program_id axes the kernel uses:
+//   every program along them writes the same elements (LayerNorm's dW, a bias gradient).
+// - *reduced over a loop and grid axes*: as above, and the address moves with a loop's iteration
+//   (matmul's dA and dB, attention's dK and dV).
+// - *reduced over a loop*: the load sits in a loop but reads the same addresses each iteration; one
+//   program sums over the iterations.
+// - *scatter*: the address depends on a loaded value (embedding, scatter_add): atomics are inherent.
+// - *unproven*: none of the above could be shown; the reason names the op.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "passes/affine.h"
+
+namespace tad::passes {
+
+struct LoadAccess {
+    enum Class { Disjoint, ReducedGrid, ReducedLoopGrid, ReducedLoop, Scatter, Unproven };
+    int op = -1;  // the load
+    Class cls = Unproven;
+    // ReducedGrid, ReducedLoopGrid: what of the grid the address does not depend on: "grid axis 0",
+    // or a part of a split axis, "grid axis 0 // H", "grid axis 0 % H"
+    std::vector<std::string> over;
+    std::vector<int> loops;  // ReducedLoopGrid: loops it moves with; ReducedLoop: loops it does not
+    std::string why;  // Scatter, Unproven: what decided it
+};
+
+// The verdict on one differentiated pointer parameter: its loads, and for the parameter as a whole
+// the class of its gradient buffer's writes (Disjoint only when every load is and their union is).
+struct GradAccess {
+    std::string param;
+    LoadAccess::Class cls = LoadAccess::Unproven;
+    std::vector<std::string> guards;  // Disjoint: run-time conditions of the proof, e.g. "stride >= N"
+    std::string why;  // Unproven although every load alone is disjoint: why their union is not
+    std::vector<LoadAccess> loads;
+};
+
+// One verdict per parameter of `wrt` that `f` loads, in `wrt` order.
+std::vector<GradAccess> analyze_access(const ir::Function &f, const std::vector<std::string> &wrt);
+
+// "dX: disjoint if stride >= 2*N" and a line per load, indented, with its file:line:col.
+std::string print(const ir::Function &f, const std::vector<GradAccess> &accesses);
+
+}  // namespace tad::passes

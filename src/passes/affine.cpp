@@ -1,0 +1,271 @@
+#include "passes/affine.h"
+
+#include <cmath>
+
+namespace tad::passes {
+
+namespace {
+
+using ir::OpKind;
+
+void merge_deps(Form &into, const Form &from) {
+    into.axes.insert(from.axes.begin(), from.axes.end());
+    into.loops.insert(from.loops.begin(), from.loops.end());
+    if (into.data < 0) into.data = from.data;
+}
+
+Form non_affine(int blocker) {
+    Form r;
+    r.affine = false;
+    r.blocker = blocker;
+    return r;
+}
+
+Form scale(const Form &a, const Poly &p) {
+    Form r = a;
+    r.terms.clear();
+    for (const auto &[v, c] : a.terms)
+        if (!(c * p).zero()) r.terms[v] = c * p;
+    r.offset = a.offset * p;
+    return r;
+}
+
+// a + b; non-affine when either is, with the first blocker.
+Form add(const Form &a, const Form &b) {
+    Form r = a;
+    merge_deps(r, b);
+    if (!a.affine || !b.affine) {
+        r.affine = false;
+        r.terms.clear();
+        r.blocker = a.blocker >= 0 ? a.blocker : b.blocker;
+        return r;
+    }
+    for (const auto &[v, c] : b.terms) {
+        Poly sum = r.terms.count(v) ? r.terms[v] + c : c;
+        if (sum.zero())
+            r.terms.erase(v);
+        else
+            r.terms[v] = sum;
+    }
+    r.offset = a.offset + b.offset;
+    return r;
+}
+
+Form relane(const Form &in, int (*map)(int, int), int arg) {
+    Form r = in;
+    r.terms.clear();
+    for (const auto &[v, c] : in.terms)
+        r.terms[v.kind == IndexVar::Lane ? IndexVar{IndexVar::Lane, map(v.n, arg)} : v] = c;
+    return r;
+}
+
+}  // namespace
+
+Form broadcast_lanes(const Form &in, const ir::Type &from, const ir::Type &to) {
+    return relane(
+        in, [](int n, int shift) { return n + shift; }, static_cast<int>(to.rank() - from.rank()));
+}
+
+Form expand_lanes(const Form &in, int axis) {
+    return relane(
+        in, [](int n, int at) { return n >= at ? n + 1 : n; }, axis);
+}
+
+Affine::Affine(const ir::Function &f) : f_(f), loops_(ir::loops(f)) {}
+
+const Form &Affine::of(ir::ValueId v) {
+    auto it = memo_.find(v);
+    if (it != memo_.end()) return it->second;
+    Form r = compute(v);
+    return memo_[v] = r;
+}
+
+Form Affine::compute(ir::ValueId v) {
+    const int index = f_.values[v].def_op;
+    const ir::Op &op = f_.ops[index];
+    Form r;
+    switch (op.kind) {
+    case OpKind::Param:
+        if (f_.params[op.ival].kind == ir::ParamKind::Float) return non_affine(index);
+        if (f_.params[op.ival].kind == ir::ParamKind::Int) r.offset = Poly::symbol(op.name);
+        return r;  // a pointer parameter: offset 0 from itself
+    case OpKind::Const:
+        if (!op.name.empty()) return r.offset = Poly::symbol(op.name), r;
+        if (op.fval != std::floor(op.fval)) return non_affine(index);
+        return r.offset = Poly::constant(static_cast<int64_t>(op.fval)), r;
+    case OpKind::ProgramId:
+        r.terms[{IndexVar::Program, op.axis}] = Poly::constant(1);
+        r.axes.insert(op.axis);
+        return r;
+    case OpKind::NumPrograms: return r.offset = Poly::symbol("num_programs(" + std::to_string(op.axis) + ")"), r;
+    case OpKind::Arange:
+        if (op.ival2 - op.ival > 1) r.terms[{IndexVar::Lane, 0}] = Poly::constant(1);
+        return r.offset = Poly::constant(op.ival), r;
+    case OpKind::Broadcast:
+    case OpKind::ExpandDims:
+    case OpKind::Trans: return shape_op(op, f_.type(v));
+    case OpKind::ForBegin: return loop_var(op, index);
+    case OpKind::LoopArg: return carried(op, index);
+    case OpKind::Load:
+        r = non_affine(index);
+        r.data = index;
+        return r;
+    default: return arith(op, index);
+    }
+}
+
+Form Affine::shape_op(const ir::Op &op, const ir::Type &t) {
+    const Form &a = of(op.operands[0]);
+    if (op.kind == OpKind::Broadcast) return broadcast_lanes(a, f_.type(op.operands[0]), t);
+    if (op.kind == OpKind::ExpandDims) return expand_lanes(a, op.axis);
+    return relane(
+        a, [](int n, int) { return 1 - n; }, 0);  // trans of a 2-D tile
+}
+
+Form Affine::arith(const ir::Op &op, int index) {
+    switch (op.kind) {
+    case OpKind::Add:
+    case OpKind::AddPtr: return add(of(op.operands[0]), of(op.operands[1]));
+    case OpKind::Sub: return add(of(op.operands[0]), scale(of(op.operands[1]), Poly::constant(-1)));
+    case OpKind::Neg: return scale(of(op.operands[0]), Poly::constant(-1));
+    case OpKind::Mul: {
+        const Form &a = of(op.operands[0]), &b = of(op.operands[1]);
+        if (b.invariant()) return scale(a, b.offset);
+        if (a.invariant()) return scale(b, a.offset);
+        break;
+    }
+    case OpKind::Div:
+    case OpKind::Mod: return split(op, index);
+    case OpKind::Cast:
+        if (!f_.type(op.result).is_float() && !f_.type(op.operands[0]).is_float()) return of(op.operands[0]);
+        break;
+    default: break;
+    }
+    return opaque(op, index);
+}
+
+Form Affine::opaque(const ir::Op &op, int index) {
+    Form r = non_affine(index);
+    for (ir::ValueId o : op.operands) {
+        const Form &a = of(o);
+        merge_deps(r, a);
+        if (a.blocker >= 0 && r.blocker == index) r.blocker = a.blocker;
+    }
+    return r;
+}
+
+// pid // d and pid % d, d loop-invariant and the same for every split of that axis.
+Form Affine::split(const ir::Op &op, int index) {
+    const Form &x = of(op.operands[0]), &d = of(op.operands[1]);
+    const bool pid = x.affine && x.offset.zero() && x.terms.size() == 1 &&
+                     x.terms.begin()->first.kind == IndexVar::Program && x.terms.begin()->second == Poly::constant(1);
+    if (!pid || !d.invariant() || d.offset.zero() || f_.type(op.result).is_float()) return opaque(op, index);
+    const int axis = x.terms.begin()->first.n;
+    auto it = divisors_.find(axis);
+    if (it != divisors_.end() && it->second != d.offset) return opaque(op, index);
+    divisors_[axis] = d.offset;
+    Form r;
+    r.terms[{op.kind == OpKind::Div ? IndexVar::Quotient : IndexVar::Remainder, axis}] = Poly::constant(1);
+    r.axes = x.axes;
+    merge_deps(r, d);
+    return r;
+}
+
+const Poly *Affine::divisor(int axis) const {
+    auto it = divisors_.find(axis);
+    return it == divisors_.end() ? nullptr : &it->second;
+}
+
+// lo + step · iteration, for a loop-invariant step.
+Form Affine::loop_var(const ir::Op &op, int index) {
+    const int l = loop_begun_at(index);
+    const Form lo = of(op.operands[0]), step = of(op.operands[2]);
+    Form r = step.invariant() ? lo : opaque(op, index);
+    if (step.invariant()) {
+        Form it;
+        it.terms[{IndexVar::Iteration, l}] = step.offset;
+        r = add(r, it);
+    }
+    merge_deps(r, step);
+    r.loops.insert(l);
+    return r;
+}
+
+// init + amount · iteration, when every iteration adds the same loop-invariant amount: the yield's
+// form, computed with the carried value as a placeholder variable, is placeholder + amount.
+Form Affine::carried(const ir::Op &op, int index) {
+    int slot = 0;
+    const int l = loop_of_arg(index, &slot);
+    const IndexVar placeholder{IndexVar::Iteration, -1 - l};
+    Affine scratch(*this);
+    Form self;
+    self.terms[placeholder] = Poly::constant(1);
+    scratch.memo_[op.result] = self;
+    Form step = scratch.of(f_.ops[loops_[l].end].operands[slot]);
+    const bool advances = step.affine && step.terms.size() == 1 && step.terms.count(placeholder) &&
+                          step.terms[placeholder] == Poly::constant(1);
+    Form r = of(op.operands[0]);
+    if (!advances) {
+        r = add(non_affine(index), r);
+        merge_deps(r, step);
+    } else {
+        Form it;
+        it.terms[{IndexVar::Iteration, l}] = step.offset;
+        r = add(r, it);
+        merge_deps(r, step);
+    }
+    r.loops.insert(l);
+    return r;
+}
+
+std::vector<Bound> Affine::bounds(ir::ValueId mask) {
+    if (mask == ir::kNoValue) return {};
+    const ir::Op &op = f_.def(mask);
+    std::vector<Bound> out;
+    auto conjunct = [&](ir::ValueId lhs, ir::ValueId rhs, int64_t slack) {
+        const Form a = of(lhs), b = of(rhs);
+        if (a.affine && b.invariant()) out.push_back({a, b.offset + Poly::constant(slack)});
+    };
+    switch (op.kind) {
+    case OpKind::And:
+        out = bounds(op.operands[0]);
+        for (Bound &b : bounds(op.operands[1])) out.push_back(b);
+        break;
+    case OpKind::Broadcast:
+    case OpKind::ExpandDims:
+        for (Bound &b : bounds(op.operands[0]))
+            out.push_back({op.kind == OpKind::ExpandDims
+                               ? expand_lanes(b.form, op.axis)
+                               : broadcast_lanes(b.form, f_.type(op.operands[0]), f_.type(mask)),
+                           b.bound});
+        break;
+    case OpKind::Lt:
+    case OpKind::Le: conjunct(op.operands[0], op.operands[1], op.kind == OpKind::Le ? 1 : 0); break;
+    case OpKind::Gt:
+    case OpKind::Ge: conjunct(op.operands[1], op.operands[0], op.kind == OpKind::Ge ? 1 : 0); break;
+    default: break;
+    }
+    return out;
+}
+
+std::vector<int> Affine::loops_around(int op) const {
+    std::vector<int> out;
+    for (size_t l = 0; l < loops_.size(); ++l)
+        if (loops_[l].begin < op && op < loops_[l].end) out.push_back(static_cast<int>(l));
+    return out;
+}
+
+int Affine::loop_begun_at(int op) const {
+    for (size_t l = 0; l < loops_.size(); ++l)
+        if (loops_[l].begin == op) return static_cast<int>(l);
+    return -1;
+}
+
+int Affine::loop_of_arg(int op, int *slot) const {
+    for (size_t l = 0; l < loops_.size(); ++l)
+        for (size_t s = 0; s < loops_[l].args.size(); ++s)
+            if (loops_[l].args[s] == op) return *slot = static_cast<int>(s), static_cast<int>(l);
+    return -1;
+}
+
+}  // namespace tad::passes

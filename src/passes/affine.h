@@ -1,0 +1,124 @@
+// Affine index analysis: a kernel's integer and pointer values as affine forms over its index
+// variables (program ids, tile lanes, loop iterations), with coefficients that are polynomials in
+// its run-time integer parameters and constexprs. The access analysis (access.h) reads addresses
+// and masks through it.
+//
+// A form is exact where `affine` holds: value = offset + Σ coefficient(v) · v, each variable v
+// ranging from 0: a program id along a grid axis, the lane index along one dim of the value's tile,
+// the iteration count of a loop (0, 1, ...). A loop's induction variable is lo + step · iteration,
+// a loop-carried value that each iteration advances by a loop-invariant amount is
+// init + amount · iteration. A pointer's form is its offset from the pointer parameter it is built
+// on (passes::pointer_base names that parameter).
+// A program id divided by (or taken modulo) a loop-invariant d is split into two index variables,
+// quotient and remainder (remainder in [0, d)): pid = quotient · d + remainder, so an address that
+// determines both determines the program, and one that ignores a part is shared along it. One
+// divisor per grid axis.
+// Anything else (a product of two variables, other divisions and remainders, tl.where, a loaded
+// value, a reshape) makes the form non-affine; it still records which grid axes and loops the value
+// depends on, the op that broke affinity (`blocker`) and, where a loaded value flows in, the load
+// (`data`).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tad::passes {
+
+// An integer polynomial over named symbols: Σ coefficient · Π names. Symbols are integer parameters
+// and constexprs by name, and "num_programs(a)". Printing is deterministic.
+class Poly {
+public:
+    Poly() = default;
+    static Poly constant(int64_t c);
+    static Poly symbol(const std::string &name);
+
+    Poly operator+(const Poly &o) const;
+    Poly operator-(const Poly &o) const;
+    Poly operator*(const Poly &o) const;
+    bool operator==(const Poly &o) const { return terms_ == o.terms_; }
+    bool operator!=(const Poly &o) const { return terms_ != o.terms_; }
+
+    bool zero() const { return terms_.empty(); }
+    // Whether it is a number, and which.
+    bool constant_value(int64_t *value) const;
+    // `this / d` when d is one term (c · names) dividing every term exactly; false otherwise.
+    bool divide(const Poly &d, Poly *out) const;
+    // All coefficients negative: -this reads better and orders the same for injectivity.
+    bool negative() const;
+    std::string str() const;  // "2*N + stride_x", "0"
+
+private:
+    std::map<std::vector<std::string>, int64_t> terms_;  // sorted names -> nonzero coefficient
+};
+
+// An index variable of address arithmetic.
+struct IndexVar {
+    enum Kind { Program, Lane, Iteration, Quotient, Remainder } kind = Program;
+    // Program, Quotient, Remainder: grid axis; Lane: dim of the value's tile; Iteration: index in
+    // ir::loops(f)
+    int n = 0;
+
+    bool operator<(const IndexVar &o) const { return kind != o.kind ? kind < o.kind : n < o.n; }
+    bool operator==(const IndexVar &o) const { return kind == o.kind && n == o.n; }
+    std::string str() const;  // "pid0", "lane1", "iter0", "quot0", "rem0"
+};
+
+struct Form {
+    std::map<IndexVar, Poly> terms;  // nonzero coefficients
+    Poly offset;
+    bool affine = true;
+    std::set<int> axes, loops;  // grid axes and loops (ir::loops index) the value depends on
+    int blocker = -1;  // op index: where the form stopped being affine (-1: affine)
+    int data = -1;  // op index of a load whose value flows in (-1: none)
+
+    bool invariant() const { return affine && terms.empty(); }  // same for every lane and program
+    std::string str() const;  // "N + 1*lane0 + stride*pid0"
+};
+
+// `form < bound` for every active lane: a conjunct of a mask.
+struct Bound {
+    Form form;
+    Poly bound;
+};
+
+class Affine {
+public:
+    explicit Affine(const ir::Function &f);
+
+    const Form &of(ir::ValueId v);
+    // The conjuncts `a < b` of a mask (through &, broadcasts and expand_dims) with an invariant b,
+    // in the mask's lane coordinates. kNoValue: none.
+    std::vector<Bound> bounds(ir::ValueId mask);
+    const std::vector<ir::Loop> &loops() const { return loops_; }
+    // The loops holding op i, innermost last.
+    std::vector<int> loops_around(int op) const;
+    // The divisor grid axis `axis` is split by (Quotient / Remainder), if any.
+    const Poly *divisor(int axis) const;
+
+private:
+    Form compute(ir::ValueId v);
+    Form shape_op(const ir::Op &op, const ir::Type &t);
+    Form arith(const ir::Op &op, int index);
+    Form loop_var(const ir::Op &op, int index);
+    Form carried(const ir::Op &op, int index);
+    Form opaque(const ir::Op &op, int index);
+    Form split(const ir::Op &op, int index);
+    int loop_begun_at(int op) const;
+    int loop_of_arg(int op, int *slot) const;
+
+    const ir::Function &f_;
+    std::vector<ir::Loop> loops_;
+    std::map<ir::ValueId, Form> memo_;
+    std::map<int, Poly> divisors_;  // grid axis -> the divisor of its split
+};
+
+// Lanes re-indexed as an op that changes a tile's rank moves them.
+Form broadcast_lanes(const Form &in, const ir::Type &from, const ir::Type &to);
+Form expand_lanes(const Form &in, int axis);
+
+}  // namespace tad::passes

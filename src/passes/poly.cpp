@@ -1,0 +1,109 @@
+// Poly and the printing of affine forms (affine.h).
+#include <algorithm>
+
+#include "passes/affine.h"
+
+namespace tad::passes {
+
+Poly Poly::constant(int64_t c) {
+    Poly p;
+    if (c) p.terms_[{}] = c;
+    return p;
+}
+
+Poly Poly::symbol(const std::string &name) {
+    Poly p;
+    p.terms_[{name}] = 1;
+    return p;
+}
+
+Poly Poly::operator+(const Poly &o) const {
+    Poly p = *this;
+    for (const auto &[names, c] : o.terms_)
+        if ((p.terms_[names] += c) == 0) p.terms_.erase(names);
+    return p;
+}
+
+Poly Poly::operator-(const Poly &o) const { return *this + o * constant(-1); }
+
+Poly Poly::operator*(const Poly &o) const {
+    Poly p;
+    for (const auto &[a, x] : terms_)
+        for (const auto &[b, y] : o.terms_) {
+            std::vector<std::string> names = a;
+            names.insert(names.end(), b.begin(), b.end());
+            std::sort(names.begin(), names.end());
+            if ((p.terms_[names] += x * y) == 0) p.terms_.erase(names);
+        }
+    return p;
+}
+
+bool Poly::constant_value(int64_t *value) const {
+    if (terms_.empty()) return *value = 0, true;
+    if (terms_.size() != 1 || !terms_.begin()->first.empty()) return false;
+    *value = terms_.begin()->second;
+    return true;
+}
+
+bool Poly::divide(const Poly &d, Poly *out) const {
+    if (d.terms_.size() != 1) return false;
+    const auto &[dnames, dc] = *d.terms_.begin();
+    Poly q;
+    for (const auto &[names, c] : terms_) {
+        std::vector<std::string> rest = names;
+        for (const std::string &n : dnames) {
+            auto it = std::find(rest.begin(), rest.end(), n);
+            if (it == rest.end()) return false;
+            rest.erase(it);
+        }
+        if (c % dc) return false;
+        q.terms_[rest] = c / dc;
+    }
+    *out = q;
+    return true;
+}
+
+bool Poly::negative() const {
+    if (terms_.empty()) return false;
+    for (const auto &term : terms_)
+        if (term.second > 0) return false;
+    return true;
+}
+
+std::string Poly::str() const {
+    if (terms_.empty()) return "0";
+    std::string s;
+    // Highest degree first, the number last: "2*N + stride + 1".
+    std::vector<std::pair<std::vector<std::string>, int64_t>> order(terms_.begin(), terms_.end());
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto &a, const auto &b) { return a.first.size() > b.first.size(); });
+    for (const auto &[names, c] : order) {
+        int64_t mag = c < 0 ? -c : c;
+        s += s.empty() ? (c < 0 ? "-" : "") : (c < 0 ? " - " : " + ");
+        std::string factors;
+        for (const std::string &n : names) factors += (factors.empty() ? "" : "*") + n;
+        if (factors.empty())
+            s += std::to_string(mag);
+        else
+            s += (mag == 1 ? "" : std::to_string(mag) + "*") + factors;
+    }
+    return s;
+}
+
+std::string IndexVar::str() const {
+    static const char *names[] = {"pid", "lane", "iter", "quot", "rem"};
+    return names[kind] + std::to_string(n);
+}
+
+std::string Form::str() const {
+    if (!affine) return "non-affine";
+    std::string s = offset.zero() && !terms.empty() ? "" : offset.str();
+    for (const auto &[v, c] : terms) {
+        std::string coeff = c.str();
+        if (coeff.find(' ') != std::string::npos) coeff = "(" + coeff + ")";
+        s += (s.empty() ? "" : " + ") + coeff + "*" + v.str();
+    }
+    return s;
+}
+
+}  // namespace tad::passes

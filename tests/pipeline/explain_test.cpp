@@ -1,0 +1,68 @@
+// The access analysis as `tad generate --explain` shows it (tad_candidate_explain): stored with the
+// snapshot at generate time, per launch and gradient, exact text.
+#include <gtest/gtest.h>
+
+#include "cpu_session.h"
+#include "driver/session.h"
+#include "support/fs.h"
+
+using namespace tad;
+using namespace tad::driver;
+using tad::test::cpu_session;
+using tad::test::kPython;
+using tad::test::torch_available;
+
+namespace {
+
+const std::string kRoot = std::string(TAD_SOURCE_DIR) + "/";
+
+std::string explain(const std::string &file) {
+    fs::TempDir dir;
+    auto s = cpu_session(dir, file);
+    std::string id = s->generate(GenerateOptions{});
+    EXPECT_EQ(s->candidate_explain(""), s->candidate_explain(id));
+    return s->candidate_explain(id);
+}
+
+TEST(Explain, LayerNormRowsAreDisjointItsAffineParametersReducedOverRows) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    EXPECT_EQ(explain("examples/layernorm.py"),
+              "launch 0 _layernorm_fwd:\n"
+              "  dB: reduced over grid axis 0\n"
+              "    load at " +
+                  kRoot +
+                  "examples/layernorm.py:24:9: reduced over grid axis 0\n"
+                  "  dW: reduced over grid axis 0\n"
+                  "    load at " +
+                  kRoot +
+                  "examples/layernorm.py:23:9: reduced over grid axis 0\n"
+                  "  dX: disjoint: plain stores if stride >= N\n"
+                  "    load at " +
+                  kRoot + "examples/layernorm.py:16:9: disjoint\n");
+}
+
+TEST(Explain, MatmulOperandsAreReducedOverTheOtherGridAxisAndTheLoop) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    std::string text = explain("dataset/matmul.py");
+    EXPECT_NE(
+        text.find("  dA: reduced over grid axis 1, moving with the loop at " + kRoot + "dataset/matmul.py:29:5\n"),
+        std::string::npos)
+        << text;
+    EXPECT_NE(
+        text.find("  dB: reduced over grid axis 0, moving with the loop at " + kRoot + "dataset/matmul.py:29:5\n"),
+        std::string::npos)
+        << text;
+}
+
+TEST(Explain, AttentionSplitsItsHeadAxis) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    std::string text = explain("dataset/flash_attention.py");
+    EXPECT_NE(text.find("launch 0 _attn_fwd (CAUSAL=False):\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("  dQ: disjoint: plain stores if stride_qn >= HEAD_DIM and "), std::string::npos) << text;
+    EXPECT_NE(text.find("  dK: reduced over grid axis 0, moving with the loop at " + kRoot +
+                        "dataset/flash_attention.py:42:5\n"),
+              std::string::npos)
+        << text;
+}
+
+}  // namespace
