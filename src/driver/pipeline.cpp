@@ -274,7 +274,9 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
     std::string why = plan::tangent_unsupported(d);
     std::optional<plan::Plan> tangent;
     if (why.empty()) tangent = plan::tangent(d);
-    return emit::emit_module(kf, plan::backward(d), tangent ? &*tangent : nullptr, why);
+    std::string module = emit::emit_module(kf, plan::backward(d), tangent ? &*tangent : nullptr, why);
+    emit::check_module(kf, module);  // never hand out a module that does not parse or reads unbound names
+    return module;
 }
 
 bool has_specializations(const frontend::KernelFile &kf, JsonRef trace) { return !traced_key(kf, trace).empty(); }

@@ -23,4 +23,27 @@ std::string emit_kernel(const ir::Function &fn, const std::string &doc);
 std::string emit_module(const frontend::KernelFile &kf, const plan::Plan &backward, const plan::Plan *tangent,
                         const std::string &jvp_unsupported);
 
+// The self-check of a generated module `source` emitted for `kf` (src/emit/check.cpp), before any
+// caller sees it. It parses `source` with tad's own parser, then checks from the AST alone:
+// - `from __future__ import` comes first, if at all (ast.parse accepts it anywhere, Python not);
+// - no top-level def, class or assignment is repeated more often than the forward file repeats it
+//   (the launched kernels' `K = _Recorded(K)` aside): a definition of tad's would replace one;
+// - every function (kernels, launchers, the runtime's and the Function's methods, the entry
+//   points) reads only names bound when it reads them: a parameter, an earlier binding of its own
+//   (either branch of an earlier `if`), a module-level name, or a builtin (in a @triton.jit body
+//   only those Triton resolves: range, min, max, float, ...); code that runs as the module is
+//   imported (top-level statements, decorators, defaults, annotations, class bodies) reads only
+//   names an earlier top-level statement binds;
+// - no function has two parameters of one name;
+// - a kernel tad wrote (not copied from the forward file) assigns no constexpr parameter and no
+//   parameter before it has read the argument, and once it assigns a name Triton reserves (tl,
+//   triton, libdevice, math, torch, the builtins above) it calls it or takes its attributes no more;
+// - each launch `K[grid](...)` of a kernel tad wrote passes one positional argument per parameter
+//   that is not a constexpr and each constexpr by keyword.
+// A fault of the forward file's own code (a name it reads and never defines) is not tad's and is
+// allowed in its copy. Throws tad::Error(TAD_ERR_INTERNAL, "generated module: kernel 'k' reads 'x',
+// which nothing defines (line 120:9); this is a bug in tad's emitter"): the function, the fault and
+// its place in the module (1-based column).
+void check_module(const frontend::KernelFile &kf, const std::string &source);
+
 }  // namespace tad::emit
