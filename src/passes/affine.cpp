@@ -51,6 +51,13 @@ Form add(const Form &a, const Form &b) {
     return r;
 }
 
+// amount · (the iteration count of loop l).
+Form per_iteration(int l, const Poly &amount) {
+    Form r;
+    r.terms[{IndexVar::Iteration, l}] = amount;
+    return r;
+}
+
 Form relane(const Form &in, int (*map)(int, int), int arg) {
     Form r = in;
     r.terms.clear();
@@ -180,12 +187,7 @@ const Poly *Affine::divisor(int axis) const {
 Form Affine::loop_var(const ir::Op &op, int index) {
     const int l = loop_begun_at(index);
     const Form lo = of(op.operands[0]), step = of(op.operands[2]);
-    Form r = step.invariant() ? lo : opaque(op, index);
-    if (step.invariant()) {
-        Form it;
-        it.terms[{IndexVar::Iteration, l}] = step.offset;
-        r = add(r, it);
-    }
+    Form r = step.invariant() ? add(lo, per_iteration(l, step.offset)) : opaque(op, index);
     merge_deps(r, step);
     r.loops.insert(l);
     return r;
@@ -205,15 +207,8 @@ Form Affine::carried(const ir::Op &op, int index) {
     const bool advances = step.affine && step.terms.size() == 1 && step.terms.count(placeholder) &&
                           step.terms[placeholder] == Poly::constant(1);
     Form r = of(op.operands[0]);
-    if (!advances) {
-        r = add(non_affine(index), r);
-        merge_deps(r, step);
-    } else {
-        Form it;
-        it.terms[{IndexVar::Iteration, l}] = step.offset;
-        r = add(r, it);
-        merge_deps(r, step);
-    }
+    r = advances ? add(r, per_iteration(l, step.offset)) : add(non_affine(index), r);
+    merge_deps(r, step);
     r.loops.insert(l);
     return r;
 }
