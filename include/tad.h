@@ -115,7 +115,7 @@ typedef struct tad_generate_options {
     const char *backend; /* NULL or "ad": the compiler's reverse mode */
     const char *dims_json; /* dims to trace the stub with, e.g. {"M":4,"N":64}, NULL: the SWEEP; a list
                                 of dims: traced with the first, and the others for the backwards of
-                                static ifs they specialize differently (as the SWEEP is) */
+                                constexpr values they specialize differently (as the SWEEP is) */
     const char *launch_json; /* a trace record (docs/reports.md) to use instead of running the worker */
     /* Since version 2. How loops whose carried float state is nonlinear (recurrences, online softmax)
      * are reversed: NULL or "recompute" (rerun the loop up to each iteration: O(T^2) work, no memory)

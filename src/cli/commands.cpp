@@ -15,8 +15,8 @@ namespace tad_cli {
 namespace {
 
 // --dims takes one dims object or a non-empty list of them. Generation traces the stub with the
-// first (so that a file without a SWEEP needs --dims only once) and the rest for static-if
-// specializations.
+// first (so that a file without a SWEEP needs --dims only once) and the rest for the constexpr
+// values the kernels are specialized on.
 struct Dims {
     std::string first;  // "" without --dims: the library uses the first SWEEP entry
     std::string list;  // "" without --dims: the whole SWEEP

@@ -222,7 +222,7 @@ void add_specializations(plan::Derivation &d, const Chain &c) {
     }
 }
 
-// The static-branch key of every launch, launch index first.
+// The specialization key of every launch, launch index first.
 plan::Key traced_key(const frontend::KernelFile &kf, JsonRef trace) {
     plan::Key key;
     JsonRef launches = trace.at("launches");

@@ -70,11 +70,11 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
 // analysis (passes::print), indented.
 std::string explain(const std::vector<Chain> &chains);
 
-// Whether lowering the kernels for `trace` resolves static `if`s on constexprs (then each
-// combination of those constexprs needs its own backward).
+// Whether the kernels lowered for `trace` are specialized on constexpr values (static `if`s,
+// unrolled loops, values baked in): then each combination of those values needs its own backward.
 bool has_specializations(const frontend::KernelFile &kf, JsonRef trace);
 
-// Whether `trace` specializes the kernel's static branches differently from every trace in `seen`.
+// Whether `trace` specializes the kernels on other values than every trace in `seen`.
 bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std::vector<JsonRef> &seen);
 
 }  // namespace tad::driver

@@ -153,7 +153,7 @@ std::string Session::generate(const GenerateOptions &opts) {
         fail(TAD_ERR_INVALID_ARGUMENT, "tad_generate: unknown backend '" + opts.backend + "' (available: ad)");
     ad::LoopPolicy loops = loop_policy(opts.loops, "tad_generate");
     Json trace;
-    // The dims whose static-if specializations get a backward: the SWEEP, or a given list of dims.
+    // The dims whose specializations get a backward: the SWEEP, or a given list of dims.
     Json scan;
     if (!opts.launch_json.empty()) {
         trace = Json::parse(opts.launch_json, "launch record");
@@ -176,8 +176,9 @@ std::string Session::generate(const GenerateOptions &opts) {
         trace = impl_->get_worker().request("trace", trace_request(impl_->forward_path, kf.stub, dims, false),
                                             impl_->progress("trace"));
     }
-    // Static ifs on constexprs give one backward per specialization: trace the rest of the SWEEP
-    // for the specializations it uses (only when the kernel has any and no dims were given).
+    // A kernel specialized on constexpr values gets one backward per specialization: trace the rest
+    // of the SWEEP for the specializations it uses (only when the kernel has any and no dims were
+    // given).
     std::vector<Json> traces;
     traces.push_back(std::move(trace));
     bool scanning = opts.launch_json.empty() && (opts.dims_json.empty() || scan.valid());

@@ -76,6 +76,7 @@ public:
                 }
                 last_use_[v] = std::max(last_use_[v], at);
             }
+        plan_broadcasts();
     }
 
     std::string run(const std::string &doc) {
@@ -85,6 +86,7 @@ public:
         for (const ir::Param &p : f_.params) {
             names_[p.value] = p.name;
             bound_[p.name] = p.value;
+            scope_[p.name] = -1;
             params.push_back(p.name);
         }
         for (const ir::Constexpr &c : f_.constexprs) params.push_back(c.name + ": tl.constexpr");
@@ -109,7 +111,7 @@ public:
             if (op.result == ir::kNoValue) {
                 os << indent() << rhs << "\n";
             } else {
-                std::string n = assign_name(op.result, static_cast<int>(i));
+                std::string n = assign_name(op.result, static_cast<int>(i), innermost_[i]);
                 os << indent() << n << " = " << rhs << "\n";
             }
         }
@@ -137,14 +139,16 @@ private:
     // are bound for the body.
     void loop_begin(std::ostringstream &os, size_t i) {
         const ir::Loop &l = loop_at(i);
+        const auto self = static_cast<int>(&l - loops_.data());  // the iv is bound in the loop's body
         for (int a : l.args) {
             const ir::Op &arg = f_.ops[a];
             std::string init = value(arg.operands[0]).text;
-            std::string n = assign_name(arg.result, a);
+            // Carried names are bound before the `for`, in the enclosing scope.
+            std::string n = assign_name(arg.result, a, l.parent);
             if (init != n) os << indent() << n << " = " << init << "\n";
         }
         const ir::Op &op = f_.ops[i];
-        std::string iv = assign_name(op.result, static_cast<int>(i));
+        std::string iv = assign_name(op.result, static_cast<int>(i), self);
         std::string lo = value(op.operands[0]).text, hi = value(op.operands[1]).text, step = value(op.operands[2]).text;
         std::string range = step != "1" ? lo + ", " + hi + ", " + step : lo != "0" ? lo + ", " + hi : hi;
         if (!body_statements_.empty()) ++body_statements_.back();
@@ -171,10 +175,12 @@ private:
             os << indent() << "pass\n";
         body_statements_.pop_back();
         --depth_;
+        // After the loop its carried names hold its results, in the enclosing scope.
         for (size_t k = 0; k < l.results.size(); ++k) {
             ValueId r = f_.ops[l.results[k]].result;
             names_[r] = names_.at(f_.ops[l.args[k]].result);
             bound_[names_[r]] = r;
+            scope_[names_[r]] = l.parent;
         }
     }
 
@@ -186,7 +192,19 @@ private:
 
     std::map<ValueId, std::string> names_;
     std::map<std::string, ValueId> bound_;
+    // Where each bound name was bound: the innermost loop (index into loops_), -1 at top level
+    // (parameters too).
+    std::map<std::string, int> scope_;
     int temp_counter_ = 0;
+
+    // Whether scope `outer` strictly encloses `scope` (top level, -1, encloses every loop).
+    bool encloses(int outer, int scope) const {
+        for (int s = scope; s != -1;) {
+            s = loops_[s].parent;
+            if (s == outer) return true;
+        }
+        return false;
+    }
 
     // The op index of the statement that evaluates op `i` (itself, or where it is inlined into).
     int evaluated_at(int i) const {
@@ -228,36 +246,165 @@ private:
         return false;
     }
 
-    std::string assign_name(ValueId v, int at) {
+    // Whether `n` may name value `v`, bound at op `at` in `scope`: a free name, or one whose value has
+    // no later use, unless it was bound in a scope enclosing this one. Triton (as Python) keeps a name
+    // bound in a loop body to that body, and takes a name that a loop body assigns and that is bound
+    // where the loop starts (a parameter, a value of an enclosing body) for a loop-carried value,
+    // which must keep its type: `do = ...` in a loop over a scalar parameter `do` does not compile.
+    // The loop's own carried names are such values, so one of them may name a value of its type (the
+    // loop's next value, usually).
+    bool free_name(const std::string &n, ValueId v, int at, int scope) const {
+        for (const ir::Constexpr &c : f_.constexprs)
+            if (c.name == n) return false;
+        auto it = bound_.find(n);
+        if (it == bound_.end()) return true;
+        if (last_use_[it->second] > at) return false;
+        const int where = scope_.at(n);
+        if (!encloses(where, scope)) return true;
+        return scope >= 0 && where == loops_[scope].parent && carried_by(scope, it->second) &&
+               f_.type(it->second) == f_.type(v);
+    }
+
+    bool carried_by(int loop, ValueId v) const {
+        for (int a : loops_[loop].args)
+            if (f_.ops[a].result == v) return true;
+        return false;
+    }
+
+    // Names value `v`, bound at op `at` in `scope` (a loop, or -1).
+    std::string assign_name(ValueId v, int at, int scope) {
+        // Python's keywords and the names the emitted code calls.
         static const std::set<std::string> reserved = {
-            "tl",  "triton", "torch",  "lambda", "def",  "in",    "is",    "not",  "and",    "or",   "if",  "else",
-            "for", "while",  "return", "None",   "True", "False", "class", "from", "import", "pass", "with"};
+            "False",    "None",   "True",  "and",  "as",     "assert",   "async",   "await", "break", "class",
+            "continue", "def",    "del",   "elif", "else",   "except",   "finally", "for",   "from",  "global",
+            "if",       "import", "in",    "is",   "lambda", "nonlocal", "not",     "or",    "pass",  "raise",
+            "return",   "try",    "while", "with", "yield",  "tl",       "triton",  "torch", "math",  "libdevice",
+            "range",    "float",  "int",   "min",  "max",    "abs",      "len",     "print"};
         std::string base = f_.values[v].name;
         if (!is_identifier(base) || reserved.count(base)) base = base.empty() ? "" : base + "_";
         if (base.empty()) base = "t" + std::to_string(temp_counter_++);
         std::string n = base;
-        for (int k = 1;; ++k) {
-            auto it = bound_.find(n);
-            // Rebinding a name is fine once its previous value has no later use.
-            if (it == bound_.end() || last_use_[it->second] <= at) break;
-            n = base + "_" + std::to_string(k);
-        }
-        for (const ir::Constexpr &c : f_.constexprs)
-            if (c.name == n) n += "_";
+        for (int k = 1; !free_name(n, v, at, scope); ++k) n = base + "_" + std::to_string(k);
         bound_[n] = v;
+        scope_[n] = scope;
         names_[v] = n;
         return n;
     }
 
-    Expr operand(const ir::Op &user, size_t k) {
-        ValueId v = user.operands[k];
-        const ir::Op &def = f_.def(v);
-        if (def.kind == OpKind::Broadcast && broadcasts_implicitly(user, k)) {
-            ValueId src = def.operands[0];
-            const ir::Op &sdef = f_.def(src);
-            if (sdef.kind != OpKind::Broadcast || broadcasts_implicitly(sdef, 0)) return value(src);
+    // The operand a Broadcast feeding `user` at `k` is spelled as, or kNoValue where it is spelled
+    // itself.
+    ValueId implicit_source(const ir::Op &user, size_t k) const {
+        const ir::Op &def = f_.def(user.operands[k]);
+        if (def.kind != OpKind::Broadcast || !broadcasts_implicitly(user, k)) return ir::kNoValue;
+        const ir::Op &sdef = f_.def(def.operands[0]);
+        return sdef.kind != OpKind::Broadcast || broadcasts_implicitly(sdef, 0) ? def.operands[0] : ir::kNoValue;
+    }
+
+    // ---- implicit broadcasts ------------------------------------------------------------------
+    // Triton broadcasts the operands of elementwise ops (and a memory op's mask, value and other)
+    // implicitly, so a Broadcast feeding them is spelled as its operand, and the spelling of an
+    // expression may have a smaller shape than its IR type. That is right where every use broadcasts
+    // it back, wrong where a use takes the shape as it is: a loop's carried value
+    // (`tl.zeros([B]) - float("inf")` must not become a scalar), a reduction, an address.
+    enum Need { kAnyShape, kSameRank, kExactShape };
+    std::vector<Need> need_;  // per value: what its uses require of its spelling's shape
+    std::vector<std::vector<ir::Dim>> spelled_;  // per value: the shape of its spelling
+    std::vector<std::vector<bool>> dropped_;  // per op: the operands spelled without their broadcast
+    std::vector<bool> widened_;  // per op: spelled inside tl.broadcast_to to reach its shape
+
+    size_t index_of(const ir::Op &op) const { return static_cast<size_t>(&op - f_.ops.data()); }
+
+    // What `user` requires of operand k's shape. tl.load / tl.store and tl.broadcast_to broadcast
+    // a scalar or a tile of their rank only; `x.to(y.dtype)` reads y's dtype alone.
+    static Need need_of_use(const ir::Op &user, size_t k) {
+        const ir::OpClass cls = ir::op_info(user.kind).cls;
+        if (cls == ir::OpClass::Loop) return kExactShape;
+        if (user.kind == OpKind::Broadcast || (cls == ir::OpClass::Memory && k > 0)) return kSameRank;
+        if (user.kind == OpKind::Cast && k == 1) return kAnyShape;
+        return broadcasts_implicitly(user, k) ? kAnyShape : kExactShape;
+    }
+
+    static bool fits(const std::vector<ir::Dim> &shape, const ir::Type &t, Need need) {
+        if (need == kAnyShape) return true;
+        if (need == kSameRank) return shape.empty() || shape.size() == t.rank();
+        return shape.size() == t.rank() && t.with_shape(shape).same_shape(t);
+    }
+
+    static bool memory_operand(const ir::Op &op, size_t k) {
+        return ir::op_info(op.kind).cls == ir::OpClass::Memory && k > 0;
+    }
+
+    // Ops whose result has the broadcast shape of their operands (of the value alone for
+    // `x.to(y.dtype)`).
+    static bool elementwise(const ir::Op &op) {
+        switch (ir::op_info(op.kind).cls) {
+        case ir::OpClass::Unary:
+        case ir::OpClass::Binary:
+        case ir::OpClass::Compare:
+        case ir::OpClass::Logical:
+        case ir::OpClass::Elementwise:
+        case ir::OpClass::Random: return op.result != ir::kNoValue;
+        default: return false;
         }
-        return value(v);
+    }
+
+    // The shape of an elementwise op's spelling when the operands in `drop` lose their broadcast.
+    bool elementwise_shape(const ir::Op &op, const std::vector<bool> &drop, std::vector<ir::Dim> *shape) const {
+        shape->clear();
+        const size_t n = op.kind == OpKind::Cast ? 1 : op.operands.size();
+        for (size_t k = 0; k < n; ++k) {
+            std::vector<ir::Dim> out;
+            if (!ir::broadcast_shapes(*shape, spelled_[drop[k] ? implicit_source(op, k) : op.operands[k]], &out))
+                return false;
+            *shape = out;
+        }
+        return true;
+    }
+
+    void plan_broadcasts() {
+        need_.assign(f_.values.size(), kAnyShape);
+        for (const ir::Op &op : f_.ops)
+            for (size_t k = 0; k < op.operands.size(); ++k)
+                need_[op.operands[k]] = std::max(need_[op.operands[k]], need_of_use(op, k));
+        spelled_.resize(f_.values.size());
+        dropped_.resize(f_.ops.size());
+        widened_.assign(f_.ops.size(), false);
+        for (size_t i = 0; i < f_.ops.size(); ++i) plan_op(f_.ops[i], i);
+    }
+
+    // Drops every broadcast it can; where the spelling's shape then does not fit the uses, keeps the
+    // first operands' broadcasts, and where that is not enough either, wraps the whole expression.
+    void plan_op(const ir::Op &op, size_t i) {
+        std::vector<bool> &drop = dropped_[i];
+        drop.assign(op.operands.size(), false);
+        for (size_t k = 0; k < drop.size(); ++k) {
+            ValueId src = implicit_source(op, k);
+            drop[k] = src != ir::kNoValue &&
+                      (!memory_operand(op, k) || fits(spelled_[src], f_.type(op.operands[k]), kSameRank));
+        }
+        if (op.result == ir::kNoValue) return;
+        const ir::Type &t = f_.type(op.result);
+        if (!elementwise(op)) {
+            spelled_[op.result] = t.shape;
+            return;
+        }
+        for (size_t keep = 0;; ++keep) {
+            std::vector<ir::Dim> shape;
+            if (elementwise_shape(op, drop, &shape) && fits(shape, t, need_[op.result])) {
+                spelled_[op.result] = shape;
+                return;
+            }
+            while (keep < drop.size() && !drop[keep]) ++keep;
+            if (keep == drop.size()) break;
+            drop[keep] = false;
+        }
+        widened_[i] = true;
+        spelled_[op.result] = t.shape;
+    }
+
+    Expr operand(const ir::Op &user, size_t k) {
+        if (dropped_[index_of(user)][k]) return value(implicit_source(user, k));
+        return value(user.operands[k]);
     }
 
     Expr value(ValueId v) {
@@ -315,8 +462,14 @@ private:
         return {s + ")", 100};
     }
 
-    // An op the table spells CALL / INFIX / PREFIX / REDUCE; the others by hand (custom).
     Expr expr(const ir::Op &op) {
+        Expr e = spell(op);
+        if (!widened_[index_of(op)]) return e;
+        return {"tl.broadcast_to(" + e.text + ", " + shape_tuple(f_.type(op.result).shape) + ")", 100};
+    }
+
+    // An op the table spells CALL / INFIX / PREFIX / REDUCE; the others by hand (custom).
+    Expr spell(const ir::Op &op) {
         const ir::Spelling &s = ir::op_info(op.kind).spelling;
         switch (s.form) {
         case ir::Spelling::Call: return call(s.text, op);
@@ -368,8 +521,14 @@ private:
         if (op.operands.size() == 2)
             return {wrap(operand(op, 0), 100) + ".to(" + wrap(value(op.operands[1]), 100) + ".dtype)", 100};
         const char *to = ir::dtype_triton(f_.type(op.result).elem);
-        // Triton passes an integer argument equal to 1 as a Python int, which has no .to().
-        if (f_.def(op.operands[0]).kind == OpKind::Param && f_.type(op.operands[0]).scalar())
+        const ir::Op &src = f_.def(op.operands[0]);
+        // A number without a name, cast to float32: the float literal itself.
+        if (src.kind == OpKind::Const && src.name.empty() && f_.type(op.result).elem == ir::DType::F32 &&
+            f_.type(op.operands[0]).scalar() && std::isfinite(src.fval))
+            return {float_literal(src.fval), src.fval < 0 ? 80 : 100};
+        // Python numbers and constexprs have no .to(), and Triton passes an integer argument equal to
+        // 1 as a Python int.
+        if ((src.kind == OpKind::Param || src.kind == OpKind::Const) && f_.type(op.operands[0]).scalar())
             return {"tl.cast(" + operand(op, 0).text + ", " + to + ")", 100};
         return {wrap(operand(op, 0), 100) + ".to(" + to + ")", 100};
     }

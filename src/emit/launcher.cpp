@@ -1,5 +1,6 @@
 // The backward launcher: the backward plan's steps printed as Python, over one shadow variable per
 // tensor of the call.
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -185,8 +186,9 @@ private:
             os_, s, launches_, a_,
             [&](const plan::Case &c, const std::string &indent) { branches(s.launch, c, indent); },
             [&](const std::string &shown, const std::string &names) {
-                return "no backward of " + s.kernel + " was generated for " + shown + " (static ifs depend on " +
-                       names + "); regenerate with a SWEEP entry or a call that uses these values";
+                return "no backward of " + s.kernel + " was generated for " + shown +
+                       " (its backward is specialized on " + names +
+                       "); regenerate with a SWEEP entry or a call that uses these values";
             });
     }
 };
@@ -198,7 +200,8 @@ void write_step(std::ostream &os, const plan::Step &s, const std::string &launch
                 const std::function<std::string(const std::string &, const std::string &)> &missing) {
     os << "    # launch " << s.launch << ": " << s.kernel << "\n";
     os << "    " << args << " = " << launches << "[" << s.launch << "].args\n";
-    // Static ifs were resolved per specialization: dispatch on those constexprs.
+    // A backward specialized on constexpr values (a static `if`, an unrolled loop, a value baked in)
+    // serves those values only: dispatch on them.
     const bool keyed = !s.cases.front().key.empty();
     for (size_t c = 0; c < s.cases.size(); ++c) {
         if (!keyed) {
@@ -212,8 +215,14 @@ void write_step(std::ostream &os, const plan::Step &s, const std::string &launch
         body(s.cases[c], "        ");
     }
     if (!keyed) return;
+    // Every name some case is keyed on (a case may be keyed on more: a constexpr that only the branch
+    // it took reads).
+    std::vector<std::string> keyed_on;
+    for (const plan::Case &c : s.cases)
+        for (const auto &[name, value] : c.key)
+            if (std::find(keyed_on.begin(), keyed_on.end(), name) == keyed_on.end()) keyed_on.push_back(name);
     std::string names, shown;
-    for (const auto &[name, value] : s.cases.front().key) {
+    for (const std::string &name : keyed_on) {
         names += (names.empty() ? "" : ", ") + name;
         shown += (shown.empty() ? "" : ", ") + name + "={" + args + "['" + name + "']!r}";
     }

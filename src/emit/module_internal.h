@@ -46,9 +46,9 @@ Launcher emit_launcher(const frontend::KernelFile &kf, const plan::Plan &p);
 std::string snapshot_table(const std::vector<plan::Snapshot> &snapshots);
 
 // A plan step as Python: its comment and `a = launches[k].args` line, then per case the `if` /
-// `elif` on the case's key (none without static ifs) and `body(case, indent)` printing the case; then
-// an `else` that raises RuntimeError(f"<missing(shown, names)>") for constexpr values no case has
-// (`shown`: each key name with its value, `names`: the key names).
+// `elif` on the case's key (none for a kernel specialized on nothing) and `body(case, indent)`
+// printing the case; then an `else` that raises RuntimeError(f"<missing(shown, names)>") for
+// constexpr values no case has (`shown`: each key name with its value, `names`: the key names).
 void write_step(std::ostream &os, const plan::Step &s, const std::string &launches, const std::string &args,
                 const std::function<void(const plan::Case &, const std::string &)> &body,
                 const std::function<std::string(const std::string &, const std::string &)> &missing);

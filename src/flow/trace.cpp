@@ -96,7 +96,44 @@ std::map<std::string, TensorRef> tensors_of(JsonRef launch) {
     return out;
 }
 
+namespace {
+
+// A kernel argument that views a complex tensor of the call (torch.view_as_real(z)) reads and
+// writes real numbers, but the gradient buffers the module allocates follow the call's tensor:
+// refused, naming both, rather than given a gradient of the wrong layout.
+void refuse_complex_views(const frontend::KernelFile &kf, JsonRef trace) {
+    static const std::pair<const char *, const char *> lists[] = {
+        {"input", "inputs"}, {"output", "outputs"}, {"temp", "temps"}};
+    JsonRef launches = trace.at("launches");
+    for (size_t k = 0; k < launches.size(); ++k) {
+        JsonRef args = launches[k].at("args");
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (!is_tensor(args[i]) || !args[i].has("ref")) continue;
+            JsonRef ref = args[i].at("ref");
+            for (const auto &[kind, list] : lists) {
+                if (!ref.has(kind) || !trace.has(list)) continue;
+                const auto index = static_cast<size_t>(ref.at(kind).integer());
+                if (index >= trace.at(list).size()) continue;
+                JsonRef t = trace.at(list)[index];
+                const std::string dtype = t.str_or("dtype", "");
+                if (dtype.rfind("complex", 0) != 0) continue;
+                const std::string what = std::string(kind) == "input" && t.has("name")
+                                             ? "input '" + t.at("name").str() + "'"
+                                             : std::string(kind) + " " + std::to_string(index);
+                fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name + "' passes kernel '" +
+                                              launches[k].at("kernel").str() + "' argument '" +
+                                              args[i].at("name").str() + "' a real view of its " + dtype + " " + what +
+                                              "; tad differentiates real tensors only (pass the stub real "
+                                              "tensors, e.g. torch.view_as_real of the complex one)");
+            }
+        }
+    }
+}
+
+}  // namespace
+
 Call call_of(const frontend::KernelFile &kf, JsonRef trace) {
+    refuse_complex_views(kf, trace);
     Call c{kf.file.path, kf.stub.name, kf.stub.params, kf.stub.grad_inputs, {}, {}, {}};
     JsonRef outs = trace.at("outputs");
     for (size_t j = 0; j < outs.size(); ++j) {

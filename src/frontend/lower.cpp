@@ -1,6 +1,7 @@
 // Lowering entry points: the Lowerer run on one kernel, and the binding of its parameters.
 #include "frontend/lower.h"
 
+#include <cmath>
 #include <cstdio>
 
 #include "frontend/lower_internal.h"
@@ -17,6 +18,7 @@ ir::Function Lowerer::run(const std::string &kernel, const std::vector<ArgBindin
     Env env;
     bind_params(def, args, env);
     lower_body(def.list("body"), env, kernel);
+    finish_specializations();
     std::string problem = ir::verify(fn_);
     if (!problem.empty())
         fail(TAD_ERR_INTERNAL, file_.path + ": lowering '" + kernel + "' produced invalid IR: " + problem);
@@ -63,11 +65,16 @@ void Lowerer::bind_params(const ast::Node &def, const std::vector<ArgBinding> &a
     }
 }
 
-// An unbound parameter takes its default; an int default keeps the parameter's name as spelling.
+// An unbound parameter takes its default, a compile-time value that comes from the parameter; a
+// constexpr's number keeps the parameter's name as spelling.
 void Lowerer::bind_default(const std::string &name, const ast::Node &value, bool cexpr, Env &env) {
     CV d = eval(value, env);
-    if (d.kind == CV::Int) d.s = name;
+    d.deps = {name};
+    d.symbolic = cexpr && (d.kind == CV::Int || d.kind == CV::Float);
+    if (d.symbolic) d.s = name;
+    if (d.kind == CV::Int && !d.symbolic) d.s = std::to_string(d.i);
     env[name] = d;
+    compile_time_params_[name] = literal_of(d);
     if (cexpr) add_constexpr(name, d);
 }
 
@@ -79,10 +86,12 @@ CV Lowerer::compile_time_param(const ast::Node &p, const ArgBinding &bound, bool
            : bound.kind == ArgBinding::Str   ? CV::named(CV::Str, bound.sval)
                                              : CV{};
     if (bound.kind == ArgBinding::Tensor) unsupported(p, "tensor bound to tl.constexpr parameter '" + name + "'", "");
-    if (cexpr) {
-        add_constexpr(name, c);
-        if (c.kind == CV::Float) c.s = name;
-    }
+    // Numbers are constexprs, spelled by name; None, bools and strings are compile-time either way.
+    c.deps = {name};
+    c.symbolic = c.kind == CV::Int || c.kind == CV::Float;
+    if (c.kind == CV::Float) c.s = name;
+    compile_time_params_[name] = literal_of(c);
+    if (cexpr) add_constexpr(name, c);
     return c;
 }
 
@@ -107,34 +116,55 @@ void Lowerer::bind_run_time_param(const ast::Node &p, const ArgBinding &bound, c
     }
 }
 
+// A constexpr of the kernel's signature (a host descriptor's block dims are ones too).
 void Lowerer::add_constexpr(const std::string &name, const CV &c) {
-    constexpr_names_.insert(name);
-    std::string literal;
-    if (c.kind == CV::Int)
-        literal = std::to_string(c.i);
-    else if (c.kind == CV::Bool)
-        literal = c.i ? "True" : "False";
-    else if (c.kind == CV::Float)
-        literal = python_float(c.f);
-    else if (c.kind == CV::Str)
-        literal = python_string(c.s);
-    else if (c.kind == CV::None)
-        literal = "None";
-    else
-        return;
-    fn_.constexprs.push_back({name, literal});
+    std::string literal = literal_of(c);
+    compile_time_params_[name] = literal;
+    if (!literal.empty()) fn_.constexprs.push_back({name, literal});
+}
+
+std::string Lowerer::literal_of(const CV &c) {
+    switch (c.kind) {
+    case CV::Int: return std::to_string(c.i);
+    case CV::Bool: return c.i ? "True" : "False";
+    case CV::Float: return python_float(c.f);
+    case CV::Str: return python_string(c.s);
+    case CV::None: return "None";
+    default: return "";
+    }
 }
 
 std::string Lowerer::python_float(double v) {
+    if (std::isinf(v)) return v > 0 ? "float('inf')" : "float('-inf')";
+    if (std::isnan(v)) return "float('nan')";
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.17g", v);
     std::string s = buf;
     return s.find_first_of(".en") == std::string::npos ? s + ".0" : s;
 }
 
+// As Python's repr(): a literal on one line whatever the string holds (newlines, quotes, control
+// characters), so that the generated module can compare a launch's value with it.
 std::string Lowerer::python_string(const std::string &s) {
     std::string out = "'";
-    for (char ch : s) out += (ch == '\'' || ch == '\\') ? std::string("\\") + ch : std::string(1, ch);
+    for (char ch : s) {
+        auto u = static_cast<unsigned char>(ch);
+        if (ch == '\'' || ch == '\\') {
+            out += std::string("\\") + ch;
+        } else if (ch == '\n') {
+            out += "\\n";
+        } else if (ch == '\r') {
+            out += "\\r";
+        } else if (ch == '\t') {
+            out += "\\t";
+        } else if (u < 0x20 || u == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", u);
+            out += buf;
+        } else {
+            out += ch;  // UTF-8 bytes of other characters pass through, as repr() keeps them
+        }
+    }
     return out + "'";
 }
 

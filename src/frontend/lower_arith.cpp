@@ -19,7 +19,8 @@ int64_t floor_div(int64_t x, int64_t y) {
 }
 
 // An integer operator folded on constexpr ints; `spelling` (or null) keeps the result symbolic,
-// so a shape computed from constexprs still reads as the expression.
+// so a shape computed from constexprs still reads as the expression. A spelling is Python's
+// operator with the same semantics on ints (// and % floor, as floor_div does).
 struct IntOp {
     int64_t (*apply)(int64_t, int64_t);
     const char *spelling;
@@ -31,11 +32,12 @@ const IntOp *int_op(const std::string &op) {
         {"Sub", {[](int64_t x, int64_t y) { return x - y; }, " - "}},
         {"Mult", {[](int64_t x, int64_t y) { return x * y; }, " * "}},
         {"FloorDiv", {floor_div, " // "}},
-        {"Mod", {[](int64_t x, int64_t y) { return x - floor_div(x, y) * y; }, nullptr}},
-        {"LShift", {[](int64_t x, int64_t y) { return x << y; }, nullptr}},
-        {"RShift", {[](int64_t x, int64_t y) { return x >> y; }, nullptr}},
-        {"BitAnd", {[](int64_t x, int64_t y) { return x & y; }, nullptr}},
-        {"BitOr", {[](int64_t x, int64_t y) { return x | y; }, nullptr}},
+        {"Mod", {[](int64_t x, int64_t y) { return x - floor_div(x, y) * y; }, " % "}},
+        {"LShift", {[](int64_t x, int64_t y) { return x << y; }, " << "}},
+        {"RShift", {[](int64_t x, int64_t y) { return x >> y; }, " >> "}},
+        {"BitAnd", {[](int64_t x, int64_t y) { return x & y; }, " & "}},
+        {"BitOr", {[](int64_t x, int64_t y) { return x | y; }, " | "}},
+        {"BitXor", {[](int64_t x, int64_t y) { return x ^ y; }, " ^ "}},
         {"Pow", {[](int64_t x, int64_t y) { return static_cast<int64_t>(std::pow(x, y)); }, nullptr}}};
     auto it = ops.find(op);
     return it == ops.end() ? nullptr : &it->second;
@@ -62,16 +64,63 @@ FloatOp float_op(const std::string &op) {
     return it == ops.end() ? nullptr : it->second;
 }
 
+// Python's spelling of the float operators whose results keep one (comparisons give bools).
+const char *float_spelling(const std::string &op) {
+    static const std::map<std::string, const char *> ops = {
+        {"Add", " + "}, {"Sub", " - "}, {"Mult", " * "}, {"Div", " / "}};
+    auto it = ops.find(op);
+    return it == ops.end() ? nullptr : it->second;
+}
+
 }  // namespace
 
+std::string Lowerer::paren(const std::string &s) {
+    if (s.empty() || is_identifier(s)) return s;
+    // A number literal alone: digits, a point, an exponent (1e-05 keeps its sign inside).
+    bool number = std::isdigit(static_cast<unsigned char>(s[0]));
+    for (size_t i = 0; number && i < s.size(); ++i) {
+        char ch = s[i];
+        number = std::isdigit(static_cast<unsigned char>(ch)) || ch == '.' || ch == 'e' || ch == 'E' ||
+                 ((ch == '-' || ch == '+') && i > 0 && (s[i - 1] == 'e' || s[i - 1] == 'E'));
+    }
+    return number ? s : "(" + s + ")";
+}
+
+CV Lowerer::as_float(const CV &c) {
+    CV r = CV::real(static_cast<double>(c.i));
+    r.deps = c.deps;
+    r.symbolic = c.symbolic;
+    if (c.symbolic) r.s = c.s;
+    return r;
+}
+
+// Folds and gives the result the provenance of both operands: symbolic where the operator has a
+// spelling and both operands have theirs.
 CV Lowerer::fold(const std::string &op, const CV &a, const CV &b, const ast::Node &n) {
+    CV r = fold_value(op, a, b, n);
+    r.deps = a.deps;
+    r.deps.insert(b.deps.begin(), b.deps.end());
+    for (const CV &item : b.items) r.deps.insert(item.deps.begin(), item.deps.end());  // `x in (A, B)`
+    r.symbolic = false;
+    const bool numbers = (a.kind == CV::Int || a.kind == CV::Float) && (b.kind == CV::Int || b.kind == CV::Float);
+    const IntOp *iop = r.kind == CV::Int ? int_op(op) : nullptr;
+    const char *sym = iop ? iop->spelling : r.kind == CV::Float ? float_spelling(op) : nullptr;
+    if (!r.deps.empty() && numbers && sym && spellable(a) && spellable(b)) {
+        r.s = paren(spelling(a)) + sym + paren(spelling(b));
+        r.symbolic = true;
+    } else if (r.kind == CV::Int) {
+        r.s = std::to_string(r.i);
+    } else if (r.kind == CV::Float) {
+        r.s.clear();
+    }
+    return r;
+}
+
+CV Lowerer::fold_value(const std::string &op, const CV &a, const CV &b, const ast::Node &n) {
     if (is_int_like(a) && is_int_like(b)) {
         if ((op == "FloorDiv" || op == "Mod") && b.i == 0) unsupported(n, "division by zero", "");
         if (op == "Div") return CV::real(static_cast<double>(a.i) / static_cast<double>(b.i));
-        if (const IntOp *f = int_op(op)) {
-            int64_t r = f->apply(a.i, b.i);
-            return f->spelling ? CV::integer(r, paren(a.s) + f->spelling + paren(b.s)) : CV::integer(r);
-        }
+        if (const IntOp *f = int_op(op)) return CV::integer(f->apply(a.i, b.i));
     }
     if (is_scalar_number(a) && is_scalar_number(b))
         if (FloatOp f = float_op(op)) return f(as_double(a), as_double(b));
@@ -79,6 +128,11 @@ CV Lowerer::fold(const std::string &op, const CV &a, const CV &b, const ast::Nod
         bool same = a.kind == b.kind &&
                     (a.kind == CV::None || (a.kind == CV::Str && a.s == b.s) || (a.kind == CV::DTypeV && a.dt == b.dt));
         return CV::boolean((op == "Is" || op == "Eq") ? same : !same);
+    }
+    if ((op == "In" || op == "NotIn") && b.kind == CV::Tuple) {  // ACTIVATION in ("gelu", "silu")
+        bool found = false;
+        for (const CV &item : b.items) found = found || (item.compile_time() && fold_value("Eq", a, item, n).i != 0);
+        return CV::boolean((op == "In") == found);
     }
     unsupported(n, "operator " + op + " on compile-time values", "");
 }
@@ -100,7 +154,12 @@ ValueId Lowerer::materialize(const CV &c, const Type *like, const ast::Node &n) 
     } else {
         unsupported(n, "value of this kind in arithmetic", "");
     }
-    std::string name = (c.kind == CV::Int && c.s != std::to_string(c.i)) ? c.s : (c.kind == CV::Float ? c.s : "");
+    // Spelled by the constexprs it comes from where it can be; otherwise its value is baked in.
+    std::string name;
+    if (!c.deps.empty() && spellable(c))
+        name = spelling(c);
+    else
+        consume(c);
     return b_.constant(v, t, name);
 }
 
@@ -113,6 +172,9 @@ DType Lowerer::promote(DType a, DType b) {
 }
 
 std::pair<ValueId, ValueId> Lowerer::unify(const CV &ca, const CV &cb, const ast::Node &n, bool keep_types) {
+    // Two Python numbers: an int beside a float is a float, as Python (and Triton) have it.
+    if (ca.kind == CV::Int && cb.kind == CV::Float) return unify(as_float(ca), cb, n, keep_types);
+    if (ca.kind == CV::Float && cb.kind == CV::Int) return unify(ca, as_float(cb), n, keep_types);
     const Type *ta = ca.kind == CV::Value ? &fn_.type(ca.v) : nullptr;
     const Type *tb = cb.kind == CV::Value ? &fn_.type(cb.v) : nullptr;
     Type la = ta ? *ta : Type{}, lb = tb ? *tb : Type{};
@@ -135,6 +197,12 @@ std::pair<ValueId, ValueId> Lowerer::unify(const CV &ca, const CV &cb, const ast
 
 CV Lowerer::binop(const std::string &op, const CV &a, const CV &b, const ast::Node &n) {
     if (a.compile_time() && b.compile_time()) return fold(op, a, b, n);
+    // An argument bound to None is compile-time, and the module checks at launch that it still is;
+    // that a tensor is not None it cannot check yet (tensors are not part of a specialization's key).
+    if ((op == "Is" || op == "IsNot") && (a.kind == CV::None || b.kind == CV::None))
+        unsupported(n, std::string(op == "Is" ? "is None" : "is not None") + " of a tensor or run-time scalar",
+                    "tad specializes a kernel on arguments that are None, not yet on arguments that are not; pass "
+                    "None, or choose with a tl.constexpr flag (HAS_BIAS: tl.constexpr)");
     bool a_ptr = a.kind == CV::Value && fn_.type(a.v).is_ptr;
     bool b_ptr = b.kind == CV::Value && fn_.type(b.v).is_ptr;
     if (a_ptr || b_ptr) {
@@ -166,8 +234,15 @@ CV Lowerer::binop(const std::string &op, const CV &a, const CV &b, const ast::No
 }
 
 CV Lowerer::unaryop_neg(const CV &v, const ast::Node &n) {
-    if (v.kind == CV::Int) return CV::integer(-v.i, "-" + paren(v.s));
-    if (v.kind == CV::Float) return CV::real(-v.f);
+    if (v.kind == CV::Int || v.kind == CV::Float) {
+        CV r = v.kind == CV::Int ? CV::integer(-v.i) : CV::real(-v.f);
+        r.deps = v.deps;
+        if (!v.deps.empty() && spellable(v)) {
+            r.s = "-" + paren(spelling(v));
+            r.symbolic = true;
+        }
+        return r;
+    }
     if (v.kind != CV::Value) unsupported(n, "negation", "");
     return CV::value(b_.unary(OpKind::Neg, v.v));
 }
@@ -177,7 +252,16 @@ CV Lowerer::unaryop(const ast::Node &e, const CV &v) {
     if (op == "UAdd") return v;
     if (op == "USub") return unaryop_neg(v, e);
     if (op == "Not" || op == "Invert") {
-        if (v.kind == CV::Bool || (v.kind == CV::Int && op == "Not")) return CV::boolean(!v.i);
+        if (v.kind == CV::Bool || (v.kind == CV::Int && op == "Not")) {
+            CV r = CV::boolean(!v.i);
+            r.deps = v.deps;
+            return r;
+        }
+        if (v.kind == CV::None && op == "Not") {
+            CV r = CV::boolean(true);
+            r.deps = v.deps;
+            return r;
+        }
         if (v.kind != CV::Value) unsupported(e, "operator " + op, "");
         return CV::value(b_.unary(OpKind::Not, v.v));
     }

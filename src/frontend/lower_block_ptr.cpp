@@ -41,8 +41,11 @@ CV Lowerer::advance(const ast::Node &e, const Args &a) {
     if (bp.kind != CV::BlockPtr) unsupported(e, "tl.advance", "its first argument must be a block pointer");
     std::vector<CV> delta = tuple_items(need(a, 1, "offsets", e, "tl.advance"));
     if (delta.size() != bp.block.size()) unsupported(e, "tl.advance", "one offset per dim of the block");
-    for (size_t d = 0; d < delta.size(); ++d)
-        if (!(delta[d].kind == CV::Int && delta[d].i == 0)) bp.offset(d) = binop("Add", bp.offset(d), delta[d], e);
+    for (size_t d = 0; d < delta.size(); ++d) {
+        // A literal 0 moves nothing; a constexpr is added even where it is 0 (it stays symbolic).
+        if (!(delta[d].kind == CV::Int && delta[d].i == 0 && delta[d].deps.empty()))
+            bp.offset(d) = binop("Add", bp.offset(d), delta[d], e);
+    }
     return bp;
 }
 
@@ -52,9 +55,9 @@ std::pair<ValueId, ValueId> Lowerer::block_access(const ast::Node &e, const CV &
     std::vector<bool> checked(r, false);
     if (a.kw.count("boundary_check"))
         for (const CV &c : tuple_items(a.kw.at("boundary_check"))) {
-            if (c.kind != CV::Int || c.i < 0 || c.i >= static_cast<int64_t>(r))
-                unsupported(e, fn, "boundary_check must list dims of the block");
-            checked[static_cast<size_t>(c.i)] = true;
+            const int64_t d = c.kind == CV::Int ? int_of(c, e, fn + "'s boundary_check") : -1;
+            if (d < 0 || d >= static_cast<int64_t>(r)) unsupported(e, fn, "boundary_check must list dims of the block");
+            checked[static_cast<size_t>(d)] = true;
         }
     return block_window(e, bp, checked);
 }
@@ -74,8 +77,9 @@ std::pair<ValueId, ValueId> Lowerer::block_window(const ast::Node &e, const CV &
         idx = b_.broadcast(idx, bp.block);
         ValueId term = b_.cast(idx, DType::I64);
         const CV &stride = bp.items[r + d];
-        // A descriptor's last stride is the literal 1: no multiply to print in the backward.
-        if (!(stride.kind == CV::Int && stride.i == 1))
+        // A descriptor's last stride is the literal 1: no multiply to print in the backward (a
+        // constexpr stride is multiplied by even where it is 1, so that it stays symbolic).
+        if (!(stride.kind == CV::Int && stride.i == 1 && stride.deps.empty()))
             term =
                 b_.binary(OpKind::Mul, term, b_.broadcast(b_.cast(materialize(stride, &i64, e), DType::I64), bp.block));
         address = address == ir::kNoValue ? term : b_.binary(OpKind::Add, address, term);

@@ -88,14 +88,28 @@ double parse_float(const std::string &s) {
 CV Lowerer::builtin(const ast::Node &e, const std::string &name, const Args &a) {
     if ((name == "min" || name == "max") && a.pos.size() == 2 && a.pos[0].compile_time() && a.pos[1].compile_time()) {
         const CV &x = a.pos[0], &y = a.pos[1];
-        bool first = name == "min" ? fold("LtE", x, y, e).i : fold("GtE", x, y, e).i;
-        return first ? x : y;
+        const CV cmp = fold(name == "min" ? "LtE" : "GtE", x, y, e);
+        // The choice depends on both: the result keeps no spelling.
+        CV r = cmp.i ? x : y;
+        r.deps = cmp.deps;
+        r.symbolic = false;
+        if (r.kind == CV::Int) r.s = std::to_string(r.i);
+        return r;
     }
-    if (name == "float" && a.pos.size() == 1 && a.pos[0].kind == CV::Str) return CV::real(parse_float(a.pos[0].s));
+    if (name == "float" && a.pos.size() == 1 && a.pos[0].kind == CV::Str) {
+        CV r = CV::real(parse_float(a.pos[0].s));
+        r.deps = a.pos[0].deps;
+        return r;
+    }
     if ((name == "float" || name == "int") && a.pos.size() == 1 &&
-        (a.pos[0].kind == CV::Int || a.pos[0].kind == CV::Float))
-        return name == "float" ? CV::real(a.pos[0].kind == CV::Int ? static_cast<double>(a.pos[0].i) : a.pos[0].f)
-                               : CV::integer(a.pos[0].kind == CV::Int ? a.pos[0].i : static_cast<int64_t>(a.pos[0].f));
+        (a.pos[0].kind == CV::Int || a.pos[0].kind == CV::Float)) {
+        const CV &x = a.pos[0];
+        if (name == "float") return x.kind == CV::Int ? as_float(x) : x;
+        if (x.kind == CV::Int) return x;
+        CV r = CV::integer(static_cast<int64_t>(x.f));
+        r.deps = x.deps;
+        return r;
+    }
     unsupported(e, "call of '" + name + "'",
                 "Python builtins other than float() and int() of constants are not supported in kernels");
 }
@@ -122,16 +136,14 @@ CV Lowerer::method(const ast::Node &e, const CV &m, const Args &a) {
 
 DType Lowerer::dtype_arg(const CV &c, const ast::Node &n) {
     if (c.kind != CV::DTypeV) unsupported(n, "dtype argument", "expected a triton.language dtype such as tl.float32");
+    consume(c);
     return c.dt;
 }
 
 std::vector<Dim> Lowerer::shape_arg(const CV &c, const ast::Node &n) {
     std::vector<Dim> s;
     std::vector<CV> items = c.kind == CV::Tuple ? c.items : std::vector<CV>{c};
-    for (const CV &d : items) {
-        if (d.kind != CV::Int) unsupported(n, "shape", "dims must be constexpr integers");
-        s.push_back(Dim{d.i, d.s});
-    }
+    for (const CV &d : items) s.push_back(dim_of(d, n));
     return s;
 }
 

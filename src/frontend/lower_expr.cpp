@@ -50,10 +50,7 @@ CV Lowerer::eval_inner(const ast::Node &e, Env &env) {
 CV Lowerer::name_value(const ast::Node &e, Env &env) {
     const std::string &id = e.str("id");
     auto it = env.find(id);
-    if (it != env.end()) {
-        if (watch_ && constexpr_names_.count(id) && call_stack_.empty()) watch_->insert(id);
-        return it->second;
-    }
+    if (it != env.end()) return it->second;
     if (jit_.count(id)) return CV::named(CV::Func, id);
     if (id == "tl" || id == "triton" || id == "libdevice" || id == "math") return CV::named(CV::Module, id);
     if (id == "True" || id == "False") return CV::boolean(id == "True");
@@ -144,7 +141,10 @@ CV Lowerer::subscript(const ast::Node &e, Env &env) {
         idx.push_back(eval(sl, env));
     if (base.kind == CV::Tuple) {
         if (idx.size() != 1 || idx[0].kind != CV::Int) unsupported(e, "tuple index", "needs a constant integer");
-        return base.items.at(static_cast<size_t>(idx[0].i));
+        const int64_t i = int_of(idx[0], e, "tuple index");
+        const auto n = static_cast<int64_t>(base.items.size());
+        if (i < -n || i >= n) unsupported(e, "tuple index " + std::to_string(i), "out of range");
+        return base.items.at(static_cast<size_t>(i < 0 ? i + n : i));
     }
     if (base.kind != CV::Value) unsupported(e, "subscript", "");
     ValueId v = base.v;

@@ -30,6 +30,15 @@ using ir::Type;
 using ir::ValueId;
 
 // A value during symbolic evaluation: an IR value, or something known at compile time.
+//
+// Provenance. A compile-time value computed from constexprs (or from parameters bound to None, a
+// bool or a string, which are compile-time too) knows which ones: `deps`. Its spelling is
+// *symbolic* when it names them so that the emitted code computes the right value for every
+// binding (`BLOCK`, `BLOCK // 2`, `(D + BD - 1) // BD`; a float constexpr's name): a dim or a
+// constant spelled so stays valid whatever the constexprs are. Every other use of a value with
+// deps bakes the traced value into the IR (a static `if`, a static_range trip count, an axis, a
+// value whose spelling was lost by folding), and Lowerer::consume records its deps in
+// ir::Function::specialized: the function is then valid only for those values.
 struct CV {
     enum Kind {
         Value,
@@ -57,6 +66,8 @@ struct CV {
     // strides (rank each), with its padding option ("zero" / "nan") in s.
     std::vector<CV> items;
     std::vector<Dim> block;  // BlockPtr, TensorDesc: block_shape; v is the base pointer
+    std::set<std::string> deps;  // compile-time: the constexprs its value was computed from
+    bool symbolic = false;  // Int / Float with deps: `s` spells it in terms of deps, for any binding
 
     static CV value(ValueId v) {
         CV c;
@@ -69,6 +80,13 @@ struct CV {
         c.kind = Int;
         c.i = i;
         c.s = expr.empty() ? std::to_string(i) : std::move(expr);
+        return c;
+    }
+    // Constexpr `name` (or an expression over constexprs, `expr`) of value i, spelled by name.
+    static CV symbol(int64_t i, const std::string &expr, std::set<std::string> deps) {
+        CV c = integer(i, expr);
+        c.deps = std::move(deps);
+        c.symbolic = !c.deps.empty();
         return c;
     }
     static CV real(double f) {
@@ -128,8 +146,9 @@ private:
     ir::Function fn_;
     ir::Builder b_;
     std::vector<std::string> call_stack_;
-    std::set<std::string> constexpr_names_;
-    std::set<std::string> *watch_ = nullptr;  // collects constexprs read while set
+    // Every compile-time parameter (constexpr or bound to None / a bool / a string) and its value as
+    // a Python literal: a specialization on one that is not a constexpr makes it one (run()).
+    std::map<std::string, std::string> compile_time_params_;
     // The i1 scalar under which the statement being lowered runs: the AND of the enclosing run-time
     // `if` conditions (negated in `else`) and of "not returned yet"; kNoValue when unconditional.
     // Every load, store and atomic is masked with it.
@@ -154,8 +173,32 @@ private:
     void bind_run_time_param(const ast::Node &p, const ArgBinding &bound, const std::vector<ArgBinding> &args,
                              const ast::NodeList &params, Env &env);
     void add_constexpr(const std::string &name, const CV &c);
+    // The value as a Python literal ("" for kinds that have none).
+    static std::string literal_of(const CV &c);
     static std::string python_float(double v);
     static std::string python_string(const std::string &s);
+
+    // ---- provenance of compile-time values (lower_spec.cpp) -------------------------------------
+    // Records the deps of `c` (and of its items) in ir::Function::specialized: its value is baked in.
+    void consume(const CV &c);
+    // Records the deps of the parts of `c` whose spelling is not symbolic: a value that can only be
+    // used by value, whatever the callee it is passed to does with it.
+    void consume_baked(const CV &c);
+    // A compile-time value used by value: an integer (axis, flag), a flag (absent or None: false),
+    // a string (absent or not a string: "").
+    int64_t int_of(const CV &c, const ast::Node &n, const std::string &what);
+    bool flag_of(const CV *c);
+    std::string str_of(const CV *c);
+    // A tile dim of size `c`: spelled symbolically where it can be, else the value (recorded).
+    Dim dim_of(const CV &c, const ast::Node &n);
+    // The compile-time integer a dim stands for, with the constexprs its spelling names.
+    CV from_dim(const Dim &d) const;
+    // Whether `c`'s spelling holds for every binding of its deps (a literal without deps does too),
+    // and that spelling ("" where there is none).
+    static bool spellable(const CV &c);
+    static std::string spelling(const CV &c);
+    // The constexprs recorded as specializations, in signature order, each with its literal.
+    void finish_specializations();
 
     // ---- statements (lower_stmt.cpp) -----------------------------------------------------------
     // Lowers a function body; returns the value of its `return` (None if none).
@@ -214,10 +257,13 @@ private:
     CV subscript(const ast::Node &e, Env &env);
 
     // ---- arithmetic (lower_arith.cpp) ----------------------------------------------------------
-    static std::string paren(const std::string &s) {
-        return is_identifier(s) || std::isdigit(static_cast<unsigned char>(s[0])) ? s : "(" + s + ")";
-    }
+    // `s` as an operand of a binary operator: parenthesized unless a name or a number.
+    static std::string paren(const std::string &s);
+    // A binary operator on compile-time values, with the operands' provenance (fold_value: the value).
     CV fold(const std::string &op, const CV &a, const CV &b, const ast::Node &n);
+    CV fold_value(const std::string &op, const CV &a, const CV &b, const ast::Node &n);
+    // A Python int as the float it converts to, with its provenance and spelling.
+    static CV as_float(const CV &c);
 
     // Turns a compile-time number into an IR scalar, typed after `like` (Triton's weak typing of
     // Python scalars: an int literal takes the other side's integer type, a float literal the other
@@ -311,6 +357,8 @@ private:
     CV reshape(const ast::Node &e, const std::string &name, const Args &a);
     CV dot(const ast::Node &e, const Args &a);
     CV reduce(const ast::Node &e, const std::string &name, const Args &a);
+    // The axis argument of tl.<name> over a tile of type `t`, in [0, rank).
+    int reduce_axis(const ast::Node &e, const std::string &name, const CV &axis, const Type &t);
 
     // ---- memory (lower_memory.cpp) -------------------------------------------------------------
     CV load(const ast::Node &e, const Args &a);

@@ -11,8 +11,7 @@ CV Lowerer::load(const ast::Node &e, const Args &a) {
         unsupported(e, "tl.load of a tensor descriptor", "read it with desc.load(offsets)");
     if (need(a, 0, "pointer", e, "tl.load").kind == CV::BlockPtr) {
         auto [p, m] = block_access(e, a.pos[0], a, "tl.load");
-        const CV *pad = a.kw.count("padding_option") ? &a.kw.at("padding_option") : nullptr;
-        std::string padding = pad && pad->kind == CV::Str ? pad->s : "";
+        std::string padding = str_of(a.kw.count("padding_option") ? &a.kw.at("padding_option") : nullptr);
         if (!padding.empty() && padding != "zero" && padding != "nan")
             unsupported(e, "tl.load with padding_option='" + padding + "'", "expected 'zero' or 'nan'");
         ValueId o = ir::kNoValue;
@@ -85,8 +84,8 @@ CV Lowerer::store(const ast::Node &e, const std::string &name, const Args &a) {
     if (name == "store") {
         b_.store(p, v, m);
     } else {
-        const CV *sem = a.get(3, "sem");
-        b_.atomic_add(p, v, m, sem && sem->kind == CV::Str ? sem->s : "acq_rel");
+        std::string sem = str_of(a.get(3, "sem"));
+        b_.atomic_add(p, v, m, sem.empty() ? "acq_rel" : sem);
     }
     return CV{};
 }

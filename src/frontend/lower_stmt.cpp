@@ -83,16 +83,11 @@ bool Lowerer::lower_stmt(const ast::Node &s, Env &env, const std::string &fname)
     return false;
 }
 
+// A static condition chooses a branch by its value: the constexprs it was computed from, in this
+// function or in the caller of an inlined helper, are specializations.
 CV Lowerer::condition(const ast::Node &test, Env &env) {
-    std::set<std::string> read;
-    std::set<std::string> *saved = watch_;
-    watch_ = &read;
     CV c = eval(test, env);
-    watch_ = saved;
-    if (c.compile_time())
-        for (const auto &n : read)
-            if (std::find(fn_.specialized.begin(), fn_.specialized.end(), n) == fn_.specialized.end())
-                fn_.specialized.push_back(n);
+    if (c.compile_time()) consume(c);
     return c;
 }
 
@@ -227,6 +222,8 @@ void Lowerer::unroll_static_range(const ast::Node &s, const ForRange &r, const s
     const CV &lo = r.lo, &hi = r.hi, &step = r.step;
     if (lo.kind != CV::Int || hi.kind != CV::Int || step.kind != CV::Int || step.i == 0)
         unsupported(*s.node("iter"), "tl.static_range", "bounds must be constexpr integers");
+    // Unrolled: the trip count and the loop variable's values are baked in.
+    for (const CV *b : {&lo, &hi, &step}) consume(*b);
     for (int64_t v = lo.i; step.i > 0 ? v < hi.i : v > hi.i; v += step.i) {
         env[var] = CV::integer(v);
         for (const auto &stmt : s.list("body")) {

@@ -41,6 +41,7 @@ CV Lowerer::make_tensor_descriptor(const ast::Node &e, const Args &a) {
     desc.block = block;
     desc.s = "zero";
     if (const CV *pad = a.get(4, "padding_option")) {
+        consume(*pad);
         if (pad->kind != CV::Str || (pad->s != "zero" && pad->s != "nan"))
             unsupported(e, fn, "padding_option must be 'zero' or 'nan'");
         if (pad->s == "nan" && !ir::dtype_is_float(fn_.type(base).elem))
@@ -127,7 +128,7 @@ CV Lowerer::tensor_desc_attribute(const ast::Node &e, const CV &desc, const std:
     CV t;
     t.kind = CV::Tuple;
     if (attr == "block_shape") {
-        for (const Dim &d : desc.block) t.items.push_back(CV::integer(d.value, d.expr));
+        for (const Dim &d : desc.block) t.items.push_back(from_dim(d));
         return t;
     }
     if (attr == "shape" || attr == "strides") {

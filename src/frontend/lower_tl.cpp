@@ -80,6 +80,15 @@ const std::map<std::string, Lowerer::TlLowering> &Lowerer::tl_lowerings() {
 
 CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::string &full, const Args &a) {
     const TlCall c{e, name, full, a};
+    // An argument whose spelling does not name the constexprs it came from can only be used by
+    // value, whatever the lowering below does with it. (Symbolic ones are consumed where a lowering
+    // uses them by value: int_of, flag_of, str_of, dim_of, materialize.) Functions that leave no
+    // trace in the IR, or pass their argument on, consume nothing.
+    static const std::set<std::string> traceless = {"static_assert", "device_assert", "static_print", "constexpr"};
+    if (!traceless.count(name)) {
+        for (const CV &x : a.pos) consume_baked(x);
+        for (const auto &[k, x] : a.kw) consume_baked(x);
+    }
     auto lowering = tl_lowerings().find(name);
     if (lowering != tl_lowerings().end()) return lowering->second(*this, c);
     auto um = unary_math().find(name);
@@ -98,7 +107,9 @@ CV Lowerer::tl_unary_math(const TlCall &c, OpKind k) {
 
 CV Lowerer::tl_program_id(const TlCall &c) {
     const CV *ax = c.a.get(0, "axis");
-    const int axis = ax ? static_cast<int>(ax->i) : 0;
+    const int axis = ax ? static_cast<int>(int_of(*ax, c.e, "tl." + c.name + "'s axis")) : 0;
+    if (axis < 0 || axis > 2)
+        unsupported(c.e, "tl." + c.name + "(" + std::to_string(axis) + ")", "the axis is 0, 1 or 2");
     return CV::value(c.name == "program_id" ? b_.program_id(axis) : b_.num_programs(axis));
 }
 
@@ -106,11 +117,18 @@ CV Lowerer::tl_arange(const TlCall &c) {
     const CV &s = need(c.a, 0, "start", c.e, "tl.arange"), &t = need(c.a, 1, "end", c.e, "tl.arange");
     if (s.kind != CV::Int || t.kind != CV::Int)
         unsupported(c.e, "tl.arange", "start and end must be constexpr integers");
-    std::string len = s.i == 0 ? t.s : paren(t.s) + " - " + paren(s.s);
+    // A literal start of 0 is left out; a constexpr start is kept even where it is 0, so that what
+    // is recorded never depends on the value (every trace then records the same constexprs).
+    const bool from_zero = s.i == 0 && s.deps.empty();
+    std::string len = std::to_string(t.i - s.i);
+    if (spellable(s) && spellable(t))
+        len = from_zero ? spelling(t) : paren(spelling(t)) + " - " + paren(spelling(s));
+    else
+        consume(t), consume(s);
     ValueId r = b_.arange(0, t.i - s.i, len);
-    if (s.i == 0) return CV::value(r);
-    const std::string start_name = s.s == std::to_string(s.i) ? "" : s.s;
-    ValueId start = b_.broadcast(b_.constant(static_cast<double>(s.i), DType::I32, start_name), fn_.type(r).shape);
+    if (from_zero) return CV::value(r);
+    Type i32{DType::I32, false, {}};
+    ValueId start = b_.broadcast(b_.cast(materialize(s, &i32, c.e), DType::I32), fn_.type(r).shape);
     return CV::value(b_.binary(OpKind::Add, r, start));
 }
 
@@ -119,8 +137,13 @@ CV Lowerer::tl_full(const TlCall &c) {
     std::vector<Dim> shape = shape_arg(need(c.a, 0, "shape", c.e, "tl." + c.name), c.e);
     CV val = zeros ? CV::integer(0) : need(c.a, 1, "value", c.e, "tl.full");
     DType t = dtype_arg(need(c.a, zeros ? 1 : 2, "dtype", c.e, "tl." + c.name), c.e);
-    double v = val.kind == CV::Float ? val.f : static_cast<double>(val.i);
-    return CV::value(b_.broadcast(b_.constant(v, t), shape));
+    // A constexpr value stays spelled by its name (materialize); a run-time scalar is splat.
+    if (val.kind == CV::Value && !fn_.type(val.v).scalar())
+        unsupported(c.e, "tl.full with a tile value", "the value must be a number or a scalar");
+    if (val.kind != CV::Value && val.kind != CV::Int && val.kind != CV::Float && val.kind != CV::Bool)
+        unsupported(c.e, "tl.full", "the value must be a number or a scalar");
+    Type like{t, false, {}};
+    return CV::value(b_.broadcast(b_.cast(materialize(val, &like, c.e), t), shape));
 }
 
 CV Lowerer::tl_where(const TlCall &c) {
@@ -208,16 +231,20 @@ CV Lowerer::tl_trans(const TlCall &c) {
                     "only 2-D tiles are supported");
     if (c.name == "permute") {
         const CV &dims = need(c.a, 1, "dims", c.e, "tl.permute");
-        if (dims.kind != CV::Tuple || dims.items.size() != 2 || dims.items[0].i != 1 || dims.items[1].i != 0)
+        if (dims.kind != CV::Tuple || dims.items.size() != 2 || int_of(dims.items[0], c.e, "tl.permute's dims") != 1 ||
+            int_of(dims.items[1], c.e, "tl.permute's dims") != 0)
             unsupported(c.e, "tl.permute", "only (1, 0) on 2-D tiles");
     }
     return CV::value(b_.trans(v));
 }
 
 CV Lowerer::tl_expand_dims(const TlCall &c) {
-    const CV &ax = need(c.a, 1, "axis", c.e, "tl.expand_dims");
-    return CV::value(
-        b_.expand_dims(value_arg(need(c.a, 0, "input", c.e, "tl.expand_dims"), c.e), static_cast<int>(ax.i)));
+    ValueId v = value_arg(need(c.a, 0, "input", c.e, "tl.expand_dims"), c.e);
+    const auto rank = static_cast<int64_t>(fn_.type(v).rank());
+    int64_t ax = int_of(need(c.a, 1, "axis", c.e, "tl.expand_dims"), c.e, "tl.expand_dims's axis");
+    if (ax < -(rank + 1) || ax > rank)
+        unsupported(c.e, "tl.expand_dims", "axis " + std::to_string(ax) + " out of range for " + fn_.type(v).str());
+    return CV::value(b_.expand_dims(v, static_cast<int>(ax < 0 ? ax + rank + 1 : ax)));
 }
 
 CV Lowerer::tl_debug_barrier() {
@@ -234,7 +261,8 @@ CV Lowerer::tl_rand(const TlCall &c) {
 
 CV Lowerer::tl_cdiv(const TlCall &c) {
     const CV &x = need(c.a, 0, "x", c.e, "cdiv"), &y = need(c.a, 1, "div", c.e, "cdiv");
-    if (x.kind == CV::Int && y.kind == CV::Int) return CV::integer((x.i + y.i - 1) / y.i);
+    // (x + div - 1) // div, as triton.language.cdiv computes it: on constexprs folded with its
+    // spelling, so a trip count or a dim computed by cdiv stays symbolic.
     CV num = binop("Add", x, binop("Sub", y, CV::integer(1), c.e), c.e);
     return binop("FloorDiv", num, y, c.e);
 }
@@ -251,14 +279,12 @@ CV Lowerer::dot(const ast::Node &e, const Args &a) {
         x = b_.cast(x, t);
         y = b_.cast(y, t);
     }
-    std::string precision;
-    const CV *p = a.kw.count("input_precision") ? &a.kw.at("input_precision") : nullptr;
-    if (p && p->kind == CV::Str) precision = p->s;
+    std::string precision = str_of(a.kw.count("input_precision") ? &a.kw.at("input_precision") : nullptr);
     const CV *tf32 = a.kw.count("allow_tf32") ? &a.kw.at("allow_tf32") : nullptr;
-    if (tf32 && tf32->kind == CV::Bool && !tf32->i) precision = "ieee";
+    if (tf32 && tf32->kind == CV::Bool && !flag_of(tf32)) precision = "ieee";
     const CV *out = a.kw.count("out_dtype") ? &a.kw.at("out_dtype") : nullptr;
-    DType od =
-        out && out->kind == CV::DTypeV ? out->dt : (ir::dtype_is_float(fn_.type(x).elem) ? DType::F32 : DType::I32);
+    DType od = out && out->kind == CV::DTypeV ? dtype_arg(*out, e)
+                                              : (ir::dtype_is_float(fn_.type(x).elem) ? DType::F32 : DType::I32);
     ValueId r = b_.dot(x, y, od, precision);
     const CV *acc = a.get(2, "acc");
     if (!acc || acc->kind == CV::None) return CV::value(r);
@@ -269,18 +295,14 @@ CV Lowerer::dot(const ast::Node &e, const Args &a) {
 CV Lowerer::reduce(const ast::Node &e, const std::string &name, const Args &a) {
     ValueId v = value_arg(need(a, 0, "input", e, "tl." + name), e);
     const CV *axis = a.get(1, "axis");
-    const CV *keep = a.kw.count("keep_dims") ? &a.kw.at("keep_dims") : nullptr;
-    bool indices = a.kw.count("return_indices") && a.kw.at("return_indices").i;
+    const bool indices = flag_of(a.kw.count("return_indices") ? &a.kw.at("return_indices") : nullptr);
     if (indices && name != "max" && name != "min") unsupported(e, "tl." + name + " with return_indices", "");
     int ax = -1;
-    if (axis && axis->kind != CV::None) {
-        ax = static_cast<int>(axis->i);
-        if (ax < 0) ax += static_cast<int>(fn_.type(v).rank());
-    }
-    bool kd = keep && keep->i;
+    if (axis && axis->kind != CV::None) ax = reduce_axis(e, name, *axis, fn_.type(v));
+    const bool kd = flag_of(a.kw.count("keep_dims") ? &a.kw.at("keep_dims") : nullptr);
     if (name == "argmax" || name == "argmin") {
         const CV *left = a.kw.count("tie_break_left") ? &a.kw.at("tie_break_left") : nullptr;
-        if (left && !left->i) unsupported(e, "tl." + name + " with tie_break_left=False", "");
+        if (left && !flag_of(left)) unsupported(e, "tl." + name + " with tie_break_left=False", "");
         if (ax < 0) unsupported(e, "tl." + name + " without an axis", "");
         return CV::value(b_.reduce(name == "argmax" ? OpKind::Argmax : OpKind::Argmin, v, ax, kd));
     }
@@ -299,22 +321,36 @@ CV Lowerer::reduce(const ast::Node &e, const std::string &name, const Args &a) {
     return CV::value(b_.reduce(k, v, ax, kd));
 }
 
+int Lowerer::reduce_axis(const ast::Node &e, const std::string &name, const CV &axis, const Type &t) {
+    const std::string fn = "tl." + name;
+    if (axis.kind == CV::Value) {
+        const bool extremum = name == "max" || name == "min";
+        const std::string elementwise = name == "max" ? "maximum" : "minimum";
+        unsupported(e, fn + " with a tile as its axis",
+                    extremum
+                        ? "the second argument of " + fn + " is the axis, a constexpr integer; for the elementwise " +
+                              elementwise + " of two tiles use tl." + elementwise + "(a, b)"
+                        : "the axis must be a constexpr integer");
+    }
+    const int64_t ax = int_of(axis, e, fn + "'s axis");
+    const auto rank = static_cast<int64_t>(t.rank());
+    if (ax < -rank || ax >= rank) unsupported(e, fn, "axis " + std::to_string(ax) + " out of range for " + t.str());
+    return static_cast<int>(ax < 0 ? ax + rank : ax);
+}
+
 CV Lowerer::scan(const ast::Node &e, const std::string &name, const Args &a) {
     const std::string fn = "tl." + name;
     ValueId v = value_arg(need(a, 0, "input", e, fn), e);
     const CV *axis = a.get(1, "axis");
-    int ax = axis && axis->kind == CV::Int ? static_cast<int>(axis->i) : 0;
-    if (ax < 0) ax += static_cast<int>(fn_.type(v).rank());
-    if (ax < 0 || ax >= static_cast<int>(fn_.type(v).rank()))
-        unsupported(e, fn, "axis out of range for " + fn_.type(v).str());
-    const CV *rev = a.get(name == "cumsum" ? 2 : 3, "reverse");
-    bool reverse = rev && rev->kind != CV::None && rev->i;
+    const int ax = axis && axis->kind != CV::None ? reduce_axis(e, name, *axis, fn_.type(v)) : 0;
+    if (fn_.type(v).rank() == 0) unsupported(e, fn, "axis out of range for " + fn_.type(v).str());
+    const bool reverse = flag_of(a.get(name == "cumsum" ? 2 : 3, "reverse"));
     if (name == "associative_scan") {
         const CV &combine = need(a, 2, "combine_fn", e, fn);
         if (combine.kind != CV::Func || !is_add_combiner(combine.s))
             unsupported(e, fn, "only a combine_fn that returns the sum of its two arguments is differentiable");
     } else if (a.get(3, "dtype") && a.get(3, "dtype")->kind == CV::DTypeV) {
-        v = b_.cast(v, a.get(3, "dtype")->dt);
+        v = b_.cast(v, dtype_arg(*a.get(3, "dtype"), e));
     }
     // As Triton's sum scans: bfloat16 in float32, narrow integers in int32.
     DType t = fn_.type(v).elem;
@@ -341,7 +377,7 @@ bool Lowerer::is_add_combiner(const std::string &callee) const {
 CV Lowerer::reshape(const ast::Node &e, const std::string &name, const Args &a) {
     if (name == "view") unsupported(e, "tl.view", "it does not keep the element order; use tl.reshape");
     const CV *reorder = a.kw.count("can_reorder") ? &a.kw.at("can_reorder") : nullptr;
-    if (reorder && reorder->i) unsupported(e, "tl.reshape with can_reorder=True", "the element order is unspecified");
+    if (flag_of(reorder)) unsupported(e, "tl.reshape with can_reorder=True", "the element order is unspecified");
     ValueId v = value_arg(need(a, 0, "input", e, "tl.reshape"), e);
     CV dims;
     if (a.pos.size() == 2 && a.pos[1].kind == CV::Tuple) {

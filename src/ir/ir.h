@@ -175,8 +175,9 @@ struct Function {
     std::string name;
     std::vector<Param> params;
     std::vector<Constexpr> constexprs;  // after params in the signature
-    // Constexprs whose values chose a branch of a static `if` while lowering: the function is only
-    // valid for those values.
+    // Constexprs whose values the function depends on, not only through their names (a static `if`,
+    // a tl.static_range trip count, an axis, a value folded without a spelling): it is only valid for
+    // those values, their literals in `constexprs`.
     std::vector<std::string> specialized;
     std::vector<ValueInfo> values;
     std::vector<Op> ops;

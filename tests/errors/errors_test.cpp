@@ -154,6 +154,53 @@ TEST_F(Errors, UnsupportedConstruct) {
                        "supported yet; use for ... in range(...)");
 }
 
+// tl.max(a, b) with a tile b: the second argument is the axis (Triton refuses a tile there); the
+// elementwise maximum is tl.maximum. It used to crash tad (or reduce along axis 0).
+TEST_F(Errors, ReductionWithATileAsItsAxis) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string kernel = kKernel;
+    kernel.replace(kernel.find("2.0 * tl.load(X + offs, mask=mask)"), 34,
+                   "tl.max(tl.load(X + offs, mask=mask), 2.0 * tl.load(X + offs, mask=mask))");
+    std::string p = write("max.py", kernel + kStub);
+    s.load_forward(p, std::nullopt);
+    auto [status, msg] = error_of([&] { s.generate(GenerateOptions{}); });
+    EXPECT_EQ(status, TAD_ERR_UNSUPPORTED);
+    EXPECT_EQ(msg, p + ":12:24: unsupported construct 'tl.max with a tile as its axis': the second argument of tl.max "
+                       "is the axis, a constexpr integer; for the elementwise maximum of two tiles use "
+                       "tl.maximum(a, b)");
+}
+
+// A kernel reading a complex stub input through a real view: the module's gradient buffers follow
+// the complex tensor, so it is refused, naming both. It used to generate, then fail in the CPU tier
+// with "JSON object has no member 'input:1'".
+TEST_F(Errors, ComplexInputThroughARealView) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string p = write("complex.py", std::string(kKernel) + R"(
+
+@tad.autodiff(grad_inputs=("x", "z"))
+def double(x, z):
+    y = torch.empty_like(x)
+    _double[(1,)](torch.view_as_real(z), y, x.numel(), BLOCK=64)
+    return y
+
+
+SWEEP = [{"n": 32}]
+
+
+def make_args(dims):
+    d = dims.get("device", "cuda")
+    return (torch.randn(dims["n"], device=d), torch.randn(dims["n"] // 2, dtype=torch.complex64, device=d)), {}
+)");
+    s.load_forward(p, std::nullopt);
+    auto [status, msg] = error_of([&] { s.generate(GenerateOptions{}); });
+    EXPECT_EQ(status, TAD_ERR_UNSUPPORTED);
+    EXPECT_EQ(msg, p + ": stub 'double' passes kernel '_double' argument 'X' a real view of its complex64 input "
+                       "'z'; tad differentiates real tensors only (pass the stub real tensors, e.g. "
+                       "torch.view_as_real of the complex one)");
+}
+
 TEST_F(Errors, WorkerCannotImportTorch) {
     // A fake torch package that fails to import, shadowing the real one.
     Session s = session_with_fakes({{"torch", "raise ImportError('simulated broken install')\n"}});

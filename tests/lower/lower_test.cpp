@@ -195,7 +195,7 @@ def f(x):
     EXPECT_NE(py.find("    if a[\"SCALE\"] == 1:\n        d_x = "), std::string::npos) << py;
     EXPECT_NE(py.find("k_bwd_SCALE_1[launches[0].grid]("), std::string::npos) << py;
     EXPECT_NE(py.find("    else:\n        raise RuntimeError(f\"no backward of k was generated for "
-                      "SCALE={a['SCALE']!r} (static ifs depend on SCALE)"),
+                      "SCALE={a['SCALE']!r} (its backward is specialized on SCALE)"),
               std::string::npos)
         << py;
 }
