@@ -193,6 +193,24 @@ TAD_API int tad_snapshot_list(tad_session *session, char **out_json);
 TAD_API int tad_report_passed(const char *report_json, int *passed);
 TAD_API int tad_report_number(const char *report_json, const char *key, double *value);
 
+/* Caller-owned float64 storage of one tensor: `size` elements at `data`. */
+typedef struct tad_buffer {
+    double *data;
+    long long size;
+} tad_buffer;
+
+/* Runs one launch of a @triton.jit kernel on tad's CPU interpreter, in float64 whatever the tensors'
+ * dtypes: the executor of the CPU tier's whole-stub check (the stand-in triton calls it for every
+ * launch; docs/worker-protocol.md). `source` is the text of the Python file that defines the kernel
+ * (`path` names it in diagnostics). `launch_json` describes the launch as a trace record does
+ * (docs/worker-protocol.md): {"kernel": name, "grid": [x, y, z], "args": [every kernel parameter]},
+ * where a tensor argument's "ref" is {"buffer": i}, buffers[i], and its "offset" the element it
+ * starts at; its "dtype" is the tensor's own (it types the kernel's arithmetic). The kernel reads and
+ * writes the buffers in place; on failure they are left as they were. Not tied to a session: any
+ * thread may call it. */
+TAD_API int tad_interpret(const char *source, const char *path, const char *launch_json, tad_buffer *buffers,
+                          int num_buffers);
+
 #ifdef __cplusplus
 }
 #endif

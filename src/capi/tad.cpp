@@ -1,10 +1,11 @@
-// The C ABI (include/tad.h) over tad::driver::Session. Each entry point runs its body through guard(),
+// The C ABI (include/tad.h) over tad::driver::Session (and tad_interpret over src/verify). Each entry point runs its body through guard(),
 // which turns every exception into a status plus the thread's last-error message, so none crosses
 // the ABI.
 // The checks of NULL pointers and options structs live here: the Session takes C++ values that
 // cannot be NULL, so these failures can only arise at this boundary.
 #include "tad.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -15,10 +16,12 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "driver/session.h"
 #include "support/error.h"
 #include "support/json.h"
+#include "verify/interpret.h"
 
 struct tad_session {
     explicit tad_session(tad::driver::SessionOptions opts) : impl(std::move(opts)) {}
@@ -430,6 +433,29 @@ int tad_report_number(const char *report_json, const char *key, double *value) {
         if (!v.valid() || v.is_null()) not_in_report(k);
         if (!v.is_number()) invalid(fn, "key '" + k + "' is not a number");
         *value = v.num();
+        return TAD_OK;
+    });
+}
+
+int tad_interpret(const char *source, const char *path, const char *launch_json, tad_buffer *buffers, int num_buffers) {
+    return guard(__func__, [&](const char *fn) {
+        need(source, fn, "source");
+        need(path, fn, "path");
+        need(launch_json, fn, "launch_json");
+        if (num_buffers < 0) invalid(fn, "num_buffers is negative");
+        if (num_buffers > 0) need(buffers, fn, "buffers");
+        tad::interp::Memory mem;
+        for (int i = 0; i < num_buffers; ++i) {
+            if (buffers[i].size < 0 || (buffers[i].size > 0 && !buffers[i].data))
+                invalid(fn, "buffer " + std::to_string(i) + " has no data or a negative size");
+            mem.add({"buffer " + std::to_string(i), tad::ir::DType::F64,
+                     std::vector<double>(buffers[i].data, buffers[i].data + buffers[i].size)});
+        }
+        tad::verify::interpret(path, source, tad::Json::parse(launch_json, "launch_json"), mem);
+        // Written back only now: a launch that faults halfway leaves the caller's buffers untouched.
+        for (int i = 0; i < num_buffers; ++i)
+            std::copy(mem.buffers[static_cast<size_t>(i)].data.begin(), mem.buffers[static_cast<size_t>(i)].data.end(),
+                      buffers[i].data);
         return TAD_OK;
     });
 }

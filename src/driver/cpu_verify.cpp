@@ -1,10 +1,13 @@
 #include "driver/cpu_verify.h"
 
+#include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "driver/pipeline.h"
 #include "driver/trace_request.h"
 #include "frontend/parser.h"
+#include "runtime/python_dir.h"
 #include "support/error.h"
 #include "verify/oracle.h"
 
@@ -23,6 +26,62 @@ Json check_trace(const CpuVerifyInput &in, const ast::File &module, JsonRef trac
     verify::OracleInput oi{in.kf, module, trace, {}, backward, tangent ? &*tangent : nullptr, why};
     for (const Derived &l : chain.launches) oi.launches.push_back({l.kernel, l.bindings, l.tensors});
     return verify::check_call(oi, rng);
+}
+
+// What failed in the whole-stub check's entry (the worker's verify entry, docs/worker-protocol.md):
+// the gradients that disagree, then the worker's own message (an error, the dot-product test).
+std::string whole_stub_failure(JsonRef stub) {
+    std::string out;
+    JsonRef grads = stub.get("grads");
+    for (size_t i = 0; i < grads.size(); ++i) {
+        if (grads[i].at("ok").boolean()) continue;
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "max rel err %.3g (tolerance %.3g)", grads[i].num_or("max_rel_err", NAN),
+                      stub.num_or("fd_rtol", NAN));
+        out += (out.empty() ? "" : "; ") + ("gradient of '" + grads[i].at("name").str() +
+                                            "' disagrees with finite differences of the stub: " + buf);
+    }
+    JsonRef message = stub.get("message");
+    if (message.valid() && message.is_string()) out += (out.empty() ? "" : "; ") + message.str();
+    return out.empty() ? "an output of the generated forward differs from the stub's" : out;
+}
+
+// The whole stub: the worker runs the emitted module (forward, then backward) and the stub with
+// every launch on the interpreter (tad_interpret), and compares the gradients with central
+// differences of the stub. This covers what the plan oracle cannot see: the stub's own torch code
+// and the module's launcher as Python runs it.
+Json check_whole_stub(const CpuVerifyInput &in, JsonRef dims, Worker &worker) {
+    std::string library = library_path();
+    if (library.empty()) {
+        Json skipped = Json::object();
+        skipped.set("status", "skipped");
+        skipped.set("message", "no shared libtad to run the stub's launches on the interpreter with");
+        return skipped;
+    }
+    Json args = Json::object();
+    args.set("file", in.import_path);
+    args.set("stub", in.kf.stub.name);
+    args.set("generated", in.backward_path);
+    JsonRef entry = args.set_array("dims_list").push_object();
+    for (const std::string &k : dims.keys())
+        if (k != "dtype") entry.set_copy(k, dims.at(k));  // the worker sets it: float64
+    args.set_array("dtypes").push("float64");
+    args.set("seed", static_cast<int64_t>(in.seed));
+    args.set("interpreter", library);
+    args.set_bool("reference", false);
+    return Json::copy(worker.request("verify", std::move(args)).at("results")[0]);
+}
+
+// The plan oracle's entry with the whole-stub check added: both must pass.
+void add_whole_stub(Json &entry, Json stub) {
+    std::string status = stub.str_or("status", "error");
+    if (status != "pass" && status != "skipped") {
+        std::string why = "whole stub: " + whole_stub_failure(stub);
+        JsonRef prev = entry.get("message");
+        entry.set("message", prev.valid() && prev.is_string() ? prev.str() + "; " + why : why);
+        if (entry.str_or("status", "") == "pass") entry.set("status", status == "fail" ? "fail" : "error");
+    }
+    entry.set_copy("stub", stub);
 }
 
 int64_t input_elements(JsonRef trace) {
@@ -48,7 +107,10 @@ Json check_dims(const CpuVerifyInput &in, const ast::File &module, JsonRef dims,
                                  std::to_string(in.max_elements));
         return entry;
     }
-    return check_trace(in, module, worker.request("trace", trace_request(in.import_path, in.kf.stub, dims, true)), rng);
+    Json entry =
+        check_trace(in, module, worker.request("trace", trace_request(in.import_path, in.kf.stub, dims, true)), rng);
+    add_whole_stub(entry, check_whole_stub(in, dims, worker));
+    return entry;
 }
 
 std::string label_of(JsonRef dims) {

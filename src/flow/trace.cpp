@@ -6,51 +6,6 @@ namespace tad::flow {
 
 namespace {
 
-frontend::ArgBinding tensor_binding(const frontend::KernelFile &kf, JsonRef a, const std::string &name) {
-    frontend::ArgBinding b;
-    b.name = name;
-    b.kind = frontend::ArgBinding::Tensor;
-    if (!ir::dtype_from_torch(a.at("dtype").str(), &b.dtype))
-        fail(TAD_ERR_UNSUPPORTED,
-             kf.file.path + ": kernel argument '" + name + "' has unsupported dtype " + a.at("dtype").str());
-    if (a.int_or("offset", 0) != 0)
-        fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": kernel argument '" + name +
-                                      "' points into the middle of a stub tensor; offset views are not supported yet");
-    return b;
-}
-
-std::vector<int64_t> ints(JsonRef a, const char *key) {
-    std::vector<int64_t> v;
-    for (size_t d = 0; d < a.at(key).size(); ++d) v.push_back(a.at(key)[d].integer());
-    return v;
-}
-
-// A scalar argument, or a refusal naming what it is.
-frontend::ArgBinding scalar_binding(const frontend::KernelFile &kf, JsonRef a, const std::string &name,
-                                    const std::string &kind) {
-    frontend::ArgBinding b;
-    b.name = name;
-    if (kind == "int") {
-        b.kind = frontend::ArgBinding::Int;
-        b.ival = a.at("value").integer();
-    } else if (kind == "float") {
-        b.kind = frontend::ArgBinding::Float;
-        b.fval = a.at("value").num();
-    } else if (kind == "bool") {
-        b.kind = frontend::ArgBinding::Bool;
-        b.ival = a.at("value").boolean();
-    } else if (kind == "none") {
-        b.kind = frontend::ArgBinding::None;
-    } else if (kind == "str") {
-        b.kind = frontend::ArgBinding::Str;
-        b.sval = a.at("value").str();
-    } else {
-        fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": unsupported construct 'kernel argument of kind " + kind + "': '" +
-                                      name + "' must be a tensor, a number, a bool, a string or None");
-    }
-    return b;
-}
-
 TensorRef tensor_ref(JsonRef ref) {
     if (ref.has("input")) return {TensorRef::Input, static_cast<int>(ref.at("input").integer())};
     if (ref.has("output")) return {TensorRef::Output, static_cast<int>(ref.at("output").integer())};
@@ -65,27 +20,7 @@ bool is_tensor(JsonRef a) {
 }  // namespace
 
 std::vector<frontend::ArgBinding> bindings_of(const frontend::KernelFile &kf, JsonRef launch) {
-    std::vector<frontend::ArgBinding> out;
-    JsonRef args = launch.at("args");
-    for (size_t i = 0; i < args.size(); ++i) {
-        JsonRef a = args[i];
-        std::string name = a.at("name").str(), kind = a.at("kind").str();
-        if (kind == "tensor") {
-            out.push_back(tensor_binding(kf, a, name));
-        } else if (kind == "tensor_desc") {
-            // A host-side TensorDescriptor: its base tensor, plus its shape, strides and block as scalars.
-            frontend::ArgBinding b = tensor_binding(kf, a, name);
-            b.desc_block = ints(a, "block_shape");
-            b.desc_padding = a.str_or("padding", "zero");
-            out.push_back(b);
-            for (const frontend::ArgBinding &s :
-                 frontend::tensor_desc_scalars(name, ints(a, "shape"), ints(a, "strides"), b.desc_block))
-                out.push_back(s);
-        } else {
-            out.push_back(scalar_binding(kf, a, name, kind));
-        }
-    }
-    return out;
+    return frontend::launch_bindings(kf.file.path, launch.at("args"), false);
 }
 
 std::map<std::string, TensorRef> tensors_of(JsonRef launch) {

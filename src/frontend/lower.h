@@ -11,6 +11,7 @@
 
 #include "frontend/kernel_file.h"
 #include "ir/ir.h"
+#include "support/json.h"
 
 namespace tad::frontend {
 
@@ -39,13 +40,22 @@ std::string tensor_desc_field(const std::string &param, const std::string &field
 std::vector<ArgBinding> tensor_desc_scalars(const std::string &param, const std::vector<int64_t> &shape,
                                             const std::vector<int64_t> &strides, const std::vector<int64_t> &block);
 
+// The arguments of one recorded launch (a trace record's "args", docs/worker-protocol.md) as
+// bindings; `path` names the file in refusals. A tensor argument pointing into the middle of its
+// tensor (a non-zero "offset") is refused unless `offsets` (the interpreter takes any offset; the
+// compiler's dataflow does not model them yet).
+std::vector<ArgBinding> launch_bindings(const std::string &path, JsonRef args, bool offsets);
+
 // Lowers `kernel` with its parameters bound by `args` (matched by name; missing constexprs fall back
 // to the parameter's default). Parameters annotated tl.constexpr become ir::Function::constexprs.
 ir::Function lower_kernel(const KernelFile &kf, const std::string &kernel, const std::vector<ArgBinding> &args);
 
 // Same, for a file that is not a forward file (e.g. tad's own emitted code): only jit functions.
-// Bindings' desc_block is ignored: emitted kernels take a host-side descriptor's base pointer and
-// its scalars, each bound by its own name.
-ir::Function lower_kernel(const ast::File &file, const std::string &kernel, const std::vector<ArgBinding> &args);
+// Unless `host_descriptors`, bindings' desc_block is ignored: emitted backward kernels take a
+// host-side descriptor's base pointer and its scalars, each bound by its own name. With it, a
+// binding with a desc_block is a descriptor parameter, as in a forward file (the forward kernels
+// the emitted module copies, run by tad_interpret).
+ir::Function lower_kernel(const ast::File &file, const std::string &kernel, const std::vector<ArgBinding> &args,
+                          bool host_descriptors = false);
 
 }  // namespace tad::frontend

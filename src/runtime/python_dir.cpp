@@ -10,12 +10,17 @@ namespace tad {
 namespace {
 bool has_worker(const std::string &dir) { return ::access((dir + "/tad_worker.py").c_str(), R_OK) == 0; }
 
-// The directory of the binary holding this code (libtad.so, or an executable linking it).
-std::string own_directory() {
+// The binary holding this code (libtad.so, or an executable linking it).
+std::string own_file() {
     Dl_info info;
     if (!::dladdr(reinterpret_cast<void *>(&python_dir), &info) || !info.dli_fname) return "";
     char resolved[PATH_MAX];
-    std::string path = ::realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
+    return ::realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
+}
+
+std::string own_directory() {
+    std::string path = own_file();
+    if (path.empty()) return "";
     size_t slash = path.rfind('/');
     return slash == std::string::npos ? "." : path.substr(0, slash);
 }
@@ -30,6 +35,13 @@ std::string python_dir() {
     }
     if (has_worker(TAD_SOURCE_PYTHON_DIR)) return TAD_SOURCE_PYTHON_DIR;
     return TAD_INSTALL_PYTHON_DIR;
+}
+
+std::string library_path() {
+    std::string own = own_file();
+    size_t slash = own.rfind('/');
+    if (own.compare(slash == std::string::npos ? 0 : slash + 1, 7, "libtad.") == 0) return own;
+    return ::access(TAD_BUILD_LIBRARY, R_OK) == 0 ? TAD_BUILD_LIBRARY : "";
 }
 
 }  // namespace tad

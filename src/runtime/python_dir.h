@@ -10,4 +10,9 @@ namespace tad {
 // relocated install); the source tree; the configured install directory.
 std::string python_dir();
 
+// The file of the shared libtad, for Python to load (the CPU tier's whole-stub check runs kernels
+// through its tad_interpret): the library holding this code, else (a test program linking the code
+// itself) the build tree's libtad; "" when neither exists.
+std::string library_path();
+
 }  // namespace tad

@@ -181,7 +181,11 @@ TEST(DotProductCpu, CorruptedTangentKernelFailsTheEntry) {
                           Case{"off by 1e-6", "    tl.store(DY + offs, dy * 1.000001, mask=mask)\n", false}}) {
         std::string text = source;
         text.replace(text.find(store), store.size(), c.store);
-        CpuVerifyInput in{kf, text, "gelu_generated.py", path, 1 << 20, 0};
+        // The whole-stub check imports the module from its path.
+        fs::TempDir dir;
+        const std::string generated = dir.path() + "/gelu_generated.py";
+        fs::write_file_atomic(generated, text);
+        CpuVerifyInput in{kf, text, generated, path, 1 << 20, 0};
         Json report = cpu_verify(in, dims, worker, nullptr);
         JsonRef entry = report.at("results")[0];
         EXPECT_TRUE(entry.at("grads")[0].at("ok").boolean()) << c.name << ": " << entry.dump(true);

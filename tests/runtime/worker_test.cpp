@@ -343,8 +343,10 @@ TEST(PythonDir, EnvironmentFirstThenTheSourceTree) {
 
 TEST(PythonTests, TraceAndVerifyUnitTestsPass) {
     REQUIRE_TORCH();
-    std::string cmd =
-        kTorchPython + " -m unittest discover -s " + TAD_SOURCE_DIR + "/tests/runtime -p 'test_*.py' 2>&1";
+    // test_interpret.py runs kernels on the interpreter of the build's libtad.
+    ASSERT_NE(tad::library_path(), "");
+    std::string cmd = "TAD_LIBRARY='" + tad::library_path() + "' " + kTorchPython + " -m unittest discover -s " +
+                      TAD_SOURCE_DIR + "/tests/runtime -p 'test_*.py' 2>&1";
     FILE *pipe = popen(cmd.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
     std::string output;

@@ -59,11 +59,11 @@ def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False
 def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd):
     import torch
 
-    classes = _kernel_classes()
+    classes = kernel_classes()
     kernels = {id(k): k for name, k in vars(module).items()
                if isinstance(k, classes.interface)
                and (kernel_names is None or name in kernel_names
-                    or _base_fn(k, classes).__name__ in kernel_names)}
+                    or base_fn(k, classes).__name__ in kernel_names)}
     bound = inspect.signature(stub_fn).bind(*args, **kwargs)
     bound.apply_defaults()
     params = list(bound.arguments.items())
@@ -92,7 +92,7 @@ def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd):
         if torch.is_tensor(value):
             entry["requires_grad"] = bool(value.requires_grad)
     launches = [{"kernel": kernel, "grid": grid, "options": options,
-                 "args": [{**_arg_entry(name, value, memory), **_torch_entry(torch_ops.get(name))}
+                 "args": [{**arg_entry(name, value, memory), **_torch_entry(torch_ops.get(name))}
                           for name, value in kernel_args]}
                 for (kernel, grid, options, kernel_args), torch_ops in zip(recorder.launches, recorder.torch_ops)]
     record = {"stub": stub_fn.__name__, "inputs": inputs,
@@ -118,7 +118,7 @@ def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd):
 _Classes = namedtuple("_Classes", "standin interface jit autotuner heuristics")
 
 
-def _kernel_classes():
+def kernel_classes():
     import triton
     if getattr(triton, "TAD_STANDIN", False):
         return _Classes(True, triton.KernelInterface, triton.JITFunction, triton.Autotuner,
@@ -128,7 +128,7 @@ def _kernel_classes():
     return _Classes(False, KernelInterface, JITFunction, Autotuner, Heuristics)
 
 
-def _base_fn(kernel, classes):
+def base_fn(kernel, classes):
     while not isinstance(kernel, classes.jit):
         kernel = kernel.fn
     return kernel.fn
@@ -251,7 +251,7 @@ class _Recorder:
         return getitem
 
     def _launch(self, kernel, grid, args, kwargs):
-        name = _base_fn(kernel, self.classes).__name__
+        name = base_fn(kernel, self.classes).__name__
         if self.snapshots is not None:
             for v in map(_tensor_of, list(args) + list(kwargs.values())):
                 if v is not None and v.data_ptr() not in self.snapshots:
@@ -276,41 +276,46 @@ class _Recorder:
             self.torch_ops.append({})
             run()
         # After the launch: an autotuner has chosen its config by then.
-        self.launches.append(self._describe(kernel, name, grid, args, kwargs))
+        self.launches.append(describe_launch(kernel, self.classes, name, grid, args, kwargs))
         return result[0] if result else None
 
     def _tensor_args(self, kernel, args, kwargs):
         """(parameter, tensor) of each tensor the launch gets (a descriptor's base for a descriptor)."""
-        params = inspect.signature(_base_fn(kernel, self.classes)).parameters
-        bound = inspect.signature(_base_fn(kernel, self.classes)).bind_partial(
+        params = inspect.signature(base_fn(kernel, self.classes)).parameters
+        bound = inspect.signature(base_fn(kernel, self.classes)).bind_partial(
             *args, **{k: v for k, v in kwargs.items() if k in params})
         return [(p, t) for p, v in bound.arguments.items() for t in [_tensor_of(v)] if t is not None]
 
-    def _describe(self, kernel, name, grid, args, kwargs):
-        # Walk the wrappers outermost first, as triton's run() does, so that heuristics see the
-        # autotuner's choice exactly when triton's would.
-        kwargs = dict(kwargs)
-        layer = kernel
-        while not isinstance(layer, self.classes.jit):
-            if isinstance(layer, self.classes.heuristics):
-                for key, heuristic in layer.values.items():
-                    kwargs[key] = heuristic({**dict(zip(layer.arg_names, args)), **kwargs})
-            elif isinstance(layer, self.classes.autotuner):
-                config = getattr(layer, "best_config", None) or layer.configs[0]
-                kwargs.update(config.all_kwargs())
-            layer = layer.fn
-        signature = inspect.signature(layer.fn)
-        options = {k: _plain(kwargs.pop(k)) for k in list(kwargs) if k not in signature.parameters}
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise TadError("launch", f"kernel '{name}': {e}") from e
-        bound.apply_defaults()
-        meta = dict(bound.arguments)
-        if callable(grid):
-            grid = grid(meta)
-        grid = [int(_unwrap(g)) for g in (grid if isinstance(grid, (tuple, list)) else (grid,))]
-        return name, grid + [1] * (3 - len(grid)), options, list(meta.items())
+
+
+def describe_launch(kernel, classes, name, grid, args, kwargs):
+    """(kernel name, grid padded to 3, options, [(parameter, value)] for every kernel parameter) of
+    one launch, as triton would run it: the autotuner's choice and heuristics applied, defaults
+    bound, a callable grid evaluated."""
+    # Walk the wrappers outermost first, as triton's run() does, so that heuristics see the
+    # autotuner's choice exactly when triton's would.
+    kwargs = dict(kwargs)
+    layer = kernel
+    while not isinstance(layer, classes.jit):
+        if isinstance(layer, classes.heuristics):
+            for key, heuristic in layer.values.items():
+                kwargs[key] = heuristic({**dict(zip(layer.arg_names, args)), **kwargs})
+        elif isinstance(layer, classes.autotuner):
+            config = getattr(layer, "best_config", None) or layer.configs[0]
+            kwargs.update(config.all_kwargs())
+        layer = layer.fn
+    signature = inspect.signature(layer.fn)
+    options = {k: _plain(kwargs.pop(k)) for k in list(kwargs) if k not in signature.parameters}
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TadError("launch", f"kernel '{name}': {e}") from e
+    bound.apply_defaults()
+    meta = dict(bound.arguments)
+    if callable(grid):
+        grid = grid(meta)
+    grid = [int(_unwrap(g)) for g in (grid if isinstance(grid, (tuple, list)) else (grid,))]
+    return name, grid + [1] * (3 - len(grid)), options, list(meta.items())
 
 
 class _Memory:
@@ -403,7 +408,7 @@ def _tensor_of(v):
     return v.base if _is_tensor_descriptor(v) else None
 
 
-def _arg_entry(name, value, memory):
+def arg_entry(name, value, memory):
     tensor = _tensor_of(value)
     if tensor is None:
         return {"name": name, **_value_entry(value)}

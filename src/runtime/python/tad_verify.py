@@ -80,7 +80,9 @@ class Tf32Products(torch.overrides.TorchFunctionMode):
 
 
 def verify(module, stub, generated, dims_list, dtypes, seed, grad_inputs, device, progress,
-           tolerances=None):
+           tolerances=None, use_reference=True):
+    """use_reference: compare with reference() where the file has one; without it (the CPU tier's
+    whole-stub check), finite differences of the stub in any case."""
     rtol = {**RTOL, **(tolerances or {})}
     cases = list(itertools.product(dims_list, dtypes))
     entries = []
@@ -89,17 +91,18 @@ def verify(module, stub, generated, dims_list, dtypes, seed, grad_inputs, device
         # Kernels multiplying float32 tiles at TF32 precision (10-bit mantissa) round like float16.
         precision = "float16" if dtype == "float32" and getattr(generated, "TF32", False) else dtype
         entries.append(verify_case(module, stub, generated, dims, dtype, seed, grad_inputs, device,
-                                   rtol.get(precision, RTOL["float32"])))
+                                   rtol.get(precision, RTOL["float32"]), use_reference))
         release_memory(device)
     return {"results": entries}
 
 
-def verify_case(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol):
+def verify_case(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol, use_reference=True):
     entry = {"dims": dims, "dtype": dtype, "rtol": rtol, "message": None, "outputs": [],
              "grads": []}
     start = time.perf_counter()
     try:
-        entry.update(_check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol))
+        entry.update(_check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol,
+                            use_reference))
         ok = all(o["ok"] for o in entry["outputs"]) and all(g["ok"] for g in entry["grads"])
         if entry["dot_product"].get("ok") is False:
             ok, entry["message"] = False, dotcheck.failure_message(entry["dot_product"])
@@ -169,7 +172,7 @@ def pull_back(outputs, leaves, cotangents):
     return [torch.zeros_like(x) if g is None else g for g, x in zip(grads, leaves)]
 
 
-def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol):
+def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol, use_reference):
     torch.manual_seed(seed)
     args, kwargs = userfile.make_args(module, {**dims, "dtype": dtype, "device": device})
     plain = userfile.bind(stub, args, kwargs)
@@ -195,7 +198,7 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
     grads = pull_back([o for _, o in diff], leaves, [c.to(o.dtype) for c, (_, o) in zip(cot64, diff)])
 
     eager = [None] * len(grad_inputs)
-    if callable(getattr(module, "reference", None)):
+    if use_reference and callable(getattr(module, "reference", None)):
         tf32_ = dtype == "float32" and getattr(generated, "TF32", False)
         ref_grads = _reference(module, stub, plain, grad_inputs, diff, cot64, out_stub, outputs, rtol,
                                tf32_)

@@ -8,6 +8,7 @@ missing torch is reported as an error reply rather than a crash.
 """
 
 import argparse
+import contextlib
 import gc
 import json
 import math
@@ -179,13 +180,19 @@ class Worker:
         return {"stub": record.pop("stub"), "dims": dims, **record}
 
     def cmd_verify(self, request, progress):
-        if self.mode != "gpu":
+        # With "interpreter" (a path to libtad), cpu mode runs every launch on tad's interpreter:
+        # the CPU tier's check of the whole stub.
+        library = request.get("interpreter")
+        if self.mode != "gpu" and not library:
             raise Failure("no_gpu", CPU_ONLY.format(why=f" ({self.no_gpu_reason})" if self.no_gpu_reason else ""))
+        import tad_interpret
         import tad_verify
         module, stub, generated, grad_inputs = self.load_candidate(request)
-        return tad_verify.verify(module, stub, generated, arg(request, "dims_list", list),
-                                 arg(request, "dtypes", list), request.get("seed", 0), grad_inputs,
-                                 self.device, progress, request.get("tolerances"))
+        with tad_interpret.executing(library) if library else contextlib.nullcontext():
+            return tad_verify.verify(module, stub, generated, arg(request, "dims_list", list),
+                                     arg(request, "dtypes", list), request.get("seed", 0), grad_inputs,
+                                     self.device, progress, request.get("tolerances"),
+                                     request.get("reference", True))
 
     def cmd_bench(self, request, progress):
         if self.mode != "gpu":

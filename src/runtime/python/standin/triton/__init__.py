@@ -1,13 +1,16 @@
 """A recording stand-in for triton, used by tad to trace stubs on machines without a GPU.
 
-This is a test harness, not a Triton replacement: kernels never run. It provides just enough of the
-triton API for a forward file to import and for its stub to launch kernels, so that tad_trace can
-record each launch (grid, arguments, constexprs). Launching a kernel outside tad_trace.trace_call is
-an error.
+This is a test harness, not a Triton replacement: kernels do not run here. It provides just enough
+of the triton API for a forward file to import and for its stub to launch kernels, so that tad_trace
+can record each launch (grid, arguments, constexprs). A launch outside tad_trace.trace_call goes to
+TAD_EXECUTOR, which the CPU tier's whole-stub check sets to tad's interpreter (tad_interpret.py);
+without one it is an error.
 """
 
 TAD_STANDIN = True
 __version__ = "stand-in"
+# Called as TAD_EXECUTOR(kernel, grid, args, kwargs) for each launch while set.
+TAD_EXECUTOR = None
 
 
 def cdiv(x, y):
@@ -37,9 +40,11 @@ class KernelInterface:
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
+            if TAD_EXECUTOR is not None:
+                return TAD_EXECUTOR(self, grid, args, kwargs)
             raise RuntimeError(
                 f"the tad stand-in for triton cannot run kernels: '{_base_fn(self).__name__}' was "
-                "launched outside tad tracing (tad_trace.trace_call)")
+                "launched outside tad tracing (tad_trace.trace_call) with no executor (TAD_EXECUTOR)")
         return launch
 
 
