@@ -265,10 +265,12 @@ private:
         // Before launch m, the launcher's copies of what it overwrites: (k, parameter) of launch k <= m.
         os_ << "_SNAPSHOTS = " << detail::snapshot_table(bwd_.snapshots) << "\n";
         const std::vector<std::string> dirty_inputs = dirty();
+        // The stub through a name no stub parameter can shadow (`def mode(x, mode)`).
+        os_ << "_STUB = " << stub_.name << "\n";
         os_ << "\n\nclass " << class_name(stub_.name) << "(torch.autograd.Function):\n";
         os_ << "    @staticmethod\n    def forward(" << ctx << ", " << join(stub_.params) << "):\n";
         os_ << "        with _capturing(_SNAPSHOTS) as " << launches << ":\n";
-        os_ << "            " << out << " = " << stub_.name << "(" << join(stub_.params) << ")\n";
+        os_ << "            " << out << " = _STUB(" << join(stub_.params) << ")\n";
         os_ << "        _check_launches(" << launches << ", _KERNELS)\n";
         os_ << "        " << outs << " = " << out << " if isinstance(" << out << ", tuple) else (" << out << ",)\n";
         os_ << "        " << ctx << ".launches = " << launches << "\n";
