@@ -75,7 +75,8 @@ std::vector<View> views_of(const frontend::KernelFile &kf, JsonRef launch, size_
         }
         if (!same) same = &out.emplace_back(View{a, {}, false});
         same->params.push_back(name);
-        same->requires_grad = same->requires_grad || (a.bool_or("requires_grad", false) && floating(a.at("dtype").str()));
+        same->requires_grad =
+            same->requires_grad || (a.bool_or("requires_grad", false) && floating(a.at("dtype").str()));
     }
     return out;
 }
@@ -226,7 +227,8 @@ std::string emit_launch_node_module(const frontend::KernelFile &kf, const std::v
     JsonRef outs = first.at("outputs");
     m.num_outputs = outs.size();
     for (size_t j = 0; j < outs.size(); ++j)
-        if (outs[j].has("input")) m.dirty.push_back(kf.stub.params.at(static_cast<size_t>(outs[j].at("input").integer())));
+        if (outs[j].has("input"))
+            m.dirty.push_back(kf.stub.params.at(static_cast<size_t>(outs[j].at("input").integer())));
     std::sort(m.dirty.begin(), m.dirty.end());
     m.dirty.erase(std::unique(m.dirty.begin(), m.dirty.end()), m.dirty.end());
     const std::string module = emit::emit_node_module(

@@ -27,12 +27,14 @@ bool uses_tf32(const plan::Plan &p) {
 // `_Node(...)` of one launch; prints its backward kernels and launcher to `os`.
 std::string node_entry(std::ostream &os, const LaunchNode &n) {
     const frontend::StubInfo &stub = n.file.stub;
-    if (!n.backward) return "_Node(None, " + py_tuple(stub.params, true) + ", " + py_tuple(n.written, true) + ", (), (), ())";
+    if (!n.backward)
+        return "_Node(None, " + py_tuple(stub.params, true) + ", " + py_tuple(n.written, true) + ", (), (), ())";
     os << detail::backward_kernels(n.file, *n.backward);
     const detail::Launcher l = detail::emit_launcher(n.file, *n.backward);
     if (!l.outputs.empty() || !l.temps.empty())
-        fail(TAD_ERR_INTERNAL, "emit: the backward of " + stub.name + " reads an output or a temporary, which a "
-                                                                         "one-launch stub has not");
+        fail(TAD_ERR_INTERNAL, "emit: the backward of " + stub.name +
+                                   " reads an output or a temporary, which a "
+                                   "one-launch stub has not");
     os << l.source << "\n\n";
     std::vector<std::string> saved, snapshots;
     for (const std::string &p : stub.params)

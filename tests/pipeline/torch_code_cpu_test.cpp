@@ -1,8 +1,8 @@
 // Torch code in the stub (tests/pipeline/data/torch_code/). Where it computes an output or a kernel
 // argument from the grad inputs, the stub runs under autograd and each launch is its own autograd
 // node (docs/stub-autograd.md): the files generate and their whole stub matches finite differences
-// of the whole stub, while forward mode is declared unsupported. Views, index tables and allocations
-// keep the single-Function module.
+// of the whole stub, while forward mode is declared unsupported; what a node cannot do yet is
+// refused. Views, index tables and allocations keep the single-Function module.
 #include <gtest/gtest.h>
 
 #include "cpu_session.h"
@@ -64,7 +64,7 @@ TEST_P(TorchCodeDifferentiated, EachLaunchANodeAndTheWholeStubMatchesFiniteDiffe
 
 INSTANTIATE_TEST_SUITE_P(Data, TorchCodeDifferentiated,
                          ::testing::Values("sum_output", "logsumexp_added", "copy_untouched", "cat_outputs",
-                                           "sorted_input"));
+                                           "sorted_input", "between_launches"));
 
 // Two launches of one kernel get a backward each, named apart.
 TEST(TorchCodeDifferentiated, TwoLaunchesOfOneKernelGetTheirOwnBackwards) {
@@ -72,9 +72,36 @@ TEST(TorchCodeDifferentiated, TwoLaunchesOfOneKernelGetTheirOwnBackwards) {
     Json report;
     bool passed = false;
     const std::string module = generate_and_verify("cat_outputs", &report, &passed);
-    for (const char *name : {"def square_bwd_launch0(", "def square_bwd_launch1(", "def squares_joined_launch0_backward(",
-                             "def squares_joined_launch1_backward("})
+    for (const char *name : {"def square_bwd_launch0(", "def square_bwd_launch1(",
+                             "def squares_joined_launch0_backward(", "def squares_joined_launch1_backward("})
         EXPECT_NE(module.find(name), std::string::npos) << name;
+}
+
+// A launch's backward that doubles its gradient: the whole-stub check, the only one that runs the
+// launch nodes, fails the case.
+TEST(TorchCodeDifferentiated, AWrongLaunchBackwardFails) {
+    REQUIRE_TORCH();
+    fs::TempDir dir;
+    auto s = cpu_session(dir, data("sum_output"));
+    const std::string id = s->generate(GenerateOptions{});
+    const std::string path = dir.path() + "/snapshots/" + id + "/backward.py";
+    std::string source = fs::read_file(path);
+    const std::string returned = "return (_as_dtype(d_X, X), None)";
+    const size_t at = source.find(returned);
+    ASSERT_NE(at, std::string::npos) << source;
+    fs::write_file_atomic(path, source.replace(at, returned.size(), "return (_as_dtype(2 * d_X, X), None)"));
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = true;
+    Json report = Json::parse(s->verify(v, &passed), "report");
+    EXPECT_FALSE(passed);
+    JsonRef entry = report.at("results")[0];
+    EXPECT_EQ(entry.at("status").str(), "fail") << entry.dump(true);
+    EXPECT_EQ(entry.at("message").str().rfind("whole stub: gradient of 'x' disagrees with finite differences of the "
+                                              "stub: max rel err ",
+                                              0),
+              0u)
+        << entry.at("message").str();
 }
 
 // What stays unsound is refused with the launch and the views named.
@@ -83,8 +110,16 @@ TEST(TorchCodeRefused, TwoViewsOfOneWrittenBuffer) {
     tad::test::expect_refused(
         data("two_views_written"),
         "stub 'halves_summed': launch 0 of 'square_and_double' gets two different views of one buffer, 'Y' "
-            "and 'Z', and writes one of them; as its own autograd node, a launch whose stub has torch code on "
-            "grad-input values must get one view per buffer it writes (index within the kernel instead)");
+        "and 'Z', and writes one of them; as its own autograd node, a launch whose stub has torch code on "
+        "grad-input values must get one view per buffer it writes (index within the kernel instead)");
+}
+
+// The one-launch stub's refusals keep their texts, naming the launch's node.
+TEST(TorchCodeRefused, ALaunchThatOverwritesAGradientCarryingBufferWithConstants) {
+    REQUIRE_TORCH();
+    tad::test::expect_refused(data("overwrite_requires_grad"),
+                              "stub 'sin_then_filled_launch0': launch 0 of 'fill' overwrites stub input 'Y', which "
+                              "carries gradient, with values that do not depend on the grad inputs");
 }
 
 // Views of the grad input and of the output, and an index table torch builds from no grad input,
