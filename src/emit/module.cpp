@@ -25,7 +25,8 @@ std::string py_tuple(const std::vector<std::string> &items, bool quote) {
 }
 
 std::string stub_callable(const frontend::StubInfo &stub) {
-    return stub.name == "forward" || stub.name == "jvp" ? "_stub_" + stub.name : stub.name;
+    const bool shadowed = std::find(stub.params.begin(), stub.params.end(), stub.name) != stub.params.end();
+    return shadowed || stub.name == "forward" || stub.name == "jvp" ? "_stub_" + stub.name : stub.name;
 }
 
 std::string snapshot_table(const std::vector<plan::Snapshot> &snapshots) {

@@ -42,7 +42,8 @@ struct Launcher {
 Launcher emit_launcher(const frontend::KernelFile &kf, const plan::Plan &p);
 
 // The name the module calls the stub by: its own, or `_stub_<name>` for a stub named like an entry
-// point of the module (forward, jvp), whose copy is renamed so.
+// point of the module (forward, jvp) or like one of its own parameters (which the Function's and the
+// launchers' parameters of that name would shadow), whose copy is renamed so.
 std::string stub_callable(const frontend::StubInfo &stub);
 
 // The module's header (its imports, `from __future__` first) and the forward file's copy; `p`
