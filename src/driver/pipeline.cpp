@@ -114,7 +114,9 @@ plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> 
     plan::Specialization sp{d.specialization.key, {}};
     std::vector<schedule::WritePlan> plans = schedule::gradient_writes(d.forward, d.spec, shared_params(d, shared));
     for (size_t i = 0; i < plans.size(); ++i) {
-        const std::string variant = name + (i ? "_atomic" : "");
+        const std::string variant = name + (i == 0                           ? ""
+                                            : schedule::all_atomic(plans[i]) ? "_atomic"
+                                                                             : "_v" + std::to_string(i));
         dump_text("writes", variant, schedule::print(plans[i]));
         ad::Backward b = ad::reverse(d.forward, d.spec, plans[i].writes, variant, cleanup);
         sp.variants.push_back({std::move(b), plans[i].guards});

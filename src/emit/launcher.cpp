@@ -164,7 +164,16 @@ private:
         call(launch, b.run, indent);
     }
 
-    // A case's variants, tried by their guards (equal pairs of recorded scalars).
+    // A guard's symbol: a recorded scalar, or `num_programs(k)`, the recorded grid's size along k.
+    std::string symbol(size_t launch, const std::string &name) const {
+        const std::string grid = "num_programs(";
+        if (name.compare(0, grid.size(), grid) == 0)
+            return "(" + launches_ + "[" + std::to_string(launch) + "].grid + (1, 1))[" +
+                   name.substr(grid.size(), name.size() - grid.size() - 1) + "]";
+        return a_ + "[\"" + name + "\"]";
+    }
+
+    // A case's variants, tried by their guards (conditions on recorded scalars).
     void branches(size_t launch, const plan::Case &c, const std::string &indent) {
         const std::vector<plan::Branch> &bs = c.branches;
         for (size_t i = 0; i < bs.size(); ++i) {
@@ -172,8 +181,8 @@ private:
             if (bs.size() > 1) {
                 std::string cond;
                 for (size_t g = 0; g < bs[i].guards.size(); ++g)
-                    cond += (g ? " and " : "") + a_ + "[\"" + bs[i].guards[g].first + "\"] == " + a_ + "[\"" +
-                            bs[i].guards[g].second + "\"]";
+                    cond += (g ? " and " : "") +
+                            bs[i].guards[g].str([&](const std::string &n) { return symbol(launch, n); });
                 os_ << indent << (bs[i].guards.empty() ? "else:" : (i ? "elif " : "if ") + cond + ":") << "\n";
                 inner += "    ";
             }

@@ -29,7 +29,7 @@ struct Digit {
 
 struct Proof {
     bool ok = false;
-    std::vector<std::string> guards;
+    std::vector<Inequality> guards;
     std::string why;
 };
 
@@ -43,7 +43,7 @@ Proof in_order(const std::vector<Digit> &digits) {
         const Poly need = span + Poly::constant(1);
         int64_t slack = 0;
         if (!(c - need).constant_value(&slack))
-            p.guards.push_back(c.str() + " >= " + need.str());
+            p.guards.push_back(Inequality{c, need});
         else if (slack < 0)
             return Proof{false, {}, "coefficient " + c.str() + " is below " + need.str()};
         if (d.size) span = span + c * (*d.size - Poly::constant(1));
@@ -328,7 +328,7 @@ std::string print(const ir::Function &f, const std::vector<GradAccess> &accesses
         for (const LoadAccess &l : g.loads)
             if (l.cls == g.cls && whole.why.empty()) whole = l;
         std::string verdict = g.cls == LoadAccess::Disjoint ? "disjoint: plain stores" : class_text(f, loops, whole);
-        for (size_t i = 0; i < g.guards.size(); ++i) verdict += (i ? " and " : " if ") + g.guards[i];
+        for (size_t i = 0; i < g.guards.size(); ++i) verdict += (i ? " and " : " if ") + g.guards[i].str();
         s += "d" + g.param + ": " + verdict + "\n";
         for (const LoadAccess &l : g.loads) s += "  " + where(f, l.op) + ": " + class_text(f, loops, l) + "\n";
     }

@@ -44,7 +44,7 @@ struct LoadAccess {
 struct GradAccess {
     std::string param;
     LoadAccess::Class cls = LoadAccess::Unproven;
-    std::vector<std::string> guards;  // Disjoint: run-time conditions of the proof, e.g. "stride >= N"
+    std::vector<Inequality> guards;  // Disjoint: run-time conditions of the proof, e.g. stride >= N
     std::string why;  // Unproven although every load alone is disjoint: why their union is not
     std::vector<LoadAccess> loads;
 };

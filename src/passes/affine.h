@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -51,9 +52,20 @@ public:
     // All coefficients negative: -this reads better and orders the same for injectivity.
     bool negative() const;
     std::string str() const;  // "2*N + stride_x", "0"
+    // Printed with each symbol spelled by `name` (a launcher's `a["N"]`).
+    std::string str(const std::function<std::string(const std::string &)> &name) const;
+    // Its value where `value` knows every symbol; false where it does not know one.
+    bool eval(const std::function<bool(const std::string &, int64_t *)> &value, int64_t *out) const;
 
 private:
     std::map<std::vector<std::string>, int64_t> terms_;  // sorted names -> nonzero coefficient
+};
+
+// A run-time condition `lhs >= rhs` of a proof (the access analysis' disjointness guards).
+struct Inequality {
+    Poly lhs, rhs;
+    bool operator==(const Inequality &o) const { return lhs == o.lhs && rhs == o.rhs; }
+    std::string str() const { return lhs.str() + " >= " + rhs.str(); }  // "stride >= 2*N"
 };
 
 // An index variable of address arithmetic.

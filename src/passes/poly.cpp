@@ -71,6 +71,25 @@ bool Poly::negative() const {
 }
 
 std::string Poly::str() const {
+    return str([](const std::string &n) { return n; });
+}
+
+bool Poly::eval(const std::function<bool(const std::string &, int64_t *)> &value, int64_t *out) const {
+    int64_t sum = 0;
+    for (const auto &[names, c] : terms_) {
+        int64_t term = c;
+        for (const std::string &n : names) {
+            int64_t v = 0;
+            if (!value(n, &v)) return false;
+            term *= v;
+        }
+        sum += term;
+    }
+    *out = sum;
+    return true;
+}
+
+std::string Poly::str(const std::function<std::string(const std::string &)> &name) const {
     if (terms_.empty()) return "0";
     std::string s;
     // Highest degree first, the number last: "2*N + stride + 1".
@@ -81,7 +100,7 @@ std::string Poly::str() const {
         int64_t mag = c < 0 ? -c : c;
         s += s.empty() ? (c < 0 ? "-" : "") : (c < 0 ? " - " : " + ");
         std::string factors;
-        for (const std::string &n : names) factors += (factors.empty() ? "" : "*") + n;
+        for (const std::string &n : names) factors += (factors.empty() ? "" : "*") + name(n);
         if (factors.empty())
             s += std::to_string(mag);
         else

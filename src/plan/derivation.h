@@ -4,6 +4,7 @@
 // how shadows are shared and which copies are saved. The builders in plan.h turn it into plans.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -13,6 +14,7 @@
 
 #include "ad/forward.h"
 #include "ad/reverse.h"
+#include "passes/affine.h"
 
 namespace tad::plan {
 
@@ -29,8 +31,23 @@ struct TensorRef {
 // The values of the constexprs that chose static branches while lowering (constexpr name -> Python
 // literal); empty when none did.
 using Key = std::vector<std::pair<std::string, std::string>>;
-// Pairs of scalar arguments that must be equal at run time for a variant to apply.
-using Guards = std::vector<std::pair<std::string, std::string>>;
+// A run-time condition on a launch's recorded scalars (and `num_programs(k)`, its grid): two
+// scalars equal (a store that mirrors the forward's addresses when `stride_x == stride_y`), or
+// `lhs >= rhs` (a disjointness proof's `stride >= 2*N`).
+struct Guard {
+    enum Op { Equal, AtLeast } op = Equal;
+    passes::Poly lhs, rhs;
+    bool operator==(const Guard &o) const { return op == o.op && lhs == o.lhs && rhs == o.rhs; }
+    // Printed with each symbol spelled by `name`: "stride_x == stride_y", "stride >= 2*N".
+    std::string str(const std::function<std::string(const std::string &)> &name) const {
+        return lhs.str(name) + (op == Equal ? " == " : " >= ") + rhs.str(name);
+    }
+    std::string str() const {
+        return str([](const std::string &n) { return n; });
+    }
+};
+// The conditions under which a variant applies (all of them).
+using Guards = std::vector<Guard>;
 
 // A backward kernel and the run-time condition under which the launcher uses it.
 struct KernelVariant {

@@ -108,7 +108,7 @@ private:
                 std::string in = indent;
                 if (c.branches.size() > 1) {
                     std::string cond;
-                    for (const auto &[x, y] : b.guards) cond += (cond.empty() ? "" : " and ") + x + " == " + y;
+                    for (const Guard &g : b.guards) cond += (cond.empty() ? "" : " and ") + g.str();
                     os_ << indent << (cond.empty() ? "otherwise" : "if " + cond) << ":\n";
                     in += "  ";
                 }

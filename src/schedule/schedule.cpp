@@ -1,20 +1,84 @@
 #include "schedule/schedule.h"
 
+#include <algorithm>
+
+#include "passes/access.h"
+
 namespace tad::schedule {
+
+namespace {
+
+// One way to write a parameter's gradient, and the conditions it needs.
+struct Option {
+    passes::GradWrite write;
+    plan::Guards guards;
+};
+
+// A store mirroring the forward's store (its buffer needs no zero fill) when the addresses
+// coincide, a store into a zeroed buffer where the access analysis proves the writes disjoint, and
+// atomics; each option with guards is followed by the next.
+std::vector<Option> options(const passes::GradWrite &mirror, const passes::GradAccess *access) {
+    std::vector<Option> out;
+    if (mirror.kind == passes::GradWrite::Store) {
+        Option o{mirror, {}};
+        for (const auto &[a, b] : mirror.guards)
+            o.guards.push_back({plan::Guard::Equal, passes::Poly::symbol(a), passes::Poly::symbol(b)});
+        o.write.guards.clear();
+        out.push_back(o);
+        if (o.guards.empty()) return out;
+    }
+    if (access && access->cls == passes::LoadAccess::Disjoint) {
+        Option o{passes::GradWrite{passes::GradWrite::Store, "", {}, false}, {}};
+        for (const passes::Inequality &b : access->guards) o.guards.push_back({plan::Guard::AtLeast, b.lhs, b.rhs});
+        out.push_back(o);
+        if (o.guards.empty()) return out;
+    }
+    out.push_back(Option{passes::GradWrite{}, {}});
+    return out;
+}
+
+void add_guards(plan::Guards &to, const plan::Guards &from) {
+    for (const plan::Guard &g : from)
+        if (std::find(to.begin(), to.end(), g) == to.end()) to.push_back(g);
+}
+
+}  // namespace
 
 std::vector<WritePlan> gradient_writes(const ir::Function &fwd, const ad::GradSpec &spec,
                                        const std::set<std::string> &shared) {
-    WritePlan first{passes::plan_gradient_writes(fwd, spec.wrt, spec.outputs), {}};
-    for (auto &[param, w] : first.writes)
-        if (shared.count(param)) w = passes::GradWrite{};
-    WritePlan fallback = first;
-    for (auto &[param, w] : fallback.writes)
-        if (!w.guards.empty()) {
-            first.guards.insert(first.guards.end(), w.guards.begin(), w.guards.end());
-            w = passes::GradWrite{};
+    const std::map<std::string, passes::GradWrite> mirrors = passes::plan_gradient_writes(fwd, spec.wrt, spec.outputs);
+    const std::vector<passes::GradAccess> accesses = passes::analyze_access(fwd, spec.wrt);
+    std::map<std::string, std::vector<Option>> choices;
+    for (const auto &[param, w] : mirrors) {
+        const passes::GradAccess *access = nullptr;
+        for (const passes::GradAccess &a : accesses)
+            if (a.param == param) access = &a;
+        choices[param] = shared.count(param) ? std::vector<Option>{Option{}} : options(w, access);
+    }
+    // The first variant takes every parameter's first option; each next one moves the parameters
+    // whose option has guards to their next option, until a variant needs none.
+    std::map<std::string, size_t> at;
+    std::vector<WritePlan> out;
+    for (;;) {
+        WritePlan plan;
+        bool guarded = false;
+        for (const auto &[param, opts] : choices) {
+            const Option &o = opts[at[param]];
+            plan.writes[param] = o.write;
+            add_guards(plan.guards, o.guards);
+            guarded = guarded || !o.guards.empty();
         }
-    if (first.guards.empty()) return {first};
-    return {first, fallback};
+        out.push_back(plan);
+        if (!guarded) return out;
+        for (const auto &[param, opts] : choices)
+            if (!opts[at[param]].guards.empty()) ++at[param];
+    }
+}
+
+bool all_atomic(const WritePlan &w) {
+    for (const auto &[param, g] : w.writes)
+        if (g.kind != passes::GradWrite::Atomic) return false;
+    return true;
 }
 
 std::string print(const WritePlan &w) {
@@ -25,13 +89,12 @@ std::string print(const WritePlan &w) {
             s += "atomic\n";
             continue;
         }
-        s += "store mirroring " + g.mirror + (g.covers ? "" : ", not covering");
-        for (const auto &[a, b] : g.guards) s += ", if " + a + " == " + b;
-        s += "\n";
+        s += g.mirror.empty() ? "store, disjoint" : "store mirroring " + g.mirror;
+        s += g.covers ? "\n" : ", not covering\n";
     }
     if (!w.guards.empty()) {
         s += "when";
-        for (const auto &[a, b] : w.guards) s += " " + a + " == " + b;
+        for (size_t i = 0; i < w.guards.size(); ++i) s += (i ? " and " : " ") + w.guards[i].str();
         s += "\n";
     }
     return s;

@@ -1,11 +1,13 @@
 // Schedule decisions for a launch's backward: how each gradient buffer is written.
 //
 // Reverse mode turns every forward load of a differentiated input into a write of its gradient
-// through the same addresses. Where passes::plan_gradient_writes proves the writes disjoint across
-// programs they are plain stores; otherwise, and for shadows several launches share, they are
-// relaxed atomic adds. A proof that holds only when pairs of scalar arguments are equal at run time
-// (`row * stride_x` vs `row * stride_y`) gives two variants: the guarded one with stores, and a
-// fallback with atomics that the launcher runs otherwise.
+// through the same addresses. Each parameter's options, fastest first: a plain store that mirrors a
+// forward store with the same addresses (passes::plan_gradient_writes; its buffer needs no zero
+// fill), possibly only where pairs of scalar arguments are equal (`stride_x == stride_y`); a plain
+// store into a zeroed buffer of the input's dtype where the access analysis (passes/access.h)
+// proves the writes disjoint, possibly only under bounds (`stride >= 2*N`); relaxed atomic adds
+// into a float32 buffer. Shadows several launches share are always atomics. Guarded options give
+// several variants, tried in order at run time; the last needs no guards.
 #pragma once
 
 #include <map>
@@ -29,6 +31,9 @@ struct WritePlan {
 // wrt parameters whose shadow other launches also write (always atomics).
 std::vector<WritePlan> gradient_writes(const ir::Function &fwd, const ad::GradSpec &spec,
                                        const std::set<std::string> &shared);
+
+// Whether every gradient of the variant is written with atomics.
+bool all_atomic(const WritePlan &w);
 
 // Text form of a write plan (the pipeline's IR dump, tests).
 std::string print(const WritePlan &w);

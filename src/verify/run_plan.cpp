@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "support/error.h"
 
@@ -25,11 +27,37 @@ frontend::ArgBinding tensor_binding(const std::string &name, ir::DType dtype) {
     return b;
 }
 
-double scalar(const interp::ArgValue &v) {
-    return v.kind == interp::ArgValue::Float ? v.fval : static_cast<double>(v.ival);
+int64_t programs(const Recorded &r) { return r.grid[0] * r.grid[1] * r.grid[2]; }
+
+// A guard symbol's value in a recorded launch: an integer scalar, an integer constexpr, or
+// `num_programs(k)`.
+bool symbol_value(const Recorded &r, const std::string &name, int64_t *out) {
+    const std::string grid = "num_programs(";
+    if (name.compare(0, grid.size(), grid) == 0) {
+        const size_t axis = std::stoul(name.substr(grid.size()));
+        return axis < r.grid.size() && (*out = r.grid[axis], true);
+    }
+    auto a = r.args.find(name);
+    if (a != r.args.end()) {
+        if (a->second.kind == interp::ArgValue::Float) return false;
+        return *out = a->second.ival, true;
+    }
+    for (const ir::Constexpr &c : r.constexprs)
+        if (c.name == name) {
+            char *end = nullptr;
+            *out = std::strtoll(c.literal.c_str(), &end, 10);
+            return !c.literal.empty() && *end == '\0';
+        }
+    return false;
 }
 
-int64_t programs(const Recorded &r) { return r.grid[0] * r.grid[1] * r.grid[2]; }
+bool holds(const plan::Guard &g, const Recorded &r) {
+    int64_t lhs = 0, rhs = 0;
+    const auto value = [&](const std::string &n, int64_t *v) { return symbol_value(r, n, v); };
+    if (!g.lhs.eval(value, &lhs) || !g.rhs.eval(value, &rhs))
+        fail(TAD_ERR_INTERNAL, "plan runner: guard '" + g.str() + "' names a value the launch does not record");
+    return g.op == plan::Guard::Equal ? lhs == rhs : lhs >= rhs;
+}
 
 bool matches(const plan::Key &key, const Recorded &r) {
     for (const std::pair<std::string, std::string> &k : key) {
@@ -74,7 +102,7 @@ const plan::Branch &PlanRunner::choose(const plan::Step &s) const {
         if (!matches(c.key, r)) continue;
         for (const plan::Branch &b : c.branches) {
             bool ok = true;
-            for (const auto &[x, y] : b.guards) ok = ok && scalar(r.args.at(x)) == scalar(r.args.at(y));
+            for (const plan::Guard &g : b.guards) ok = ok && holds(g, r);
             if (ok) return b;
         }
     }

@@ -196,7 +196,8 @@ TEST(BackwardPlan, GuardedVariantsAreBranches) {
     ad::Backward fallback = d.launches[0].specializations[0].variants[0].bwd;
     fallback.fn.name = "fwd_bwd_atomic";
     fallback.writes["X"] = passes::GradWrite{};
-    d.launches[0].specializations[0].variants[0].guards = {{"sx", "sy"}};
+    d.launches[0].specializations[0].variants[0].guards = {
+        {plan::Guard::Equal, passes::Poly::symbol("sx"), passes::Poly::symbol("sy")}};
     d.launches[0].specializations[0].variants.push_back({fallback, {}});
     std::string p = plan::print(plan::backward(d));
     EXPECT_NE(p.find("launch 0 (fwd):\n"

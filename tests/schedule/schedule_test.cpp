@@ -1,0 +1,87 @@
+// The schedule tests: every tests/schedule/*.ir file is one test. Its `// RUN: gradient-writes
+// wrt=X,... outputs=Y,...` line names the launch's gradient spec, the function in it is the forward
+// kernel, and its `// CHECK` lines (tests/passes/filecheck.h) must match the write-plan variants
+// schedule::gradient_writes chooses, printed in order ("variant 0:", then schedule::print).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "../passes/filecheck.h"
+#include "ir/ir.h"
+#include "schedule/schedule.h"
+#include "support/error.h"
+
+namespace fs = std::filesystem;
+using namespace tad;
+
+namespace {
+
+const fs::path kRoot = fs::path(TAD_SOURCE_DIR) / "tests" / "schedule";
+
+std::vector<std::string> test_files() {
+    std::vector<std::string> files;
+    for (const auto &e : fs::directory_iterator(kRoot))
+        if (e.is_regular_file() && e.path().extension() == ".ir") files.push_back(e.path().filename().string());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+std::string read(const fs::path &p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::vector<std::string> split(const std::string &s, char sep) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    for (std::string item; std::getline(ss, item, sep);)
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+// The spec from `// RUN: gradient-writes wrt=A,B outputs=Y`.
+ad::GradSpec spec_of(const std::string &text) {
+    const size_t at = text.find("// RUN: gradient-writes");
+    if (at == std::string::npos) fail(TAD_ERR_INVALID_ARGUMENT, "no '// RUN: gradient-writes' line");
+    ad::GradSpec spec;
+    for (const std::string &word : split(text.substr(at, text.find('\n', at) - at), ' ')) {
+        if (word.rfind("wrt=", 0) == 0) spec.wrt = split(word.substr(4), ',');
+        if (word.rfind("outputs=", 0) == 0) spec.outputs = split(word.substr(8), ',');
+    }
+    return spec;
+}
+
+std::string variants_text(const std::string &text) {
+    const ir::Function f = ir::parse(text);
+    const std::vector<schedule::WritePlan> plans = schedule::gradient_writes(f, spec_of(text), {});
+    std::string out;
+    for (size_t i = 0; i < plans.size(); ++i) out += "variant " + std::to_string(i) + ":\n" + schedule::print(plans[i]);
+    return out;
+}
+
+std::string test_name(const std::string &file) {
+    std::string n = file.substr(0, file.size() - 3);
+    std::replace_if(
+        n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+    return n;
+}
+
+class ScheduleFile : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+TEST_P(ScheduleFile, VariantsMatchChecks) {
+    const std::string text = read(kRoot / GetParam());
+    const std::vector<tad::testing::Check> checks = tad::testing::parse_checks(text);
+    ASSERT_FALSE(checks.empty()) << GetParam() << " has no // CHECK lines";
+    const std::string output = variants_text(text);
+    EXPECT_EQ(tad::testing::run_checks(checks, output), "") << GetParam() << "\noutput:\n" << output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, ScheduleFile, ::testing::ValuesIn(test_files()),
+                         [](const ::testing::TestParamInfo<std::string> &i) { return test_name(i.param); });
