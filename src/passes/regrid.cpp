@@ -214,7 +214,8 @@ private:
             b_.atomic_add(ptr, sum, mask, "relaxed");
             return;
         }
-        ValueId row = b_.binary(OpKind::Mul, p, slabs_[k]);
+        // In int64: P rows of a large gradient's storage can pass 2**31 elements.
+        ValueId row = b_.binary(OpKind::Mul, b_.cast(p, ir::DType::I64), b_.cast(slabs_[k], ir::DType::I64));
         const ir::Type &t = r_.fn.type(ptr);
         ptr = b_.add_ptr(ptr, t.scalar() ? row : b_.broadcast(row, t.shape));
         b_.store(ptr, sum, mask);
