@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "driver/launch_nodes.h"
 #include "emit/emit.h"
 #include "flow/flow.h"
 #include "flow/trace.h"
@@ -146,7 +147,7 @@ plan::Tangent tangent(const Derived &d, const std::string &name) {
 
 }  // namespace
 
-Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops) {
+Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops, const std::string &tag) {
     JsonRef launches = trace.at("launches");
     Chain c;
     std::map<std::string, int> times_launched;
@@ -168,7 +169,7 @@ Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy
         d.access = passes::print(d.forward, passes::analyze_access(d.forward, d.spec.wrt));
         dump_text("access", d.kernel, d.access);
         const std::string suffix =
-            (times_launched[d.kernel] > 1 ? "_" + std::to_string(k) : "") + suffix_of(d.specialization.key);
+            tag + (times_launched[d.kernel] > 1 ? "_" + std::to_string(k) : "") + suffix_of(d.specialization.key);
         std::string regridded;
         d.specialization = backward(d, c.shared, d.kernel + "_bwd" + suffix, &regridded);
         d.access += regridded;
@@ -277,6 +278,7 @@ std::string explain(const std::vector<Chain> &chains) {
 
 std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
                                  ad::LoopPolicy loops, std::string *explanation) {
+    if (has_torch_code(traces.front())) return emit_launch_node_module(kf, traces, loops, explanation);
     std::vector<Chain> chains;
     for (JsonRef t : traces) chains.push_back(derive_chain(kf, t, loops));
     if (explanation) *explanation = explain(chains);

@@ -54,14 +54,17 @@ struct Chain {
 };
 
 // `loops`: how loops with nonlinear carried state are reversed (ad::LoopPolicy).
-Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops = ad::LoopPolicy::Recompute);
+// `tag` goes into the names of the kernels it derives (the launch nodes' "_launch<k>").
+Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops = ad::LoopPolicy::Recompute,
+                   const std::string &tag = "");
 
 // One derivation over the chains of several traces of a stub (one per specialization of its static
 // branches); `first` is the trace whose launches name the temporaries. Refuses traces that launch
 // other kernels or pass them other buffers.
 plan::Derivation merge(const frontend::KernelFile &kf, const std::vector<Chain> &chains, JsonRef first);
 
-// The generated module covering every specialization among `traces`.
+// The generated module covering every specialization among `traces`; for a stub whose torch code
+// computes from the grad inputs (has_torch_code), each launch its own node (launch_nodes.h).
 // `explain`, if given, receives the access analysis of every launch (explain()).
 std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
                                  ad::LoopPolicy loops = ad::LoopPolicy::Recompute, std::string *explain = nullptr);

@@ -18,7 +18,7 @@ namespace tad::driver {
 struct Session::Impl {
     SessionOptions opts;
     store::Store store;
-    std::unique_ptr<Worker> worker;
+    std::unique_ptr<Worker> worker, cpu_worker;
     std::optional<frontend::KernelFile> forward;
     std::string forward_path;  // absolute
     std::string forward_source;
@@ -37,6 +37,21 @@ struct Session::Impl {
             worker = std::make_unique<Worker>(w);
         }
         return *worker;
+    }
+
+    // The CPU tier's worker: the stand-in triton runs the generated module's launches on the
+    // interpreter, so where the session's worker is a GPU one, a second one runs in cpu mode.
+    Worker &get_cpu_worker() {
+        Worker &w = get_worker();
+        w.start();
+        if (w.hello().at("mode").str() == "cpu") return w;
+        if (!cpu_worker) {
+            WorkerOptions o = w.options();
+            o.mode = "cpu";
+            o.log_path = fs::join(opts.work_dir, "worker-cpu.log");
+            cpu_worker = std::make_unique<Worker>(o);
+        }
+        return *cpu_worker;
     }
 
     ProgressFn progress(const std::string &stage) {
@@ -233,7 +248,7 @@ std::string Session::verify(const VerifyOptions &opts, bool *passed) {
                           opts.max_elements,
                           opts.seed,
                           loop_policy(c.loops, "tad_verify")};
-        report = cpu_verify(in, list, impl_->get_worker(), impl_->progress("verify"));
+        report = cpu_verify(in, list, impl_->get_cpu_worker(), impl_->progress("verify"));
     } else {
         Json args = Json::object();
         args.set("file", file);

@@ -537,14 +537,17 @@ void future_imports_first(const NodeList &body) {
 }
 
 // Calls f(name, loc) for each name top-level statement `s` defines (def, class, assignment);
-// `recorded_too`: also the rebinding `K = _Recorded(K)` of each launched kernel.
+// `recorded_too`: also the rebinding `K = _Recorded(K)` (or `_RecordedNode(K)`) of each launched
+// kernel.
 template <class F> void definitions(const Node &s, bool recorded_too, const F &f) {
     auto name = [&](const Node &n) { f(n.str("id"), n.loc); };
     if (is_function(s) || s.is("ClassDef")) return f(s.str("name"), s.loc);
     if (s.is("AnnAssign")) target_names(s.node("target"), name);
     if (!s.is("Assign")) return;
     const NodePtr value = s.node("value");
-    if (!recorded_too && value->is("Call") && dotted(value->node("func")) == "_Recorded") return;
+    const bool recorded = value->is("Call") && (dotted(value->node("func")) == "_Recorded" ||
+                                                dotted(value->node("func")) == "_RecordedNode");
+    if (!recorded_too && recorded) return;
     for (const NodePtr &t : s.list("targets")) target_names(t, name);
 }
 

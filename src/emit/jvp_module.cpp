@@ -147,7 +147,7 @@ private:
         os_ << "    tangent_list = _tangent_list(tangents)\n";
         os_ << "    with torch.no_grad():\n";
         os_ << "        with _capturing(_JVP_SNAPSHOTS) as launches:\n";
-        os_ << "            out = " << stub_.name << "(*values)\n";
+        os_ << "            out = " << stub_callable(stub_) << "(*values)\n";
         os_ << "        _check_launches(launches, _KERNELS)\n";
         os_ << "        outs = out if isinstance(out, tuple) else (out,)\n";
         os_ << "        layouts = [(o.shape, tuple(o.stride()), o.dtype, o.device) for o in outs]\n";

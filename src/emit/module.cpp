@@ -24,6 +24,11 @@ std::string py_tuple(const std::vector<std::string> &items, bool quote) {
     return s + (items.size() == 1 ? ",)" : ")");
 }
 
+std::string stub_callable(const frontend::StubInfo &stub) {
+    const bool shadowed = std::find(stub.params.begin(), stub.params.end(), stub.name) != stub.params.end();
+    return shadowed || stub.name == "forward" || stub.name == "jvp" ? "_stub_" + stub.name : stub.name;
+}
+
 std::string snapshot_table(const std::vector<plan::Snapshot> &snapshots) {
     std::map<size_t, std::vector<std::string>> before;
     for (const plan::Snapshot &sn : snapshots)
@@ -136,15 +141,34 @@ std::vector<bool> forward_statements(const frontend::KernelFile &kf) {
     return take;
 }
 
+bool is_future_import(const ast::File &file, const ast::Node &s) {
+    return s.is("ImportFrom") && file.slice(s.loc).rfind("from __future__", 0) == 0;
+}
+
 class ModuleWriter {
 public:
     ModuleWriter(const frontend::KernelFile &kf, const plan::Plan &bwd) : kf_(kf), stub_(kf.stub), bwd_(bwd) {}
+
+    // The header and the forward's copy (detail::module_head).
+    std::string head() {
+        header();
+        forward_copy();
+        return os_.str();
+    }
+
+    // The plan's kernels (detail::backward_kernels).
+    std::string kernel_text() {
+        kernels();
+        return os_.str();
+    }
 
     std::string run(const plan::Plan *tangent, const std::string &jvp_unsupported) {
         header();
         forward_copy();
         os_ << "\n" << template_text("module_runtime.py") << "\n\n";
-        for (const std::string &k : stub_.launched) os_ << k << " = _Recorded(" << k << ")\n";
+        std::set<std::string> recorded;  // a kernel launched twice in the stub's source is wrapped once
+        for (const std::string &k : stub_.launched)
+            if (recorded.insert(k).second) os_ << k << " = _Recorded(" << k << ")\n";
         os_ << "\n\n# ---- backward ----\n";
         kernels();
         launcher_ = detail::emit_launcher(kf_, bwd_);
@@ -174,6 +198,9 @@ private:
         os_ << join(kernels)
             << ": each program recomputes its forward values,\n# then propagates gradients in reverse. Regenerate "
                "with `tad generate`; do not edit.\n";
+        // Python accepts `from __future__` imports only before every other statement.
+        for (const ast::NodePtr &s : kf_.file.module->list("body"))
+            if (is_future_import(kf_.file, *s)) os_ << kf_.file.slice(s->loc) << "\n";
         os_ << "import inspect\nimport math\nimport threading\n\nimport torch\nimport triton\nimport "
                "triton.language as tl\n";
         os_ << "from triton.language.extra import libdevice\n\n";
@@ -193,7 +220,7 @@ private:
                                                              "from triton.language.extra import libdevice"};
         bool imports = false;
         for (const ast::NodePtr &s : body)
-            if ((s->is("Import") || s->is("ImportFrom")) && !is_tad_import(*s) &&
+            if ((s->is("Import") || s->is("ImportFrom")) && !is_tad_import(*s) && !is_future_import(kf_.file, *s) &&
                 !header_imports.count(kf_.file.slice(s->loc))) {
                 os_ << kf_.file.slice(s->loc) << "\n";
                 imports = true;
@@ -202,7 +229,13 @@ private:
         for (size_t i = 0; i < body.size(); ++i) {
             const ast::Node &s = *body[i];
             if (s.is("Import") || s.is("ImportFrom") || !take[i]) continue;
-            os_ << "\n" << statement_source(kf_, s, s.is("FunctionDef") && s.str("name") == stub_.name) << "\n\n";
+            const bool stub = s.is("FunctionDef") && s.str("name") == stub_.name;
+            std::string text = statement_source(kf_, s, stub);
+            // A stub named like an entry point of the module is copied under another name.
+            const size_t def = text.find("def " + stub_.name + "(");
+            if (stub && def != std::string::npos)
+                text.replace(def + 4, stub_.name.size(), detail::stub_callable(stub_));
+            os_ << "\n" << text << "\n\n";
         }
     }
 
@@ -277,7 +310,7 @@ private:
         os_ << "\n\nclass " << class_name(stub_.name) << "(torch.autograd.Function):\n";
         os_ << "    @staticmethod\n    def forward(" << ctx << ", " << join(stub_.params) << "):\n";
         os_ << "        with _capturing(_SNAPSHOTS) as " << launches << ":\n";
-        os_ << "            " << out << " = " << stub_.name << "(" << join(stub_.params) << ")\n";
+        os_ << "            " << out << " = " << detail::stub_callable(stub_) << "(" << join(stub_.params) << ")\n";
         os_ << "        _check_launches(" << launches << ", _KERNELS)\n";
         os_ << "        " << outs << " = " << out << " if isinstance(" << out << ", tuple) else (" << out << ",)\n";
         os_ << "        " << ctx << ".launches = " << launches << "\n";
@@ -309,7 +342,7 @@ private:
         os_ << "TF32 = " << (tf32 ? "True" : "False") << "\n";
         os_ << "# Stub inputs the forward updates in place and returns (autograd wants them to be non-leaf).\n";
         os_ << "DIRTY = " << (dirty_inputs.empty() ? "()" : py_tuple(dirty_inputs, true)) << "\n";
-        os_ << "_SIGNATURE = inspect.signature(" << stub_.name << ")\n\n\n";
+        os_ << "_SIGNATURE = inspect.signature(" << detail::stub_callable(stub_) << ")\n\n\n";
         os_ << "def forward(*args, **kwargs):\n";
         os_ << "    \"\"\"`" << stub_.name
             << "` with a backward: same arguments and results, differentiable in GRAD_INPUTS.\"\"\"\n";
@@ -320,6 +353,16 @@ private:
 };
 
 }  // namespace
+
+namespace detail {
+
+std::string module_head(const frontend::KernelFile &kf, const plan::Plan &p) { return ModuleWriter(kf, p).head(); }
+
+std::string backward_kernels(const frontend::KernelFile &kf, const plan::Plan &p) {
+    return ModuleWriter(kf, p).kernel_text();
+}
+
+}  // namespace detail
 
 std::string emit_module(const frontend::KernelFile &kf, const plan::Plan &backward, const plan::Plan *tangent,
                         const std::string &jvp_unsupported) {

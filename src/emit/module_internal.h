@@ -41,6 +41,18 @@ struct Launcher {
 
 Launcher emit_launcher(const frontend::KernelFile &kf, const plan::Plan &p);
 
+// The name the module calls the stub by: its own, or `_stub_<name>` for a stub named like an entry
+// point of the module (forward, jvp) or like one of its own parameters (which the Function's and the
+// launchers' parameters of that name would shadow), whose copy is renamed so.
+std::string stub_callable(const frontend::StubInfo &stub);
+
+// The module's header (its imports, `from __future__` first) and the forward file's copy; `p`
+// names the launched kernels in the header.
+std::string module_head(const frontend::KernelFile &kf, const plan::Plan &p);
+
+// The backward kernels of plan `p`, each wrapped in _fit_shared_memory.
+std::string backward_kernels(const frontend::KernelFile &kf, const plan::Plan &p);
+
 // The Python dict `{m: ((k, "p"), ...), ...}` of a plan's snapshots: what the recorder copies
 // before launch m.
 std::string snapshot_table(const std::vector<plan::Snapshot> &snapshots);

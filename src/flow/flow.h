@@ -58,7 +58,10 @@ struct Flow {
 Flow analyze(const Call &call, const std::vector<Launch> &launches);
 
 // Refuses a call whose torch code computes an output or a kernel argument from values that depend
-// on the grad inputs: tad differentiates the launches only, so that gradient would be lost.
+// on the grad inputs: the single Function that analyze() serves differentiates the launches only,
+// so that gradient would be lost. The driver gives such a stub a node per launch instead
+// (driver/launch_nodes.h), whose one-launch traces carry no torch marks; this keeps any other path
+// from deriving the single Function for it.
 void check_torch_code(const Call &call, const std::vector<Launch> &launches);
 
 // The parts, in the order analyze() runs them.

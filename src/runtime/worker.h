@@ -52,6 +52,7 @@ public:
     // Starts the worker if none is running and greets it ('hello'). Errors as for request().
     void start();
     bool running() const { return process_ != nullptr; }
+    const WorkerOptions &options() const { return options_; }
     // The 'hello' result of the running worker; an invalid ref when none runs.
     JsonRef hello() const { return hello_; }
 

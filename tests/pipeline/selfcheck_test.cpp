@@ -154,25 +154,26 @@ TEST(SelfCheck, SyntaxErrorIsAnInternalError) {
     EXPECT_EQ(msg.substr(msg.size() - kBug.size()), kBug) << msg;
 }
 
-// A real module the check stops: a stub named `forward` is copied into its module, then replaced by
-// tad's entry point of that name, which would call itself. Until the emitter refuses or renames
-// such a stub, generate fails with the internal error and the session keeps no candidate.
-TEST(SelfCheck, StubNamedLikeTheEntryPointIsStoppedAndNotStored) {
+// A real module the check stops: a stub named like a helper of the module's runtime (`_as_dtype`)
+// is copied into its module, then replaced by the runtime's definition of that name. Generate fails
+// with the internal error and the session keeps no candidate. (A stub named like the entry point,
+// `forward`, is renamed: tests/pipeline/emit_names_cpu_test.cpp.)
+TEST(SelfCheck, StubNamedLikeARuntimeHelperIsStoppedAndNotStored) {
     REQUIRE_TORCH();
     fs::TempDir src_dir, work;
     std::string src = fs::read_file(std::string(TAD_SOURCE_DIR) + "/examples/gelu.py");
-    src.replace(src.find("def gelu(x):"), 12, "def forward(x):");
+    src.replace(src.find("def gelu(x):"), 12, "def _as_dtype(x):");
     const std::string path = fs::join(src_dir.path(), "forward_stub.py");
     fs::write_file_atomic(path, src);
     auto s = cpu_session(work, path);
     const std::string before = s->snapshot_list();
     try {
         s->generate(driver::GenerateOptions{});
-        ADD_FAILURE() << "generate accepted a module whose entry point replaces the stub";
+        ADD_FAILURE() << "generate accepted a module whose runtime replaces the stub";
     } catch (const Error &e) {
         const std::string msg = e.what();
         EXPECT_EQ(e.status(), TAD_ERR_INTERNAL) << msg;
-        EXPECT_EQ(msg.rfind("generated module: function 'forward' is defined at line 25:1 and again at line ", 0), 0u)
+        EXPECT_EQ(msg.rfind("generated module: function '_as_dtype' is defined at line 25:1 and again at line ", 0), 0u)
             << msg;
         EXPECT_EQ(msg.substr(msg.size() - kBug.size()), kBug) << msg;
     }

@@ -236,18 +236,31 @@ class Pipeline(CacheDir):
         self.assertEqual(tuple(generated.GRAD_INPUTS), ("x", "weight", "bias"))
         self.assertEqual(len(os.listdir(os.path.join(self.cache, "work", "snapshots"))), 1)
 
-    def test_torch_code_on_a_kernel_output_is_refused(self):
+    def test_torch_code_on_a_kernel_output_is_differentiated(self):
         # The stub sums the kernel's output with torch: the trace runs under autograd, so the
-        # library sees the op and refuses instead of returning a gradient that misses it.
+        # library sees the op and makes the launch its own autograd node; autograd differentiates
+        # the sum (docs/stub-autograd.md).
         if not _support.STANDIN_TRITON and _support.gpu_unavailable_reason():
             _support.skip(self, "real triton without a GPU cannot trace the stub")
         device = "cpu" if _support.STANDIN_TRITON else "cuda"
         path = os.path.join(_support.REPO, "tests", "pipeline", "data", "torch_code", "sum_output.py")
         stub = _support.import_file(path).column_sum_of_squares
         x = torch.randn(4, 32, device=device, requires_grad=True)
-        with self.assertRaisesRegex(tad.UnsupportedError, r"computes output 0 with torch code \(SumBackward1\)"):
-            stub(x)
-        self.assertEqual(glob.glob(os.path.join(self.cache, "*.py")), [])
+        if _support.STANDIN_TRITON:
+            # Everything up to running the kernels works here; the stand-in cannot run them.
+            with self.assertRaisesRegex(RuntimeError, "stand-in for triton cannot run kernels"):
+                stub(x)
+        else:
+            y = stub(x)
+            torch.testing.assert_close(y, (x * x).sum(0))
+            y.backward(torch.ones_like(y))
+            torch.testing.assert_close(x.grad, 2 * x.detach())
+        [path] = glob.glob(os.path.join(self.cache, "*.py"))
+        generated = _autodiff.import_generated(path)
+        self.assertTrue(issubclass(generated._LaunchFunction, torch.autograd.Function))
+        self.assertIn("each launch is its own autograd node", generated.JVP_UNSUPPORTED)
+        with self.assertRaisesRegex(NotImplementedError, "forward mode is not generated"):
+            generated.jvp(x)
 
     def test_layernorm_on_gpu(self):
         reason = _support.gpu_unavailable_reason()

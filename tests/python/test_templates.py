@@ -446,6 +446,23 @@ class Embedded(unittest.TestCase):
             self.assertNotIn(MARKER, source)
         self.assertEqual(source.count("\nclass _Recorded:\n"), 1)
 
+    def test_a_launch_node_module_carries_its_template(self):
+        import tad
+
+        tmp = tempfile.mkdtemp(prefix="tad-py-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        session = tad.Session(work_dir=os.path.join(tmp, "work"), python=sys.executable)
+        self.addCleanup(session.close)
+        session.load_forward(os.path.join(_support.REPO, "tests", "pipeline", "data", "torch_code", "sum_output.py"))
+        try:
+            session.generate(dims={"M": 4, "N": 32})
+        except (tad.UnsupportedError, tad.WorkerError) as e:
+            _support.skip(self, f"the pipeline cannot generate sum_output.py here: {e}")
+        source = session.candidate_source()
+        for name in ("module_runtime.py", "launch_nodes.py"):
+            self.assertIn("\n" + embedded_part(name) + "\n", source, name)
+        self.assertNotIn(MARKER, source)
+
 
 if __name__ == "__main__":
     unittest.main()

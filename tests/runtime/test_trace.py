@@ -272,6 +272,28 @@ class TraceTorchCode(unittest.TestCase):
         for launch in record["launches"]:
             self.assertEqual([a["name"] for a in launch["args"] if "torch" in a], [])
 
+    def test_each_tensor_argument_says_whether_it_requires_grad_when_launched_and_its_view(self):
+        record = self.traced("views", self.x, torch.randn(4))
+        first, second = ({a["name"]: a for a in launch["args"]} for launch in record["launches"])
+        self.assertEqual((first["X"]["requires_grad"], first["Y"]["requires_grad"]), (True, False))
+        self.assertEqual((first["X"]["view_shape"], first["X"]["view_stride"]), ([32], [1]))
+        # w is no grad input; the index table needs none.
+        self.assertEqual((second["X"]["requires_grad"], second["Y"]["requires_grad"]), (False, False))
+        self.assertNotIn("requires_grad", first["n"])
+
+    def test_a_tensor_a_launch_wrote_from_a_grad_input_requires_grad_at_the_next(self):
+        source = ("@triton.jit\ndef k(X, Y, n, B: tl.constexpr):\n    pass\n\n"
+                  "def twice(x):\n    y = torch.empty_like(x)\n    z = torch.empty_like(x)\n"
+                  "    k[(1,)](x, y, x.numel(), B=16)\n    k[(1,)](y, z, x.numel(), B=16)\n    return z.sum()\n")
+        module = module_from(source)
+        _, record = tad_trace.trace_call(module, module.twice, (self.x,), {}, grad_inputs=("x",))
+        self.assertEqual([{a["name"]: a.get("requires_grad") for a in l["args"] if a["kind"] == "tensor"}
+                          for l in record["launches"]], [{"X": True, "Y": False}, {"X": True, "Y": False}])
+
+    def test_without_grad_inputs_no_autograd_fields(self):
+        _, record = tad_trace.trace_call(self.module, self.module.summed, (self.x,), {})
+        self.assertNotIn("requires_grad", record["launches"][0]["args"][0])
+
     def test_the_callers_tensors_are_left_alone(self):
         before = self.x.clone()
         self.traced("summed", self.x)

@@ -93,6 +93,18 @@ TEST_F(CpuWorker, HelloReportsCpuModeAndTheStandIn) {
     EXPECT_TRUE(starts_with(hello.at("python").str(), "3."));
 }
 
+// Where torch imports the real triton before the worker picks a mode, cpu mode still runs the
+// stand-in (the interpreter executes its launches only).
+TEST(Worker, CpuModeSetsAsideATritonImportedBeforeIt) {
+    REQUIRE_TORCH();
+    WorkerOptions o = torch_options("cpu");
+    o.env.emplace_back("PYTHONPATH", kData + "/preimported_triton");
+    Worker w(o);
+    w.start();
+    EXPECT_EQ(w.hello().at("mode").str(), "cpu");
+    EXPECT_EQ(w.hello().at("triton").str(), "stand-in");
+}
+
 TEST_F(CpuWorker, InfoDescribesTheFile) {
     Json args = Json::object();
     args.set("file", kData + "/scale_add.py");

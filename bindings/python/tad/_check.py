@@ -168,7 +168,7 @@ def run(module, bound, stub_name="stub", key=(), path=None, seed=SEED):
 
     report = {"stub": stub_name, "key": [list(k) for k in key], "module": path, "seed": seed}
     start = time.perf_counter()
-    if not callable(getattr(module, "jvp", None)):
+    if getattr(module, "JVP_UNSUPPORTED", None) or not callable(getattr(module, "jvp", None)):
         report.update(status="unchecked", inputs=[],
                       reason=getattr(module, "JVP_UNSUPPORTED", None) or "the generated module has no jvp")
         return report

@@ -54,8 +54,9 @@ def dot_product(forward, jvp, bound, grad_inputs, seed, rtol, dirty=()):
 
 
 def check(generated, bound, grad_inputs, seed, dtype):
-    """The case's dot_product entry for a generated module: {"skipped": why} when it has no jvp."""
-    if not callable(getattr(generated, "jvp", None)):
+    """The case's dot_product entry for a generated module: {"skipped": why} when it has no jvp (or
+    one that raises JVP_UNSUPPORTED)."""
+    if getattr(generated, "JVP_UNSUPPORTED", None) or not callable(getattr(generated, "jvp", None)):
         return {"skipped": getattr(generated, "JVP_UNSUPPORTED", None)
                 or "the generated module has no jvp"}
     # Kernels multiplying float32 tiles at TF32 precision round like float16 ones.

@@ -92,9 +92,11 @@ def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd):
         if torch.is_tensor(value):
             entry["requires_grad"] = bool(value.requires_grad)
     launches = [{"kernel": kernel, "grid": grid, "options": options,
-                 "args": [{**arg_entry(name, value, memory), **_torch_entry(torch_ops.get(name))}
+                 "args": [{**arg_entry(name, value, memory), **_torch_entry(torch_ops.get(name)),
+                           **autograd_args.get(name, {})}
                           for name, value in kernel_args]}
-                for (kernel, grid, options, kernel_args), torch_ops in zip(recorder.launches, recorder.torch_ops)]
+                for (kernel, grid, options, kernel_args), torch_ops, autograd_args
+                in zip(recorder.launches, recorder.torch_ops, recorder.autograd_args)]
     record = {"stub": stub_fn.__name__, "inputs": inputs,
               "outputs": [{"index": i, **_entry(v), **_alias(v, params),
                            **_torch_entry(_torch_op(v) if autograd and torch.is_tensor(v) else None)}
@@ -213,6 +215,12 @@ def _torch_op(t):
     return type(fn).__name__
 
 
+def _autograd_entry(t):
+    """What a launch's node needs of a tensor argument (docs/stub-autograd.md): whether it requires
+    grad when launched, and the layout of the view the kernel gets."""
+    return {"requires_grad": bool(t.requires_grad), "view_shape": list(t.shape), "view_stride": list(t.stride())}
+
+
 def _torch_entry(op):
     return {} if op is None else {"torch": op}
 
@@ -226,6 +234,7 @@ class _Recorder:
         self.snapshots = snapshots  # data_ptr -> (tensor, float64 data) before its first launch
         self.autograd = autograd  # each launch an autograd node (trace_call's grad_inputs)
         self.torch_ops = []  # per launch: {param: the torch op that computed it} (see _torch_op)
+        self.autograd_args = []  # per launch: {param: what _autograd_entry says of its tensor}
 
     @contextlib.contextmanager
     def patched(self):
@@ -268,12 +277,14 @@ class _Recorder:
         if self.autograd:
             tensors = self._tensor_args(kernel, args, kwargs)
             self.torch_ops.append({p: op for p, t in tensors for op in [_torch_op(t)] if op is not None})
+            self.autograd_args.append({p: _autograd_entry(t) for p, t in tensors})
             owners = {}
             for _, t in tensors:
                 owners.setdefault(id(_storage_owner(t)), _storage_owner(t))
             _nodes()[1].apply(run, *owners.values())
         else:
             self.torch_ops.append({})
+            self.autograd_args.append({})
             run()
         # After the launch: an autotuner has chosen its config by then.
         self.launches.append(describe_launch(kernel, self.classes, name, grid, args, kwargs))

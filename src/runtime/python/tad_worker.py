@@ -94,10 +94,12 @@ class Worker:
                 if self.mode == "gpu":
                     raise Failure("import", f"cannot import triton: {e}")
                 self.no_gpu_reason = f"cannot import triton: {e}"
-                for name in [m for m in sys.modules if m == "triton" or m.startswith("triton.")]:
-                    del sys.modules[name]
         if self.mode != "gpu":
             self.mode = "cpu"
+            # torch may have imported the real triton already (it probes for it where CUDA is):
+            # the forward file and the interpreter must see the stand-in.
+            for name in [m for m in sys.modules if m == "triton" or m.startswith("triton.")]:
+                del sys.modules[name]
             sys.path.insert(0, os.path.join(HERE, "standin"))
         try:
             import triton

@@ -38,3 +38,10 @@ def make_args(dims):
     dtype = getattr(torch, dims.get("dtype", "float32"))
     device = dims.get("device", "cuda")
     return (torch.randn(dims["M"], dims["N"], dtype=dtype, device=device) * 0.5,), {}
+
+
+def reference(x):
+    acc = torch.zeros_like(x)
+    for i in range(3):
+        acc = acc * x + 2.0 * x * (x * x + i)
+    return acc * 0.5

@@ -35,3 +35,11 @@ def make_args(dims):
     dtype = getattr(torch, dims.get("dtype", "float32"))
     device = dims.get("device", "cuda")
     return (torch.randn(dims["M"], dims["N"], dtype=dtype, device=device),), {}
+
+
+def reference(x, eps=0.5):
+    N = x.shape[1]
+    y = (x * x + eps) * 3 + N * eps
+    for _ in range(2):
+        y = y * eps + x
+    return y

@@ -1,0 +1,257 @@
+#include "driver/launch_nodes.h"
+
+#include <algorithm>
+#include <set>
+
+#include "driver/pipeline.h"
+#include "emit/emit.h"
+#include "flow/trace.h"
+#include "passes/passes.h"
+#include "support/error.h"
+
+namespace tad::driver {
+
+namespace {
+
+bool is_tensor_arg(JsonRef a) {
+    const std::string kind = a.str_or("kind", "");
+    return kind == "tensor" || kind == "tensor_desc";
+}
+
+bool floating(const std::string &dtype) { return dtype.rfind("float", 0) == 0 || dtype.rfind("bfloat", 0) == 0; }
+
+std::string launch_label(const frontend::KernelFile &kf, size_t k, JsonRef launch) {
+    return kf.file.path + ": stub '" + kf.stub.name + "': launch " + std::to_string(k) + " of '" +
+           launch.at("kernel").str() + "' ";
+}
+
+// The kernel parameters a launch stores to or adds to.
+std::set<std::string> written_params(const frontend::KernelFile &kf, JsonRef launch) {
+    passes::MemoryParams mem =
+        passes::memory_params(frontend::lower_kernel(kf, launch.at("kernel").str(), flow::bindings_of(kf, launch)));
+    std::set<std::string> out = mem.stored;
+    out.insert(mem.accumulated.begin(), mem.accumulated.end());
+    return out;
+}
+
+// A view one or more tensor parameters of a launch get: one input of the one-launch stub.
+struct View {
+    JsonRef arg;  // the first argument that gets it
+    std::vector<std::string> params;
+    bool requires_grad = false;
+};
+
+bool same_view(JsonRef a, JsonRef b) {
+    return a.at("ref").dump() == b.at("ref").dump() && a.int_or("offset", 0) == b.int_or("offset", 0) &&
+           a.at("view_shape").dump() == b.at("view_shape").dump() &&
+           a.at("view_stride").dump() == b.at("view_stride").dump() && a.str_or("dtype", "") == b.str_or("dtype", "");
+}
+
+std::vector<View> views_of(const frontend::KernelFile &kf, JsonRef launch, size_t k,
+                           const std::set<std::string> &written) {
+    std::vector<View> out;
+    JsonRef args = launch.at("args");
+    for (size_t i = 0; i < args.size(); ++i) {
+        JsonRef a = args[i];
+        if (!is_tensor_arg(a)) continue;
+        const std::string name = a.at("name").str();
+        if (!a.has("view_shape"))
+            fail(TAD_ERR_INTERNAL, launch_label(kf, k, launch) + "argument '" + name +
+                                       "': the trace has no view layout (it was not taken with autograd)");
+        View *same = nullptr;
+        for (View &v : out) {
+            if (same_view(v.arg, a)) {
+                same = &v;
+                break;
+            }
+            bool writes = written.count(name) > 0;
+            for (const std::string &p : v.params) writes = writes || written.count(p);
+            if (v.arg.at("ref").dump() == a.at("ref").dump() && writes)
+                fail(TAD_ERR_UNSUPPORTED, launch_label(kf, k, launch) + "gets two different views of one buffer, '" +
+                                              v.params.front() + "' and '" + name +
+                                              "', and writes one of them; as its own autograd node, a launch "
+                                              "whose stub has torch code on grad-input values must get one view per "
+                                              "buffer it writes (index within the kernel instead)");
+        }
+        if (!same) same = &out.emplace_back(View{a, {}, false});
+        same->params.push_back(name);
+        same->requires_grad =
+            same->requires_grad || (a.bool_or("requires_grad", false) && floating(a.at("dtype").str()));
+    }
+    return out;
+}
+
+void set_layout(JsonRef entry, JsonRef arg) {
+    entry.set("kind", "tensor");
+    entry.set("dtype", arg.at("dtype").str());
+    entry.set_copy("shape", arg.at("view_shape"));
+    entry.set_copy("stride", arg.at("view_stride"));
+}
+
+// The one-launch stub of launch k: its name, params (one per view), grad inputs (the views that
+// require grad in any trace), outputs (the views it writes).
+struct OneLaunch {
+    frontend::KernelFile file;
+    std::vector<std::string> written;
+    std::vector<Json> traces;
+};
+
+size_t view_of(const std::vector<View> &views, const std::string &param) {
+    for (size_t i = 0; i < views.size(); ++i)
+        if (std::find(views[i].params.begin(), views[i].params.end(), param) != views[i].params.end()) return i;
+    return views.size();
+}
+
+}  // namespace
+
+bool has_torch_code(JsonRef trace) {
+    JsonRef outs = trace.at("outputs");
+    for (size_t j = 0; j < outs.size(); ++j)
+        if (outs[j].has("torch")) return true;
+    JsonRef launches = trace.at("launches");
+    for (size_t k = 0; k < launches.size(); ++k)
+        for (size_t i = 0; i < launches[k].at("args").size(); ++i)
+            if (launches[k].at("args")[i].has("torch")) return true;
+    return false;
+}
+
+Json one_launch_trace(const frontend::KernelFile &kf, JsonRef trace, size_t k) {
+    JsonRef launch = trace.at("launches")[k];
+    const std::set<std::string> written = written_params(kf, launch);
+    const std::vector<View> views = views_of(kf, launch, k, written);
+    Json t = Json::object();
+    t.set("stub", kf.stub.name + "_launch" + std::to_string(k));
+    if (trace.has("dims")) t.set_copy("dims", trace.at("dims"));
+    JsonRef inputs = t.set_array("inputs"), outputs = t.set_array("outputs");
+    for (size_t i = 0; i < views.size(); ++i) {
+        JsonRef in = inputs.push_object();
+        in.set("name", views[i].params.front());
+        in.set("index", static_cast<int64_t>(i));
+        set_layout(in, views[i].arg);
+        in.set_bool("requires_grad", views[i].requires_grad);
+        bool writes = false;
+        for (const std::string &p : views[i].params) writes = writes || written.count(p);
+        if (!writes) continue;
+        JsonRef out = outputs.push_object();
+        out.set("index", static_cast<int64_t>(outputs.size() - 1));
+        out.set("input", static_cast<int64_t>(i));
+        set_layout(out, views[i].arg);
+    }
+    t.set_array("temps");
+    JsonRef l = t.set_array("launches").push_object();
+    for (const char *key : {"kernel", "grid", "options"})
+        if (launch.has(key)) l.set_copy(key, launch.at(key));
+    JsonRef args = l.set_array("args");
+    for (size_t i = 0; i < launch.at("args").size(); ++i) {
+        JsonRef a = launch.at("args")[i];
+        args.push_copy(a);
+        JsonRef copy = args[args.size() - 1];
+        copy.remove("torch");
+        if (!is_tensor_arg(a)) continue;
+        copy.remove("ref");
+        copy.remove("offset");
+        copy.set_object("ref").set("input", static_cast<int64_t>(view_of(views, a.at("name").str())));
+        copy.set("offset", static_cast<int64_t>(0));
+    }
+    return t;
+}
+
+namespace {
+
+// Launch k of every trace as a one-launch stub: the same views in each, grad inputs those that
+// require grad in any.
+OneLaunch one_launch(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces, size_t k) {
+    OneLaunch o{kf, {}, {}};
+    frontend::StubInfo &stub = o.file.stub;
+    stub.name = kf.stub.name + "_launch" + std::to_string(k);
+    stub.launched = {traces.front().at("launches")[k].at("kernel").str()};
+    stub.grad_inputs.clear();
+    for (JsonRef trace : traces) {
+        if (trace.at("launches").size() != traces.front().at("launches").size())
+            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name +
+                                          "' launches different kernels for different dims; one backward cannot "
+                                          "serve them");
+        Json t = one_launch_trace(kf, trace, k);
+        std::vector<std::string> params, written;
+        for (size_t i = 0; i < t.at("inputs").size(); ++i) params.push_back(t.at("inputs")[i].at("name").str());
+        for (size_t j = 0; j < t.at("outputs").size(); ++j)
+            written.push_back(params.at(static_cast<size_t>(t.at("outputs")[j].at("input").integer())));
+        if (!o.traces.empty() && (params != stub.params || written != o.written))
+            fail(TAD_ERR_UNSUPPORTED, launch_label(kf, k, trace.at("launches")[k]) +
+                                          "gets other views, or writes other ones, for different dims; one "
+                                          "backward cannot serve them");
+        stub.params = params;
+        o.written = written;
+        for (size_t i = 0; i < params.size(); ++i)
+            if (t.at("inputs")[i].bool_or("requires_grad", false) &&
+                std::find(stub.grad_inputs.begin(), stub.grad_inputs.end(), params[i]) == stub.grad_inputs.end())
+                stub.grad_inputs.push_back(params[i]);
+        o.traces.push_back(std::move(t));
+    }
+    std::vector<std::string> ordered;  // grad inputs in parameter order
+    for (const std::string &p : stub.params)
+        if (std::find(stub.grad_inputs.begin(), stub.grad_inputs.end(), p) != stub.grad_inputs.end())
+            ordered.push_back(p);
+    stub.grad_inputs = ordered;
+    return o;
+}
+
+// A launch may leave part of a view it writes to the stub's torch code (a copy_ into the rest of
+// it), so a gradient its backward writes with plain stores mirroring the stores to that view is not
+// known to cover its buffer: it starts as zeros.
+void zero_mirrors(plan::Plan &p) {
+    auto zero = [](plan::Alloc &a) {
+        if (a.init == plan::Init::Written) a.init = plan::Init::Zeros;
+    };
+    for (plan::Alloc &a : p.prologue) zero(a);
+    for (plan::Step &s : p.steps)
+        for (plan::Case &c : s.cases)
+            for (plan::Branch &b : c.branches)
+                for (plan::Alloc &a : b.allocs) zero(a);
+}
+
+emit::LaunchNode node_of(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces, size_t k,
+                         ad::LoopPolicy loops, std::string *explanation) {
+    OneLaunch o = one_launch(kf, traces, k);
+    emit::LaunchNode n{o.file, o.written, std::nullopt};
+    if (o.file.stub.grad_inputs.empty()) return n;  // nothing it gets requires grad: no node
+    std::vector<Chain> chains;
+    for (const Json &t : o.traces) chains.push_back(derive_chain(o.file, t, loops, "_launch" + std::to_string(k)));
+    if (explanation) *explanation += explain(chains);
+    n.backward = plan::backward(merge(o.file, chains, o.traces.front()));
+    zero_mirrors(*n.backward);
+    return n;
+}
+
+}  // namespace
+
+std::string emit_launch_node_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
+                                    ad::LoopPolicy loops, std::string *explanation) {
+    JsonRef first = traces.front();
+    emit::NodeModule m;
+    if (explanation) explanation->clear();
+    bool any = false;
+    for (size_t k = 0; k < first.at("launches").size(); ++k) {
+        m.launched.push_back(first.at("launches")[k].at("kernel").str());
+        m.nodes.push_back(node_of(kf, traces, k, loops, explanation));
+        any = any || m.nodes.back().backward;
+    }
+    if (!any)
+        fail(TAD_ERR_INVALID_ARGUMENT, kf.file.path + ": no launch of stub '" + kf.stub.name +
+                                           "' gets a tensor that requires grad, so none has a backward");
+    JsonRef outs = first.at("outputs");
+    m.num_outputs = outs.size();
+    for (size_t j = 0; j < outs.size(); ++j)
+        if (outs[j].has("input"))
+            m.dirty.push_back(kf.stub.params.at(static_cast<size_t>(outs[j].at("input").integer())));
+    std::sort(m.dirty.begin(), m.dirty.end());
+    m.dirty.erase(std::unique(m.dirty.begin(), m.dirty.end()), m.dirty.end());
+    const std::string module = emit::emit_node_module(
+        kf, m,
+        "forward mode is not generated for a stub whose torch code computes from its grad inputs (each launch "
+        "is its own autograd node)");
+    emit::check_module(kf, module);  // never hand out a module that does not parse or reads unbound names
+    return module;
+}
+
+}  // namespace tad::driver

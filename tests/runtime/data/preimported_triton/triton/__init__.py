@@ -1,0 +1,2 @@
+"""Not the stand-in: a triton that a cpu-mode worker must set aside."""
+__version__ = "0.0.0-preimported"
