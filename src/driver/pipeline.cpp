@@ -10,6 +10,7 @@
 #include "flow/trace.h"
 #include "passes/access.h"
 #include "passes/passes.h"
+#include "schedule/regrid.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
 
@@ -109,17 +110,24 @@ std::set<std::string> shared_params(const Derived &d, const std::set<plan::Tenso
     return out;
 }
 
-// Reverse mode of one launch: a variant per write plan.
-plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> &shared, const std::string &name) {
+// Reverse mode of one launch: a variant per write plan, each re-gridded where its gradients are
+// reduced over the grid (`report` gets what the re-grid did, per variant).
+plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> &shared, const std::string &name,
+                              std::string *report) {
     plan::Specialization sp{d.specialization.key, {}};
     std::vector<schedule::WritePlan> plans = schedule::gradient_writes(d.forward, d.spec, shared_params(d, shared));
+    const schedule::GridReduction mode = schedule::grid_reduction(std::getenv("TAD_GRID_REDUCTION"));
     for (size_t i = 0; i < plans.size(); ++i) {
         const std::string variant = name + (i == 0                           ? ""
                                             : schedule::all_atomic(plans[i]) ? "_atomic"
                                                                              : "_v" + std::to_string(i));
         dump_text("writes", variant, schedule::print(plans[i]));
         ad::Backward b = ad::reverse(d.forward, d.spec, plans[i].writes, variant, cleanup);
-        sp.variants.push_back({std::move(b), plans[i].guards});
+        std::string what;
+        std::optional<plan::Regrid> regrid = schedule::regrid(b, mode, &what);
+        dump("regrid", b.fn);
+        *report += variant + ": " + what;
+        sp.variants.push_back({std::move(b), plans[i].guards, std::move(regrid)});
     }
     return sp;
 }
@@ -164,7 +172,9 @@ Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy
         dump_text("access", d.kernel, d.access);
         const std::string suffix =
             tag + (times_launched[d.kernel] > 1 ? "_" + std::to_string(k) : "") + suffix_of(d.specialization.key);
-        d.specialization = backward(d, c.shared, d.kernel + "_bwd" + suffix);
+        std::string regridded;
+        d.specialization = backward(d, c.shared, d.kernel + "_bwd" + suffix, &regridded);
+        d.access += regridded;
         d.tangent = tangent(d, d.kernel + "_jvp" + suffix);
     }
     if (!any)

@@ -28,6 +28,8 @@ public:
         tape_ = names_.fresh("tape");
         tape_stride_ = names_.fresh("tape_stride");
         need_ = names_.fresh("tape_need");
+        grid_size_ = names_.fresh("grid_size");
+        programs_ = names_.fresh("programs");
     }
 
     Launcher run() {
@@ -62,6 +64,8 @@ private:
     std::string launches_, temps_, outs_, layouts_, grads_, a_, tape_, tape_stride_, need_;
     std::map<TensorRef, std::string> grad_;  // the shadow variable of each tensor
     std::map<TensorRef, std::string> current_;  // where it was rebound (an incoming gradient's copy)
+    std::map<TensorRef, std::string> partial_;  // a re-gridded run's partial buffer of each tensor's shadow
+    std::string grid_size_, programs_;
     std::set<std::string> inputs_;
     std::set<int> outputs_, temps_used_;
 
@@ -135,6 +139,9 @@ private:
         case Arg::Tape: return tape_;
         case Arg::TapeStride: return tape_stride_;
         case Arg::TapeNeed: return need_;
+        case Arg::GridSize: return grid_size_;
+        case Arg::Partial: return partial_.at(a.tensor);
+        case Arg::PartialStride: return partial_.at(a.tensor) + ".shape[1]";
         }
         return "?";
     }
@@ -145,7 +152,10 @@ private:
         std::vector<std::string> args;
         for (const Arg &a : r.args) args.push_back(arg(launch, a));
         for (const ir::Constexpr &c : fn.constexprs) args.push_back(c.name + "=" + a_ + "[\"" + c.name + "\"]");
-        os_ << indent << fn.name << "[" << l << ".grid](" << join(args) << ", **" << l << ".options)\n";
+        std::string grid = l + ".grid";
+        if (r.regrid_axis >= 0)
+            grid = "_regrid(" + grid + ", " + std::to_string(r.regrid_axis) + ", " + programs_ + ")";
+        os_ << indent << fn.name << "[" << grid << "](" << join(args) << ", **" << l << ".options)\n";
     }
 
     void branch(size_t launch, const plan::Branch &b, const std::string &indent) {
@@ -161,7 +171,22 @@ private:
                 << ", dtype=torch.float32, device=" << device << ")\n";
         }
         for (const Alloc &a : b.allocs) alloc(a, indent);
+        if (b.run.regrid_axis >= 0) regrid(launch, b.run, indent);
         call(launch, b.run, indent);
+        for (const TensorRef &t : b.run.partials)
+            os_ << indent << "_sum_partial(" << grad_var(t) << ", " << partial_.at(t) << ")\n";
+    }
+
+    // A re-gridded run: G is the recorded grid's size along the axis, P programs loop over it; each
+    // partial gradient gets P rows of per-program sums.
+    void regrid(size_t launch, const plan::Run &r, const std::string &indent) {
+        const std::string grid = launches_ + "[" + std::to_string(launch) + "].grid";
+        os_ << indent << grid_size_ << " = _grid_size(" << grid << ", " << r.regrid_axis << ")\n";
+        os_ << indent << programs_ << " = _regrid_programs(" << grid_size_ << ", " << layouts_ << "[0][3])\n";
+        for (const TensorRef &t : r.partials) {
+            partial_[t] = names_.fresh(grad_var(t) + "_partial");
+            os_ << indent << partial_[t] << " = _partial_buffer(" << grad_var(t) << ", " << programs_ << ")\n";
+        }
     }
 
     // A guard's symbol: a recorded scalar, or `num_programs(k)`, the recorded grid's size along k.

@@ -239,6 +239,17 @@ private:
         }
     }
 
+    // How a backward kernel writes one gradient (its docstring).
+    static std::string write_doc(const plan::Kernel &k, const std::string &grad, const passes::GradWrite &w) {
+        if (w.kind == passes::GradWrite::Store) return ": plain stores (disjoint per program).";
+        if (!k.regrid ||
+            std::find(k.regrid->accumulated.begin(), k.regrid->accumulated.end(), grad) == k.regrid->accumulated.end())
+            return ": relaxed atomic adds.";
+        for (const auto &[g, stride] : k.regrid->partial)
+            if (g == grad) return ": summed per program, one row of a partial buffer per program.";
+        return ": summed per program, one relaxed atomic add per program.";
+    }
+
     void kernels() {
         for (const plan::Kernel &k : bwd_.kernels) {
             if (k.role == plan::Kernel::TapeSizing) {
@@ -252,9 +263,7 @@ private:
                 doc += (i ? ", " : " for ") + k.key[i].first + "=" + k.key[i].second;
             doc += ".";
             for (const auto &[param, w] : k.writes)
-                doc += " " + ad::shadow_name(param) +
-                       (w.kind == passes::GradWrite::Store ? ": plain stores (disjoint per program)."
-                                                           : ": relaxed atomic adds.");
+                doc += " " + ad::shadow_name(param) + write_doc(k, ad::shadow_name(param), w);
             os_ << "@_fit_shared_memory\n" << emit_kernel(k.fn, doc) << "\n\n";
         }
     }

@@ -318,6 +318,29 @@ std::vector<GradAccess> analyze_access(const ir::Function &f, const std::vector<
     return out;
 }
 
+bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, const std::vector<int> &axes,
+                     std::string *why) {
+    const Form &addr = a.of(ptr);
+    const ir::Type &t = f.type(ptr);
+    if (!addr.affine || addr.data >= 0) return *why = "its address is not affine", false;
+    *why = repeated_lanes(addr, t);
+    if (!why->empty()) return false;
+    std::map<IndexVar, Poly> vars;
+    for (const auto &[v, c] : addr.terms)
+        if (v.kind == IndexVar::Lane ||
+            (v.kind != IndexVar::Iteration && std::find(axes.begin(), axes.end(), v.n) != axes.end()))
+            vars[v] = c;
+    // Programs that differ along an axis must differ in a digit: its program id, or both parts of a split.
+    auto has = [&](IndexVar::Kind k, int axis) { return addr.terms.count({k, axis}) > 0; };
+    for (int axis : axes)
+        if (!has(IndexVar::Program, axis) && !(has(IndexVar::Quotient, axis) && has(IndexVar::Remainder, axis)))
+            return *why = "programs along grid axis " + std::to_string(axis) + " may write one element", false;
+    const Proof p = mixed_radix(natural_digits(vars, t, a));
+    if (p.ok && p.guards.empty()) return true;
+    *why = p.ok ? "its writes are distinct only if " + p.guards.front() : "its writes may alias: " + p.why;
+    return false;
+}
+
 std::string print(const ir::Function &f, const std::vector<GradAccess> &accesses) {
     const std::vector<ir::Loop> loops = ir::loops(f);
     std::string s;

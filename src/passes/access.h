@@ -52,6 +52,11 @@ struct GradAccess {
 // One verdict per parameter of `wrt` that `f` loads, in `wrt` order.
 std::vector<GradAccess> analyze_access(const ir::Function &f, const std::vector<std::string> &wrt);
 
+// Whether the lanes of a pointer tile outside loops, over every program id of grid `axes` (the other
+// axes held fixed), address pairwise different elements: proved by the mixed-radix argument without
+// run-time guards; `why` says why not.
+bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, const std::vector<int> &axes, std::string *why);
+
 // "dX: disjoint if stride >= 2*N" and a line per load, indented, with its file:line:col.
 std::string print(const ir::Function &f, const std::vector<GradAccess> &accesses);
 

@@ -103,10 +103,11 @@ private:
         for (const LaunchDerivation &l : d_.launches)
             for (const Specialization &sp : l.specializations)
                 for (const KernelVariant &v : sp.variants) {
-                    backward_[&v] = add_kernel({Kernel::Backward, v.bwd.fn, l.kernel, sp.key, v.bwd.writes, ""});
+                    backward_[&v] =
+                        add_kernel({Kernel::Backward, v.bwd.fn, l.kernel, sp.key, v.bwd.writes, "", v.regrid});
                     if (v.bwd.tape)
                         sizing_[&v] =
-                            add_kernel({Kernel::TapeSizing, v.bwd.tape->fn, l.kernel, sp.key, {}, v.bwd.fn.name});
+                            add_kernel({Kernel::TapeSizing, v.bwd.tape->fn, l.kernel, sp.key, {}, v.bwd.fn.name, {}});
                 }
     }
 
@@ -157,7 +158,8 @@ private:
             // The tape's size is known only once each program's trip counts are: a sizing kernel
             // writes them, the largest sets the stride between programs' tapes.
             const ad::TapeSizing &ts = *v.bwd.tape;
-            Run sizing{sizing_.at(&v), {}};
+            Run sizing;
+            sizing.kernel = sizing_.at(&v);
             for (size_t i = 0; i < ts.fn.params.size(); ++i)
                 sizing.args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed ? arg(Arg::TapeNeed)
                                                                                       : primal(k, ts.fn.params[i]));
@@ -170,12 +172,33 @@ private:
                 b.run.args.push_back(arg(Arg::Tape));
             else if (o.kind == ad::ParamOrigin::TapeStride)
                 b.run.args.push_back(arg(Arg::TapeStride));
+            else if (v.regrid && param.name == v.regrid->grid_param)
+                b.run.args.push_back(arg(Arg::GridSize));
             else if (param.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal)
                 b.run.args.push_back(primal(k, param));
             else
                 b.run.args.push_back(shadow(l, o.primal, v.bwd, b.allocs));
         }
+        if (v.regrid) regrid(l, v, b.run);
         return b;
+    }
+
+    // A re-gridded run: each partial gradient's argument becomes its partial buffer, its row stride
+    // parameter that buffer's row length (both parameters were bound above as placeholders).
+    void regrid(const LaunchDerivation &l, const KernelVariant &v, Run &run) {
+        run.regrid_axis = v.regrid->axis;
+        const std::vector<ir::Param> &params = v.bwd.fn.params;
+        for (const auto &[grad, stride] : v.regrid->partial) {
+            TensorRef t;
+            for (size_t i = 0; i < params.size(); ++i)
+                if (params[i].name == grad) {
+                    t = l.tensors.at(v.bwd.origins[i].primal);
+                    run.args[i] = arg(Arg::Partial, "", t);
+                }
+            for (size_t i = 0; i < params.size(); ++i)
+                if (params[i].name == stride) run.args[i] = arg(Arg::PartialStride, "", t);
+            run.partials.push_back(t);
+        }
     }
 
     // The shadow of a launch's pointer parameter: shared ones exist already; an output read by this
@@ -210,7 +233,7 @@ public:
 
     void run() {
         for (const LaunchDerivation &l : d_.launches)
-            for (const Tangent &t : l.tangents) add_kernel({Kernel::Tangent, t.jvp->fn, l.kernel, t.key, {}, ""});
+            for (const Tangent &t : l.tangents) add_kernel({Kernel::Tangent, t.jvp->fn, l.kernel, t.key, {}, "", {}});
         allocate_tangents();
         int kernel = 0;
         for (size_t k = 0; k < d_.launches.size(); ++k) {

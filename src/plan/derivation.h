@@ -49,10 +49,22 @@ struct Guard {
 // The conditions under which a variant applies (all of them).
 using Guards = std::vector<Guard>;
 
+// A backward kernel re-gridded by passes::regrid: it runs on P programs along grid axis `axis`
+// (the executor chooses 1 <= P <= G), each looping over the forward's programs p, p + P, ... < G.
+struct Regrid {
+    int axis = 0;
+    std::string grid_param;  // the scalar parameter that receives G, the recorded grid's size along `axis`
+    // Gradient parameter -> the scalar parameter of its partial buffer's row stride: the kernel writes
+    // row p of a partial buffer of P rows instead of adding into the gradient.
+    std::vector<std::pair<std::string, std::string>> partial;
+    std::vector<std::string> accumulated;  // every gradient parameter summed in registers
+};
+
 // A backward kernel and the run-time condition under which the launcher uses it.
 struct KernelVariant {
     ad::Backward bwd;
     Guards guards;
+    std::optional<Regrid> regrid;
 };
 
 // The backward of one specialization: its variants, tried in order (the last has no guards).

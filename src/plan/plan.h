@@ -18,6 +18,11 @@
 //   the module was not generated for these values); within it, the first branch whose guards hold
 //   (each named pair of recorded scalars equal) is taken. A branch sizes its tape (when it has a
 //   sizing kernel), allocates its shadows, then runs its kernel on the launch's grid and options.
+//   A re-gridded run (`regrid_axis` >= 0) replaces the grid's size G along that axis by a number of
+//   programs P the executor chooses (1 <= P <= G); its `partials` are float32 (float64 for
+//   float64) zero buffers of P rows, each row as long as the tensor's shadow's storage, allocated
+//   before the run; after it, each partial's rows are summed in order (row 0 first: the same result
+//   every run) and added into the shadow.
 // - `results` say what the caller gets back: the backward returns, per stub input, the gradient
 //   in the input's dtype (or nothing); forward mode returns, per output, its tangent.
 #pragma once
@@ -49,6 +54,7 @@ struct Kernel {
     // Backward: how each gradient buffer is written (parameter -> plain stores or atomics).
     std::map<std::string, passes::GradWrite> writes;
     std::string sized;  // TapeSizing: the backward kernel whose tape it sizes
+    std::optional<Regrid> regrid;  // Backward: re-gridded by passes::regrid
 };
 
 // Where one kernel argument comes from when the plan runs (one per kernel parameter, in order;
@@ -62,9 +68,12 @@ struct Arg {
         Tape,  // the step's scratch tape: float32, `TapeStride` elements per program
         TapeStride,  // the tape's elements per program: the largest `TapeNeed` of the sizing kernel
         TapeNeed,  // the sizing kernel's output: int64, one element per program
+        GridSize,  // a re-gridded run: the recorded grid's size along its axis (G)
+        Partial,  // a re-gridded run: the partial buffer of `tensor`'s shadow
+        PartialStride,  // a re-gridded run: the elements of one row of that partial buffer
     } kind = Scalar;
     std::string name;  // Scalar, Tensor, Saved: the recorded launch's argument
-    TensorRef tensor;  // Tensor, Saved, Shadow
+    TensorRef tensor;  // Tensor, Saved, Shadow, Partial, PartialStride
     size_t before = 0;  // Saved
 };
 
@@ -102,6 +111,8 @@ struct Alloc {
 struct Run {
     int kernel = -1;  // index into Plan::kernels
     std::vector<Arg> args;
+    int regrid_axis = -1;  // >= 0: the grid axis whose size the executor replaces (see above)
+    std::vector<TensorRef> partials;  // re-gridded: partial buffers, summed into their shadows after the run
 };
 
 struct Branch {

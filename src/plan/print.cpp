@@ -43,6 +43,9 @@ std::string arg(const Arg &a) {
     case Arg::Tape: return "tape";
     case Arg::TapeStride: return "tape stride";
     case Arg::TapeNeed: return "tape need";
+    case Arg::GridSize: return "grid size";
+    case Arg::Partial: return "partial buffer of the shadow of " + tensor(a.tensor);
+    case Arg::PartialStride: return "row length of the partial buffer of " + tensor(a.tensor);
     }
     return "?";
 }
@@ -81,6 +84,10 @@ private:
             if (!k.sized.empty()) os_ << ", sizes " << k.sized;
             for (const auto &[param, w] : k.writes)
                 os_ << "; " << param << ": " << (w.kind == passes::GradWrite::Store ? "stores" : "atomics");
+            if (k.regrid) {
+                os_ << "; re-gridded along axis " << k.regrid->axis << ", G = " << k.regrid->grid_param;
+                for (const std::string &g : k.regrid->accumulated) os_ << "; " << g << " summed per program";
+            }
             os_ << "\n";
         }
     }
@@ -91,9 +98,13 @@ private:
 
     void run(const Run &r, const std::string &what, const std::string &indent) {
         const ir::Function &fn = p_.kernels.at(static_cast<size_t>(r.kernel)).fn;
-        os_ << indent << what << " #" << r.kernel << " " << fn.name << "\n";
+        os_ << indent << what << " #" << r.kernel << " " << fn.name;
+        if (r.regrid_axis >= 0) os_ << " re-gridded along axis " << r.regrid_axis;
+        os_ << "\n";
         for (size_t i = 0; i < r.args.size(); ++i)
             os_ << indent << "  " << fn.params[i].name << " = " << arg(r.args[i]) << "\n";
+        for (const TensorRef &t : r.partials)
+            os_ << indent << "sum the partial buffer's rows into the shadow of " << tensor(t) << "\n";
     }
 
     void step(const Step &s) {

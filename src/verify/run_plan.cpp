@@ -59,6 +59,14 @@ bool holds(const plan::Guard &g, const Recorded &r) {
     return g.op == plan::Guard::Equal ? lhs == rhs : lhs >= rhs;
 }
 
+int64_t grid_size(const Recorded &r, const plan::Run &run) {
+    return run.regrid_axis >= 0 ? r.grid[run.regrid_axis] : 1;
+}
+
+// A re-gridded kernel runs on fewer programs than the forward's G (when G > 1), so that programs
+// loop over several of the forward's and the loop's tail (r < G) matters.
+int64_t regrid_programs(int64_t grid) { return std::max<int64_t>(1, std::min<int64_t>(grid, 3)); }
+
 bool matches(const plan::Key &key, const Recorded &r) {
     for (const std::pair<std::string, std::string> &k : key) {
         auto c = std::find_if(r.constexprs.begin(), r.constexprs.end(),
@@ -163,13 +171,55 @@ void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run
             c.bind.push_back(tensor_binding(param.name, ir::DType::I64));
             c.args[param.name] = interp::ArgValue::pointer(need);
             break;
+        case plan::Arg::GridSize:
+        case plan::Arg::Partial:
+        case plan::Arg::PartialStride: bind_regrid(a, param, fn, grid_size(r, run), c); break;
         }
     }
     for (const ir::Constexpr &ce : fn.constexprs) c.bind.push_back(binding(r, ce.name));
     ir::Function kernel = frontend::lower_kernel(module_, fn.name, c.bind);
     std::vector<interp::ArgValue> args;
     for (const ir::Param &q : kernel.params) args.push_back(c.args.at(q.name));
-    interp::run(kernel, args, r.grid, mem_);
+    std::array<int64_t, 3> grid = r.grid;
+    if (run.regrid_axis >= 0) grid[run.regrid_axis] = regrid_programs(grid_size(r, run));
+    interp::run(kernel, args, grid, mem_);
+}
+
+void PlanRunner::bind_regrid(const plan::Arg &a, const ir::Param &param, const ir::Function &fn, int64_t grid,
+                             Call &c) {
+    frontend::ArgBinding b;
+    b.kind = frontend::ArgBinding::Int;
+    b.name = param.name;
+    if (a.kind == plan::Arg::Partial) {
+        c.bind.push_back(tensor_binding(param.name, fn.type(param.value).elem));
+        c.args[param.name] = interp::ArgValue::pointer(partials_.at(a.tensor));
+        return;
+    }
+    b.ival = a.kind == plan::Arg::GridSize ? grid : static_cast<int64_t>(mem_.at(shadows_.at(a.tensor)).data.size());
+    c.bind.push_back(b);
+    c.args[param.name] = interp::ArgValue::integer(b.ival);
+}
+
+// Zeroed partial buffers of a re-gridded run: P rows as long as the shadow's storage.
+void PlanRunner::allocate_partials(const plan::Run &run, int64_t programs) {
+    for (const plan::TensorRef &t : run.partials) {
+        const interp::Buffer &shadow = mem_.at(shadows_.at(t));
+        partials_[t] = mem_.add(interp::Buffer{shadow.name + "_partial", shadow.dtype,
+                                               std::vector<double>(programs * shadow.data.size(), 0.0)});
+    }
+}
+
+// Each partial's rows summed in row order, added into its shadow (as the launcher's torch sum).
+void PlanRunner::sum_partials(const plan::Run &run) {
+    for (const plan::TensorRef &t : run.partials) {
+        const std::vector<double> &part = mem_.at(partials_.at(t)).data;
+        std::vector<double> &shadow = mem_.at(shadows_.at(t)).data;
+        for (size_t i = 0; i < shadow.size(); ++i) {
+            double sum = 0;
+            for (size_t row = 0; row * shadow.size() < part.size(); ++row) sum += part[row * shadow.size() + i];
+            shadow[i] += sum;
+        }
+    }
 }
 
 void PlanRunner::run(const plan::Plan &p) {
@@ -178,7 +228,9 @@ void PlanRunner::run(const plan::Plan &p) {
         const plan::Branch &b = choose(s);
         const int64_t stride = b.sizing ? size_tape(p, s.launch, *b.sizing) : 1;
         for (const plan::Alloc &a : b.allocs) alloc(a);
+        if (b.run.regrid_axis >= 0) allocate_partials(b.run, regrid_programs(grid_size(launches_.at(s.launch), b.run)));
         launch(p, s.launch, b.run, stride, -1);
+        sum_partials(b.run);
     }
 }
 

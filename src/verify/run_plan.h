@@ -52,6 +52,7 @@ private:
     interp::Memory &mem_;
     Allocate allocate_;
     std::map<plan::TensorRef, int> shadows_;
+    std::map<plan::TensorRef, int> partials_;  // the running re-gridded kernel's partial buffers
 
     struct Call;  // one kernel's bindings and arguments while they are assembled
     void alloc(const plan::Alloc &a);
@@ -59,6 +60,10 @@ private:
     int64_t size_tape(const plan::Plan &p, size_t launch, const plan::Run &sizing);
     // Runs one kernel on the launch's grid; `need`: the TapeNeed buffer of a sizing kernel.
     void launch(const plan::Plan &p, size_t launch, const plan::Run &r, int64_t tape_stride, int need);
+    // A re-gridded run (plan.h): its extra arguments, its partial buffers before it, their sums after.
+    void bind_regrid(const plan::Arg &a, const ir::Param &param, const ir::Function &fn, int64_t grid, Call &c);
+    void allocate_partials(const plan::Run &run, int64_t programs);
+    void sum_partials(const plan::Run &run);
 };
 
 }  // namespace tad::verify

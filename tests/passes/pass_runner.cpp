@@ -5,6 +5,7 @@
 
 #include "passes/access.h"
 #include "passes/passes.h"
+#include "passes/regrid.h"
 #include "support/error.h"
 
 namespace tad::testing {
@@ -91,6 +92,7 @@ ir::Function transform(const Step &s, const ir::Function &f) {
 }
 
 std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
+    std::string notes;  // what a pass that may decline said (regrid), before the IR
     for (size_t i = 0; i < steps.size(); ++i) {
         const Step s = parse_step(steps[i]);
         const bool last = i + 1 == steps.size();
@@ -99,11 +101,17 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             if (s.pass == "access") return access_text(f, s);
             return s.pass == "memory-params" ? memory_text(f) : plan_text(f, s);
         }
-        f = transform(s, f);
+        if (s.pass == "regrid") {  // flush=atomic: one atomic add per program instead of a partial buffer
+            passes::Regrid r = passes::regrid(f, s.args.count("flush") && s.args.at("flush") == "atomic");
+            notes += "// " + passes::print(r);
+            f = std::move(r.fn);
+        } else {
+            f = transform(s, f);
+        }
         const std::string problem = ir::verify(f);
         if (!problem.empty()) return "error: invalid IR after " + s.pass + ": " + problem + "\n" + ir::print(f);
     }
-    return ir::print(f);
+    return notes + ir::print(f);
 }
 
 }  // namespace

@@ -38,7 +38,9 @@ TEST(Explain, LayerNormRowsAreDisjointItsAffineParametersReducedOverRows) {
                   "examples/layernorm.py:23:9: reduced over grid axis 0\n"
                   "  dX: disjoint: plain stores if stride >= N\n"
                   "    load at " +
-                  kRoot + "examples/layernorm.py:16:9: disjoint\n");
+                  kRoot +
+                  "examples/layernorm.py:16:9: disjoint\n"
+                  "  _layernorm_fwd_bwd: regrid axis 0 over G: DB (partial, DB_slab) DW (partial, DW_slab)\n");
 }
 
 TEST(Explain, MatmulOperandsAreReducedOverTheOtherGridAxisAndTheLoop) {

@@ -203,5 +203,41 @@ def _zero_buffer(t):
     return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).zero_()
 
 
+_SM_COUNTS = {}
+
+
+def _regrid_programs(grid_size, device):
+    """Programs of a re-gridded backward: about 4 per SM, at most the forward grid's size; off the GPU
+    (the CPU check) at most 3, so that programs loop over several of the forward's."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return max(1, min(grid_size, 3))
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    if index not in _SM_COUNTS:
+        _SM_COUNTS[index] = torch.cuda.get_device_properties(index).multi_processor_count
+    return max(1, min(grid_size, 4 * _SM_COUNTS[index]))
+
+
+def _grid_size(grid, axis):
+    return grid[axis] if axis < len(grid) else 1
+
+
+def _regrid(grid, axis, programs):
+    grid = list(grid) + [1] * (axis + 1 - len(grid))
+    grid[axis] = programs
+    return tuple(grid)
+
+
+def _partial_buffer(shadow, programs):
+    """Per-program partial sums of a gradient: zeroed rows as long as its shadow's storage."""
+    span = 1 + sum((n - 1) * s for n, s in zip(shadow.shape, shadow.stride())) if shadow.numel() else 0
+    return torch.zeros((programs, span), dtype=shadow.dtype, device=shadow.device)
+
+
+def _sum_partial(shadow, partial):
+    """Adds the partial rows, summed in a fixed order (the same result every run), into the shadow."""
+    torch.as_strided(shadow, (partial.shape[1],), (1,)).add_(partial.sum(0))
+
+
 def _as_dtype(g, t):
     return None if g is None else g.to(t.dtype)

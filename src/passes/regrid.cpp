@@ -1,0 +1,268 @@
+#include "passes/regrid.h"
+
+#include <algorithm>
+#include <set>
+
+#include "passes/access.h"
+#include "passes/affine.h"
+#include "passes/passes.h"
+
+namespace tad::passes {
+
+namespace {
+
+using ir::OpKind;
+using ir::ValueId;
+
+// The grid axes whose program ids or program counts the kernel reads.
+std::set<int> grid_axes(const ir::Function &f) {
+    std::set<int> axes;
+    for (const ir::Op &op : f.ops)
+        if (op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms) axes.insert(op.axis);
+    return axes;
+}
+
+// Ops outside every loop.
+std::vector<bool> top_level(const ir::Function &f) {
+    std::vector<bool> top(f.ops.size(), true);
+    for (const ir::Loop &l : ir::loops(f))
+        for (int i = l.begin; i <= l.end + static_cast<int>(l.results.size()); ++i) top[i] = false;
+    return top;
+}
+
+// Values every program along `axis` computes alike: outside loops, built from parameters, constants
+// and the program ids of other axes by pure ops and by loads of buffers the kernel never writes
+// (LayerNorm's weight). They move before the loop. A load moves only from before the kernel's first
+// write: should its buffer alias a written one, it reads what it read before, or what another
+// program (now an earlier iteration) wrote, which the forward grid left unordered anyway.
+std::vector<bool> hoistable(const ir::Function &f, int axis) {
+    const std::vector<bool> top = top_level(f);
+    const MemoryParams m = memory_params(f);
+    int first_write = static_cast<int>(f.ops.size());
+    for (const Access &a : m.accesses)
+        if (a.kind != OpKind::Load) first_write = std::min(first_write, a.op);
+    std::vector<bool> h(f.values.size(), false);
+    for (size_t i = 0; i < f.ops.size(); ++i) {
+        const ir::Op &op = f.ops[i];
+        if (op.result == ir::kNoValue || !top[i]) continue;
+        const ir::OpClass cls = ir::op_info(op.kind).cls;
+        const bool read_only = op.kind == OpKind::Load && static_cast<int>(i) < first_write &&
+                               !m.stored.count(pointer_base(f, op.operands[0]));
+        bool ok = (cls != ir::OpClass::Memory || read_only) && cls != ir::OpClass::Loop &&
+                  cls != ir::OpClass::Barrier && !(op.kind == OpKind::ProgramId && op.axis == axis);
+        for (ValueId v : op.operands) ok = ok && h[v];
+        h[op.result] = ok;
+    }
+    return h;
+}
+
+struct Candidate {
+    int op = -1;
+    std::string param;
+};
+
+// The atomic adds that become register accumulators: at top level, address and mask hoistable, the
+// only access to their buffer, and (for a plain-store flush) lanes at different addresses.
+std::vector<Candidate> candidates(const ir::Function &f, const std::vector<bool> &h, const std::vector<int> &others,
+                                  bool atomic_flush, std::string *why) {
+    const MemoryParams m = memory_params(f);
+    const std::vector<bool> top = top_level(f);
+    Affine affine(f);
+    std::vector<Candidate> out;
+    for (const Access &a : m.accesses) {
+        const ir::Op &op = f.ops[a.op];
+        if (a.kind != OpKind::AtomicAdd) continue;
+        const std::string at = "atomic add to " + a.param + ": ";
+        const auto n =
+            std::count_if(m.accesses.begin(), m.accesses.end(), [&](const Access &x) { return x.param == a.param; });
+        std::string lanes;
+        if (!top[a.op])
+            *why += at + "inside a loop; ";
+        else if (!h[op.operands[0]] || (op.has_mask && !h[op.operands[2]]))
+            *why += at + "its address or mask varies with the program; ";
+        else if (n != 1)
+            *why += at + "the kernel accesses that buffer more than once; ";
+        else if (!atomic_flush && !writes_distinct(f, affine, op.operands[0], others, &lanes))
+            *why += at + lanes + "; ";
+        else
+            out.push_back({a.op, a.param});
+    }
+    return out;
+}
+
+std::string fresh(const ir::Function &f, std::string name) {
+    auto taken = [&](const std::string &n) {
+        return f.param_index(n) >= 0 || std::any_of(f.constexprs.begin(), f.constexprs.end(),
+                                                    [&](const ir::Constexpr &c) { return c.name == n; });
+    };
+    while (taken(name)) name += "_";
+    return name;
+}
+
+class Rewriter {
+public:
+    Rewriter(const ir::Function &f, int axis, bool atomic_flush, std::vector<Candidate> cands, Regrid &r)
+        : f_(f),
+          axis_(axis),
+          atomic_(atomic_flush),
+          cands_(std::move(cands)),
+          r_(r),
+          b_(r.fn),
+          map_(f.values.size(), ir::kNoValue) {}
+
+    void run() {
+        ir::Function &out = r_.fn;
+        out = ir::Function{};
+        out.name = f_.name;
+        out.constexprs = f_.constexprs;
+        out.specialized = f_.specialized;
+        out.source_path = f_.source_path;
+        params();
+        const std::vector<bool> h = hoistable(f_, axis_);
+        for (size_t i = 0; i < f_.ops.size(); ++i)
+            if (f_.ops[i].kind != OpKind::Param && f_.ops[i].result != ir::kNoValue && h[f_.ops[i].result]) copy(i);
+        loop(h);
+    }
+
+private:
+    const ir::Function &f_;
+    int axis_;
+    bool atomic_;
+    std::vector<Candidate> cands_;
+    Regrid &r_;
+    ir::Builder b_;
+    std::vector<ValueId> map_;
+    ValueId grid_ = ir::kNoValue;
+    std::vector<ValueId> slabs_, zeros_, accs_, next_;
+
+    void params() {
+        for (const ir::Param &p : f_.params) map_[p.value] = b_.param(p.name, p.kind, f_.type(p.value));
+        const ir::Type i32{ir::DType::I32, false, {}};
+        r_.grid_param = fresh(f_, "G");
+        grid_ = b_.param(r_.grid_param, ir::ParamKind::Int, i32);
+        for (const Candidate &c : cands_) {
+            r_.accumulated.push_back(c.param);
+            if (atomic_) continue;
+            r_.partial.emplace_back(c.param, fresh(f_, c.param + "_slab"));
+            slabs_.push_back(b_.param(r_.partial.back().second, ir::ParamKind::Int, i32));
+        }
+    }
+
+    void copy(size_t i) {
+        const ir::Op &op = f_.ops[i];
+        b_.loc = op.loc;
+        if (op.kind == OpKind::NumPrograms && op.axis == axis_) {
+            map_[op.result] = grid_;
+            return;
+        }
+        ir::Op o = op;
+        for (ValueId &v : o.operands) v = map_.at(v);
+        const bool has = op.result != ir::kNoValue;
+        ValueId v = b_.append(o, has ? f_.type(op.result) : ir::Type{}, has);
+        if (has) {
+            r_.fn.values[v].name = f_.values[op.result].name;
+            map_[op.result] = v;
+        }
+    }
+
+    int candidate(size_t i) const {
+        for (size_t k = 0; k < cands_.size(); ++k)
+            if (cands_[k].op == static_cast<int>(i)) return static_cast<int>(k);
+        return -1;
+    }
+
+    void loop(const std::vector<bool> &h) {
+        for (const Candidate &c : cands_) {
+            const ir::Type &t = f_.type(f_.ops[c.op].operands[1]);
+            ValueId z = b_.constant(0.0, t.elem);
+            zeros_.push_back(t.scalar() ? z : b_.broadcast(z, t.shape));
+        }
+        const ValueId p = b_.program_id(axis_), programs = b_.num_programs(axis_);
+        const ValueId r = b_.for_begin(p, grid_, programs, "range");
+        r_.fn.values[r].name = "r";
+        for (size_t k = 0; k < cands_.size(); ++k) accs_.push_back(b_.loop_arg(zeros_[k], static_cast<int>(k)));
+        for (size_t i = 0; i < f_.ops.size(); ++i) {
+            const ir::Op &op = f_.ops[i];
+            if (op.kind == OpKind::Param || (op.result != ir::kNoValue && h[op.result])) continue;
+            if (op.kind == OpKind::ProgramId && op.axis == axis_) {
+                map_[op.result] = r;
+                continue;
+            }
+            const int k = candidate(i);
+            if (k < 0) {
+                copy(i);
+                continue;
+            }
+            b_.loc = op.loc;
+            ValueId v = map_.at(op.operands[1]);
+            if (op.has_mask) v = b_.where(map_.at(op.operands[2]), v, zeros_[k]);
+            next_.push_back(b_.binary(OpKind::Add, accs_[k], v));
+        }
+        b_.for_end(next_);
+        std::vector<ValueId> sums;
+        for (size_t k = 0; k < cands_.size(); ++k)
+            sums.push_back(b_.loop_result(static_cast<int>(k), r_.fn.type(accs_[k])));
+        for (size_t k = 0; k < cands_.size(); ++k) flush(k, p, sums[k]);
+    }
+
+    void flush(size_t k, ValueId p, ValueId sum) {
+        const ir::Op &op = f_.ops[cands_[k].op];
+        b_.loc = op.loc;
+        ValueId ptr = map_.at(op.operands[0]);
+        const ValueId mask = op.has_mask ? map_.at(op.operands[2]) : ir::kNoValue;
+        if (atomic_) {
+            b_.atomic_add(ptr, sum, mask, "relaxed");
+            return;
+        }
+        // In int64: P rows of a large gradient's storage can pass 2**31 elements.
+        ValueId row = b_.binary(OpKind::Mul, b_.cast(p, ir::DType::I64), b_.cast(slabs_[k], ir::DType::I64));
+        const ir::Type &t = r_.fn.type(ptr);
+        ptr = b_.add_ptr(ptr, t.scalar() ? row : b_.broadcast(row, t.shape));
+        b_.store(ptr, sum, mask);
+    }
+};
+
+}  // namespace
+
+Regrid regrid(const ir::Function &f, bool atomic_flush) {
+    Regrid r;
+    r.fn = f;
+    const std::set<int> axes = grid_axes(f);
+    if (axes.empty()) {
+        r.why = "the kernel reads no program id";
+        return r;
+    }
+    // The first axis some gradient is reduced over; the others keep their programs.
+    std::string why;
+    std::vector<Candidate> cands;
+    for (int axis : axes) {
+        std::vector<int> others;
+        for (int a : axes)
+            if (a != axis) others.push_back(a);
+        std::string not_here;
+        cands = candidates(f, hoistable(f, axis), others, atomic_flush, &not_here);
+        why += (axes.size() > 1 && !not_here.empty() ? "along axis " + std::to_string(axis) + ": " : "") + not_here;
+        r.axis = axis;
+        if (!cands.empty()) break;
+    }
+    if (cands.empty()) {
+        r.why = why.empty() ? "no atomic add to re-grid" : why.substr(0, why.size() - 2);
+        return r;
+    }
+    Rewriter(f, r.axis, atomic_flush, std::move(cands), r).run();
+    r.fn = cse(r.fn);  // the accumulators' zero tiles
+    r.fired = true;
+    return r;
+}
+
+std::string print(const Regrid &r) {
+    if (!r.fired) return "not re-gridded: " + r.why + "\n";
+    std::string s = "regrid axis " + std::to_string(r.axis) + " over " + r.grid_param + ":";
+    for (const std::string &g : r.accumulated) {
+        auto it = std::find_if(r.partial.begin(), r.partial.end(), [&](const auto &p) { return p.first == g; });
+        s += " " + g + (it == r.partial.end() ? " (atomic flush)" : " (partial, " + it->second + ")");
+    }
+    return s + "\n";
+}
+
+}  // namespace tad::passes

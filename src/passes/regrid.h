@@ -1,0 +1,52 @@
+// Persistent re-grid of a backward kernel whose gradients are reduced over its grid axis.
+//
+// A backward program of a kernel adds its share of some gradients, at
+// addresses that do not depend on tl.program_id(g) (LayerNorm's dW and dB, a bias gradient), with
+// relaxed atomics: every program adds into the same elements. regrid() rewrites the kernel so that
+// program p of a grid of P programs runs the forward's programs r = p, p + P, ... < G (G, the
+// forward grid's size along g, becomes a scalar parameter; tl.program_id(g) is r inside the loop,
+// tl.num_programs(g) is G) and sums those gradients in registers, flushing them once per program.
+//
+// What makes it sound: programs share nothing but global memory, and a backward's writes are
+// disjoint per program (plain stores the access analysis proved disjoint) or atomic adds, which
+// commute; so running several programs' bodies one after the other in one program changes no
+// result. Reading a buffer the kernel also writes would observe the order: a gradient that is
+// loaded, or written more than once, is not accumulated. The IR has no control flow but loops, so
+// wrapping the body in one is always well formed. Ops that depend on neither the program id nor
+// memory are hoisted before the loop (the accumulated gradients' addresses and masks among them:
+// an atomic whose address or mask cannot be hoisted stays an atomic in the loop).
+//
+// The flush is a plain store into row p of a float partial buffer [P, span of the gradient] (the
+// kernel parameter then points at that buffer, plus `<param>_slab` elements per row; a following
+// step sums the rows in a fixed order: deterministic), or with `atomic_flush` one relaxed atomic add
+// per program into the gradient itself. A plain-store flush needs the lanes of the tile to address
+// different elements (proved on the address's affine form; otherwise that gradient keeps atomics).
+// Other grid axes keep their programs: row p of the partial buffer is then written by every program
+// (p, other ids), so the flush's addresses must also differ across those ids (proved as the lanes).
+// Does not fire (fired == false, `why` says why) when no atomic add qualifies along any axis.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tad::passes {
+
+struct Regrid {
+    bool fired = false;
+    std::string why;  // when not fired
+    int axis = 0;  // the re-gridded grid axis
+    std::string grid_param;  // the scalar parameter holding G
+    // Gradient parameters flushed into a partial buffer, and each one's row-stride parameter.
+    std::vector<std::pair<std::string, std::string>> partial;
+    std::vector<std::string> accumulated;  // every gradient summed in registers (partial or atomic flush)
+    ir::Function fn;  // the rewritten kernel (a copy of the input when not fired)
+};
+
+Regrid regrid(const ir::Function &f, bool atomic_flush);
+
+// "regrid axis 0 over G=<param>; dW: partial (dW_slab); dB: atomic flush" or "not re-gridded: why".
+std::string print(const Regrid &r);
+
+}  // namespace tad::passes

@@ -1,0 +1,87 @@
+// The persistent re-grid on the CPU tier: the generated module re-grids the backward of kernels whose
+// gradients are summed over the grid, and the CPU check (plan runner with P = min(G, 3) programs, so
+// programs loop over several rows and the loop's tail matters; then the whole module on the
+// interpreter) matches finite differences, with the partial-buffer flush and with the atomic one.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "cpu_session.h"
+#include "driver/session.h"
+#include "support/fs.h"
+#include "support/json.h"
+
+using namespace tad;
+using namespace tad::driver;
+using tad::test::cpu_session;
+using tad::test::kPython;
+using tad::test::torch_available;
+
+namespace {
+
+// TAD_GRID_REDUCTION for one scope.
+class GridReduction {
+public:
+    explicit GridReduction(const char *mode) { setenv("TAD_GRID_REDUCTION", mode, 1); }
+    ~GridReduction() { unsetenv("TAD_GRID_REDUCTION"); }
+};
+
+bool has(const std::string &src, const std::string &what) { return src.find(what) != std::string::npos; }
+
+// Generates `file` under `mode` and checks it on the CPU tier; returns the module.
+std::string generate_and_verify(const char *file, const char *mode) {
+    GridReduction env(mode);
+    fs::TempDir dir;
+    auto s = cpu_session(dir, file);
+    std::string src = s->candidate_source(s->generate(GenerateOptions{}));
+    VerifyOptions v;
+    v.cpu = true;
+    v.max_elements = 1 << 16;
+    bool passed = false;
+    const std::string report = s->verify(v, &passed);
+    EXPECT_TRUE(passed) << file << " (" << mode << "): " << report;
+    Json r = Json::parse(report, "report");
+    int checked = 0;
+    for (size_t i = 0; i < r.at("results").size(); ++i) checked += r.at("results")[i].at("status").str() == "pass";
+    EXPECT_GE(checked, 2) << report;  // both SWEEP entries, G = 4..37 rows on P = 3 programs
+    return src;
+}
+
+struct Case {
+    const char *name, *file;
+};
+
+class RegridCpu : public ::testing::TestWithParam<Case> {};
+
+TEST_P(RegridCpu, PartialBufferFlushHasNoAtomics) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = generate_and_verify(GetParam().file, "partial");
+    EXPECT_TRUE(has(src, "for r in range(")) << src;
+    EXPECT_TRUE(has(src, "_regrid(launches[0].grid, 0, programs)")) << src;
+    EXPECT_TRUE(has(src, "    _sum_partial(")) << src;
+    EXPECT_FALSE(has(src, "tl.atomic_add(")) << src;
+}
+
+TEST_P(RegridCpu, AtomicFlushOption) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = generate_and_verify(GetParam().file, "atomic");
+    EXPECT_TRUE(has(src, "for r in range(")) << src;
+    EXPECT_TRUE(has(src, "tl.atomic_add(")) << src;
+    EXPECT_FALSE(has(src, "= _partial_buffer(")) << src;
+}
+
+TEST_P(RegridCpu, OffKeepsTheForwardGrid) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = generate_and_verify(GetParam().file, "off");
+    EXPECT_FALSE(has(src, "[_regrid(launches")) << src;
+    EXPECT_TRUE(has(src, "tl.atomic_add(")) << src;
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, RegridCpu,
+                         ::testing::Values(Case{"layernorm", "examples/layernorm.py"},
+                                           Case{"bias_grad", "tests/pipeline/data/bias_grad.py"}),
+                         [](const auto &info) { return std::string(info.param.name); });
+
+}  // namespace
