@@ -337,7 +337,7 @@ bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, const st
             return *why = "programs along grid axis " + std::to_string(axis) + " may write one element", false;
     const Proof p = mixed_radix(natural_digits(vars, t, a));
     if (p.ok && p.guards.empty()) return true;
-    *why = p.ok ? "its writes are distinct only if " + p.guards.front() : "its writes may alias: " + p.why;
+    *why = p.ok ? "its writes are distinct only if " + p.guards.front().str() : "its writes may alias: " + p.why;
     return false;
 }
 
