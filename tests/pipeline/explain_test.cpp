@@ -2,6 +2,7 @@
 // snapshot at generate time, per launch and gradient, exact text.
 #include <gtest/gtest.h>
 
+#include "../common/grid_reduction.h"
 #include "cpu_session.h"
 #include "driver/session.h"
 #include "support/fs.h"
@@ -26,6 +27,7 @@ std::string explain(const std::string &file) {
 
 TEST(Explain, LayerNormRowsAreDisjointItsAffineParametersReducedOverRows) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const tad::testing::GridReduction partial("partial");
     EXPECT_EQ(explain("examples/layernorm.py"),
               "launch 0 _layernorm_fwd:\n"
               "  dB: reduced over grid axis 0\n"

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "../common/golden.h"
+#include "../common/grid_reduction.h"
 #include "cpu_session.h"
 #include "driver/pipeline.h"
 #include "frontend/parser.h"
@@ -61,6 +62,7 @@ class PlanGolden : public ::testing::TestWithParam<PlanCase> {};
 
 TEST_P(PlanGolden, BackwardAndTangentPlans) {
     REQUIRE_TORCH();
+    const tad::testing::GridReduction partial("partial");  // the goldens show the re-grid's plan
     const PlanCase &c = GetParam();
     const std::string path = std::string(TAD_SOURCE_DIR) + "/" + c.file;
     frontend::KernelFile kf = frontend::analyze(frontend::parse_source(c.file, fs::read_file(path)));

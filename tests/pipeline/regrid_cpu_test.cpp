@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "../common/grid_reduction.h"
 #include "cpu_session.h"
 #include "driver/session.h"
 #include "support/fs.h"
@@ -21,12 +22,7 @@ using tad::test::torch_available;
 
 namespace {
 
-// TAD_GRID_REDUCTION for one scope.
-class GridReduction {
-public:
-    explicit GridReduction(const char *mode) { setenv("TAD_GRID_REDUCTION", mode, 1); }
-    ~GridReduction() { unsetenv("TAD_GRID_REDUCTION"); }
-};
+using tad::testing::GridReduction;
 
 bool has(const std::string &src, const std::string &what) { return src.find(what) != std::string::npos; }
 
