@@ -146,7 +146,7 @@ typedef struct tad_verify_options {
     unsigned int version;
     int cpu; /* 1: CPU interpreter in float64; 0: GPU through the worker */
     const char *dims_json; /* a JSON list of dims to check; NULL: the file's SWEEP */
-    const char *dtypes; /* GPU: comma-separated torch dtype names; NULL: "float32,float16" */
+    const char *dtypes; /* GPU: comma-separated torch dtype names; NULL: the file's DTYPES, else "float32,float16" */
     long long max_elements; /* CPU: skip dims whose tensors exceed this many elements; 0: 1<<20 */
     unsigned int seed;
 } tad_verify_options;
@@ -162,7 +162,7 @@ TAD_API int tad_verify(tad_session *session, const tad_verify_options *opts, cha
 typedef struct tad_bench_options {
     unsigned int version;
     const char *dims_json; /* a JSON list of dims; NULL: the file's SWEEP */
-    const char *dtypes; /* NULL: "float32,float16" */
+    const char *dtypes; /* NULL: the file's DTYPES, else "float32,float16" */
     int reps; /* time budget of each measurement in ms (do_bench rep); 0: 100 */
 } tad_bench_options;
 #define TAD_BENCH_OPTIONS_INIT \

@@ -81,6 +81,19 @@ struct Session::Impl {
         return fs::join(fs::join(fs::join(store.work_dir(), "snapshots"), id), "forward.py");
     }
 
+    // The dtypes to check or time: the caller's list, else the file's DTYPES, else float32 and
+    // float16 (a forward that does not compile for float16, `tl.exp` of a half tile, says so).
+    std::string dtypes_csv(const std::string &given, const std::string &file) {
+        if (!given.empty()) return given;
+        Json args = Json::object();
+        args.set("file", file);
+        Json info = get_worker().request("info", std::move(args));
+        if (!info.has("dtypes") || info.at("dtypes").is_null()) return "";
+        std::string csv;
+        for (size_t i = 0; i < info.at("dtypes").size(); ++i) csv += (i ? "," : "") + info.at("dtypes")[i].str();
+        return csv;
+    }
+
     Json dims_list(const std::string &dims_json, const std::string &file) {
         if (!dims_json.empty()) {
             Json d = Json::parse(dims_json, "dims");
@@ -255,7 +268,7 @@ std::string Session::verify(const VerifyOptions &opts, bool *passed) {
         args.set("stub", kf.stub.name);
         args.set("generated", fs::join(fs::join(fs::join(impl_->store.work_dir(), "snapshots"), id), "backward.py"));
         args.set_copy("dims_list", list);
-        push_dtypes(args, opts.dtypes);
+        push_dtypes(args, impl_->dtypes_csv(opts.dtypes, file));
         args.set("seed", static_cast<int64_t>(opts.seed));
         Json reply = impl_->get_worker().request("verify", std::move(args), impl_->progress("verify"));
         report = Json::object();
@@ -280,7 +293,7 @@ std::string Session::bench(const BenchOptions &opts) {
     args.set("stub", kf.stub.name);
     args.set("generated", fs::join(fs::join(fs::join(impl_->store.work_dir(), "snapshots"), id), "backward.py"));
     args.set_copy("dims_list", impl_->dims_list(opts.dims_json, file));
-    push_dtypes(args, opts.dtypes);
+    push_dtypes(args, impl_->dtypes_csv(opts.dtypes, file));
     args.set("reps", static_cast<int64_t>(opts.reps > 0 ? opts.reps : 100));
     Json reply = impl_->get_worker().request("bench", std::move(args), impl_->progress("bench"));
     Json report = Json::object();
