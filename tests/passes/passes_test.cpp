@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../common/ir_files.h"
 #include "filecheck.h"
 #include "pass_runner.h"
 
@@ -17,36 +18,12 @@ namespace {
 
 const fs::path kRoot = fs::path(TAD_SOURCE_DIR) / "tests" / "passes";
 
-std::vector<std::string> test_files() {
-    std::vector<std::string> files;
-    for (const auto &e : fs::recursive_directory_iterator(kRoot))
-        if (e.is_regular_file() && e.path().extension() == ".ir")
-            files.push_back(fs::relative(e.path(), kRoot).generic_string());
-    std::sort(files.begin(), files.end());
-    return files;
-}
-
-std::string read(const fs::path &p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-// "cse/merges_adds.ir" -> "cse_merges_adds"
-std::string test_name(const std::string &file) {
-    std::string n = file.substr(0, file.size() - 3);
-    std::replace_if(
-        n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
-    return n;
-}
-
 class PassFile : public ::testing::TestWithParam<std::string> {};
 
 }  // namespace
 
 TEST_P(PassFile, OutputMatchesChecks) {
-    const std::string text = read(kRoot / GetParam());
+    const std::string text = tad::testing::read_text(kRoot / GetParam());
     const std::string pipeline = tad::testing::run_line(text);
     ASSERT_FALSE(pipeline.empty()) << GetParam() << " has no // RUN: line";
     const std::vector<tad::testing::Check> checks = tad::testing::parse_checks(text);
@@ -58,5 +35,5 @@ TEST_P(PassFile, OutputMatchesChecks) {
                                                             << output;
 }
 
-INSTANTIATE_TEST_SUITE_P(Files, PassFile, ::testing::ValuesIn(test_files()),
-                         [](const auto &info) { return test_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(Files, PassFile, ::testing::ValuesIn(tad::testing::ir_files(kRoot)),
+                         [](const auto &info) { return tad::testing::ir_test_name(info.param); });

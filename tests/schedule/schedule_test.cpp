@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../common/ir_files.h"
 #include "../passes/filecheck.h"
 #include "ir/ir.h"
 #include "schedule/schedule.h"
@@ -20,21 +21,6 @@ using namespace tad;
 namespace {
 
 const fs::path kRoot = fs::path(TAD_SOURCE_DIR) / "tests" / "schedule";
-
-std::vector<std::string> test_files() {
-    std::vector<std::string> files;
-    for (const auto &e : fs::directory_iterator(kRoot))
-        if (e.is_regular_file() && e.path().extension() == ".ir") files.push_back(e.path().filename().string());
-    std::sort(files.begin(), files.end());
-    return files;
-}
-
-std::string read(const fs::path &p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 std::vector<std::string> split(const std::string &s, char sep) {
     std::vector<std::string> out;
@@ -64,24 +50,19 @@ std::string variants_text(const std::string &text) {
     return out;
 }
 
-std::string test_name(const std::string &file) {
-    std::string n = file.substr(0, file.size() - 3);
-    std::replace_if(
-        n.begin(), n.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
-    return n;
-}
-
 class ScheduleFile : public ::testing::TestWithParam<std::string> {};
 
 }  // namespace
 
 TEST_P(ScheduleFile, VariantsMatchChecks) {
-    const std::string text = read(kRoot / GetParam());
+    const std::string text = tad::testing::read_text(kRoot / GetParam());
     const std::vector<tad::testing::Check> checks = tad::testing::parse_checks(text);
     ASSERT_FALSE(checks.empty()) << GetParam() << " has no // CHECK lines";
     const std::string output = variants_text(text);
     EXPECT_EQ(tad::testing::run_checks(checks, output), "") << GetParam() << "\noutput:\n" << output;
 }
 
-INSTANTIATE_TEST_SUITE_P(Files, ScheduleFile, ::testing::ValuesIn(test_files()),
-                         [](const ::testing::TestParamInfo<std::string> &i) { return test_name(i.param); });
+INSTANTIATE_TEST_SUITE_P(Files, ScheduleFile, ::testing::ValuesIn(tad::testing::ir_files(kRoot)),
+                         [](const ::testing::TestParamInfo<std::string> &i) {
+                             return tad::testing::ir_test_name(i.param);
+                         });
