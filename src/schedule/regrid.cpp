@@ -7,9 +7,9 @@ namespace tad::schedule {
 
 GridReduction grid_reduction(const char *env) {
     const std::string v = env ? env : "";
-    if (v == "partial") return GridReduction::Partial;
+    if (v.empty() || v == "partial") return GridReduction::Partial;
     if (v == "atomic") return GridReduction::Atomic;
-    if (v.empty() || v == "off") return GridReduction::Off;
+    if (v == "off") return GridReduction::Off;
     fail(TAD_ERR_INVALID_ARGUMENT, "TAD_GRID_REDUCTION='" + v + "': expected partial, atomic or off");
 }
 

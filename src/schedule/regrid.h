@@ -11,14 +11,12 @@
 namespace tad::schedule {
 
 enum class GridReduction {
-    Partial,  // plain stores into a partial buffer, rows summed in order (deterministic)
+    Partial,  // default: plain stores into a partial buffer, rows summed in order (deterministic)
     Atomic,  // one relaxed atomic add per program into the gradient
-    Off,  // default: keep the forward's grid and every atomic
+    Off,  // keep the forward's grid and every atomic
 };
 
-// TAD_GRID_REDUCTION: "partial", "atomic", "off" (or unset); anything else is an invalid argument.
-// Off is the default until the re-gridded kernels are tuned: on the H100 they measured slower than
-// per-element atomics (docs/compiler.md).
+// TAD_GRID_REDUCTION: "partial" (or unset), "atomic", "off"; anything else is an invalid argument.
 GridReduction grid_reduction(const char *env);
 
 // Rewrites `b` (its kernel, and origins for the parameters the rewrite adds) when passes::regrid

@@ -1,4 +1,4 @@
-// TAD_GRID_REDUCTION for one scope: the re-grid is off by default, and its tests ask for a mode.
+// TAD_GRID_REDUCTION for one scope: tests that show a mode ask for it, whatever the default.
 #pragma once
 
 #include <cstdlib>
