@@ -26,6 +26,11 @@ inline bool torch_available() {
     return std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
 }
 
+// Skips a test, visibly, where Debian's python3 cannot import torch.
+#define REQUIRE_TORCH()                  \
+    if (!::tad::test::torch_available()) \
+    GTEST_SKIP() << "[SKIP] " << ::tad::test::kPython << " cannot import torch (apt-get install python3-torch)"
+
 // A session in `dir` with `file` loaded: an absolute path, or one relative to the source tree.
 inline std::unique_ptr<Session> cpu_session(const fs::TempDir &dir, const std::string &file) {
     SessionOptions opts;

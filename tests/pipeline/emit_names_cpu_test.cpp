@@ -13,10 +13,6 @@ using tad::test::torch_available;
 
 namespace {
 
-#define REQUIRE_TORCH()     \
-    if (!torch_available()) \
-    GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)"
-
 std::string generate_and_verify(const std::string &file) {
     fs::TempDir dir;
     auto s = cpu_session(dir, std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/" + file);

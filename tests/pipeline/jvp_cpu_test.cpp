@@ -22,10 +22,6 @@ using tad::test::torch_available;
 
 namespace {
 
-#define REQUIRE_TORCH()                                                                          \
-    if (std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0) \
-    GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)"
-
 // Every result passed, with a dot-product test that ran and agreed.
 void expect_dot_products_pass(const Json &report, size_t cases) {
     JsonRef results = report.at("results");

@@ -18,10 +18,6 @@ using tad::test::torch_available;
 
 namespace {
 
-#define REQUIRE_TORCH()     \
-    if (!torch_available()) \
-    GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)"
-
 struct PlanCase {
     const char *name, *file, *dims;
     ad::LoopPolicy loops;

@@ -19,10 +19,6 @@ using tad::test::torch_available;
 
 namespace {
 
-#define REQUIRE_TORCH()     \
-    if (!torch_available()) \
-    GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)"
-
 const char *kFile = "dataset/flash_attention.py";
 const std::string kBug = "; this is a bug in tad's emitter";
 

@@ -16,10 +16,6 @@ using tad::test::torch_available;
 
 namespace {
 
-#define REQUIRE_TORCH()     \
-    if (!torch_available()) \
-    GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)"
-
 std::string data(const std::string &file) {
     return std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/torch_code/" + file + ".py";
 }

@@ -15,10 +15,6 @@ using tad::test::torch_available;
 
 namespace {
 
-#define REQUIRE_TORCH()     \
-    if (!torch_available()) \
-    GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)"
-
 const char *kChain = "tests/pipeline/data/chain.py";
 
 Json verify_cpu(Session &s, bool *passed) {
