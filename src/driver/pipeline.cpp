@@ -12,6 +12,7 @@
 #include "passes/passes.h"
 #include "schedule/regrid.h"
 #include "schedule/schedule.h"
+#include "schedule/transpose.h"
 #include "support/error.h"
 
 namespace tad::driver {
@@ -110,24 +111,61 @@ std::set<std::string> shared_params(const Derived &d, const std::set<plan::Tenso
     return out;
 }
 
-// Reverse mode of one launch: a variant per write plan, each re-gridded where its gradients are
-// reduced over the grid (`report` gets what the re-grid did, per variant).
+// Gradient parameters whose shadow other launches, or other parameters of this launch, also write:
+// they keep atomic adds (a kernel that owns its elements would overwrite the others' sums).
+std::set<std::string> keep_atomic(const Derived &d, const std::set<plan::TensorRef> &shared) {
+    std::set<std::string> keep = shared_params(d, shared);
+    for (const auto &[p, t] : d.tensors)
+        for (const auto &[q, u] : d.tensors)
+            if (p != q && t == u) keep.insert(p);
+    return keep;
+}
+
+// One variant: re-gridded where its gradients are reduced over the grid (`report` gets what the
+// re-grid did).
+plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::string *report) {
+    const schedule::GridReduction mode = schedule::grid_reduction(std::getenv("TAD_GRID_REDUCTION"));
+    std::string what;
+    std::optional<plan::Regrid> regrid = schedule::regrid(b, mode, &what);
+    dump("regrid", b.fn);
+    *report += b.fn.name + ": " + what;
+    return {std::move(b), guards, std::move(regrid), {}, true};
+}
+
+// Reverse mode of one launch: a variant per write plan. Gradients reduced over a loop and a grid
+// axis get kernels of their own (loop transposition); where that needs run-time guards, the
+// variant without it follows as the fallback.
 plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> &shared, const std::string &name,
                               std::string *report) {
     plan::Specialization sp{d.specialization.key, {}};
     std::vector<schedule::WritePlan> plans = schedule::gradient_writes(d.forward, d.spec, shared_params(d, shared));
-    const schedule::GridReduction mode = schedule::grid_reduction(std::getenv("TAD_GRID_REDUCTION"));
+    const bool transposing = schedule::transposing(std::getenv("TAD_TRANSPOSE"));
     for (size_t i = 0; i < plans.size(); ++i) {
-        const std::string variant = name + (i == 0                           ? ""
-                                            : schedule::all_atomic(plans[i]) ? "_atomic"
-                                                                             : "_v" + std::to_string(i));
-        dump_text("writes", variant, schedule::print(plans[i]));
-        ad::Backward b = ad::reverse(d.forward, d.spec, plans[i].writes, variant, cleanup);
+        const std::string name_i = name + (i == 0                           ? ""
+                                           : schedule::all_atomic(plans[i]) ? "_atomic"
+                                                                            : "_v" + std::to_string(i));
+        dump_text("writes", name_i, schedule::print(plans[i]));
+        ad::Backward b = ad::reverse(d.forward, d.spec, plans[i].writes, name_i, cleanup);
+        ad::Backward untransposed = b;
         std::string what;
-        std::optional<plan::Regrid> regrid = schedule::regrid(b, mode, &what);
-        dump("regrid", b.fn);
-        *report += variant + ": " + what;
-        sp.variants.push_back({std::move(b), plans[i].guards, std::move(regrid)});
+        std::optional<schedule::Transposition> t =
+            transposing ? schedule::transpose(b, keep_atomic(d, shared), cleanup, &what) : std::nullopt;
+        dump_text("transpose", name_i, what);
+        *report += what.empty() ? "" : name_i + ":\n" + what;
+        if (!t) {
+            sp.variants.push_back(variant(std::move(b), plans[i].guards, report));
+            continue;
+        }
+        for (const plan::Transposed &k : t->kernels) dump("transpose", k.bwd.fn);
+        plan::Guards guards = plans[i].guards;
+        guards.insert(guards.end(), t->guards.begin(), t->guards.end());
+        plan::KernelVariant v = t->rest ? variant(std::move(b), guards, report)
+                                        : plan::KernelVariant{std::move(b), guards, std::nullopt, {}, false};
+        v.transposed = std::move(t->kernels);
+        sp.variants.push_back(std::move(v));
+        if (t->guards.empty()) continue;
+        untransposed.fn.name += "_untransposed";
+        sp.variants.push_back(variant(std::move(untransposed), plans[i].guards, report));
     }
     return sp;
 }

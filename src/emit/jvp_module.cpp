@@ -105,7 +105,9 @@ private:
     void step(const plan::Step &s) {
         write_step(
             os_, s, launches_, a_,
-            [&](const plan::Case &c, const std::string &indent) { call(s.launch, c.branches.front().run, indent); },
+            [&](const plan::Case &c, const std::string &indent) {
+                call(s.launch, c.branches.front().runs.front(), indent);
+            },
             [&](const std::string &shown, const std::string &) {
                 return "no tangent kernel of " + s.kernel + " was generated for " + shown +
                        "; regenerate with a SWEEP entry that uses these values";

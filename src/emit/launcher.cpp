@@ -155,6 +155,9 @@ private:
         std::string grid = l + ".grid";
         if (r.regrid_axis >= 0)
             grid = "_regrid(" + grid + ", " + std::to_string(r.regrid_axis) + ", " + programs_ + ")";
+        if (r.transposed_axis >= 0)
+            grid = "_regrid(" + grid + ", " + std::to_string(r.transposed_axis) + ", " +
+                   r.trips.str([&](const std::string &n) { return symbol(launch, n); }) + ")";
         os_ << indent << fn.name << "[" << grid << "](" << join(args) << ", **" << l << ".options)\n";
     }
 
@@ -171,10 +174,15 @@ private:
                 << ", dtype=torch.float32, device=" << device << ")\n";
         }
         for (const Alloc &a : b.allocs) alloc(a, indent);
-        if (b.run.regrid_axis >= 0) regrid(launch, b.run, indent);
-        call(launch, b.run, indent);
-        for (const TensorRef &t : b.run.partials)
-            os_ << indent << "_sum_partial(" << grad_var(t) << ", " << partial_.at(t) << ")\n";
+        for (const plan::Run &r : b.runs) {
+            if (r.regrid_axis >= 0) regrid(launch, r, indent);
+            if (r.transposed_axis >= 0)
+                os_ << indent << grid_size_ << " = _grid_size(" << launches_ << "[" << launch << "].grid, "
+                    << r.transposed_axis << ")\n";
+            call(launch, r, indent);
+            for (const TensorRef &t : r.partials)
+                os_ << indent << "_sum_partial(" << grad_var(t) << ", " << partial_.at(t) << ")\n";
+        }
     }
 
     // A re-gridded run: G is the recorded grid's size along the axis, P programs loop over it; each

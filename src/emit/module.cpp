@@ -241,6 +241,9 @@ private:
 
     // How a backward kernel writes one gradient (its docstring).
     static std::string write_doc(const plan::Kernel &k, const std::string &grad, const passes::GradWrite &w) {
+        if (k.transposed_axis >= 0)
+            return ": loop transposed: each program owns a tile and sums over grid axis " +
+                   std::to_string(k.transposed_axis) + "'s programs in registers, then stores it once.";
         if (w.kind == passes::GradWrite::Store) return ": plain stores (disjoint per program).";
         if (!k.regrid ||
             std::find(k.regrid->accumulated.begin(), k.regrid->accumulated.end(), grad) == k.regrid->accumulated.end())

@@ -73,6 +73,29 @@ Proof mixed_radix(std::vector<Digit> digits) {
     return best;
 }
 
+// Every order's proof, each set of guards once: the one without guards alone when there is one.
+// Which order holds depends on the strides (row or column major), so each is an alternative.
+std::vector<Proof> every_order(std::vector<Digit> digits) {
+    auto unbounded = std::stable_partition(digits.begin(), digits.end(), [](const Digit &d) { return d.size; });
+    if (digits.end() - unbounded > 1) return {};
+    const size_t bounded = static_cast<size_t>(unbounded - digits.begin());
+    std::vector<size_t> order(bounded);
+    for (size_t i = 0; i < bounded; ++i) order[i] = i;
+    std::vector<Proof> out;
+    int tries = 0;
+    do {
+        std::vector<Digit> seq;
+        for (size_t i : order) seq.push_back(digits[i]);
+        seq.insert(seq.end(), unbounded, digits.end());
+        Proof p = in_order(seq);
+        if (!p.ok || std::any_of(out.begin(), out.end(), [&](const Proof &q) { return q.guards == p.guards; }))
+            continue;
+        if (p.guards.empty()) return {p};
+        out.push_back(p);
+    } while (++tries < 720 && out.size() < 6 && std::next_permutation(order.begin(), order.end()));
+    return out;
+}
+
 // ---- digits of one address ---------------------------------------------------------------------
 
 Poly dim_size(const ir::Dim &d) {
@@ -339,6 +362,41 @@ bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, const st
     if (p.ok && p.guards.empty()) return true;
     *why = p.ok ? "its writes are distinct only if " + p.guards.front().str() : "its writes may alias: " + p.why;
     return false;
+}
+
+bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::ValueId mask, const std::vector<int> &axes,
+                     int loop, std::vector<std::vector<Inequality>> *alternatives, std::string *why) {
+    Form addr = a.of(ptr);
+    const ir::Type &t = f.type(ptr);
+    if (!addr.affine || addr.data >= 0) return *why = "its address is not affine", false;
+    *why = repeated_lanes(addr, t);
+    if (!why->empty()) return false;
+    auto has = [&](IndexVar::Kind k, int axis) { return addr.terms.count({k, axis}) > 0; };
+    for (int axis : axes)
+        if (!has(IndexVar::Program, axis) && !(has(IndexVar::Quotient, axis) && has(IndexVar::Remainder, axis)))
+            return *why = "programs along grid axis " + std::to_string(axis) + " may write one element", false;
+    if (loop >= 0 && !has(IndexVar::Iteration, loop)) return *why = "every iteration writes one element", false;
+    for (const auto &term : addr.terms) {
+        const IndexVar &v = term.first;
+        const bool ours =
+            v.kind == IndexVar::Lane ||
+            (v.kind == IndexVar::Iteration ? v.n == loop : std::find(axes.begin(), axes.end(), v.n) != axes.end());
+        if (!ours) return *why = "its address moves with " + v.str(), false;
+    }
+    std::vector<Bound> bounds;
+    for (const Bound &b : a.bounds(mask))
+        if (nonnegative(b.form)) bounds.push_back(b);
+    std::vector<Digit> digits;
+    Proof inner = digits_of(addr, bounds, t, a, &digits);
+    std::vector<Proof> proofs = every_order(digits);
+    if (proofs.empty()) return *why = "its writes may alias: " + mixed_radix(digits).why, false;
+    alternatives->clear();
+    for (const Proof &p : proofs) {
+        std::vector<Inequality> g = inner.guards;
+        g.insert(g.end(), p.guards.begin(), p.guards.end());
+        alternatives->push_back(g);
+    }
+    return true;
 }
 
 std::string print(const ir::Function &f, const std::vector<GradAccess> &accesses) {

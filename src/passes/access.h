@@ -57,6 +57,14 @@ std::vector<GradAccess> analyze_access(const ir::Function &f, const std::vector<
 // run-time guards; `why` says why not.
 bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, const std::vector<int> &axes, std::string *why);
 
+// Whether the writes through `ptr` where `mask` holds, over every lane, every program id of grid
+// `axes` and every iteration of loop `loop` (index in ir::loops(f); -1: none), address pairwise
+// different elements: the mixed-radix proof with the mask's bounds. What it cannot settle
+// statically becomes guards: `alternatives`, each a set of guards that suffices (one per order of
+// the index variables: row- or column-major strides); `why` says why not.
+bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::ValueId mask, const std::vector<int> &axes,
+                     int loop, std::vector<std::vector<Inequality>> *alternatives, std::string *why);
+
 // "dX: disjoint if stride >= 2*N" and a line per load, indented, with its file:line:col.
 std::string print(const ir::Function &f, const std::vector<GradAccess> &accesses);
 

@@ -217,9 +217,15 @@ std::vector<Bound> Affine::bounds(ir::ValueId mask) {
     if (mask == ir::kNoValue) return {};
     const ir::Op &op = f_.def(mask);
     std::vector<Bound> out;
+    // a < b0 + Σ c·v is a - Σ c·v < b0: a bound that moves with an index (`rk < K - k*BLOCK_K`)
+    // bounds a compound index (`k*BLOCK_K + rk < K`).
     auto conjunct = [&](ir::ValueId lhs, ir::ValueId rhs, int64_t slack) {
-        const Form a = of(lhs), b = of(rhs);
-        if (a.affine && b.invariant()) out.push_back({a, b.offset + Poly::constant(slack)});
+        const Form a = of(lhs);
+        Form b = of(rhs);
+        if (!a.affine || !b.affine) return;
+        const Poly b0 = b.offset;
+        b.offset = Poly();
+        out.push_back({add(a, scale(b, Poly::constant(-1))), b0 + Poly::constant(slack)});
     };
     switch (op.kind) {
     case OpKind::And:

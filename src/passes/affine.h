@@ -103,8 +103,8 @@ public:
     explicit Affine(const ir::Function &f);
 
     const Form &of(ir::ValueId v);
-    // The conjuncts `a < b` of a mask (through &, broadcasts and expand_dims) with an invariant b,
-    // in the mask's lane coordinates. kNoValue: none.
+    // The conjuncts `a < b` of a mask (through &, broadcasts and expand_dims) with affine a and b,
+    // as `a - (b's index terms) < b's offset`, in the mask's lane coordinates. kNoValue: none.
     std::vector<Bound> bounds(ir::ValueId mask);
     const std::vector<ir::Loop> &loops() const { return loops_; }
     // The loops holding op i, innermost last.

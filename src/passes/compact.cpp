@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "passes/passes.h"
 
 namespace tad::passes {
@@ -44,6 +46,15 @@ ir::Function drop_unused_params(const ir::Function &f) {
     std::vector<ir::ValueId> repl(f.values.size());
     for (size_t v = 0; v < repl.size(); ++v) repl[v] = static_cast<ir::ValueId>(v);
     return compact(f, keep, repl);
+}
+
+std::string fresh_name(const ir::Function &f, std::string base) {
+    auto taken = [&](const std::string &n) {
+        return f.param_index(n) >= 0 || std::any_of(f.constexprs.begin(), f.constexprs.end(),
+                                                    [&](const ir::Constexpr &c) { return c.name == n; });
+    };
+    while (taken(base)) base += "_";
+    return base;
 }
 
 }  // namespace tad::passes

@@ -65,6 +65,9 @@ MemoryParams memory_params(const ir::Function &f);
 // Removes parameters nothing reads (a backward needs only part of the forward's arguments).
 ir::Function drop_unused_params(const ir::Function &f);
 
+// `base`, or `base_`, `base__`, ...: the first that names no parameter or constexpr of `f`.
+std::string fresh_name(const ir::Function &f, std::string base);
+
 // What every derived kernel goes through: cse, dce, then drop_unused_params.
 ir::Function cleanup(const ir::Function &f);
 

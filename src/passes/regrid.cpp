@@ -90,15 +90,6 @@ std::vector<Candidate> candidates(const ir::Function &f, const std::vector<bool>
     return out;
 }
 
-std::string fresh(const ir::Function &f, std::string name) {
-    auto taken = [&](const std::string &n) {
-        return f.param_index(n) >= 0 || std::any_of(f.constexprs.begin(), f.constexprs.end(),
-                                                    [&](const ir::Constexpr &c) { return c.name == n; });
-    };
-    while (taken(name)) name += "_";
-    return name;
-}
-
 class Rewriter {
 public:
     Rewriter(const ir::Function &f, int axis, bool atomic_flush, std::vector<Candidate> cands, Regrid &r)
@@ -138,12 +129,12 @@ private:
     void params() {
         for (const ir::Param &p : f_.params) map_[p.value] = b_.param(p.name, p.kind, f_.type(p.value));
         const ir::Type i32{ir::DType::I32, false, {}};
-        r_.grid_param = fresh(f_, "G");
+        r_.grid_param = fresh_name(f_, "G");
         grid_ = b_.param(r_.grid_param, ir::ParamKind::Int, i32);
         for (const Candidate &c : cands_) {
             r_.accumulated.push_back(c.param);
             if (atomic_) continue;
-            r_.partial.emplace_back(c.param, fresh(f_, c.param + "_slab"));
+            r_.partial.emplace_back(c.param, fresh_name(f_, c.param + "_slab"));
             slabs_.push_back(b_.param(r_.partial.back().second, ir::ParamKind::Int, i32));
         }
     }

@@ -95,19 +95,25 @@ public:
     }
 
 private:
-    // Kernel indices of each variant's backward and tape sizing kernels.
+    // Kernel indices of each variant's backward, tape sizing and transposed kernels.
     std::map<const KernelVariant *, int> backward_, sizing_;
+    std::map<const Transposed *, int> transposed_;
 
-    // In the forward's launch order, each variant's kernel followed by its tape sizing kernel.
+    // In the forward's launch order, each variant's kernel followed by its tape sizing kernel and
+    // its transposed kernels.
     void add_kernels() {
         for (const LaunchDerivation &l : d_.launches)
             for (const Specialization &sp : l.specializations)
                 for (const KernelVariant &v : sp.variants) {
-                    backward_[&v] =
-                        add_kernel({Kernel::Backward, v.bwd.fn, l.kernel, sp.key, v.bwd.writes, "", v.regrid});
+                    if (v.rest)
+                        backward_[&v] =
+                            add_kernel({Kernel::Backward, v.bwd.fn, l.kernel, sp.key, v.bwd.writes, "", v.regrid});
                     if (v.bwd.tape)
                         sizing_[&v] =
                             add_kernel({Kernel::TapeSizing, v.bwd.tape->fn, l.kernel, sp.key, {}, v.bwd.fn.name, {}});
+                    for (const Transposed &t : v.transposed)
+                        transposed_[&t] =
+                            add_kernel({Kernel::Backward, t.bwd.fn, l.kernel, sp.key, t.bwd.writes, "", {}, t.axis});
                 }
     }
 
@@ -129,13 +135,19 @@ private:
         }
         for (const LaunchDerivation &l : d_.launches)
             for (const Specialization &sp : l.specializations)
-                for (const KernelVariant &v : sp.variants)
-                    for (const ad::ParamOrigin &o : v.bwd.origins) {
-                        if (o.kind != ad::ParamOrigin::Shadow) continue;
-                        TensorRef t = l.tensors.at(o.primal);
-                        if (t.kind == TensorRef::Input && shadowed_.insert(t).second)
-                            p_.prologue.push_back(alloc(t, Init::Absent));
-                    }
+                for (const KernelVariant &v : sp.variants) {
+                    declare_shadows(l, v.bwd);
+                    for (const Transposed &t : v.transposed) declare_shadows(l, t.bwd);
+                }
+    }
+
+    // The stub inputs whose gradients kernel `b` writes: absent until a branch allocates them.
+    void declare_shadows(const LaunchDerivation &l, const ad::Backward &b) {
+        for (const ad::ParamOrigin &o : b.origins) {
+            if (o.kind != ad::ParamOrigin::Shadow) continue;
+            TensorRef t = l.tensors.at(o.primal);
+            if (t.kind == TensorRef::Input && shadowed_.insert(t).second) p_.prologue.push_back(alloc(t, Init::Absent));
+        }
     }
 
     Step step(size_t k) {
@@ -150,10 +162,8 @@ private:
     }
 
     Branch branch(size_t k, const KernelVariant &v) {
-        const LaunchDerivation &l = d_.launches[k];
         Branch b;
         b.guards = v.guards;
-        b.run.kernel = backward_.at(&v);
         if (v.bwd.tape) {
             // The tape's size is known only once each program's trip counts are: a sizing kernel
             // writes them, the largest sets the stride between programs' tapes.
@@ -165,22 +175,38 @@ private:
                                                                                       : primal(k, ts.fn.params[i]));
             b.sizing = std::move(sizing);
         }
-        for (size_t i = 0; i < v.bwd.fn.params.size(); ++i) {
-            const ir::Param &param = v.bwd.fn.params[i];
-            const ad::ParamOrigin &o = v.bwd.origins[i];
-            if (o.kind == ad::ParamOrigin::Tape)
-                b.run.args.push_back(arg(Arg::Tape));
-            else if (o.kind == ad::ParamOrigin::TapeStride)
-                b.run.args.push_back(arg(Arg::TapeStride));
-            else if (v.regrid && param.name == v.regrid->grid_param)
-                b.run.args.push_back(arg(Arg::GridSize));
-            else if (param.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal)
-                b.run.args.push_back(primal(k, param));
-            else
-                b.run.args.push_back(shadow(l, o.primal, v.bwd, b.allocs));
+        if (v.rest) {
+            b.runs.push_back(run(k, v.bwd, backward_.at(&v), v.regrid ? v.regrid->grid_param : "", b.allocs));
+            if (v.regrid) regrid(d_.launches[k], v, b.runs.back());
         }
-        if (v.regrid) regrid(l, v, b.run);
+        for (const Transposed &t : v.transposed) {
+            b.runs.push_back(run(k, t.bwd, transposed_.at(&t), t.grid_param, b.allocs));
+            b.runs.back().transposed_axis = t.axis;
+            b.runs.back().trips = t.trips;
+        }
         return b;
+    }
+
+    // A run of kernel `kernel` (derived as `bwd`): each parameter bound; `grid_param` receives the
+    // recorded grid's size along a re-gridded or transposed axis.
+    Run run(size_t k, const ad::Backward &bwd, int kernel, const std::string &grid_param, std::vector<Alloc> &allocs) {
+        Run r;
+        r.kernel = kernel;
+        for (size_t i = 0; i < bwd.fn.params.size(); ++i) {
+            const ir::Param &param = bwd.fn.params[i];
+            const ad::ParamOrigin &o = bwd.origins[i];
+            if (o.kind == ad::ParamOrigin::Tape)
+                r.args.push_back(arg(Arg::Tape));
+            else if (o.kind == ad::ParamOrigin::TapeStride)
+                r.args.push_back(arg(Arg::TapeStride));
+            else if (!grid_param.empty() && param.name == grid_param)
+                r.args.push_back(arg(Arg::GridSize));
+            else if (param.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal)
+                r.args.push_back(primal(k, param));
+            else
+                r.args.push_back(shadow(d_.launches[k], o.primal, bwd, allocs));
+        }
+        return r;
     }
 
     // A re-gridded run: each partial gradient's argument becomes its partial buffer, its row stride
@@ -208,6 +234,8 @@ private:
         TensorRef t = l.tensors.at(param);
         Arg a{Arg::Shadow, "", t, 0};
         if (d_.shared.count(t)) return a;
+        // A branch's kernels share its shadows.
+        if (std::any_of(allocs.begin(), allocs.end(), [&](const Alloc &x) { return x.tensor == t; })) return a;
         if (t.kind == TensorRef::Output) {
             allocs.push_back(alloc(t, Init::Incoming, t.index));
             return a;
@@ -294,14 +322,16 @@ private:
 
     Branch branch(size_t k, const ad::Forward &f, int kernel) {
         Branch b;
-        b.run.kernel = kernel;
+        Run r;
+        r.kernel = kernel;
         for (size_t i = 0; i < f.fn.params.size(); ++i) {
             const ad::ParamOrigin &o = f.origins[i];
             if (o.kind == ad::ParamOrigin::Shadow)
-                b.run.args.push_back(arg(Arg::Shadow, "", d_.launches[k].tensors.at(o.primal)));
+                r.args.push_back(arg(Arg::Shadow, "", d_.launches[k].tensors.at(o.primal)));
             else
-                b.run.args.push_back(primal(k, f.fn.params[i]));
+                r.args.push_back(primal(k, f.fn.params[i]));
         }
+        b.runs.push_back(std::move(r));
         return b;
     }
 };

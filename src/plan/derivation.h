@@ -15,6 +15,7 @@
 #include "ad/forward.h"
 #include "ad/reverse.h"
 #include "passes/affine.h"
+#include "passes/host_expr.h"
 
 namespace tad::plan {
 
@@ -32,19 +33,20 @@ struct TensorRef {
 // literal); empty when none did.
 using Key = std::vector<std::pair<std::string, std::string>>;
 // A run-time condition on a launch's recorded scalars (and `num_programs(k)`, its grid): two
-// scalars equal (a store that mirrors the forward's addresses when `stride_x == stride_y`), or
-// `lhs >= rhs` (a disjointness proof's `stride >= 2*N`).
+// scalars equal (a store that mirrors the forward's addresses when `stride_x == stride_y`),
+// `lhs >= rhs` (a disjointness proof's `stride >= 2*N`), or any one of several conjunctions (a
+// proof that holds for row-major or for column-major strides).
 struct Guard {
-    enum Op { Equal, AtLeast } op = Equal;
+    enum Op { Equal, AtLeast, Any } op = Equal;
     passes::Poly lhs, rhs;
-    bool operator==(const Guard &o) const { return op == o.op && lhs == o.lhs && rhs == o.rhs; }
-    // Printed with each symbol spelled by `name`: "stride_x == stride_y", "stride >= 2*N".
-    std::string str(const std::function<std::string(const std::string &)> &name) const {
-        return lhs.str(name) + (op == Equal ? " == " : " >= ") + rhs.str(name);
-    }
-    std::string str() const {
-        return str([](const std::string &n) { return n; });
-    }
+    std::vector<std::vector<Guard>> any;  // Any: holds when every guard of one of these holds
+    bool operator==(const Guard &o) const { return op == o.op && lhs == o.lhs && rhs == o.rhs && any == o.any; }
+    // Printed with each symbol spelled by `name`, as Python: "stride_x == stride_y",
+    // "stride >= 2*N", "((a >= 1 and b >= c) or (b >= 1 and a >= d))".
+    std::string str(const std::function<std::string(const std::string &)> &name) const;
+    std::string str() const;
+    // Whether it holds where `value` knows every symbol; false where it does not know one.
+    bool eval(const std::function<bool(const std::string &, int64_t *)> &value, bool *holds) const;
 };
 // The conditions under which a variant applies (all of them).
 using Guards = std::vector<Guard>;
@@ -60,11 +62,23 @@ struct Regrid {
     std::vector<std::string> accumulated;  // every gradient parameter summed in registers
 };
 
+// A kernel passes::transpose_loops wrote for one gradient reduced over a loop and a grid axis. It
+// runs on the recorded grid with the size along `axis` replaced by the loop's trip count, and
+// receives G, the recorded size along `axis`, in `grid_param`.
+struct Transposed {
+    ad::Backward bwd;  // its kernel and parameter origins; writes: its gradient, plain stores
+    int axis = 0;
+    std::string grid_param;
+    passes::TripCount trips;
+};
+
 // A backward kernel and the run-time condition under which the launcher uses it.
 struct KernelVariant {
     ad::Backward bwd;
     Guards guards;
     std::optional<Regrid> regrid;
+    std::vector<Transposed> transposed;  // run after bwd, each writing a gradient bwd no longer writes
+    bool rest = true;  // whether bwd still writes anything (false: only the transposed kernels run)
 };
 
 // The backward of one specialization: its variants, tried in order (the last has no guards).

@@ -17,7 +17,10 @@
 //   the first whose key equals the launch's constexpr values is taken (none matching is an error:
 //   the module was not generated for these values); within it, the first branch whose guards hold
 //   (each named pair of recorded scalars equal) is taken. A branch sizes its tape (when it has a
-//   sizing kernel), allocates its shadows, then runs its kernel on the launch's grid and options.
+//   sizing kernel), allocates its shadows, then runs its kernels in order on the launch's grid and
+//   options.
+//   A transposed run (`transposed_axis` >= 0) replaces the grid's size along that axis by `trips`,
+//   evaluated on the launch's recorded scalars and constexprs (none: the run is skipped).
 //   A re-gridded run (`regrid_axis` >= 0) replaces the grid's size G along that axis by a number of
 //   programs P the executor chooses (1 <= P <= G); its `partials` are float32 (float64 for
 //   float64) zero buffers of P rows, each row as long as the tensor's shadow's storage, allocated
@@ -55,6 +58,7 @@ struct Kernel {
     std::map<std::string, passes::GradWrite> writes;
     std::string sized;  // TapeSizing: the backward kernel whose tape it sizes
     std::optional<Regrid> regrid;  // Backward: re-gridded by passes::regrid
+    int transposed_axis = -1;  // Backward: written by passes::transpose_loops, summing over this axis
 };
 
 // Where one kernel argument comes from when the plan runs (one per kernel parameter, in order;
@@ -68,7 +72,7 @@ struct Arg {
         Tape,  // the step's scratch tape: float32, `TapeStride` elements per program
         TapeStride,  // the tape's elements per program: the largest `TapeNeed` of the sizing kernel
         TapeNeed,  // the sizing kernel's output: int64, one element per program
-        GridSize,  // a re-gridded run: the recorded grid's size along its axis (G)
+        GridSize,  // a re-gridded or transposed run: the recorded grid's size along its axis (G)
         Partial,  // a re-gridded run: the partial buffer of `tensor`'s shadow
         PartialStride,  // a re-gridded run: the elements of one row of that partial buffer
     } kind = Scalar;
@@ -113,13 +117,15 @@ struct Run {
     std::vector<Arg> args;
     int regrid_axis = -1;  // >= 0: the grid axis whose size the executor replaces (see above)
     std::vector<TensorRef> partials;  // re-gridded: partial buffers, summed into their shadows after the run
+    int transposed_axis = -1;  // >= 0: the grid axis whose size is `trips` (see above)
+    passes::TripCount trips;
 };
 
 struct Branch {
     Guards guards;  // empty: always
     std::optional<Run> sizing;  // the tape sizing kernel, run first
     std::vector<Alloc> allocs;  // shadows this branch allocates, in parameter order
-    Run run;
+    std::vector<Run> runs;
 };
 
 struct Case {

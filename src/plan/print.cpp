@@ -100,6 +100,7 @@ private:
         const ir::Function &fn = p_.kernels.at(static_cast<size_t>(r.kernel)).fn;
         os_ << indent << what << " #" << r.kernel << " " << fn.name;
         if (r.regrid_axis >= 0) os_ << " re-gridded along axis " << r.regrid_axis;
+        if (r.transposed_axis >= 0) os_ << " transposed: axis " << r.transposed_axis << " of size " << r.trips.str();
         os_ << "\n";
         for (size_t i = 0; i < r.args.size(); ++i)
             os_ << indent << "  " << fn.params[i].name << " = " << arg(r.args[i]) << "\n";
@@ -125,7 +126,7 @@ private:
                 }
                 if (b.sizing) run(*b.sizing, "size tape", in);
                 for (const Alloc &a : b.allocs) alloc(a, in);
-                run(b.run, "run", in);
+                for (const Run &r : b.runs) run(r, "run", in);
             }
         }
     }

@@ -22,14 +22,14 @@ std::vector<Option> options(const passes::GradWrite &mirror, const passes::GradA
     if (mirror.kind == passes::GradWrite::Store) {
         Option o{mirror, {}};
         for (const auto &[a, b] : mirror.guards)
-            o.guards.push_back({plan::Guard::Equal, passes::Poly::symbol(a), passes::Poly::symbol(b)});
+            o.guards.push_back({plan::Guard::Equal, passes::Poly::symbol(a), passes::Poly::symbol(b), {}});
         o.write.guards.clear();
         out.push_back(o);
         if (o.guards.empty()) return out;
     }
     if (access && access->cls == passes::LoadAccess::Disjoint) {
         Option o{passes::GradWrite{passes::GradWrite::Store, "", {}, false}, {}};
-        for (const passes::Inequality &b : access->guards) o.guards.push_back({plan::Guard::AtLeast, b.lhs, b.rhs});
+        for (const passes::Inequality &b : access->guards) o.guards.push_back({plan::Guard::AtLeast, b.lhs, b.rhs, {}});
         out.push_back(o);
         if (o.guards.empty()) return out;
     }

@@ -52,15 +52,24 @@ bool symbol_value(const Recorded &r, const std::string &name, int64_t *out) {
 }
 
 bool holds(const plan::Guard &g, const Recorded &r) {
-    int64_t lhs = 0, rhs = 0;
-    const auto value = [&](const std::string &n, int64_t *v) { return symbol_value(r, n, v); };
-    if (!g.lhs.eval(value, &lhs) || !g.rhs.eval(value, &rhs))
+    bool h = false;
+    if (!g.eval([&](const std::string &n, int64_t *v) { return symbol_value(r, n, v); }, &h))
         fail(TAD_ERR_INTERNAL, "plan runner: guard '" + g.str() + "' names a value the launch does not record");
-    return g.op == plan::Guard::Equal ? lhs == rhs : lhs >= rhs;
+    return h;
+}
+
+// A transposed run's grid size along its axis: the loop's trip count on the recorded arguments.
+int64_t trips(const Recorded &r, const plan::Run &run) {
+    int64_t n = 0;
+    if (!run.trips.eval([&](const std::string &name, int64_t *v) { return symbol_value(r, name, v); }, &n))
+        fail(TAD_ERR_INTERNAL,
+             "plan runner: trip count '" + run.trips.str() + "' names a value the launch does not record");
+    return std::max<int64_t>(n, 0);
 }
 
 int64_t grid_size(const Recorded &r, const plan::Run &run) {
-    return run.regrid_axis >= 0 ? r.grid[run.regrid_axis] : 1;
+    const int axis = std::max(run.regrid_axis, run.transposed_axis);
+    return axis >= 0 ? r.grid[axis] : 1;
 }
 
 // A re-gridded kernel runs on fewer programs than the forward's G (when G > 1), so that programs
@@ -182,6 +191,7 @@ void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run
     for (const ir::Param &q : kernel.params) args.push_back(c.args.at(q.name));
     std::array<int64_t, 3> grid = r.grid;
     if (run.regrid_axis >= 0) grid[run.regrid_axis] = regrid_programs(grid_size(r, run));
+    if (run.transposed_axis >= 0) grid[run.transposed_axis] = trips(r, run);
     interp::run(kernel, args, grid, mem_);
 }
 
@@ -228,9 +238,11 @@ void PlanRunner::run(const plan::Plan &p) {
         const plan::Branch &b = choose(s);
         const int64_t stride = b.sizing ? size_tape(p, s.launch, *b.sizing) : 1;
         for (const plan::Alloc &a : b.allocs) alloc(a);
-        if (b.run.regrid_axis >= 0) allocate_partials(b.run, regrid_programs(grid_size(launches_.at(s.launch), b.run)));
-        launch(p, s.launch, b.run, stride, -1);
-        sum_partials(b.run);
+        for (const plan::Run &run : b.runs) {
+            if (run.regrid_axis >= 0) allocate_partials(run, regrid_programs(grid_size(launches_.at(s.launch), run)));
+            launch(p, s.launch, run, stride, -1);
+            sum_partials(run);
+        }
     }
 }
 

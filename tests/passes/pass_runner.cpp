@@ -6,6 +6,7 @@
 #include "passes/access.h"
 #include "passes/passes.h"
 #include "passes/regrid.h"
+#include "passes/transpose.h"
 #include "support/error.h"
 
 namespace tad::testing {
@@ -105,6 +106,17 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             passes::Regrid r = passes::regrid(f, s.args.count("flush") && s.args.at("flush") == "atomic");
             notes += "// " + passes::print(r);
             f = std::move(r.fn);
+        } else if (s.pass == "transpose-loops") {  // each transposed kernel, then what is left
+            passes::Transposition t = passes::transpose_loops(f, {});
+            notes += t.report;
+            for (const passes::Transposed &k : t.kernels) {
+                const std::string problem = ir::verify(k.fn);
+                notes += "// transposed d" + k.param + " (grid axis " + std::to_string(k.axis) + ": " + k.trips.str() +
+                         ")\n" +
+                         (problem.empty() ? ir::print(passes::cse(k.fn)) : "error: invalid IR: " + problem + "\n");
+            }
+            notes += "// rest\n";
+            f = passes::dce(t.rest);
         } else {
             f = transform(s, f);
         }

@@ -2,7 +2,7 @@
 // snapshot at generate time, per launch and gradient, exact text.
 #include <gtest/gtest.h>
 
-#include "../common/grid_reduction.h"
+#include "../common/scoped_env.h"
 #include "cpu_session.h"
 #include "driver/session.h"
 #include "support/fs.h"
@@ -27,7 +27,7 @@ std::string explain(const std::string &file) {
 
 TEST(Explain, LayerNormRowsAreDisjointItsAffineParametersReducedOverRows) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
-    const tad::testing::GridReduction partial("partial");
+    const tad::testing::ScopedEnv partial("TAD_GRID_REDUCTION", "partial");
     EXPECT_EQ(explain("examples/layernorm.py"),
               "launch 0 _layernorm_fwd:\n"
               "  dB: reduced over grid axis 0\n"

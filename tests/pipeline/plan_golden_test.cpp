@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "../common/golden.h"
-#include "../common/grid_reduction.h"
+#include "../common/scoped_env.h"
 #include "cpu_session.h"
 #include "driver/pipeline.h"
 #include "frontend/parser.h"
@@ -33,6 +33,8 @@ const PlanCase kCases[] = {
     {"nested_recurrence_tape", "tests/pipeline/data/nested_recurrence.py", R"({"B": 2, "T": 5, "K": 20, "C": 24})",
      ad::LoopPolicy::Tape},
     {"rope_inplace", "dataset/rope_inplace.py", R"({"B": 1, "H": 2, "N": 37, "D": 16})", ad::LoopPolicy::Recompute},
+    {"matmul_transposed", "dataset/matmul.py", R"({"M": 37, "N": 29, "K": 50})", ad::LoopPolicy::Recompute},
+    {"gemv_transposed", "tests/pipeline/data/transpose/gemv.py", R"({"M": 10, "N": 21})", ad::LoopPolicy::Recompute},
 };
 
 Json trace_of(Worker &worker, const std::string &path, const std::string &stub, const char *dims) {
@@ -58,7 +60,7 @@ class PlanGolden : public ::testing::TestWithParam<PlanCase> {};
 
 TEST_P(PlanGolden, BackwardAndTangentPlans) {
     REQUIRE_TORCH();
-    const tad::testing::GridReduction partial("partial");  // the goldens show the re-grid's plan
+    const tad::testing::ScopedEnv partial("TAD_GRID_REDUCTION", "partial");  // the goldens show the re-grid's plan
     const PlanCase &c = GetParam();
     const std::string path = std::string(TAD_SOURCE_DIR) + "/" + c.file;
     frontend::KernelFile kf = frontend::analyze(frontend::parse_source(c.file, fs::read_file(path)));

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "../common/grid_reduction.h"
+#include "../common/scoped_env.h"
 #include "cpu_session.h"
 #include "driver/session.h"
 #include "support/fs.h"
@@ -22,13 +22,13 @@ using tad::test::torch_available;
 
 namespace {
 
-using tad::testing::GridReduction;
+using tad::testing::ScopedEnv;
 
 bool has(const std::string &src, const std::string &what) { return src.find(what) != std::string::npos; }
 
 // Generates `file` under `mode` and checks it on the CPU tier; returns the module.
 std::string generate_and_verify(const char *file, const char *mode) {
-    GridReduction env(mode);
+    ScopedEnv env("TAD_GRID_REDUCTION", mode);
     fs::TempDir dir;
     auto s = cpu_session(dir, file);
     std::string src = s->candidate_source(s->generate(GenerateOptions{}));

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "../common/scoped_env.h"
 #include "cpu_session.h"
 #include "driver/session.h"
 #include "support/fs.h"
@@ -54,6 +55,9 @@ TEST(TensorDescCpu, HostDescriptorsReachTheBackwardAsBaseAndScalars) {
     fs::TempDir dir;
     std::unique_ptr<Session> session = cpu_session(dir, "tests/pipeline/data/matmul_host_desc.py");
     Session &s = *session;
+    // One backward kernel for the launch check to intercept (transposed ones: the next test); the
+    // CPU check re-derives the plans, under the same setting.
+    const tad::testing::ScopedEnv off("TAD_TRANSPOSE", "off");
     std::string module = s.candidate_source(s.generate(GenerateOptions{}));
     std::string bwd = backward_part(module);
     EXPECT_NE(bwd.find("def _matmul_hd_fwd_bwd(a_desc, da_desc, a_desc_shape0, a_desc_shape1, a_desc_stride0, b_desc,"),
@@ -75,4 +79,16 @@ TEST(TensorDescCpu, HostDescriptorsReachTheBackwardAsBaseAndScalars) {
     while (fgets(buf, sizeof buf, p)) out += buf;
     EXPECT_EQ(pclose(p), 0) << out;
     EXPECT_EQ(out, "host descriptors ok\n");
+}
+
+TEST(TensorDescCpu, HostDescriptorGradientsAreLoopTransposed) {
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    fs::TempDir dir;
+    std::unique_ptr<Session> session = cpu_session(dir, "tests/pipeline/data/matmul_host_desc.py");
+    Session &s = *session;
+    std::string bwd = backward_part(s.candidate_source(s.generate(GenerateOptions{})));
+    EXPECT_NE(bwd.find("def _matmul_hd_fwd_bwd_da_desc(a_desc, da_desc,"), std::string::npos) << bwd;
+    EXPECT_NE(bwd.find("def _matmul_hd_fwd_bwd_db_desc(a_desc,"), std::string::npos) << bwd;
+    expect_cpu_verify_passes(s);
 }

@@ -57,7 +57,7 @@ plan::Derivation one_launch(passes::GradWrite write) {
         "fwd_bwd",
         {{"X", primal("X")}, {"DX", shadow("X")}, {"DY", shadow("Y")}, {"n", primal("n"), ir::ParamKind::Int}});
     b.writes["X"] = write;
-    l.specializations.push_back({{}, {{b, {}, {}}}});
+    l.specializations.push_back({{}, {{b, {}, {}, {}, true}}});
     d.launches.push_back(l);
     return d;
 }
@@ -107,13 +107,18 @@ TEST(BackwardPlan, ChainSharesTheTemporaryAndRunsLastToFirst) {
     a.tensors = {{"X", kIn0}, {"T", kTemp0}};
     a.saved_before = {{"X", 1}};
     a.specializations.push_back(
-        {{}, {{backward("first_bwd", {{"X", primal("X")}, {"DX", shadow("X")}, {"DT", shadow("T")}}), {}, {}}}});
+        {{},
+         {{backward("first_bwd", {{"X", primal("X")}, {"DX", shadow("X")}, {"DT", shadow("T")}}), {}, {}, {}, true}}});
     plan::LaunchDerivation b;
     b.kernel = "second";
     b.tensors = {{"T", kTemp0}, {"X", kIn0}, {"Y", kOut0}};
     b.specializations.push_back(
         {{{"ACT", "'relu'"}},
-         {{backward("second_bwd_ACT_relu", {{"T", primal("T")}, {"DT", shadow("T")}, {"DY", shadow("Y")}}), {}, {}}}});
+         {{backward("second_bwd_ACT_relu", {{"T", primal("T")}, {"DT", shadow("T")}, {"DY", shadow("Y")}}),
+           {},
+           {},
+           {},
+           true}}});
     d.launches = {a, b};
     EXPECT_EQ(plan::print(plan::backward(d)),
               "backward plan\n"
@@ -153,7 +158,8 @@ TEST(Plans, InputUpdatedInPlace) {
     l.kernel = "scale_";
     l.tensors = {{"X", kIn0}};
     l.saved_before = {{"X", 0}};
-    l.specializations.push_back({{}, {{backward("scale__bwd", {{"X", primal("X")}, {"DX", shadow("X")}}), {}, {}}}});
+    l.specializations.push_back(
+        {{}, {{backward("scale__bwd", {{"X", primal("X")}, {"DX", shadow("X")}}), {}, {}, {}, true}}});
     ad::Forward f;
     f.fn = kernel("scale__jvp", {{"X", primal("X")}, {"DX", shadow("X")}});
     f.origins = {primal("X"), shadow("X")};
@@ -197,8 +203,8 @@ TEST(BackwardPlan, GuardedVariantsAreBranches) {
     fallback.fn.name = "fwd_bwd_atomic";
     fallback.writes["X"] = passes::GradWrite{};
     d.launches[0].specializations[0].variants[0].guards = {
-        {plan::Guard::Equal, passes::Poly::symbol("sx"), passes::Poly::symbol("sy")}};
-    d.launches[0].specializations[0].variants.push_back({fallback, {}, {}});
+        {plan::Guard::Equal, passes::Poly::symbol("sx"), passes::Poly::symbol("sy"), {}}};
+    d.launches[0].specializations[0].variants.push_back({fallback, {}, {}, {}, true});
     std::string p = plan::print(plan::backward(d));
     EXPECT_NE(p.find("launch 0 (fwd):\n"
                      "  if sx == sy:\n"

@@ -228,6 +228,16 @@ def _regrid(grid, axis, programs):
     return tuple(grid)
 
 
+def _tdiv(a, b):
+    """Integer division truncating toward zero, as the kernel's (a loop bound computed on the host)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _tmod(a, b):
+    return a - b * _tdiv(a, b)
+
+
 def _partial_buffer(shadow, programs):
     """Per-program partial sums of a gradient: zeroed rows as long as its shadow's storage."""
     span = 1 + sum((n - 1) * s for n, s in zip(shadow.shape, shadow.stride())) if shadow.numel() else 0

@@ -1,0 +1,356 @@
+#include "passes/transpose.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "passes/access.h"
+#include "passes/passes.h"
+
+namespace tad::passes {
+
+namespace {
+
+using ir::OpKind;
+using ir::ValueId;
+
+std::string where(const ir::Function &f, int op) {
+    const ir::SrcLoc &l = f.ops[op].loc;
+    std::string at = ir::op_name(f.ops[op].kind);
+    if (l.line) at += " at " + f.source_path + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
+    return at;
+}
+
+// The innermost loop holding op i (-1: none).
+int innermost(const std::vector<ir::Loop> &loops, int i) {
+    int in = -1;
+    for (size_t l = 0; l < loops.size(); ++l)
+        if (loops[l].begin < i && i < loops[l].end) in = static_cast<int>(l);
+    return in;
+}
+
+std::vector<int> program_axes(const ir::Function &f) {
+    std::set<int> axes;
+    for (const ir::Op &op : f.ops)
+        if (op.kind == OpKind::ProgramId) axes.insert(op.axis);
+    return std::vector<int>(axes.begin(), axes.end());
+}
+
+// What an atomic add inside a loop needs, gathered from its operands back to the kernel's
+// parameters: the ops of the loop's body and before the loop it reads, and how each loop-carried
+// value it reads advances (init, per-iteration amount).
+class Slice {
+public:
+    Slice(const ir::Function &f, const ir::Loop &loop, const std::set<std::string> &written)
+        : f_(f), loop_(loop), written_(written), in_(f.ops.size(), false) {}
+
+    // "" when every value the op reads can be computed for any one iteration; else why not.
+    std::string gather(int op) {
+        std::vector<ValueId> work(f_.ops[op].operands.begin(), f_.ops[op].operands.end());
+        while (!work.empty() && why_.empty()) {
+            const ValueId v = work.back();
+            work.pop_back();
+            const int d = f_.values[v].def_op;
+            if (in_[d]) continue;
+            in_[d] = true;
+            visit(d, work);
+        }
+        return why_;
+    }
+
+    bool in(int op) const { return in_[op]; }
+    // A loop-carried value's init and per-iteration amount (kNoValue: carried unchanged).
+    const std::map<int, std::pair<ValueId, ValueId>> &inductions() const { return inductions_; }
+
+private:
+    const ir::Function &f_;
+    const ir::Loop &loop_;
+    const std::set<std::string> &written_;
+    std::vector<bool> in_;
+    std::map<int, std::pair<ValueId, ValueId>> inductions_;
+    std::string why_;
+
+    bool in_body(int d) const { return loop_.begin < d && d < loop_.end; }
+
+    void visit(int d, std::vector<ValueId> &work) {
+        const ir::Op &op = f_.ops[d];
+        const ir::OpClass cls = ir::op_info(op.kind).cls;
+        if (d == loop_.begin) {  // the loop variable: lo + i·step
+            work.push_back(op.operands[0]);
+            work.push_back(op.operands[2]);
+            return;
+        }
+        if (op.kind == OpKind::LoopArg && in_body(d)) return induction(d, work);
+        if (cls == ir::OpClass::Loop || (!in_body(d) && d > loop_.begin))
+            return void(why_ = "it reads a value of another loop (" + where(f_, d) + ")");
+        if (cls == ir::OpClass::Barrier || (cls == ir::OpClass::Memory && op.kind != OpKind::Load))
+            return void(why_ = "it depends on a " + where(f_, d));
+        if (op.kind == OpKind::Load && written_.count(pointer_base(f_, op.operands[0])))
+            return void(why_ = "it reads a buffer the backward writes (" + where(f_, d) + ")");
+        work.insert(work.end(), op.operands.begin(), op.operands.end());
+    }
+
+    // A loop-carried value the contribution reads must advance by a loop-invariant amount.
+    void induction(int d, std::vector<ValueId> &work) {
+        const int slot = static_cast<int>(std::find(loop_.args.begin(), loop_.args.end(), d) - loop_.args.begin());
+        const ValueId self = f_.ops[d].result, next = f_.ops[loop_.end].operands.at(slot);
+        if (next == self) {  // carried unchanged (a block pointer's offset along another dim)
+            inductions_[d] = {f_.ops[d].operands[0], ir::kNoValue};
+            work.push_back(f_.ops[d].operands[0]);
+            return;
+        }
+        const ir::Op &y = f_.def(next);
+        ValueId amount = ir::kNoValue;
+        if (y.kind == OpKind::AddPtr && y.operands[0] == self) amount = y.operands[1];
+        if (y.kind == OpKind::Add && (y.operands[0] == self || y.operands[1] == self))
+            amount = y.operands[y.operands[0] == self ? 1 : 0];
+        if (amount == ir::kNoValue || !invariant(amount)) {
+            why_ = "loop-carried value '" + f_.values[self].name + "' does not advance by a loop-invariant amount (" +
+                   where(f_, f_.values[next].def_op) + ")";
+            return;
+        }
+        inductions_[d] = {f_.ops[d].operands[0], amount};
+        work.push_back(f_.ops[d].operands[0]);
+        work.push_back(amount);
+    }
+
+    bool invariant(ValueId v) const {
+        const int d = f_.values[v].def_op;
+        if (!in_body(d)) return d < loop_.begin;
+        const ir::Op &op = f_.ops[d];
+        const ir::OpClass cls = ir::op_info(op.kind).cls;
+        if (cls == ir::OpClass::Loop || cls == ir::OpClass::Memory || cls == ir::OpClass::Barrier) return false;
+        return std::all_of(op.operands.begin(), op.operands.end(), [&](ValueId o) { return invariant(o); });
+    }
+};
+
+// Builds the transposed kernel of one atomic add from its slice.
+class Writer {
+public:
+    Writer(const ir::Function &f, const ir::Loop &loop, const Slice &slice, int axis, Transposed &out)
+        : f_(f), loop_(loop), slice_(slice), axis_(axis), out_(out), b_(out.fn), map_(f.values.size(), ir::kNoValue) {}
+
+    void run(int atomic) {
+        ir::Function &fn = out_.fn;
+        fn.name = f_.name;
+        fn.constexprs = f_.constexprs;
+        fn.specialized = f_.specialized;
+        fn.source_path = f_.source_path;
+        for (const ir::Param &p : f_.params) map_[p.value] = b_.param(p.name, p.kind, f_.type(p.value));
+        out_.grid_param = fresh_name(f_, "G");
+        grid_ = b_.param(out_.grid_param, ir::ParamKind::Int, ir::Type{ir::DType::I32, false, {}});
+        iteration_ = b_.program_id(axis_);
+        fn.values[iteration_].name = f_.values[f_.ops[loop_.begin].result].name + "_tile";
+        // Values every program along the axis computes alike go before the loop over them.
+        for (size_t i = 0; i < f_.ops.size(); ++i) {
+            const ValueId r = f_.ops[i].result;
+            if (slice_.in(static_cast<int>(i)) && r != ir::kNoValue && !varies(r)) emit(r);
+        }
+        for (const auto &[d, induction] : slice_.inductions())
+            if (induction.second != ir::kNoValue && !varies(induction.second)) offset(d);
+        sum_and_store(f_.ops[atomic]);
+    }
+
+    bool varies(ValueId v) {
+        auto it = varies_.find(v);
+        if (it != varies_.end()) return it->second;
+        const int d = f_.values[v].def_op;
+        const ir::Op &op = f_.ops[d];
+        bool r = false;
+        if (op.kind == OpKind::ProgramId)
+            r = op.axis == axis_;
+        else if (d == loop_.begin)
+            r = false;
+        else if (slice_.inductions().count(d))
+            r = varies(slice_.inductions().at(d).first) ||
+                (slice_.inductions().at(d).second != ir::kNoValue && varies(slice_.inductions().at(d).second));
+        else
+            r = std::any_of(op.operands.begin(), op.operands.end(), [&](ValueId o) { return varies(o); });
+        return varies_[v] = r;
+    }
+
+private:
+    const ir::Function &f_;
+    const ir::Loop &loop_;
+    const Slice &slice_;
+    int axis_;
+    Transposed &out_;
+    ir::Builder b_;
+    std::vector<ValueId> map_;
+    std::map<ValueId, bool> varies_;
+    std::map<int, ValueId> offsets_;  // loop_arg op -> its advance (before the loop where it can be)
+    ValueId grid_ = ir::kNoValue, iteration_ = ir::kNoValue, program_ = ir::kNoValue;
+
+    // i·amount in the amount's type, or in int64 for a pointer's offset (the repeated additions
+    // of a 32-bit amount to a pointer do not wrap).
+    ValueId times_iteration(ValueId amount, bool pointer) {
+        const ir::Type t = out_.fn.type(amount);  // a copy: the builder grows the value table
+        const ir::DType dt = pointer ? ir::DType::I64 : t.elem;
+        ValueId i = b_.cast(iteration_, dt);
+        if (!t.scalar()) i = b_.broadcast(i, t.shape);
+        return b_.binary(OpKind::Mul, i, b_.cast(amount, dt));
+    }
+
+    bool is_const(ValueId v, double c) const {
+        const ir::Op &op = f_.def(v);
+        return op.kind == OpKind::Const && op.name.empty() && op.fval == c;
+    }
+
+    // What loop-carried value `d` has advanced by at this program's iteration.
+    ValueId offset(int d) {
+        auto it = offsets_.find(d);
+        if (it != offsets_.end()) return it->second;
+        const ValueId amount = emit(slice_.inductions().at(d).second);
+        return offsets_[d] = times_iteration(amount, f_.type(f_.ops[d].result).is_ptr);
+    }
+
+    ValueId emit(ValueId v) {
+        if (map_[v] != ir::kNoValue) return map_[v];
+        const int d = f_.values[v].def_op;
+        const ir::Op &op = f_.ops[d];
+        b_.loc = op.loc;
+        ValueId r = ir::kNoValue;
+        if (op.kind == OpKind::ProgramId && op.axis == axis_) {
+            r = program_;
+        } else if (op.kind == OpKind::NumPrograms && op.axis == axis_) {
+            r = grid_;
+        } else if (d == loop_.begin) {  // lo + i·step, without the + 0 and · 1 of a plain range
+            const ValueId step = emit(op.operands[2]);
+            r = is_const(op.operands[2], 1) ? iteration_ : times_iteration(step, false);
+            if (!is_const(op.operands[0], 0)) r = b_.binary(OpKind::Add, emit(op.operands[0]), r);
+        } else if (slice_.inductions().count(d) && slice_.inductions().at(d).second == ir::kNoValue) {
+            r = emit(slice_.inductions().at(d).first);
+        } else if (slice_.inductions().count(d)) {
+            const ValueId base = emit(slice_.inductions().at(d).first), step = offset(d);
+            r = f_.type(v).is_ptr ? b_.add_ptr(base, step) : b_.binary(OpKind::Add, base, step);
+        } else {
+            ir::Op o = op;
+            for (ValueId &x : o.operands) x = emit(x);
+            r = b_.append(o, f_.type(v));
+        }
+        if (out_.fn.values[r].name.empty()) out_.fn.values[r].name = f_.values[v].name;
+        return map_[v] = r;
+    }
+
+    // The contribution with float casts peeled: the sum runs in float32 (float64 for float64).
+    ValueId contribution(ValueId v) const {
+        while (f_.def(v).kind == OpKind::Cast && f_.type(f_.def(v).operands[0]).is_float()) v = f_.def(v).operands[0];
+        return v;
+    }
+
+    void sum_and_store(const ir::Op &atomic) {
+        const ValueId value = contribution(atomic.operands[1]);
+        const ir::Type &t = f_.type(value);
+        const ir::DType acc_t = t.elem == ir::DType::F64 ? ir::DType::F64 : ir::DType::F32;
+        b_.loc = atomic.loc;
+        ValueId zero = b_.constant(0.0, acc_t);
+        if (!t.scalar()) zero = b_.broadcast(zero, t.shape);
+        const ValueId lo = b_.constant(0, ir::DType::I32), one = b_.constant(1, ir::DType::I32);
+        program_ = b_.for_begin(lo, grid_, one, "range");
+        out_.fn.values[program_].name = "p" + std::to_string(axis_);
+        for (const ir::Op &op : f_.ops)
+            if (op.kind == OpKind::ProgramId && op.axis == axis_ && !f_.values[op.result].name.empty())
+                out_.fn.values[program_].name = f_.values[op.result].name;
+        const ValueId acc = b_.loop_arg(zero, 0);
+        const ValueId x = b_.cast(emit(value), acc_t);
+        b_.loc = atomic.loc;
+        b_.for_end({b_.binary(OpKind::Add, acc, x)});
+        const ir::Type acc_type = out_.fn.type(acc);
+        const ValueId sum = b_.loop_result(0, acc_type);
+        const ValueId ptr = map_[atomic.operands[0]];
+        const ValueId mask = atomic.has_mask ? map_[atomic.operands[2]] : ir::kNoValue;
+        b_.store(ptr, b_.cast(sum, f_.type(atomic.operands[1]).elem), mask);
+    }
+};
+
+struct Candidate {
+    int op = -1;
+    std::string param;
+};
+
+// Whether atomic add `c` transposes; fills `out` when it does, else returns why not.
+std::string transpose_one(const ir::Function &f, const Candidate &c, const std::set<std::string> &written,
+                          Transposed &out) {
+    const std::vector<ir::Loop> loops = ir::loops(f);
+    const ir::Op &atomic = f.ops[c.op];
+    const int l = innermost(loops, c.op);
+    if (loops[l].parent >= 0) return "it sits in a nested loop";
+    Affine a(f);
+    const Form &addr = a.of(atomic.operands[0]);
+    if (!addr.affine || addr.data >= 0) return "its address is not affine";
+    if (!addr.loops.count(l)) return "its address does not move with the loop";
+    const std::vector<int> axes = program_axes(f);
+    std::vector<int> shared, others;
+    for (int axis : axes) (addr.axes.count(axis) ? others : shared).push_back(axis);
+    if (shared.size() != 1)
+        return shared.empty() ? "every program writes its own elements" : "it is shared along several grid axes";
+    Slice slice(f, loops[l], written);
+    std::string why = slice.gather(c.op);
+    if (!why.empty()) return why;
+    const ir::Op &begin = f.ops[loops[l].begin];
+    std::optional<HostExpr> lo = host_expr(f, begin.operands[0], &why), hi, step;
+    if (lo) hi = host_expr(f, begin.operands[1], &why);
+    if (hi) step = host_expr(f, begin.operands[2], &why);
+    if (!step) return "the loop's bounds are not computable on the host (" + why + ")";
+    out.param = c.param;
+    out.axis = shared[0];
+    out.trips = TripCount{*lo, *hi, *step};
+    const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
+    if (!writes_distinct(f, a, atomic.operands[0], mask, others, l, &out.guards, &why)) return why;
+    Writer w(f, loops[l], slice, out.axis, out);
+    if (w.varies(atomic.operands[0]) || (mask != ir::kNoValue && w.varies(mask)))
+        return "its address or mask is computed from tl.program_id(" + std::to_string(out.axis) + ")";
+    w.run(c.op);
+    const std::string problem = ir::verify(out.fn);
+    if (!problem.empty()) return "internal: the transposed kernel is not valid IR: " + problem;
+    return "";
+}
+
+// " if a >= b and c >= d or e >= f", "" without guards.
+std::string guards_text(const std::vector<std::vector<Inequality>> &alternatives) {
+    std::string s;
+    for (size_t i = 0; i < alternatives.size(); ++i) {
+        if (alternatives[i].empty()) continue;
+        s += i ? " or " : " if ";
+        for (size_t g = 0; g < alternatives[i].size(); ++g) s += (g ? " and " : "") + alternatives[i][g].str();
+    }
+    return s;
+}
+
+}  // namespace
+
+Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep) {
+    Transposition t;
+    const MemoryParams m = memory_params(f);
+    std::set<std::string> written = m.stored;
+    written.insert(m.accumulated.begin(), m.accumulated.end());
+    const std::vector<ir::Loop> loops = ir::loops(f);
+    std::vector<bool> kept(f.ops.size(), true);
+    for (const Access &a : m.accesses) {
+        if (a.kind != OpKind::AtomicAdd || innermost(loops, a.op) < 0) continue;
+        const auto n =
+            std::count_if(m.accesses.begin(), m.accesses.end(), [&](const Access &x) { return x.param == a.param; });
+        std::string why = keep.count(a.param) ? "other launches add to its shadow"
+                          : n != 1            ? "the kernel accesses that buffer more than once"
+                                              : "";
+        Transposed out;
+        if (why.empty()) why = transpose_one(f, {a.op, a.param}, written, out);
+        if (!why.empty()) {
+            t.report += a.param + ": not transposed: " + why + "\n";
+            continue;
+        }
+        t.report += a.param + ": transposed: grid axis " + std::to_string(out.axis) + " runs over " + out.trips.str() +
+                    " iterations, each program summing over " + out.grid_param + " programs";
+        t.report += guards_text(out.guards);
+        t.report += "\n";
+        kept[a.op] = false;
+        t.kernels.push_back(std::move(out));
+    }
+    std::vector<ValueId> repl(f.values.size());
+    for (size_t v = 0; v < repl.size(); ++v) repl[v] = static_cast<ValueId>(v);
+    t.rest = compact(f, kept, repl);
+    return t;
+}
+
+}  // namespace tad::passes

@@ -1,0 +1,58 @@
+// Loop transposition (scatter to gather) of the gradients a backward kernel reduces over a loop and
+// a grid axis.
+//
+// Reverse mode of a kernel that loads an operand tile inside a loop, at an address that moves with
+// the loop and ignores one grid axis g (matmul's A tile at (pid_m, k), shared by every pid_n), adds
+// that tile's gradient with an atomic add at every iteration of every program: program (.., p_g, ..)
+// adds its share at iteration i. transpose_loops() writes, per such gradient, a kernel that owns the
+// sums instead: program (.., t, ..) of a grid whose size along g is the loop's trip count takes
+// i = t, loops p_g over 0 .. G-1 (G, the forward grid's size along g, a new scalar parameter),
+// computes what program (.., p_g, ..) added at iteration i, sums it in float32 registers, and
+// stores the sum once.
+//
+// What makes it sound: the atomic adds commute, so the sum over p_g of each (other ids, i)'s
+// contributions is the element's gradient whenever no two (other ids, i, lane) reach one element:
+// proved on the address's affine form over the other grid axes, the loop's iterations and the
+// lanes, with the mask's bounds (`access.h`); what the proof cannot settle is a run-time guard. The
+// contribution at iteration i must be computable without running iterations 0 .. i-1: every value
+// it reads from the loop is the loop variable (lo + i·step) or advances by a loop-invariant amount
+// each iteration (a pointer `+= BLOCK_K * stride`: init + i·amount, in int64 as the repeated
+// additions would be). It may read only buffers the backward never writes, and the loop's bounds
+// must be computable on the host from the launch's integer arguments and constexprs (they size the
+// grid). Values that do not depend on p_g are computed once, before the loop over p_g.
+//
+// The rewrite leaves `rest`: the input without the transposed atomic adds (the caller's cleanup
+// removes what only they used). An atomic add that does not qualify stays in `rest`; `report` says
+// why, one line per atomic add inside a loop.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "passes/affine.h"
+#include "passes/host_expr.h"
+
+namespace tad::passes {
+
+struct Transposed {
+    std::string param;  // the gradient it writes, with plain stores
+    int axis = 0;  // the grid axis whose program ids now index the loop's iterations
+    std::string grid_param;  // the scalar parameter receiving G, the forward grid's size along `axis`
+    TripCount trips;  // the new grid's size along `axis`
+    // Run-time conditions of the disjointness proof: any one of these sets of guards suffices.
+    std::vector<std::vector<Inequality>> guards;
+    ir::Function fn;
+};
+
+struct Transposition {
+    std::vector<Transposed> kernels;
+    ir::Function rest;
+    std::string report;
+};
+
+// `keep`: gradient parameters that stay atomic whatever (a shadow other launches also write).
+Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep);
+
+}  // namespace tad::passes

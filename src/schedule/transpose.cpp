@@ -1,0 +1,80 @@
+#include "schedule/transpose.h"
+
+#include <algorithm>
+
+#include "passes/passes.h"
+#include "passes/transpose.h"
+#include "support/error.h"
+
+namespace tad::schedule {
+
+namespace {
+
+// The origins of `fn`'s parameters, by name from the kernel it was cut from; a parameter that kernel
+// lacks is bound by the plan (the grid size G).
+std::vector<ad::ParamOrigin> origins_by_name(const ir::Function &fn, const ad::Backward &from) {
+    std::vector<ad::ParamOrigin> out;
+    for (const ir::Param &p : fn.params) {
+        const int i = from.fn.param_index(p.name);
+        out.push_back(i >= 0 ? from.origins[i] : ad::ParamOrigin{ad::ParamOrigin::Primal, p.name});
+    }
+    return out;
+}
+
+plan::Guards guards_of(const std::vector<std::vector<passes::Inequality>> &alternatives) {
+    auto all = [](const std::vector<passes::Inequality> &gs) {
+        plan::Guards out;
+        for (const passes::Inequality &g : gs) out.push_back({plan::Guard::AtLeast, g.lhs, g.rhs, {}});
+        return out;
+    };
+    if (alternatives.size() == 1) return all(alternatives[0]);
+    plan::Guard any{plan::Guard::Any, {}, {}, {}};
+    for (const auto &gs : alternatives) any.any.push_back(all(gs));
+    return {any};
+}
+
+bool writes_anything(const ir::Function &f) {
+    const passes::MemoryParams m = passes::memory_params(f);
+    return !m.stored.empty() || !m.accumulated.empty();
+}
+
+}  // namespace
+
+bool transposing(const char *env) {
+    const std::string v = env ? env : "";
+    if (v.empty() || v == "on") return true;
+    if (v == "off") return false;
+    fail(TAD_ERR_INVALID_ARGUMENT, "TAD_TRANSPOSE='" + v + "': expected on or off");
+}
+
+std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::string> &keep, const ad::Cleanup &cleanup,
+                                       std::string *report) {
+    if (b.tape) return std::nullopt;
+    passes::Transposition t = passes::transpose_loops(b.fn, keep);
+    *report = t.report;
+    if (t.kernels.empty()) return std::nullopt;
+    Transposition out;
+    for (passes::Transposed &k : t.kernels) {
+        plan::Transposed p;
+        k.fn.name = b.fn.name + "_" + k.param;
+        p.bwd.fn = cleanup(k.fn);
+        p.bwd.origins = origins_by_name(p.bwd.fn, b);
+        // writes are keyed by the forward's parameter, the one the shadow parameter shadows.
+        const std::string primal = b.origins.at(b.fn.param_index(k.param)).primal;
+        p.bwd.writes[primal] = passes::GradWrite{passes::GradWrite::Store, "", {}, false};
+        p.axis = k.axis;
+        p.grid_param = k.grid_param;
+        p.trips = k.trips;
+        for (const plan::Guard &g : guards_of(k.guards))
+            if (std::find(out.guards.begin(), out.guards.end(), g) == out.guards.end()) out.guards.push_back(g);
+        b.writes.erase(primal);
+        out.kernels.push_back(std::move(p));
+    }
+    ir::Function rest = cleanup(t.rest);
+    b.origins = origins_by_name(rest, b);
+    b.fn = std::move(rest);
+    out.rest = writes_anything(b.fn);
+    return out;
+}
+
+}  // namespace tad::schedule

@@ -1,0 +1,32 @@
+// Schedule decision: loop transposition of a launch's backward (passes::transpose_loops). Each
+// gradient the backward reduces over a loop and a grid axis with atomic adds (matmul's dA and dB)
+// gets a kernel of its own that owns its elements and writes them once, in the input's dtype.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ad/reverse.h"
+#include "plan/derivation.h"
+
+namespace tad::schedule {
+
+// TAD_TRANSPOSE: "on" (or unset) or "off"; anything else is an invalid argument.
+bool transposing(const char *env);
+
+struct Transposition {
+    std::vector<plan::Transposed> kernels;
+    plan::Guards guards;  // when the transposed kernels are right (the disjointness proofs' guards)
+    bool rest = true;  // whether the backward still writes anything
+};
+
+// Rewrites `b` (without the transposed writes, through `cleanup`) when some gradient transposes.
+// `keep`: gradient parameters that stay atomic (a shadow other launches, or other parameters of
+// this launch, also write). A backward with a tape is left alone. `report` gets one line per
+// atomic add inside a loop.
+std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::string> &keep, const ad::Cleanup &cleanup,
+                                       std::string *report);
+
+}  // namespace tad::schedule
