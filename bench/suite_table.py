@@ -3,7 +3,7 @@ PNG of generated / hand-written backward time per case (bench/png_chart.py).
 
 A record (one per case, one JSON line in results.jsonl, written by bench/suite.py):
     {"kernel", "dims", "dtype", "flops" (backward, or null), "bytes" (the copy's read + write),
-     "variants": {NAME: {"ms", "check", "error"}}}
+     "variants": {NAME: {"ms", "check", "error"}}, "error" (only where the case failed as a whole)}
 with NAME one of VARIANTS; "ms" is null where the variant was not timed (its error or failed
 check says why).
 """
@@ -47,8 +47,8 @@ def _tflops(record, name):
 
 
 def _notes(record):
-    """The variants that failed their gradient check or raised, briefly."""
-    notes = []
+    """The case's or its variants' errors and failed gradient checks, briefly."""
+    notes = [f"case: {record['error']}"] if record.get("error") else []
     for name in VARIANTS:
         v = record["variants"].get(name)
         if v is None:

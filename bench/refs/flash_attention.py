@@ -20,7 +20,6 @@ from ._common import nbytes
 
 GRAD_INPUTS = ("q", "k", "v")
 LOG2E = 1.4426950408889634
-LN2 = 0.6931471805599453
 
 
 @triton.jit

@@ -121,6 +121,13 @@ class SuiteTable(unittest.TestCase):
         self.assertEqual(cells["gen / hand"], "-")
         self.assertIn("hand-written: FAIL", cells["notes"])
 
+    def test_failed_case_is_noted(self):
+        failed = {"kernel": "softmax", "dims": {"M": 4}, "dtype": "float16", "flops": None,
+                  "bytes": None, "variants": {}, "error": "OutOfMemoryError: no"}
+        cells = dict(zip(suite_table.COLUMNS, suite_table.row(failed)))
+        self.assertEqual(cells["generated ms"], "-")
+        self.assertEqual(cells["notes"], "case: OutOfMemoryError: no")
+
     def test_report_files(self):
         records = [record(2.0, 1.0), record(0.5, 1.0, error="boom | bang")]
         with tempfile.TemporaryDirectory() as tmp:
