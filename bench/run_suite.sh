@@ -15,7 +15,7 @@ out=$(absolute "${1:-${OUT:-$root/bench/out/suite}}")
 cases=$(absolute "${2:-$root/bench/suite_cases.txt}")
 python=${PYTHON:-python3}
 mkdir -p "$out/modules"
-rm -f "$out/results.jsonl"
+rm -f "$out/results.jsonl" "$out/suite.log"
 export PYTHONUNBUFFERED=1
 status=0
 declare -A generated
