@@ -37,9 +37,19 @@ while read -r file stub dtype dims; do
     fi
   fi
   start=$SECONDS
+  before=$(cat "$out/results.jsonl" 2>/dev/null | wc -l)
   timeout "${SUITE_CASE_TIMEOUT:-240}" "$python" "$root/bench/suite.py" --no-report --out "$out" \
-    --case "$root/$file" "$stub" "$dims" "$dtype" "$module" < /dev/null >> "$out/suite.log" 2>&1 ||
-    { echo "case $stem $dims: exit $? (see $out/suite.log)" >&2; status=1; }
+    --case "$root/$file" "$stub" "$dims" "$dtype" "$module" < /dev/null >> "$out/suite.log" 2>&1
+  code=$?
+  if ((code != 0)); then
+    echo "case $stem $dims: exit $code (see $out/suite.log)" >&2
+    status=1
+    # A process that died or timed out (124) wrote no record: the table still gets its row.
+    if (($(cat "$out/results.jsonl" 2>/dev/null | wc -l) == before)); then
+      printf '{"kernel": "%s", "file": "%s", "dims": %s, "dtype": "%s", "flops": null, "bytes": null, "variants": {}, "error": "suite.py exit %s"}\n' \
+        "$stem" "$file" "$dims" "$dtype" "$code" >> "$out/results.jsonl"
+    fi
+  fi
   echo "timed $stem $dims ($((SECONDS - start)) s)" >&2
 done < "$cases"
 "$python" "$root/bench/suite.py" --report-only --out "$out" || status=1

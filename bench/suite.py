@@ -11,7 +11,7 @@ bench/graph_bench.py: CUDA-graph replay, L2 flushed before each replay, median. 
 and its backward is the difference; the hand-written backward and the copy are captured alone. The
 upstream gradient is one fixed random tensor for all. Before timing, every variant's gradients are
 checked against eager autograd of reference() in float32; a hand-written reference that fails is
-reported, not timed. Appends one JSON record per case to DIR/results.jsonl (bench/suite_table.py
+reported, not timed (the others are timed, their failed checks noted). Appends one JSON record per case to DIR/results.jsonl (bench/suite_table.py
 says what it holds), then writes DIR/table.md (also printed) and DIR/ratio.png from every record
 there. DIR defaults to $OUT, else bench/out/suite.
 """
@@ -203,14 +203,15 @@ def run_case(path, stub, dims, dtype, module_path):
     if case.ref is not None:
         variants["hand-written"] = guarded(case.hand_written)
     variants["eager"] = guarded(lambda: case.autograd_variant(case.file.reference))
+    if total:
+        variants["copy"] = guarded(lambda: case.copy(total))
 
+    # Last: a capture that torch.compile's code breaks could leave the device unusable.
     def compiled():
         torch._dynamo.reset()
         return case.autograd_variant(torch.compile(case.file.reference))
 
     variants["compile"] = guarded(compiled)
-    if total:
-        variants["copy"] = guarded(lambda: case.copy(total))
     return {"kernel": case.stem, "file": path, "dims": dims, "dtype": dtype, "flops": case.flops(),
             "bytes": total, "variants": variants}
 
