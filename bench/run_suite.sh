@@ -5,7 +5,10 @@
 #   OUT_DIR (default $OUT, else bench/out/suite) gets modules/STEM.py (the generated modules),
 #   generate-STEM.log, results.jsonl, table.md, ratio.png and suite.log.
 #   CASES_FILE (default bench/suite_cases.txt): lines "FILE STUB DTYPE DIMS_JSON"; FILE is relative
-#   to the repository; '#' starts a comment. Without TAD, no generated column.
+#   to the repository; '#' starts a comment.
+#   Modules made elsewhere (tad generate needs no GPU): MODULES=DIR takes DIR/STEM.py instead of
+#   running TAD; SUITE_GENERATE_ONLY=1 stops after generating (on the CPU machine, with
+#   TAD_PYTHON=/usr/bin/python3 for its torch). Without TAD or MODULES, no generated column.
 #   Each case runs in its own process (a kernel that faults cannot take the others with it),
 #   bounded by $SUITE_CASE_TIMEOUT seconds (default 240). $PYTHON: the interpreter (python3).
 set -uo pipefail
@@ -23,7 +26,9 @@ while read -r file stub dtype dims; do
   [[ -z $file || $file == \#* ]] && continue
   stem=$(basename "$file" .py)
   module=-
-  if [[ -n ${TAD:-} ]]; then
+  if [[ -n ${MODULES:-} ]]; then
+    module=$(absolute "$MODULES/$stem.py")
+  elif [[ -n ${TAD:-} ]]; then
     module="$out/modules/$stem.py"
     if [[ -z ${generated[$stem]:-} ]]; then
       generated[$stem]=1
@@ -36,6 +41,7 @@ while read -r file stub dtype dims; do
       echo "generated $stem ($((SECONDS - start)) s)" >&2
     fi
   fi
+  [[ ${SUITE_GENERATE_ONLY:-0} == 1 ]] && continue
   start=$SECONDS
   before=$(cat "$out/results.jsonl" 2>/dev/null | wc -l)
   timeout "${SUITE_CASE_TIMEOUT:-240}" "$python" "$root/bench/suite.py" --no-report --out "$out" \
@@ -52,5 +58,6 @@ while read -r file stub dtype dims; do
   fi
   echo "timed $stem $dims ($((SECONDS - start)) s)" >&2
 done < "$cases"
+[[ ${SUITE_GENERATE_ONLY:-0} == 1 ]] && exit $status
 "$python" "$root/bench/suite.py" --report-only --out "$out" || status=1
 exit $status
