@@ -517,6 +517,17 @@ private:
         return {s + ")", 100};
     }
 
+    // A value computed from scalar parameters and constants alone (a broadcast of one is spelled as
+    // the scalar), which Triton may have folded to a Python number.
+    bool maybe_python_number(ir::ValueId v) const {
+        const ir::Op &op = f_.def(v);
+        if (op.kind == OpKind::Param || op.kind == OpKind::Const) return f_.type(v).scalar();
+        if (op.kind == OpKind::Broadcast) return maybe_python_number(op.operands[0]);
+        const ir::OpClass cls = ir::op_info(op.kind).cls;
+        if (cls != ir::OpClass::Binary && cls != ir::OpClass::Unary && op.kind != OpKind::Cast) return false;
+        return std::all_of(op.operands.begin(), op.operands.end(), [&](ir::ValueId o) { return maybe_python_number(o); });
+    }
+
     Expr cast(const ir::Op &op) {
         if (op.operands.size() == 2)
             return {wrap(operand(op, 0), 100) + ".to(" + wrap(value(op.operands[1]), 100) + ".dtype)", 100};
@@ -527,9 +538,8 @@ private:
             f_.type(op.operands[0]).scalar() && std::isfinite(src.fval))
             return {float_literal(src.fval), src.fval < 0 ? 80 : 100};
         // Python numbers and constexprs have no .to(), and Triton passes an integer argument equal to
-        // 1 as a Python int.
-        if ((src.kind == OpKind::Param || src.kind == OpKind::Const) && f_.type(op.operands[0]).scalar())
-            return {"tl.cast(" + operand(op, 0).text + ", " + to + ")", 100};
+        // 1 as a Python int: so is arithmetic on such arguments (`BLOCK_K * stride_ak`).
+        if (maybe_python_number(op.operands[0])) return {"tl.cast(" + operand(op, 0).text + ", " + to + ")", 100};
         return {wrap(operand(op, 0), 100) + ".to(" + to + ")", 100};
     }
 

@@ -295,6 +295,7 @@ std::string transpose_one(const ir::Function &f, const Candidate &c, const std::
     if (!step) return "the loop's bounds are not computable on the host (" + why + ")";
     out.param = c.param;
     out.axis = shared[0];
+    out.kept = others;
     out.trips = TripCount{*lo, *hi, *step};
     const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
     if (!writes_distinct(f, a, atomic.operands[0], mask, others, l, &out.guards, &why)) return why;

@@ -39,6 +39,7 @@ namespace tad::passes {
 struct Transposed {
     std::string param;  // the gradient it writes, with plain stores
     int axis = 0;  // the grid axis whose program ids now index the loop's iterations
+    std::vector<int> kept;  // the other grid axes the kernel reads, which keep their programs
     std::string grid_param;  // the scalar parameter receiving G, the forward grid's size along `axis`
     TripCount trips;  // the new grid's size along `axis`
     // Run-time conditions of the disjointness proof: any one of these sets of guards suffices.

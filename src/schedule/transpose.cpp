@@ -33,6 +33,16 @@ plan::Guards guards_of(const std::vector<std::vector<passes::Inequality>> &alter
     return {any};
 }
 
+// Where the transposed kernel is worth it: its loop over the G programs along the shared axis runs
+// serially in each program, so the programs of the other axes must not be few beside G
+// (8 · Π num_programs(kept) >= G). A LayerNorm over column tiles of 16 with 4096 rows, or a GEMV,
+// would loop over thousands of rows in a few hundred programs: slower than the atomics.
+plan::Guard worth_it(const passes::Transposed &k) {
+    passes::Poly parallel = passes::Poly::constant(8);
+    for (int a : k.kept) parallel = parallel * passes::Poly::symbol("num_programs(" + std::to_string(a) + ")");
+    return {plan::Guard::AtLeast, parallel, passes::Poly::symbol("num_programs(" + std::to_string(k.axis) + ")"), {}};
+}
+
 bool writes_anything(const ir::Function &f) {
     const passes::MemoryParams m = passes::memory_params(f);
     return !m.stored.empty() || !m.accumulated.empty();
@@ -65,7 +75,9 @@ std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::stri
         p.axis = k.axis;
         p.grid_param = k.grid_param;
         p.trips = k.trips;
-        for (const plan::Guard &g : guards_of(k.guards))
+        plan::Guards gs = guards_of(k.guards);
+        gs.push_back(worth_it(k));
+        for (const plan::Guard &g : gs)
             if (std::find(out.guards.begin(), out.guards.end(), g) == out.guards.end()) out.guards.push_back(g);
         b.writes.erase(primal);
         out.kernels.push_back(std::move(p));
