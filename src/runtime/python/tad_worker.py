@@ -14,7 +14,10 @@ import json
 import math
 import os
 import platform
+import select
+import signal
 import sys
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CPU_ONLY = "verify on the GPU needs triton and CUDA{why}; use the CPU interpreter (--cpu)"
@@ -35,6 +38,22 @@ class Protocol:
 
     def read(self):
         return self.incoming.readline()
+
+    def watch_parent(self):
+        """Kills the worker's process group (the worker, and whatever user code started) when the
+        library's end of the request pipe closes: the library died, and user code may be running
+        (a loop the main thread would never leave to read the pipe). The library's own safeguards
+        (docs/worker-protocol.md, "Lifetime") do not cover a library thread that ends, or what
+        the worker started."""
+        def watch():
+            poller = select.poll()
+            poller.register(self.incoming.fileno(), 0)  # POLLHUP is reported whatever the mask
+            while True:
+                for _, event in poller.poll():
+                    if event & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+        threading.Thread(target=watch, name="tad-parent-watch", daemon=True).start()
 
     def send(self, message):
         self.outgoing.write(json.dumps(jsonable(message), allow_nan=False) + "\n")
@@ -278,6 +297,7 @@ def main():
     parser.add_argument("--device", type=int, default=0)
     options = parser.parse_args()
     protocol = Protocol()
+    protocol.watch_parent()
     serve(protocol, Worker(options.mode, options.device))
 
 
