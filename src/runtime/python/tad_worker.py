@@ -194,10 +194,11 @@ class Worker:
         progress("make_args", 0.3)
         self.seed(request.get("seed", 0))
         args, kwargs = tad_userfile.make_args(module, {**dims, "device": self.device})
+        tad_userfile.bind(stub, args, kwargs)
         progress(f"running stub '{stub_name}'", 0.6)
         _, record = tad_trace.trace_call(module, stub, args, kwargs, kernel_names=kernels,
                                          with_data=bool(request.get("with_data", False)),
-                                         grad_inputs=request.get("grad_inputs"))
+                                         grad_inputs=request.get("grad_inputs"), user_errors=True)
         return {"stub": record.pop("stub"), "dims": dims, **record}
 
     def cmd_verify(self, request, progress):
@@ -280,8 +281,9 @@ def serve(protocol, worker):
         except Failure as e:
             reply = {"id": rid, "ok": False, "error": e.reply}
         except (Exception, SystemExit) as e:
-            from tad_errors import error_of
+            from tad_errors import error_of, log_error
             reply = {"id": rid, "ok": False, "error": error_of(e)}
+            log_error(reply["error"], f"'{request.get('cmd')}' failed")
         restart = not reply["ok"] and worker.cuda_broken()
         if restart:
             reply["restart"] = True
