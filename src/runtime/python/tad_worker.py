@@ -44,7 +44,11 @@ class Protocol:
         library's end of the request pipe closes: the library died, and user code may be running
         (a loop the main thread would never leave to read the pipe). The library's own safeguards
         (docs/worker-protocol.md, "Lifetime") do not cover a library thread that ends, or what
-        the worker started."""
+        the worker started. Only a worker that leads its own group, as the library starts it,
+        watches: one run by hand shares its group with the shell's job."""
+        if os.getpgrp() != os.getpid():
+            return
+
         def watch():
             poller = select.poll()
             poller.register(self.incoming.fileno(), 0)  # POLLHUP is reported whatever the mask
