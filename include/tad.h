@@ -104,6 +104,13 @@ TAD_API int tad_session_options_init(tad_session_options *opts, unsigned int ver
 TAD_API int tad_session_new(const tad_session_options *opts, tad_session **out);
 TAD_API void tad_session_free(tad_session *session);
 
+/* SIGKILL to every worker process (with what it started) that this process's sessions are running,
+ * without waiting for them. Async-signal-safe: for a host's SIGINT/SIGTERM/SIGHUP handler that then
+ * ends the process, as the `tad` program's does. Sessions used afterwards report their worker as
+ * exited and start a new one. (Without it a host that dies of a signal still takes its workers
+ * along on Linux, and exit() kills them too; see docs/worker-protocol.md, "Lifetime".) */
+TAD_API void tad_kill_workers(void);
+
 /* Loads the forward file. `source` NULL: read `path`. Otherwise `source` is the file's text and
  * `path` names it in diagnostics and is where the worker imports it from (the text is written to the
  * session directory when `path` does not exist). Parses it and finds the kernels and the stub. */

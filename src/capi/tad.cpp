@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "driver/session.h"
+#include "runtime/child_groups.h"
 #include "support/error.h"
 #include "support/json.h"
 #include "verify/interpret.h"
@@ -313,6 +314,8 @@ int tad_session_new(const tad_session_options *opts, tad_session **out) {
 }
 
 void tad_session_free(tad_session *session) { delete session; }
+
+void tad_kill_workers(void) { tad::kill_all_groups(); }
 
 int tad_load_forward(tad_session *session, const char *path, const char *source) {
     return guard(__func__, [&](const char *fn) {

@@ -1,5 +1,8 @@
 // `tad`: the command-line program. It links the shared library through tad.h only, like any other
 // binding, so it doubles as a check that the C ABI is enough to drive the whole pipeline.
+#include <signal.h>
+
+#include <cstring>
 #include <iostream>
 #include <new>
 
@@ -66,10 +69,31 @@ int fail(const std::string &message, int code) {
     return code;
 }
 
+// Ctrl-C, kill and a closed terminal reach only us (the worker runs in its own process group):
+// take the worker and what it started along, then die of the signal as we would have.
+void die_with_workers(int sig) {
+    tad_kill_workers();
+    ::raise(sig);  // the handler was reset to the default on entry (SA_RESETHAND)
+}
+
+void handle_fatal_signals() {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_handler = die_with_workers;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        struct sigaction old;
+        // A signal ignored by whoever started us (nohup, a shell's background job) stays ignored.
+        if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) ::sigaction(sig, &sa, nullptr);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     using namespace tad_cli;
+    handle_fatal_signals();
     try {
         return dispatch(parse_args(argc, argv));
     } catch (const UsageError &e) {

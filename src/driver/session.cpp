@@ -22,6 +22,9 @@ struct Session::Impl {
     std::optional<frontend::KernelFile> forward;
     std::string forward_path;  // absolute
     std::string forward_source;
+    // The candidate this session made or rolled back to last: other processes sharing the work
+    // directory move `current` on disk, and verify must check this session's candidate.
+    std::optional<std::string> own_current;
 
     explicit Impl(SessionOptions o) : opts(std::move(o)), store(store::Store::open(opts.work_dir)) {}
 
@@ -68,8 +71,10 @@ struct Session::Impl {
         return *forward;
     }
 
+    std::optional<std::string> current() const { return own_current ? own_current : store.current(); }
+
     std::string need_current(const char *what) const {
-        auto id = store.current();
+        auto id = current();
         if (!id) fail(TAD_ERR_STATE, std::string(what) + ": no candidate yet (call tad_generate first)");
         return *id;
     }
@@ -226,7 +231,7 @@ std::string Session::generate(const GenerateOptions &opts) {
     std::string source = emit_backward_module(kf, refs, loops, &explanation);
     store::Candidate c;
     c.label = "";
-    c.parent = impl_->store.current();
+    c.parent = impl_->current();
     c.forward_path = impl_->forward_path;
     c.forward_source = impl_->forward_source;
     c.backend = "ad";
@@ -235,7 +240,8 @@ std::string Session::generate(const GenerateOptions &opts) {
     c.backward_source = source;
     c.launch_json = traces[0].dump(true);
     c.explain = explanation;
-    return impl_->store.add(c);
+    impl_->own_current = impl_->store.add(c);
+    return *impl_->own_current;
 }
 
 std::string Session::candidate_source(const std::string &id) const {
@@ -325,13 +331,15 @@ std::string Session::snapshot(const std::string &label) {
     c.label = label;
     c.parent = id;
     c.kind = "snapshot";
-    return impl_->store.add(c);
+    impl_->own_current = impl_->store.add(c);
+    return *impl_->own_current;
 }
 
 void Session::rollback(const std::string &id) {
     store::Candidate c = impl_->store.load(id);
     frontend::KernelFile kf = frontend::analyze(frontend::parse_source(c.forward_path, c.forward_source));
     impl_->store.set_current(id);
+    impl_->own_current = id;
     impl_->forward = std::move(kf);
     impl_->forward_path = c.forward_path;
     impl_->forward_source = c.forward_source;

@@ -4,6 +4,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +19,7 @@
 #include <cstring>
 #include <thread>
 
+#include "runtime/child_groups.h"
 #include "support/error.h"
 
 extern char **environ;
@@ -124,6 +128,20 @@ private:
     bool was_pending_ = false;
 };
 
+// Asks the kernel to SIGKILL the (just forked) child when the thread that forked it ends, which
+// is when the process ends if that is the main thread: a host killed by SIGKILL (or any signal it
+// does not handle) takes the worker with it. From another thread the worker would die with that
+// thread, so there the pipe watch in the worker (tad_worker.py) and our exit paths must do.
+// Async-signal-safe; false when the parent died before the request took effect.
+bool die_with_parent(pid_t parent, bool forked_by_main_thread) {
+#ifdef __linux__
+    if (forked_by_main_thread && ::prctl(PR_SET_PDEATHSIG, SIGKILL) == 0) return ::getppid() == parent;
+#endif
+    (void)parent;
+    (void)forked_by_main_thread;
+    return true;
+}
+
 }  // namespace
 
 std::string ExitStatus::describe() const {
@@ -150,10 +168,13 @@ Process::Process(const ProcessOptions &options) {
         if (log.fd < 0) fail(TAD_ERR_IO, os_error("cannot open " + options.stderr_path, errno));
     }
 
+    pid_t parent = ::getpid();
+    bool main_thread = ::syscall(SYS_gettid) == parent;
     pid_t pid = ::fork();
     if (pid < 0) fail(TAD_ERR_WORKER, os_error("cannot fork", errno));
     if (pid == 0) {
         ::setpgid(0, 0);
+        if (!die_with_parent(parent, main_thread)) ::_exit(127);
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -176,6 +197,7 @@ Process::Process(const ProcessOptions &options) {
     }
     pid_ = pid;
     ::setpgid(pid, pid);  // also here: whichever of parent and child runs first sets it
+    register_group(pid);
     exec_write.reset();
     int err = 0;
     ssize_t n;
@@ -278,6 +300,7 @@ void Process::kill() {
 }
 
 void Process::reap() {
+    unregister_group(pid_);
     int st = 0;
     pid_t r;
     while ((r = ::waitpid(pid_, &st, 0)) < 0 && errno == EINTR) {}

@@ -1,5 +1,8 @@
 // A child process in its own process group, talking over stdin/stdout pipes, line by line.
 // Used for the Python worker; kept free of protocol details so that it can be tested with /bin/sh.
+// The child does not outlive us: its group is killed by the destructor, by kill_all_groups()
+// (child_groups.h, from a host's signal handler) and at exit(); on Linux the kernel kills the child when we die of a
+// signal (docs/worker-protocol.md, "Lifetime").
 #pragma once
 
 #include <sys/types.h>

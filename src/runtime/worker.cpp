@@ -157,8 +157,10 @@ Json Worker::exchange(const std::string &cmd, Json args, const ProgressFn &progr
         if (reply.bool_or("ok", false)) return Json::copy(reply.get("result"));
         JsonRef error = reply.get("error");
         std::string kind = error.str_or("kind", "exception");
-        throw WorkerError(kind == "no_gpu" ? TAD_ERR_NO_GPU : TAD_ERR_WORKER, kind, error.str_or("message", ""),
-                          error.str_or("traceback", ""));
+        std::string message = error.str_or("message", ""), traceback = error.str_or("traceback", "");
+        // The worker wrote the traceback to its stderr: say where, unless that log dies with us.
+        if (!traceback.empty() && !own_log_) message += "; traceback in " + log_path_;
+        throw WorkerError(kind == "no_gpu" ? TAD_ERR_NO_GPU : TAD_ERR_WORKER, kind, message, traceback);
     }
 }
 

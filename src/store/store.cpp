@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "store/lock.h"
 #include "store/meta.h"
 #include "support/error.h"
 #include "support/fs.h"
@@ -45,15 +46,14 @@ SnapshotInfo read_info(const std::string &dir, const std::string &id) {
     return info;
 }
 
-void write_snapshot_files(const std::string &dir, const SnapshotInfo &info, const Candidate &c) {
-    fs::write_file_atomic(fs::join(dir, kMeta), meta_to_json(info).dump(true) + "\n");
+// Everything but meta.json, which names the id: that is only known under the lock.
+void write_snapshot_files(const std::string &dir, const Candidate &c) {
     fs::write_file_atomic(fs::join(dir, kForward), c.forward_source);
     fs::write_file_atomic(fs::join(dir, kBackward), c.backward_source);
     if (c.launch_json) fs::write_file_atomic(fs::join(dir, kLaunch), *c.launch_json);
     if (c.explain) fs::write_file_atomic(fs::join(dir, kExplain), *c.explain);
     if (c.verify_json) fs::write_file_atomic(fs::join(dir, "verify.json"), *c.verify_json);
     if (c.bench_json) fs::write_file_atomic(fs::join(dir, "bench.json"), *c.bench_json);
-    fs::sync_dir(dir);
 }
 
 }  // namespace
@@ -90,10 +90,7 @@ std::string Store::add(const Candidate &c) {
     check_json(c.bench_json, "bench report");
 
     SnapshotInfo info;
-    info.seq = next_seq();
-    info.id = make_id(info.seq, c);
     info.label = c.label;
-    info.created = utc_now_iso8601();
     info.parent = c.parent;
     info.forward_path = c.forward_path;
     info.backend = c.backend;
@@ -102,8 +99,18 @@ std::string Store::add(const Candidate &c) {
 
     std::string tmp = fs::make_unique_dir(snapshots_dir(), kTmpPrefix);
     try {
-        write_snapshot_files(tmp, info, c);
+        write_snapshot_files(tmp, c);
+        // Other processes may add to this directory at the same time: the id is allocated and taken
+        // (the rename) under the lock, and `current` set there, so the last to add is current.
+        DirLock lock(work_dir_);
+        info.seq = next_seq();
+        info.id = make_id(info.seq, c);
+        info.created = utc_now_iso8601();
+        fs::write_file_atomic(fs::join(tmp, kMeta), meta_to_json(info).dump(true) + "\n");
+        fs::sync_dir(tmp);
         fs::rename_path(tmp, fs::join(snapshots_dir(), info.id));
+        fs::sync_dir(snapshots_dir());
+        set_current(info.id);
     } catch (const Error &) {
         try {
             fs::remove_tree(tmp);
@@ -112,8 +119,6 @@ std::string Store::add(const Candidate &c) {
         }
         throw;
     }
-    fs::sync_dir(snapshots_dir());
-    set_current(info.id);
     return info.id;
 }
 

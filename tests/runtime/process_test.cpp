@@ -6,11 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
+#include "runtime/child_groups.h"
 #include "runtime/process.h"
 #include "support/error.h"
 
@@ -43,6 +47,43 @@ bool process_gone(pid_t pid) {
     std::string text;
     if (!std::getline(stat, text)) return true;
     return text.find(") Z") != std::string::npos;
+}
+
+bool gone_within(pid_t pid, double seconds) {
+    auto t0 = std::chrono::steady_clock::now();
+    while (!process_gone(pid) && seconds_since(t0) < seconds)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return process_gone(pid);
+}
+
+// A forked host process that starts `script` as a Process and sends us the first line the script
+// prints, then does what `then` says: "pause" (for a signal) or "exit" (exit() without destructors).
+struct Host {
+    pid_t pid = -1;
+    std::string line;
+};
+
+Host start_host(const std::string &script, const std::string &then) {
+    int fds[2];
+    if (pipe(fds) != 0) return {};
+    Host h;
+    h.pid = fork();
+    if (h.pid == 0) {
+        close(fds[0]);
+        auto *p = new Process(shell(script));  // never destroyed: only the safeguards may kill it
+        std::string line;
+        if (p->read_line(line, 10) != Process::Io::ok) _exit(3);
+        line += "\n";
+        if (write(fds[1], line.data(), line.size()) != static_cast<ssize_t>(line.size())) _exit(4);
+        if (then == "exit") std::exit(0);
+        for (;;) pause();
+    }
+    close(fds[1]);
+    char buf[256];
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    close(fds[0]);
+    if (n > 0) h.line.assign(buf, static_cast<size_t>(n) - 1);
+    return h;
 }
 
 }  // namespace
@@ -178,4 +219,52 @@ TEST(Process, LeaksNoDescriptorsAndNoZombies) {
     }
     EXPECT_EQ(open_fd_count(), before);
     close(leaky);
+}
+
+TEST(Process, KillAllGroupsTakesEveryChildAndWhatItStarted) {
+    Process a(shell("sleep 300 & echo $!; wait")), b(shell("sleep 300 & echo $!; wait"));
+    std::string line_a, line_b;
+    ASSERT_EQ(a.read_line(line_a, 5), Process::Io::ok);
+    ASSERT_EQ(b.read_line(line_b, 5), Process::Io::ok);
+    tad::kill_all_groups();
+    EXPECT_TRUE(gone_within(std::stoi(line_a), 2));
+    EXPECT_TRUE(gone_within(std::stoi(line_b), 2));
+    EXPECT_EQ(a.wait(5).signal, SIGKILL);
+    EXPECT_EQ(b.wait(5).signal, SIGKILL);
+}
+
+TEST(Process, ChildDiesWithAHostKilledBySigkill) {
+    Host host = start_host("echo $$; exec sleep 300", "pause");
+    ASSERT_GT(host.pid, 0);
+    ASSERT_FALSE(host.line.empty());
+    pid_t child = std::stoi(host.line);
+    EXPECT_FALSE(process_gone(child));
+    kill(host.pid, SIGKILL);
+    waitpid(host.pid, nullptr, 0);
+    EXPECT_TRUE(gone_within(child, 2));
+    kill(child, SIGKILL);  // in case it outlived the host
+}
+
+TEST(Process, GroupOfAHostThatExitsIsKilledAtExit) {
+    Host host = start_host("sleep 300 & echo $!; wait", "exit");
+    ASSERT_GT(host.pid, 0);
+    ASSERT_FALSE(host.line.empty());
+    pid_t grandchild = std::stoi(host.line);
+    int status = 0;
+    waitpid(host.pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT_TRUE(gone_within(grandchild, 2));
+    kill(grandchild, SIGKILL);
+}
+
+// The kernel's parent-death signal follows the thread that forked: a child started from a thread
+// that has ended must live on.
+TEST(Process, ChildStartedFromAnotherThreadOutlivesThatThread) {
+    std::unique_ptr<Process> p;
+    std::thread([&] { p = std::make_unique<Process>(shell("while read -r l; do echo \"got $l\"; done")); }).join();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::string line;
+    ASSERT_EQ(p->write_line("ping", 5), Process::Io::ok);
+    ASSERT_EQ(p->read_line(line, 5), Process::Io::ok);
+    EXPECT_EQ(line, "got ping");
 }

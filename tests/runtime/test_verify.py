@@ -14,6 +14,7 @@ sys.path[:0] = [os.path.join(PYDIR, "standin"), PYDIR]
 import torch  # noqa: E402
 
 import tad_bench  # noqa: E402
+import tad_trace  # noqa: E402
 import tad_userfile  # noqa: E402
 import tad_verify  # noqa: E402
 
@@ -391,8 +392,9 @@ class VerifyWithFiniteDifferences(unittest.TestCase):
         entries, _ = run(FORWARD, dims={"M": 2, "N": 2, "fail": "float64"})
         self.assertEqual(entries[0]["status"], "error")
         self.assertEqual(entries[0]["error"]["kind"], "exception")
-        self.assertIn("make_args failed for dtype float64: ValueError: no float64",
-                      entries[0]["error"]["message"])
+        self.assertEqual(entries[0]["error"]["message"],
+                         "without reference() gradients are checked by finite differences in "
+                         "float64, and for dtype float64 make_args raised ValueError: no float64")
 
 
 class VerifyInPlace(unittest.TestCase):
@@ -436,9 +438,33 @@ class VerifyErrors(unittest.TestCase):
     def test_user_exception_has_message_and_traceback(self):
         entries, _ = run(FORWARD, dims={"M": 2, "N": 2, "fail": "float32"})
         error = entries[0]["error"]
-        self.assertEqual((error["kind"], error["message"]), ("exception", "ValueError: no float32"))
-        self.assertEqual(entries[0]["message"], "exception: ValueError: no float32")
+        self.assertEqual((error["kind"], error["message"]),
+                         ("exception", "make_args raised ValueError: no float32"))
+        self.assertEqual(entries[0]["message"], "exception: make_args raised ValueError: no float32")
         self.assertIn("in make_args", error["traceback"])
+
+    def test_failing_reference_and_stub_say_so_and_where(self):
+        failing = FORWARD.replace("    return torch.tanh(x) * w * scale, (x * x).sum()",
+                                  "    if x.shape[0] == 3:\n"
+                                  "        raise RuntimeError('three rows')\n"
+                                  "    return torch.tanh(x) * w * scale, (x * x).sum()")
+        failing += "\ndef reference(x, w, scale=2.0):\n    return 1 / 0\n"
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "failing.py")
+            with open(path, "w") as f:
+                f.write(failing)
+            module = tad_userfile.load_module(path)
+            lines = failing.splitlines()
+            stub_line = lines.index("        raise RuntimeError('three rows')") + 1
+            ref_line = lines.index("    return 1 / 0") + 1
+            report = tad_verify.verify(module, module.stub, module_from(GENERATED),
+                                       [{"M": 2, "N": 4}, {"M": 3, "N": 4}], ["float32"], 0,
+                                       ["x", "w"], "cpu", lambda m, f: None)
+        messages = [e["message"] for e in report["results"]]
+        self.assertEqual(messages, [
+            f"exception: reference() raised ZeroDivisionError: division by zero (at {path}:{ref_line})",
+            f"exception: stub 'stub' raised RuntimeError: three rows (at {path}:{stub_line})"])
+        self.assertEqual(report["results"][0]["error"]["location"], f"{path}:{ref_line}")
 
     def test_gradient_input_that_is_no_tensor(self):
         entries, _ = run(FORWARD, grad_inputs=("x", "scale"))
@@ -483,10 +509,23 @@ class UserFile(unittest.TestCase):
 
     def test_make_args_return_forms(self):
         for result, expected in ((((1,), {"a": 2}), ((1,), {"a": 2})), ({"a": 2}, ((), {"a": 2})),
-                                 ((1, 2), ((1, 2), {})), (5, ((5,), {}))):
+                                 ((1, 2), ((1, 2), {})), ([1], ((1,), {}))):
             module = types.ModuleType("m")
             module.make_args = lambda dims, r=result: r
             self.assertEqual(tad_userfile.make_args(module, {}), expected)
+
+    def test_make_args_returning_something_else_is_diagnosed(self):
+        for result, name in ((5, "int"), (None, "NoneType"), (torch.zeros(2), "Tensor")):
+            module = types.ModuleType("m")
+            module.make_args = lambda dims, r=result: r
+            with self.assertRaises(tad_trace.TadError) as caught:
+                tad_userfile.make_args(module, {})
+            self.assertEqual(caught.exception.message,
+                             f"make_args returned {name}, not (args, kwargs): return a tuple of the "
+                             "stub's positional arguments and a dict of its keyword arguments, e.g. "
+                             "((x, w), {'eps': 1e-5})")
+            line = module.make_args.__code__.co_firstlineno
+            self.assertEqual(caught.exception.location, f"{__file__}:{line}")
 
 
 if __name__ == "__main__":

@@ -162,7 +162,8 @@ TEST_F(CpuWorker, UserExceptionIsAnErrorReplyAndTheWorkerLivesOn) {
     tad::Error e =
         error_of([&] { worker_->request("trace", trace_args("misbehaving.py", "copy", R"({"case": "raise"})")); });
     EXPECT_EQ(e.status(), TAD_ERR_WORKER);
-    EXPECT_STREQ(e.what(), "exception: ValueError: bad dims");
+    EXPECT_EQ(std::string(e.what()),
+              "exception: make_args raised ValueError: bad dims (at " + kData + "/misbehaving.py:24)");
     try {
         worker_->request("trace", trace_args("misbehaving.py", "copy", R"({"case": "raise"})"));
         ADD_FAILURE() << "no error";
@@ -171,6 +172,49 @@ TEST_F(CpuWorker, UserExceptionIsAnErrorReplyAndTheWorkerLivesOn) {
         EXPECT_NE(w.traceback().find("in make_args"), std::string::npos);
     }
     EXPECT_TRUE(worker_->running());
+}
+
+// Failing user code: which part failed, and the innermost line of the user's file in the traceback
+// (tests/runtime/data/user_errors.py).
+std::string user_error(Worker &w, const std::string &dims) {
+    try {
+        w.request("trace", trace_args("user_errors.py", "copy", dims));
+    } catch (const tad::WorkerError &e) {
+        EXPECT_TRUE(w.running());
+        return e.what();
+    }
+    ADD_FAILURE() << "no error for " << dims;
+    return "";
+}
+
+const std::string kUserErrors = kData + "/user_errors.py";
+
+TEST_F(CpuWorker, FailingMakeArgsSaysSoAndWhere) {
+    EXPECT_EQ(user_error(*worker_, R"({"case": "raise"})"),
+              "exception: make_args raised KeyError: 'missing' (at " + kUserErrors + ":38)");
+}
+
+TEST_F(CpuWorker, MakeArgsReturningSomethingElseIsDiagnosed) {
+    const std::string advice =
+        ", not (args, kwargs): return a tuple of the stub's positional arguments and a dict of its keyword "
+        "arguments, e.g. ((x, w), {'eps': 1e-5}) (at " +
+        kUserErrors + ":24)";
+    EXPECT_EQ(user_error(*worker_, R"({"case": "none"})"), "exception: make_args returned NoneType" + advice);
+    EXPECT_EQ(user_error(*worker_, R"({"case": "tensor"})"), "exception: make_args returned Tensor" + advice);
+    EXPECT_EQ(user_error(*worker_, R"({"case": "too_many"})"),
+              "exception: make_args returned arguments that stub 'copy' does not take: too many positional "
+              "arguments (at " +
+                  kUserErrors + ":14)");
+}
+
+TEST_F(CpuWorker, FailingStubSaysSoAndWhere) {
+    EXPECT_EQ(user_error(*worker_, R"({"case": "ok", "n": 3})"),
+              "exception: stub 'copy' raised RuntimeError: three is not allowed (at " + kUserErrors + ":17)");
+}
+
+TEST_F(CpuWorker, FailingLaunchSaysWhichKernelAndWhere) {
+    EXPECT_EQ(user_error(*worker_, R"({"case": "ok", "n": 5})"),
+              "launch: kernel '_copy_kernel': missing a required argument: 'n' (at " + kUserErrors + ":19)");
 }
 
 TEST_F(CpuWorker, StubLaunchingNothing) {

@@ -2,6 +2,10 @@
 
 #include "../common/error_of.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <regex>
 #include <set>
 #include <string>
@@ -168,6 +172,43 @@ TEST(Store, TwoStoresOnOneDirectoryGetDistinctIds) {
     EXPECT_EQ(std::set<std::string>({a, b, c}).size(), 3u);
     EXPECT_EQ(listed_ids(second), (std::vector<std::string>{a, b, c}));
     EXPECT_EQ(second.current(), c);
+}
+
+// Processes adding identical candidates to one directory at once: the lock around id allocation
+// keeps every id distinct and every snapshot, and `current` names one of them.
+TEST(Store, ConcurrentProcessesGetDistinctIdsAndLoseNothing) {
+    fs::TempDir tmp;
+    Store::open(tmp.path());
+    const int kProcesses = 8, kAdds = 10;
+    std::vector<pid_t> children;
+    for (int p = 0; p < kProcesses; ++p) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            try {
+                Store s = Store::open(tmp.path());
+                for (int i = 0; i < kAdds; ++i) s.add(candidate("same"));
+            } catch (...) {
+                _exit(1);
+            }
+            _exit(0);
+        }
+        children.push_back(pid);
+    }
+    for (pid_t pid : children) {
+        int status = -1;
+        waitpid(pid, &status, 0);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer failed";
+    }
+    Store s = Store::open(tmp.path());
+    std::set<int64_t> seqs;
+    for (const auto &info : s.list()) seqs.insert(info.seq);
+    std::vector<std::string> ids = listed_ids(s);
+    EXPECT_EQ(ids.size(), static_cast<size_t>(kProcesses * kAdds));
+    EXPECT_EQ(std::set<std::string>(ids.begin(), ids.end()).size(), ids.size());
+    EXPECT_EQ(seqs.size(), ids.size());
+    EXPECT_EQ(*seqs.rbegin(), kProcesses * kAdds);
+    ASSERT_TRUE(s.current().has_value());
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), *s.current()), 1);
 }
 
 TEST(Store, SetReportReplacesAtomicallyAndFeedsTheList) {

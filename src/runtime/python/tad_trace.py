@@ -19,12 +19,28 @@ from collections import namedtuple
 
 
 class TadError(Exception):
-    """A failure with a protocol error kind (no_stub, no_launch, launch, ...)."""
+    """A failure with a protocol error kind (no_stub, no_launch, launch, ...). location: "file:line"
+    of the user's code at fault where no traceback shows it (make_args returning the wrong thing)."""
 
-    def __init__(self, kind, message):
+    def __init__(self, kind, message, location=None):
         super().__init__(message)
         self.kind = kind
         self.message = message
+        self.location = location
+
+
+@contextlib.contextmanager
+def user_code(what):
+    """Runs the user's code `what` ("make_args", "stub 'f'", "reference()"): an exception it raises
+    becomes TadError("exception", "<what> raised <Type>: <message>") caused by it, so that the reply
+    says which of them failed (and, from the cause's traceback, where). A TadError, such as a kernel
+    launch that failed inside the stub, passes as it is: it already says what failed."""
+    try:
+        yield
+    except TadError:
+        raise
+    except (Exception, SystemExit) as e:
+        raise TadError("exception", f"{what} raised {type(e).__name__}: {e}") from e
 
 
 def find_stub(module, name):
@@ -39,7 +55,8 @@ def find_stub(module, name):
     return fn
 
 
-def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False, grad_inputs=None):
+def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False, grad_inputs=None,
+               user_errors=False):
     """Calls stub_fn(*args, **kwargs), recording the launches of module's kernels.
 
     Returns (outputs, record); record follows the trace record format minus "dims", which only the
@@ -47,16 +64,19 @@ def trace_call(module, stub_fn, args, kwargs, kernel_names=None, with_data=False
     names. With grad_inputs (stub parameter names), the call runs on copies of the arguments with
     autograd on, each launch an autograd node, so that the record can say where torch code computed
     a kernel argument or an output from the grad inputs ("torch": the op; see _torch_op).
+    user_errors (the worker): an exception the stub raises becomes a TadError naming the stub
+    (user_code); the binding lets the caller's own exception through.
     """
     import torch
 
     if grad_inputs:
         args, kwargs = _differentiable_copies(stub_fn, args, kwargs, grad_inputs)
     with torch.enable_grad() if grad_inputs else contextlib.nullcontext():
-        return _trace(module, stub_fn, args, kwargs, kernel_names, with_data, bool(grad_inputs))
+        return _trace(module, stub_fn, args, kwargs, kernel_names, with_data, bool(grad_inputs),
+                      user_errors)
 
 
-def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd):
+def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd, user_errors):
     import torch
 
     classes = kernel_classes()
@@ -74,7 +94,8 @@ def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd):
                 data[f"input:{index}"] = _float64_base64(value)
 
     recorder = _Recorder(kernels, classes, snapshots={} if with_data else None, autograd=autograd)
-    with recorder.patched():
+    guard = user_code(f"stub '{stub_fn.__name__}'") if user_errors else contextlib.nullcontext()
+    with recorder.patched(), guard:
         outputs = stub_fn(*args, **kwargs)
         _synchronize(torch)
     if not recorder.launches:

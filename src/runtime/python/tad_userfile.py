@@ -8,7 +8,7 @@ import re
 import sys
 import types
 
-from tad_trace import TadError
+from tad_trace import TadError, user_code
 
 _serial = itertools.count()
 _loaded = {}  # absolute path -> name of its latest module in sys.modules
@@ -65,12 +65,13 @@ def make_args(module, dims):
     """Calls the file's make_args(dims) -> (args, kwargs).
 
     make_args may return (args_tuple, kwargs_dict), a dict of keyword arguments, or a tuple of
-    positional arguments.
+    positional arguments; anything else is diagnosed here rather than as a stub failing later.
     """
     fn = getattr(module, "make_args", None)
     if not callable(fn):
         raise TadError("no_make_args", f"{module.__file__} has no make_args(dims)")
-    result = fn(dict(dims))
+    with user_code("make_args"):
+        result = fn(dict(dims))
     if isinstance(result, dict):
         return (), dict(result)
     if (isinstance(result, (tuple, list)) and len(result) == 2
@@ -78,12 +79,25 @@ def make_args(module, dims):
         return tuple(result[0]), dict(result[1])
     if isinstance(result, (tuple, list)):
         return tuple(result), {}
-    return (result,), {}
+    raise TadError("exception", f"make_args returned {type(result).__name__}, not (args, kwargs): "
+                                "return a tuple of the stub's positional arguments and a dict of its "
+                                "keyword arguments, e.g. ((x, w), {'eps': 1e-5})", definition(fn))
+
+
+def definition(fn):
+    """"file:line" where fn is defined, or None."""
+    code = getattr(fn, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
 
 
 def bind(stub, args, kwargs):
-    """The stub's parameters bound to args/kwargs, defaults applied."""
-    bound = inspect.signature(stub).bind(*args, **kwargs)
+    """The stub's parameters bound to make_args' args/kwargs, defaults applied; a TadError naming
+    make_args when they do not fit the stub's signature."""
+    try:
+        bound = inspect.signature(stub).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TadError("exception", f"make_args returned arguments that stub '{stub.__name__}' does "
+                                    f"not take: {e}", definition(stub)) from e
     bound.apply_defaults()
     return bound
 

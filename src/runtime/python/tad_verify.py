@@ -21,8 +21,8 @@ import torch
 
 import tad_dotcheck as dotcheck
 import tad_userfile as userfile
-from tad_errors import error_of
-from tad_trace import TadError, dtype_name
+from tad_errors import error_of, log_error
+from tad_trace import TadError, dtype_name, user_code
 
 # Relative tolerance per dtype: a few ulps of accumulated rounding at each precision; bfloat16 has
 # three fewer mantissa bits than float16, hence its looser bound.
@@ -117,6 +117,7 @@ def failed_case(entry, exc, dims):
     """Records exc in entry; the status: skipped for an optional entry out of memory, else error."""
     entry["error"] = error_of(exc)
     entry["message"] = f"{entry['error']['kind']}: {entry['error']['message']}"
+    log_error(entry["error"], f"verify {dims} {entry['dtype']}")
     optional = dims.get("required", True) is False
     return "skipped" if optional and entry["error"]["kind"] == "oom" else "error"
 
@@ -181,7 +182,7 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
     dirty = getattr(generated, "DIRTY", ())
     call = userfile.fresh(bound, dirty)
     out_gen = tensor_outputs(generated.forward(*call.args, **call.kwargs))
-    with torch.no_grad():
+    with torch.no_grad(), user_code(f"stub '{stub.__name__}'"):
         call = userfile.fresh(plain, dirty)
         out_stub = dict(tensor_outputs(stub(*call.args, **call.kwargs)))
     outputs = []
@@ -248,7 +249,7 @@ def _reference(module, stub, plain, grad_inputs, diff, cot64, out_stub, outputs,
         if torch.is_tensor(value) and value.is_floating_point():
             ref.arguments[name] = value.detach().double()
     leaves = grad_leaves(ref, grad_inputs)
-    with Tf32Products() if tf32_ else contextlib.nullcontext():
+    with Tf32Products() if tf32_ else contextlib.nullcontext(), user_code("reference()"):
         ref_out = dict(tensor_outputs(module.reference(*ref.args, **ref.kwargs)))
     for o in outputs:
         r = ref_out.get(o["index"])
@@ -290,8 +291,8 @@ def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff,
         args, kwargs = userfile.make_args(module, {**dims, "dtype": "float64", "device": device})
     except Exception as e:
         raise TadError("exception", "without reference() gradients are checked by finite "
-                                    "differences in float64, and make_args failed for dtype "
-                                    f"float64: {type(e).__name__}: {e}") from e
+                                    "differences in float64, and for dtype float64 "
+                                    f"{described(e)}") from e
     base = userfile.bind(stub, args, kwargs)
     for name, value in base.arguments.items():
         test = plain.arguments.get(name)
@@ -307,7 +308,7 @@ def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff,
     except Exception as e:
         raise TadError("exception", "the generated backward failed in float64, which finite "
                                     "differences need (a reference() in the file avoids them): "
-                                    f"{type(e).__name__}: {e}") from e
+                                    f"{described(e)}") from e
 
     def run(replaced):
         """The stub's differentiable outputs with some arguments replaced."""
@@ -320,7 +321,7 @@ def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff,
         except Exception as e:
             raise TadError("exception", "the stub failed in float64, which finite differences "
                                         "need (a reference() in the file avoids them): "
-                                        f"{type(e).__name__}: {e}") from e
+                                        f"{described(e)}") from e
         return [out[i] for i, _ in diff]
 
     def loss(name, x):
@@ -349,6 +350,11 @@ def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff,
             scale = max(scale, abs(numeric), abs(analytic))
         fd.append((worst, worst / max(scale, TINY)))
     return g64, fd, precision
+
+
+def described(exc):
+    """A TadError's message (it names what failed), else "<Type>: <message>"."""
+    return exc.message if isinstance(exc, TadError) else f"{type(exc).__name__}: {exc}"
 
 
 def magnitude(x):

@@ -14,7 +14,10 @@ import json
 import math
 import os
 import platform
+import select
+import signal
 import sys
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CPU_ONLY = "verify on the GPU needs triton and CUDA{why}; use the CPU interpreter (--cpu)"
@@ -35,6 +38,26 @@ class Protocol:
 
     def read(self):
         return self.incoming.readline()
+
+    def watch_parent(self):
+        """Kills the worker's process group (the worker, and whatever user code started) when the
+        library's end of the request pipe closes: the library died, and user code may be running
+        (a loop the main thread would never leave to read the pipe). The library's own safeguards
+        (docs/worker-protocol.md, "Lifetime") do not cover a library thread that ends, or what
+        the worker started. Only a worker that leads its own group, as the library starts it,
+        watches: one run by hand shares its group with the shell's job."""
+        if os.getpgrp() != os.getpid():
+            return
+
+        def watch():
+            poller = select.poll()
+            poller.register(self.incoming.fileno(), 0)  # POLLHUP is reported whatever the mask
+            while True:
+                for _, event in poller.poll():
+                    if event & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                        os.killpg(os.getpgrp(), signal.SIGKILL)
+
+        threading.Thread(target=watch, name="tad-parent-watch", daemon=True).start()
 
     def send(self, message):
         self.outgoing.write(json.dumps(jsonable(message), allow_nan=False) + "\n")
@@ -175,10 +198,11 @@ class Worker:
         progress("make_args", 0.3)
         self.seed(request.get("seed", 0))
         args, kwargs = tad_userfile.make_args(module, {**dims, "device": self.device})
+        tad_userfile.bind(stub, args, kwargs)
         progress(f"running stub '{stub_name}'", 0.6)
         _, record = tad_trace.trace_call(module, stub, args, kwargs, kernel_names=kernels,
                                          with_data=bool(request.get("with_data", False)),
-                                         grad_inputs=request.get("grad_inputs"))
+                                         grad_inputs=request.get("grad_inputs"), user_errors=True)
         return {"stub": record.pop("stub"), "dims": dims, **record}
 
     def cmd_verify(self, request, progress):
@@ -261,8 +285,9 @@ def serve(protocol, worker):
         except Failure as e:
             reply = {"id": rid, "ok": False, "error": e.reply}
         except (Exception, SystemExit) as e:
-            from tad_errors import error_of
+            from tad_errors import error_of, log_error
             reply = {"id": rid, "ok": False, "error": error_of(e)}
+            log_error(reply["error"], f"'{request.get('cmd')}' failed")
         restart = not reply["ok"] and worker.cuda_broken()
         if restart:
             reply["restart"] = True
@@ -278,6 +303,7 @@ def main():
     parser.add_argument("--device", type=int, default=0)
     options = parser.parse_args()
     protocol = Protocol()
+    protocol.watch_parent()
     serve(protocol, Worker(options.mode, options.device))
 
 
