@@ -68,6 +68,9 @@ tad_lua_results tad_lua_interpret(lua_State *L, const char *source, const char *
     int status;
     if (!buffers) tad_lua_raise(L, TAD_ERR_INVALID_ARGUMENT, "tad.interpret: buffers is nil", NULL);
     count = (lua_Integer)lua_rawlen(L, buffers);
+    if (count > 1 << 16) tad_lua_raise(L, TAD_ERR_INVALID_ARGUMENT, "tad.interpret: too many buffers", NULL);
+    /* One userdata per buffer stays on the stack until the call is over. */
+    luaL_checkstack(L, (int)count + 8, "tad.interpret: buffers");
     /* Userdata memory: collected by Lua even when an error is raised below. */
     c_buffers = (tad_buffer *)lua_newuserdatauv(L, sizeof(tad_buffer) * (size_t)(count ? count : 1), 0);
     for (i = 1; i <= count; i++) {

@@ -159,6 +159,12 @@ def scale(X, Y, n, alpha, BLOCK: tl.constexpr):
   eq(table.concat(x, " "), "1.0 2.0 3.0 4.0 5.0", "x")
   expect_tad_error(raises(tad.interpret, source, "k.py", launch:gsub('"scale"', '"nope"'), {x, y}),
                    "TAD_ERR_NO_KERNEL")
+  -- More buffers than Lua's minimum C stack (20 slots): the unused ones are passed through.
+  local many = {x, y}
+  for i = 3, 100 do many[i] = {i} end
+  tad.interpret(source, "k.py", launch:gsub('"value": 0.5', '"value": 2'), many)
+  eq(table.concat(y, " "), "2.0 4.0 6.0 8.0 10.0", "y from 100 buffers")
+  eq(many[100][1], 100, "an unused buffer")
   local err = raises(tad.interpret, source, "k.py", launch, {x, {1, "two"}})
   eq(err.message, "tad.interpret: buffers[2] holds something that is not a number", "message")
 end)
