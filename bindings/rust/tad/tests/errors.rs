@@ -43,6 +43,16 @@ fn calls_out_of_order_are_state_errors() {
 }
 
 #[test]
+fn generate_options_reach_the_library() {
+    let dir = TempDir::new("options");
+    let mut s = session(&dir);
+    s.load_forward(common::repo_file("examples/gelu.py")).unwrap();
+    let e = s.generate(&tad::GenerateOptions::new().backend("nope")).unwrap_err();
+    assert_eq!(e.status(), Status::InvalidArgument, "{}", e);
+    assert!(e.message().contains("nope"), "{}", e.message());
+}
+
+#[test]
 fn an_unknown_snapshot_is_not_found() {
     let dir = TempDir::new("notfound");
     let mut s = session(&dir);
