@@ -139,7 +139,7 @@ plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> 
                               std::string *report) {
     plan::Specialization sp{d.specialization.key, {}};
     std::vector<schedule::WritePlan> plans = schedule::gradient_writes(d.forward, d.spec, shared_params(d, shared));
-    const bool transposing = schedule::transposing(std::getenv("TAD_TRANSPOSE"));
+    const int max_copies = schedule::transposing(std::getenv("TAD_TRANSPOSE"));
     for (size_t i = 0; i < plans.size(); ++i) {
         const std::string name_i = name + (i == 0                           ? ""
                                            : schedule::all_atomic(plans[i]) ? "_atomic"
@@ -149,7 +149,7 @@ plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> 
         ad::Backward untransposed = b;
         std::string what;
         std::optional<schedule::Transposition> t =
-            transposing ? schedule::transpose(b, keep_atomic(d, shared), cleanup, &what) : std::nullopt;
+            schedule::transpose(b, keep_atomic(d, shared), max_copies, cleanup, &what);
         dump_text("transpose", name_i, what);
         *report += what.empty() ? "" : name_i + ":\n" + what;
         if (!t) {

@@ -208,11 +208,13 @@ bool TripCount::eval(const std::function<bool(const std::string &, int64_t *)> &
         *out = h > l ? (h - l + s - 1) / s : 0;
     else
         *out = l > h ? (l - h - s - 1) / -s : 0;
+    *out = (*out + per - 1) / per;
     return true;
 }
 
 std::string TripCount::str(const std::function<std::string(const std::string &)> &spell) const {
-    return "len(range(" + lo.str(spell) + ", " + hi.str(spell) + ", " + step.str(spell) + "))";
+    const std::string n = "len(range(" + lo.str(spell) + ", " + hi.str(spell) + ", " + step.str(spell) + "))";
+    return per == 1 ? n : "_cdiv(" + n + ", " + std::to_string(per) + ")";
 }
 
 std::string TripCount::str() const {

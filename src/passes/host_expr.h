@@ -39,9 +39,10 @@ struct HostExpr {
 // is read from its spelling, so the expression holds for other values of them.
 std::optional<HostExpr> host_expr(const ir::Function &f, ir::ValueId v, std::string *why);
 
-// A loop's trip count, len(range(lo, hi, step)).
+// A loop's trip count, len(range(lo, hi, step)), in programs of `per` iterations each (rounded up).
 struct TripCount {
     HostExpr lo, hi, step;
+    int per = 1;
     bool eval(const std::function<bool(const std::string &, int64_t *)> &lookup, int64_t *out) const;
     std::string str(const std::function<std::string(const std::string &)> &spell) const;
     std::string str() const;

@@ -125,11 +125,22 @@ private:
     }
 };
 
-// Builds the transposed kernel of one atomic add from its slice.
+// Builds the transposed kernel of one atomic add from its slice. With R copies, program t owns
+// iterations t·R .. t·R + R-1: the slice is emitted once per copy, values that do not move with the
+// iteration (the incoming gradient's tile, matmul's dC) once for all copies; a copy past the loop's
+// end loads nothing and stores nothing.
 class Writer {
 public:
-    Writer(const ir::Function &f, const ir::Loop &loop, const Slice &slice, int axis, Transposed &out)
-        : f_(f), loop_(loop), slice_(slice), axis_(axis), out_(out), b_(out.fn), map_(f.values.size(), ir::kNoValue) {}
+    Writer(const ir::Function &f, const ir::Loop &loop, const Slice &slice, int axis, int copies, Transposed &out)
+        : f_(f),
+          loop_(loop),
+          slice_(slice),
+          axis_(axis),
+          copies_(copies),
+          out_(out),
+          b_(out.fn),
+          maps_(copies, std::vector<ValueId>(f.values.size(), ir::kNoValue)),
+          offsets_(copies) {}
 
     void run(int atomic) {
         ir::Function &fn = out_.fn;
@@ -137,18 +148,19 @@ public:
         fn.constexprs = f_.constexprs;
         fn.specialized = f_.specialized;
         fn.source_path = f_.source_path;
-        for (const ir::Param &p : f_.params) map_[p.value] = b_.param(p.name, p.kind, f_.type(p.value));
+        for (const ir::Param &p : f_.params) maps_[0][p.value] = b_.param(p.name, p.kind, f_.type(p.value));
         out_.grid_param = fresh_name(f_, "G");
         grid_ = b_.param(out_.grid_param, ir::ParamKind::Int, ir::Type{ir::DType::I32, false, {}});
-        iteration_ = b_.program_id(axis_);
-        fn.values[iteration_].name = f_.values[f_.ops[loop_.begin].result].name + "_tile";
+        iterations();
         // Values every program along the axis computes alike go before the loop over them.
-        for (size_t i = 0; i < f_.ops.size(); ++i) {
-            const ValueId r = f_.ops[i].result;
-            if (slice_.in(static_cast<int>(i)) && r != ir::kNoValue && !varies(r)) emit(r);
+        for (int c = 0; c < copies_; ++c) {
+            for (size_t i = 0; i < f_.ops.size(); ++i) {
+                const ValueId r = f_.ops[i].result;
+                if (slice_.in(static_cast<int>(i)) && r != ir::kNoValue && !varies(r)) emit(r, c);
+            }
+            for (const auto &[d, induction] : slice_.inductions())
+                if (induction.second != ir::kNoValue && !varies(induction.second)) offset(d, c);
         }
-        for (const auto &[d, induction] : slice_.inductions())
-            if (induction.second != ir::kNoValue && !varies(induction.second)) offset(d);
         sum_and_store(f_.ops[atomic]);
     }
 
@@ -174,20 +186,53 @@ private:
     const ir::Function &f_;
     const ir::Loop &loop_;
     const Slice &slice_;
-    int axis_;
+    int axis_, copies_;
     Transposed &out_;
     ir::Builder b_;
-    std::vector<ValueId> map_;
-    std::map<ValueId, bool> varies_;
-    std::map<int, ValueId> offsets_;  // loop_arg op -> its advance (before the loop where it can be)
-    ValueId grid_ = ir::kNoValue, iteration_ = ir::kNoValue, program_ = ir::kNoValue;
+    std::vector<std::vector<ValueId>> maps_;  // per copy; values that do not move live in copy 0's
+    std::map<ValueId, bool> varies_, moves_;
+    std::vector<std::map<int, ValueId>> offsets_;  // per copy: loop_arg op -> its advance
+    std::vector<ValueId> iteration_, valid_;  // per copy: its iteration; whether the loop has it
+    ValueId grid_ = ir::kNoValue, program_ = ir::kNoValue;
+
+    // Whether v differs from one iteration of the loop to the next.
+    bool moves(ValueId v) {
+        auto it = moves_.find(v);
+        if (it != moves_.end()) return it->second;
+        const int d = f_.values[v].def_op;
+        const ir::Op &op = f_.ops[d];
+        bool r = false;
+        if (d == loop_.begin)
+            r = true;
+        else if (slice_.inductions().count(d))
+            r = slice_.inductions().at(d).second != ir::kNoValue || moves(slice_.inductions().at(d).first);
+        else if (op.kind != OpKind::Param)
+            r = std::any_of(op.operands.begin(), op.operands.end(), [&](ValueId o) { return moves(o); });
+        return moves_[v] = r;
+    }
+
+    ValueId &slot(ValueId v, int c) { return maps_[moves(v) ? c : 0][v]; }
+
+    // Copy c's iteration t·R + c, and (R > 1) whether the loop has it: lo + i·step < hi.
+    void iterations() {
+        const ValueId t = b_.program_id(axis_);
+        out_.fn.values[t].name = f_.values[f_.ops[loop_.begin].result].name + "_tile";
+        if (copies_ == 1) return void(iteration_.push_back(t));
+        const ValueId r = b_.constant(copies_, ir::DType::I32);
+        const ValueId first = b_.binary(OpKind::Mul, t, r);
+        for (int c = 0; c < copies_; ++c)
+            iteration_.push_back(c ? b_.binary(OpKind::Add, first, b_.constant(c, ir::DType::I32)) : first);
+        const ValueId hi = emit(f_.ops[loop_.begin].operands[1], 0);
+        for (int c = 0; c < copies_; ++c)
+            valid_.push_back(b_.binary(OpKind::Lt, emit(f_.ops[loop_.begin].result, c), hi));
+    }
 
     // i·amount in the amount's type, or in int64 for a pointer's offset (the repeated additions
     // of a 32-bit amount to a pointer do not wrap).
-    ValueId times_iteration(ValueId amount, bool pointer) {
+    ValueId times_iteration(ValueId amount, bool pointer, int c) {
         const ir::Type t = out_.fn.type(amount);  // a copy: the builder grows the value table
         const ir::DType dt = pointer ? ir::DType::I64 : t.elem;
-        ValueId i = b_.cast(iteration_, dt);
+        ValueId i = b_.cast(iteration_[c], dt);
         if (!t.scalar()) i = b_.broadcast(i, t.shape);
         return b_.binary(OpKind::Mul, i, b_.cast(amount, dt));
     }
@@ -197,16 +242,39 @@ private:
         return op.kind == OpKind::Const && op.name.empty() && op.fval == c;
     }
 
-    // What loop-carried value `d` has advanced by at this program's iteration.
-    ValueId offset(int d) {
-        auto it = offsets_.find(d);
-        if (it != offsets_.end()) return it->second;
-        const ValueId amount = emit(slice_.inductions().at(d).second);
-        return offsets_[d] = times_iteration(amount, f_.type(f_.ops[d].result).is_ptr);
+    // What loop-carried value `d` has advanced by at copy c's iteration.
+    ValueId offset(int d, int c) {
+        auto it = offsets_[c].find(d);
+        if (it != offsets_[c].end()) return it->second;
+        const ValueId amount = emit(slice_.inductions().at(d).second, c);
+        return offsets_[c][d] = times_iteration(amount, f_.type(f_.ops[d].result).is_ptr, c);
     }
 
-    ValueId emit(ValueId v) {
-        if (map_[v] != ir::kNoValue) return map_[v];
+    // `mask` (kNoValue: none) and copy c's validity, as a mask of `shape`.
+    ValueId and_valid(ValueId mask, const ir::Type &like, int c) {
+        if (copies_ == 1) return mask;
+        const ValueId ok = like.scalar() ? valid_[c] : b_.broadcast(valid_[c], like.shape);
+        return mask == ir::kNoValue ? ok : b_.binary(OpKind::And, mask, ok);
+    }
+
+    // A load that moves with the iteration reads nothing for a copy past the loop's end.
+    ValueId load(const ir::Op &op, ValueId v, int c) {
+        ir::Op o = op;
+        for (ValueId &x : o.operands) x = emit(x, c);
+        if (copies_ > 1) {
+            const ValueId mask = and_valid(o.has_mask ? o.operands[1] : ir::kNoValue, f_.type(v), c);
+            if (o.has_mask)
+                o.operands[1] = mask;
+            else
+                o.operands.insert(o.operands.begin() + 1, mask);
+            o.has_mask = true;
+        }
+        return b_.append(o, f_.type(v));
+    }
+
+    ValueId emit(ValueId v, int c) {
+        ValueId &known = slot(v, c);
+        if (known != ir::kNoValue) return known;
         const int d = f_.values[v].def_op;
         const ir::Op &op = f_.ops[d];
         b_.loc = op.loc;
@@ -216,27 +284,36 @@ private:
         } else if (op.kind == OpKind::NumPrograms && op.axis == axis_) {
             r = grid_;
         } else if (d == loop_.begin) {  // lo + i·step, without the + 0 and · 1 of a plain range
-            const ValueId step = emit(op.operands[2]);
-            r = is_const(op.operands[2], 1) ? iteration_ : times_iteration(step, false);
-            if (!is_const(op.operands[0], 0)) r = b_.binary(OpKind::Add, emit(op.operands[0]), r);
+            const ValueId step = emit(op.operands[2], c);
+            r = is_const(op.operands[2], 1) ? iteration_[c] : times_iteration(step, false, c);
+            if (!is_const(op.operands[0], 0)) r = b_.binary(OpKind::Add, emit(op.operands[0], c), r);
         } else if (slice_.inductions().count(d) && slice_.inductions().at(d).second == ir::kNoValue) {
-            r = emit(slice_.inductions().at(d).first);
+            r = emit(slice_.inductions().at(d).first, c);
         } else if (slice_.inductions().count(d)) {
-            const ValueId base = emit(slice_.inductions().at(d).first), step = offset(d);
+            const ValueId base = emit(slice_.inductions().at(d).first, c), step = offset(d, c);
             r = f_.type(v).is_ptr ? b_.add_ptr(base, step) : b_.binary(OpKind::Add, base, step);
+        } else if (op.kind == OpKind::Load && moves(v)) {
+            r = load(op, v, c);
         } else {
             ir::Op o = op;
-            for (ValueId &x : o.operands) x = emit(x);
+            for (ValueId &x : o.operands) x = emit(x, c);
             r = b_.append(o, f_.type(v));
         }
         if (out_.fn.values[r].name.empty()) out_.fn.values[r].name = f_.values[v].name;
-        return map_[v] = r;
+        return slot(v, c) = r;
     }
 
     // The contribution with float casts peeled: the sum runs in float32 (float64 for float64).
     ValueId contribution(ValueId v) const {
         while (f_.def(v).kind == OpKind::Cast && f_.type(f_.def(v).operands[0]).is_float()) v = f_.def(v).operands[0];
         return v;
+    }
+
+    void name_program() {
+        out_.fn.values[program_].name = "p" + std::to_string(axis_);
+        for (const ir::Op &op : f_.ops)
+            if (op.kind == OpKind::ProgramId && op.axis == axis_ && !f_.values[op.result].name.empty())
+                out_.fn.values[program_].name = f_.values[op.result].name;
     }
 
     void sum_and_store(const ir::Op &atomic) {
@@ -248,19 +325,24 @@ private:
         if (!t.scalar()) zero = b_.broadcast(zero, t.shape);
         const ValueId lo = b_.constant(0, ir::DType::I32), one = b_.constant(1, ir::DType::I32);
         program_ = b_.for_begin(lo, grid_, one, "range");
-        out_.fn.values[program_].name = "p" + std::to_string(axis_);
-        for (const ir::Op &op : f_.ops)
-            if (op.kind == OpKind::ProgramId && op.axis == axis_ && !f_.values[op.result].name.empty())
-                out_.fn.values[program_].name = f_.values[op.result].name;
-        const ValueId acc = b_.loop_arg(zero, 0);
-        const ValueId x = b_.cast(emit(value), acc_t);
-        b_.loc = atomic.loc;
-        b_.for_end({b_.binary(OpKind::Add, acc, x)});
-        const ir::Type acc_type = out_.fn.type(acc);
-        const ValueId sum = b_.loop_result(0, acc_type);
-        const ValueId ptr = map_[atomic.operands[0]];
-        const ValueId mask = atomic.has_mask ? map_[atomic.operands[2]] : ir::kNoValue;
-        b_.store(ptr, b_.cast(sum, f_.type(atomic.operands[1]).elem), mask);
+        name_program();
+        std::vector<ValueId> accs, next;
+        for (int c = 0; c < copies_; ++c) accs.push_back(b_.loop_arg(zero, c));
+        for (int c = 0; c < copies_; ++c) {
+            const ValueId x = b_.cast(emit(value, c), acc_t);
+            b_.loc = atomic.loc;
+            next.push_back(b_.binary(OpKind::Add, accs[c], x));
+        }
+        b_.for_end(next);
+        const ir::Type acc_type = out_.fn.type(accs[0]);
+        std::vector<ValueId> sums;
+        for (int c = 0; c < copies_; ++c) sums.push_back(b_.loop_result(c, acc_type));
+        for (int c = 0; c < copies_; ++c) {
+            const ValueId ptr = slot(atomic.operands[0], c);
+            const ValueId mask = atomic.has_mask ? slot(atomic.operands[2], c) : ir::kNoValue;
+            b_.store(ptr, b_.cast(sums[c], f_.type(atomic.operands[1]).elem),
+                     and_valid(mask, f_.type(atomic.operands[0]), c));
+        }
     }
 };
 
@@ -269,9 +351,21 @@ struct Candidate {
     std::string param;
 };
 
+// How many iterations each program takes: enough copies for about 128x128 accumulated elements
+// (matmul's 128x32 tiles of dA: 4), at most `max_copies`; one where the loop's step is not a positive
+// constant (a copy past the loop's end is told by lo + i·step < hi).
+int copies(const ir::Function &f, const ir::Op &atomic, const ir::Op &begin, int max_copies) {
+    const ir::Op &step = f.def(begin.operands[2]);
+    if (step.kind != OpKind::Const || step.fval <= 0) return 1;
+    const int64_t elems = std::max<int64_t>(1, f.type(atomic.operands[1]).numel());
+    int n = 1;
+    while (n * 2 <= max_copies && n * 2 * elems <= 128 * 128) n *= 2;
+    return n;
+}
+
 // Whether atomic add `c` transposes; fills `out` when it does, else returns why not.
 std::string transpose_one(const ir::Function &f, const Candidate &c, const std::set<std::string> &written,
-                          Transposed &out) {
+                          int max_copies, Transposed &out) {
     const std::vector<ir::Loop> loops = ir::loops(f);
     const ir::Op &atomic = f.ops[c.op];
     const int l = innermost(loops, c.op);
@@ -299,7 +393,7 @@ std::string transpose_one(const ir::Function &f, const Candidate &c, const std::
     out.trips = TripCount{*lo, *hi, *step};
     const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
     if (!writes_distinct(f, a, atomic.operands[0], mask, others, l, &out.guards, &why)) return why;
-    Writer w(f, loops[l], slice, out.axis, out);
+    Writer w(f, loops[l], slice, out.axis, out.trips.per = copies(f, atomic, begin, max_copies), out);
     if (w.varies(atomic.operands[0]) || (mask != ir::kNoValue && w.varies(mask)))
         return "its address or mask is computed from tl.program_id(" + std::to_string(out.axis) + ")";
     w.run(c.op);
@@ -321,7 +415,7 @@ std::string guards_text(const std::vector<std::vector<Inequality>> &alternatives
 
 }  // namespace
 
-Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep) {
+Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep, int max_copies) {
     Transposition t;
     const MemoryParams m = memory_params(f);
     std::set<std::string> written = m.stored;
@@ -336,13 +430,14 @@ Transposition transpose_loops(const ir::Function &f, const std::set<std::string>
                           : n != 1            ? "the kernel accesses that buffer more than once"
                                               : "";
         Transposed out;
-        if (why.empty()) why = transpose_one(f, {a.op, a.param}, written, out);
+        if (why.empty()) why = transpose_one(f, {a.op, a.param}, written, max_copies, out);
         if (!why.empty()) {
             t.report += a.param + ": not transposed: " + why + "\n";
             continue;
         }
-        t.report += a.param + ": transposed: grid axis " + std::to_string(out.axis) + " runs over " + out.trips.str() +
-                    " iterations, each program summing over " + out.grid_param + " programs";
+        t.report += a.param + ": transposed: grid axis " + std::to_string(out.axis) + " of size " + out.trips.str() +
+                    ", " + std::to_string(out.trips.per) + " iteration" + (out.trips.per > 1 ? "s" : "") +
+                    " per program, each summing over " + out.grid_param + " programs";
         t.report += guards_text(out.guards);
         t.report += "\n";
         kept[a.op] = false;

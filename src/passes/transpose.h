@@ -8,7 +8,8 @@
 // sums instead: program (.., t, ..) of a grid whose size along g is the loop's trip count takes
 // i = t, loops p_g over 0 .. G-1 (G, the forward grid's size along g, a new scalar parameter),
 // computes what program (.., p_g, ..) added at iteration i, sums it in float32 registers, and
-// stores the sum once.
+// stores the sum once. A program may own R consecutive iterations (coarsening: R output tiles that
+// share what does not move with the iteration, matmul's dC tile, as a wider tile would).
 //
 // What makes it sound: the atomic adds commute, so the sum over p_g of each (other ids, i)'s
 // contributions is the element's gradient whenever no two (other ids, i, lane) reach one element:
@@ -41,7 +42,7 @@ struct Transposed {
     int axis = 0;  // the grid axis whose program ids now index the loop's iterations
     std::vector<int> kept;  // the other grid axes the kernel reads, which keep their programs
     std::string grid_param;  // the scalar parameter receiving G, the forward grid's size along `axis`
-    TripCount trips;  // the new grid's size along `axis`
+    TripCount trips;  // the new grid's size along `axis` (trips.per: iterations per program)
     // Run-time conditions of the disjointness proof: any one of these sets of guards suffices.
     std::vector<std::vector<Inequality>> guards;
     ir::Function fn;
@@ -54,6 +55,7 @@ struct Transposition {
 };
 
 // `keep`: gradient parameters that stay atomic whatever (a shadow other launches also write).
-Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep);
+// `max_copies`: at most this many iterations per program (coarsening; 1: one each).
+Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep, int max_copies = 8);
 
 }  // namespace tad::passes

@@ -50,17 +50,18 @@ bool writes_anything(const ir::Function &f) {
 
 }  // namespace
 
-bool transposing(const char *env) {
+int transposing(const char *env) {
     const std::string v = env ? env : "";
-    if (v.empty() || v == "on") return true;
-    if (v == "off") return false;
-    fail(TAD_ERR_INVALID_ARGUMENT, "TAD_TRANSPOSE='" + v + "': expected on or off");
+    if (v.empty() || v == "on") return 8;
+    if (v == "off") return 0;
+    if (v.size() == 1 && v[0] >= '1' && v[0] <= '8') return v[0] - '0';
+    fail(TAD_ERR_INVALID_ARGUMENT, "TAD_TRANSPOSE='" + v + "': expected on, off or 1..8 (iterations per program)");
 }
 
-std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::string> &keep, const ad::Cleanup &cleanup,
-                                       std::string *report) {
-    if (b.tape) return std::nullopt;
-    passes::Transposition t = passes::transpose_loops(b.fn, keep);
+std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::string> &keep, int max_copies,
+                                       const ad::Cleanup &cleanup, std::string *report) {
+    if (b.tape || max_copies < 1) return std::nullopt;
+    passes::Transposition t = passes::transpose_loops(b.fn, keep, max_copies);
     *report = t.report;
     if (t.kernels.empty()) return std::nullopt;
     Transposition out;

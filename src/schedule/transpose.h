@@ -13,8 +13,9 @@
 
 namespace tad::schedule {
 
-// TAD_TRANSPOSE: "on" (or unset) or "off"; anything else is an invalid argument.
-bool transposing(const char *env);
+// TAD_TRANSPOSE: "on" (or unset: up to 8 iterations per program), "off" (0), or 1..8 (at most that
+// many iterations per program); anything else is an invalid argument.
+int transposing(const char *env);
 
 struct Transposition {
     std::vector<plan::Transposed> kernels;
@@ -24,9 +25,10 @@ struct Transposition {
 
 // Rewrites `b` (without the transposed writes, through `cleanup`) when some gradient transposes.
 // `keep`: gradient parameters that stay atomic (a shadow other launches, or other parameters of
-// this launch, also write). A backward with a tape is left alone. `report` gets one line per
+// this launch, also write); `max_copies`: iterations per program at most (0: no transposition).
+// A backward with a tape is left alone. `report` gets one line per
 // atomic add inside a loop.
-std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::string> &keep, const ad::Cleanup &cleanup,
-                                       std::string *report);
+std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::string> &keep, int max_copies,
+                                       const ad::Cleanup &cleanup, std::string *report);
 
 }  // namespace tad::schedule

@@ -106,8 +106,9 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             passes::Regrid r = passes::regrid(f, s.args.count("flush") && s.args.at("flush") == "atomic");
             notes += "// " + passes::print(r);
             f = std::move(r.fn);
-        } else if (s.pass == "transpose-loops") {  // each transposed kernel, then what is left
-            passes::Transposition t = passes::transpose_loops(f, {});
+        } else if (s.pass == "transpose-loops") {  // each transposed kernel, then what is left; copies=R
+            const int copies = s.args.count("copies") ? std::stoi(s.args.at("copies")) : 8;
+            passes::Transposition t = passes::transpose_loops(f, {}, copies);
             notes += t.report;
             for (const passes::Transposed &k : t.kernels) {
                 const std::string problem = ir::verify(k.fn);

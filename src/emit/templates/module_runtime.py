@@ -234,6 +234,10 @@ def _tdiv(a, b):
     return q if (a < 0) == (b < 0) else -q
 
 
+def _cdiv(a, b):
+    return -(-a // b)
+
+
 def _tmod(a, b):
     return a - b * _tdiv(a, b)
 
