@@ -56,6 +56,8 @@ enum tad_status {
 const char *tad_version(void);
 %rename(status_name) tad_status_name;
 const char *tad_status_name(int status);
+%rename(kill_workers) tad_kill_workers;
+void tad_kill_workers(void);
 
 %rename(report_passed) tad_lua_report_passed;
 tad_lua_results tad_lua_report_passed(lua_State *L, const char *report);

@@ -525,7 +525,8 @@ private:
         if (op.kind == OpKind::Broadcast) return maybe_python_number(op.operands[0]);
         const ir::OpClass cls = ir::op_info(op.kind).cls;
         if (cls != ir::OpClass::Binary && cls != ir::OpClass::Unary && op.kind != OpKind::Cast) return false;
-        return std::all_of(op.operands.begin(), op.operands.end(), [&](ir::ValueId o) { return maybe_python_number(o); });
+        return std::all_of(op.operands.begin(), op.operands.end(),
+                           [&](ir::ValueId o) { return maybe_python_number(o); });
     }
 
     Expr cast(const ir::Op &op) {

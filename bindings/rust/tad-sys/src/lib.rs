@@ -161,6 +161,7 @@ extern "C" {
     pub fn tad_session_options_init(opts: *mut tad_session_options, version: c_uint) -> c_int;
     pub fn tad_session_new(opts: *const tad_session_options, out: *mut *mut tad_session) -> c_int;
     pub fn tad_session_free(session: *mut tad_session);
+    pub fn tad_kill_workers();
     pub fn tad_load_forward(session: *mut tad_session, path: *const c_char, source: *const c_char) -> c_int;
 
     pub fn tad_generate_options_init(opts: *mut tad_generate_options, version: c_uint) -> c_int;

@@ -41,6 +41,12 @@ pub fn version() -> String {
     v.to_string_lossy().into_owned()
 }
 
+/// tad_kill_workers: SIGKILL to every worker this process's sessions run (with what it started),
+/// without waiting. Async-signal-safe: for a host's signal handler that then ends the process.
+pub fn kill_workers() {
+    unsafe { tad_sys::tad_kill_workers() }
+}
+
 /// tad_report_number: the number at a dotted path of a report ("summary.max_rel_err",
 /// "results.0.grads.1.max_rel_err"). A path that leads nowhere or to null is [`Status::NotFound`].
 pub fn report_number(report_json: &str, key: &str) -> Result<f64> {
