@@ -66,11 +66,11 @@ TEST_P(TransposeCpu, OffKeepsTheAtomics) {
 
 INSTANTIATE_TEST_SUITE_P(Files, TransposeCpu,
                          ::testing::Values(Case{"matmul", "dataset/matmul.py",
-                                                "_matmul_fwd_bwd_DA[_regrid(launches[0].grid, 1, len(range("},
+                                                "_matmul_fwd_bwd_DA[_regrid(launches[0].grid, 1, _cdiv(len(range("},
                                            Case{"matmul_colmajor", "tests/pipeline/data/transpose/matmul_colmajor.py",
-                                                "_mm_bwd_DB[_regrid(launches[0].grid, 0, len(range("},
+                                                "_mm_bwd_DB[_regrid(launches[0].grid, 0, _cdiv(len(range("},
                                            Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
-                                                "_gemv_bwd_DW[_regrid(launches[0].grid, 0, len(range("}),
+                                                "_gemv_bwd_DW[_regrid(launches[0].grid, 0, _cdiv(len(range("}),
                          [](const auto &info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -12,7 +12,9 @@
 #include "../common/ir_files.h"
 #include "../passes/filecheck.h"
 #include "ir/ir.h"
+#include "schedule/regrid.h"
 #include "schedule/schedule.h"
+#include "schedule/transpose.h"
 #include "support/error.h"
 
 namespace fs = std::filesystem;
@@ -66,3 +68,27 @@ INSTANTIATE_TEST_SUITE_P(Files, ScheduleFile, ::testing::ValuesIn(tad::testing::
                          [](const ::testing::TestParamInfo<std::string> &i) {
                              return tad::testing::ir_test_name(i.param);
                          });
+
+// The settings the generation environment may hold, and the exact message for any other value.
+TEST(ScheduleEnv, TransposeAndGridReductionSettings) {
+    EXPECT_EQ(tad::schedule::transposing(nullptr), 8);
+    EXPECT_EQ(tad::schedule::transposing("on"), 8);
+    EXPECT_EQ(tad::schedule::transposing("off"), 0);
+    EXPECT_EQ(tad::schedule::transposing("1"), 1);
+    EXPECT_EQ(tad::schedule::transposing("8"), 8);
+    try {
+        tad::schedule::transposing("9");
+        ADD_FAILURE() << "TAD_TRANSPOSE=9 accepted";
+    } catch (const tad::Error &e) {
+        EXPECT_EQ(e.status(), TAD_ERR_INVALID_ARGUMENT);
+        EXPECT_STREQ(e.what(), "TAD_TRANSPOSE='9': expected on, off or 1..8 (iterations per program)");
+    }
+    EXPECT_EQ(tad::schedule::grid_reduction(nullptr), tad::schedule::GridReduction::Partial);
+    EXPECT_EQ(tad::schedule::grid_reduction("off"), tad::schedule::GridReduction::Off);
+    try {
+        tad::schedule::grid_reduction("sum");
+        ADD_FAILURE() << "TAD_GRID_REDUCTION=sum accepted";
+    } catch (const tad::Error &e) {
+        EXPECT_STREQ(e.what(), "TAD_GRID_REDUCTION='sum': expected partial, atomic or off");
+    }
+}
