@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <optional>
 
 #include "passes/passes.h"
@@ -51,48 +52,48 @@ Proof in_order(const std::vector<Digit> &digits) {
     return p;
 }
 
-// Tries the orders of the bounded digits (the unbounded one, if any, goes last) and keeps the one
-// with the fewest guards.
-Proof mixed_radix(std::vector<Digit> digits) {
+// Calls `visit` with each order of the bounded digits (the unbounded one, if any, last), up to 720
+// orders, until it returns false. False when two digits are unbounded (no order can separate them).
+bool for_each_order(std::vector<Digit> digits, const std::function<bool(const std::vector<Digit> &)> &visit) {
     auto unbounded = std::stable_partition(digits.begin(), digits.end(), [](const Digit &d) { return d.size; });
-    if (digits.end() - unbounded > 1)
-        return Proof{false, {}, "two index variables with no bound (a mask bounding them would prove it)"};
+    if (digits.end() - unbounded > 1) return false;
     const size_t bounded = static_cast<size_t>(unbounded - digits.begin());
     std::vector<size_t> order(bounded);
     for (size_t i = 0; i < bounded; ++i) order[i] = i;
-    Proof best{false, {}, "no order of the index variables separates them"};
     int tries = 0;
     do {
         std::vector<Digit> seq;
         for (size_t i : order) seq.push_back(digits[i]);
         seq.insert(seq.end(), unbounded, digits.end());
+        if (!visit(seq)) break;
+    } while (++tries < 720 && std::next_permutation(order.begin(), order.end()));
+    return true;
+}
+
+// The order with the fewest guards.
+Proof mixed_radix(const std::vector<Digit> &digits) {
+    Proof best{false, {}, "no order of the index variables separates them"};
+    const bool orderable = for_each_order(digits, [&](const std::vector<Digit> &seq) {
         Proof p = in_order(seq);
         if (p.ok && (!best.ok || p.guards.size() < best.guards.size())) best = p;
-        if (best.ok && best.guards.empty()) break;
-    } while (++tries < 720 && std::next_permutation(order.begin(), order.end()));
+        return !(best.ok && best.guards.empty());
+    });
+    if (!orderable) return Proof{false, {}, "two index variables with no bound (a mask bounding them would prove it)"};
     return best;
 }
 
 // Every order's proof, each set of guards once: the one without guards alone when there is one.
 // Which order holds depends on the strides (row or column major), so each is an alternative.
-std::vector<Proof> every_order(std::vector<Digit> digits) {
-    auto unbounded = std::stable_partition(digits.begin(), digits.end(), [](const Digit &d) { return d.size; });
-    if (digits.end() - unbounded > 1) return {};
-    const size_t bounded = static_cast<size_t>(unbounded - digits.begin());
-    std::vector<size_t> order(bounded);
-    for (size_t i = 0; i < bounded; ++i) order[i] = i;
+std::vector<Proof> every_order(const std::vector<Digit> &digits) {
     std::vector<Proof> out;
-    int tries = 0;
-    do {
-        std::vector<Digit> seq;
-        for (size_t i : order) seq.push_back(digits[i]);
-        seq.insert(seq.end(), unbounded, digits.end());
+    for_each_order(digits, [&](const std::vector<Digit> &seq) {
         Proof p = in_order(seq);
         if (!p.ok || std::any_of(out.begin(), out.end(), [&](const Proof &q) { return q.guards == p.guards; }))
-            continue;
-        if (p.guards.empty()) return {p};
-        out.push_back(p);
-    } while (++tries < 720 && out.size() < 6 && std::next_permutation(order.begin(), order.end()));
+            return true;
+        if (p.guards.empty()) out = {p};
+        if (!p.guards.empty()) out.push_back(p);
+        return !p.guards.empty() && out.size() < 6;
+    });
     return out;
 }
 

@@ -164,22 +164,16 @@ public:
         sum_and_store(f_.ops[atomic]);
     }
 
+    // Whether v differs between the programs along the shared axis (the loop over them).
     bool varies(ValueId v) {
-        auto it = varies_.find(v);
-        if (it != varies_.end()) return it->second;
-        const int d = f_.values[v].def_op;
-        const ir::Op &op = f_.ops[d];
-        bool r = false;
-        if (op.kind == OpKind::ProgramId)
-            r = op.axis == axis_;
-        else if (d == loop_.begin)
-            r = false;
-        else if (slice_.inductions().count(d))
-            r = varies(slice_.inductions().at(d).first) ||
-                (slice_.inductions().at(d).second != ir::kNoValue && varies(slice_.inductions().at(d).second));
-        else
-            r = std::any_of(op.operands.begin(), op.operands.end(), [&](ValueId o) { return varies(o); });
-        return varies_[v] = r;
+        return depends(v, varies_, [&](int d) -> std::optional<bool> {
+            const ir::Op &op = f_.ops[d];
+            if (op.kind == OpKind::ProgramId) return op.axis == axis_;
+            if (d == loop_.begin) return false;
+            if (!slice_.inductions().count(d)) return std::nullopt;
+            const auto &[init, amount] = slice_.inductions().at(d);
+            return varies(init) || (amount != ir::kNoValue && varies(amount));
+        });
     }
 
 private:
@@ -197,18 +191,25 @@ private:
 
     // Whether v differs from one iteration of the loop to the next.
     bool moves(ValueId v) {
-        auto it = moves_.find(v);
-        if (it != moves_.end()) return it->second;
+        return depends(v, moves_, [&](int d) -> std::optional<bool> {
+            if (d == loop_.begin) return true;
+            if (!slice_.inductions().count(d)) return std::nullopt;
+            const auto &[init, amount] = slice_.inductions().at(d);
+            return amount != ir::kNoValue || moves(init);
+        });
+    }
+
+    // Whether v depends on what `leaf` decides for an op (nullopt: on the op's operands), memoized.
+    bool depends(ValueId v, std::map<ValueId, bool> &memo, const std::function<std::optional<bool>(int)> &leaf) {
+        auto it = memo.find(v);
+        if (it != memo.end()) return it->second;
         const int d = f_.values[v].def_op;
-        const ir::Op &op = f_.ops[d];
-        bool r = false;
-        if (d == loop_.begin)
-            r = true;
-        else if (slice_.inductions().count(d))
-            r = slice_.inductions().at(d).second != ir::kNoValue || moves(slice_.inductions().at(d).first);
-        else if (op.kind != OpKind::Param)
-            r = std::any_of(op.operands.begin(), op.operands.end(), [&](ValueId o) { return moves(o); });
-        return moves_[v] = r;
+        std::optional<bool> r = leaf(d);
+        if (!r) {
+            const std::vector<ValueId> &xs = f_.ops[d].operands;
+            r = std::any_of(xs.begin(), xs.end(), [&](ValueId o) { return depends(o, memo, leaf); });
+        }
+        return memo[v] = *r;
     }
 
     ValueId &slot(ValueId v, int c) { return maps_[moves(v) ? c : 0][v]; }

@@ -13,6 +13,7 @@
 #include "driver/session.h"
 #include "support/error.h"
 #include "support/fs.h"
+#include "support/json.h"
 
 namespace tad::test {
 
@@ -39,6 +40,26 @@ inline std::unique_ptr<Session> cpu_session(const fs::TempDir &dir, const std::s
     auto s = std::make_unique<Session>(opts);
     s->load_forward(file.rfind('/', 0) == 0 ? file : std::string(TAD_SOURCE_DIR) + "/" + file, std::nullopt);
     return s;
+}
+
+// Generates `file` (as cpu_session takes it) and checks it on the CPU tier, which must pass with at
+// least `min_passed` SWEEP entries checked; returns the generated module. `what` names the case in
+// failures (a mode the caller set).
+inline std::string generate_and_verify(const std::string &file, const std::string &what, int min_passed) {
+    fs::TempDir dir;
+    auto s = cpu_session(dir, file);
+    std::string src = s->candidate_source(s->generate(GenerateOptions{}));
+    driver::VerifyOptions v;
+    v.cpu = true;
+    v.max_elements = 1 << 16;
+    bool passed = false;
+    const std::string report = s->verify(v, &passed);
+    EXPECT_TRUE(passed) << file << " (" << what << "): " << report;
+    Json r = Json::parse(report, "report");
+    int checked = 0;
+    for (size_t i = 0; i < r.at("results").size(); ++i) checked += r.at("results")[i].at("status").str() == "pass";
+    EXPECT_GE(checked, min_passed) << report;
+    return src;
 }
 
 // A data file `generate` must refuse, and what the refusal must say.

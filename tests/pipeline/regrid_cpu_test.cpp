@@ -16,7 +16,6 @@
 
 using namespace tad;
 using namespace tad::driver;
-using tad::test::cpu_session;
 using tad::test::kPython;
 using tad::test::torch_available;
 
@@ -26,23 +25,11 @@ using tad::testing::ScopedEnv;
 
 bool has(const std::string &src, const std::string &what) { return src.find(what) != std::string::npos; }
 
-// Generates `file` under `mode` and checks it on the CPU tier; returns the module.
+// Generates `file` under `mode` and checks it on the CPU tier (both SWEEP entries, G = 4..37 rows on
+// P = 3 programs); returns the module.
 std::string generate_and_verify(const char *file, const char *mode) {
     ScopedEnv env("TAD_GRID_REDUCTION", mode);
-    fs::TempDir dir;
-    auto s = cpu_session(dir, file);
-    std::string src = s->candidate_source(s->generate(GenerateOptions{}));
-    VerifyOptions v;
-    v.cpu = true;
-    v.max_elements = 1 << 16;
-    bool passed = false;
-    const std::string report = s->verify(v, &passed);
-    EXPECT_TRUE(passed) << file << " (" << mode << "): " << report;
-    Json r = Json::parse(report, "report");
-    int checked = 0;
-    for (size_t i = 0; i < r.at("results").size(); ++i) checked += r.at("results")[i].at("status").str() == "pass";
-    EXPECT_GE(checked, 2) << report;  // both SWEEP entries, G = 4..37 rows on P = 3 programs
-    return src;
+    return tad::test::generate_and_verify(file, mode, 2);
 }
 
 struct Case {
