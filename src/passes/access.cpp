@@ -13,13 +13,6 @@ namespace {
 
 using ir::OpKind;
 
-std::string where(const ir::Function &f, int op) {
-    const ir::SrcLoc &l = f.ops[op].loc;
-    std::string at = f.ops[op].kind == OpKind::ForBegin ? "loop" : ir::op_name(f.ops[op].kind);
-    if (l.line) at += " at " + f.source_path + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
-    return at;
-}
-
 // ---- the mixed-radix proof ---------------------------------------------------------------------
 
 // One digit of an address: coefficient · value, value in [0, size); no size: unbounded.
@@ -181,7 +174,7 @@ LoadAccess classify(Affine &a, const ir::Function &f, int op, const std::vector<
     std::vector<int> still = minus(around, addr.loops);
     if (addr.data >= 0) {
         r.cls = LoadAccess::Scatter;
-        r.why = "its address depends on the value of the " + where(f, addr.data);
+        r.why = "its address depends on the value of the " + op_at(f, addr.data);
     } else if (!r.over.empty()) {
         r.loops = minus(around, std::set<int>(still.begin(), still.end()));
         r.cls = r.loops.empty() ? LoadAccess::ReducedGrid : LoadAccess::ReducedLoopGrid;
@@ -190,7 +183,7 @@ LoadAccess classify(Affine &a, const ir::Function &f, int op, const std::vector<
         r.loops = still;
     } else if (!addr.affine) {
         r.why =
-            "its address is not affine in the program ids, lanes and loop iterations (" + where(f, addr.blocker) + ")";
+            "its address is not affine in the program ids, lanes and loop iterations (" + op_at(f, addr.blocker) + ")";
     } else {
         r.cls = LoadAccess::Disjoint;  // a candidate, until the parameter's proof
     }
@@ -247,7 +240,7 @@ Proof prove_param(Affine &a, const ir::Function &f, const std::vector<int> &load
         const Form &o = a.of(f.ops[op].operands[0]);
         if (o.terms != addr.terms || mask_value(f.ops[op]) != mask_value(first))
             return Proof{
-                false, {}, "its loads index it differently (" + where(f, loads[0]) + ", " + where(f, op) + ")"};
+                false, {}, "its loads index it differently (" + op_at(f, loads[0]) + ", " + op_at(f, op) + ")"};
         offsets.push_back(o.offset);
     }
     std::vector<Bound> bounds;
@@ -310,7 +303,7 @@ std::string join(const std::vector<std::string> &xs) {
 
 std::string loops_text(const ir::Function &f, const std::vector<ir::Loop> &loops, const std::vector<int> &ls) {
     std::string s;
-    for (size_t i = 0; i < ls.size(); ++i) s += (i ? ", " : "") + where(f, loops[ls[i]].begin);
+    for (size_t i = 0; i < ls.size(); ++i) s += (i ? ", " : "") + op_at(f, loops[ls[i]].begin);
     return s;
 }
 
@@ -412,7 +405,7 @@ std::string print(const ir::Function &f, const std::vector<GradAccess> &accesses
         std::string verdict = g.cls == LoadAccess::Disjoint ? "disjoint: plain stores" : class_text(f, loops, whole);
         for (size_t i = 0; i < g.guards.size(); ++i) verdict += (i ? " and " : " if ") + g.guards[i].str();
         s += "d" + g.param + ": " + verdict + "\n";
-        for (const LoadAccess &l : g.loads) s += "  " + where(f, l.op) + ": " + class_text(f, loops, l) + "\n";
+        for (const LoadAccess &l : g.loads) s += "  " + op_at(f, l.op) + ": " + class_text(f, loops, l) + "\n";
     }
     return s;
 }

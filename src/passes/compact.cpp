@@ -48,6 +48,13 @@ ir::Function drop_unused_params(const ir::Function &f) {
     return compact(f, keep, repl);
 }
 
+std::string op_at(const ir::Function &f, int i) {
+    const ir::SrcLoc &l = f.ops[i].loc;
+    std::string at = f.ops[i].kind == ir::OpKind::ForBegin ? "loop" : ir::op_name(f.ops[i].kind);
+    if (l.line) at += " at " + f.source_path + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
+    return at;
+}
+
 std::string fresh_name(const ir::Function &f, std::string base) {
     auto taken = [&](const std::string &n) {
         return f.param_index(n) >= 0 || std::any_of(f.constexprs.begin(), f.constexprs.end(),

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "passes/passes.h"
+
 namespace tad::passes {
 
 namespace {
@@ -161,9 +163,7 @@ std::optional<HostExpr> host_expr(const ir::Function &f, ir::ValueId v, std::str
     const ir::Op &op = f.def(v);
     const ir::Type &t = f.type(v);
     auto refuse = [&]() -> std::optional<HostExpr> {
-        *why = std::string(ir::op_name(op.kind));
-        if (op.loc.line)
-            *why += " at " + f.source_path + ":" + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.col);
+        *why = op_at(f, f.values[v].def_op);
         return std::nullopt;
     };
     if (!t.scalar() || t.is_ptr || ir::dtype_is_float(t.elem)) return refuse();

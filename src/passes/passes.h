@@ -65,6 +65,9 @@ MemoryParams memory_params(const ir::Function &f);
 // Removes parameters nothing reads (a backward needs only part of the forward's arguments).
 ir::Function drop_unused_params(const ir::Function &f);
 
+// Op i of `f` for a diagnostic: "load at file.py:12:5" ("loop at ..." for a loop's start).
+std::string op_at(const ir::Function &f, int i);
+
 // `base`, or `base_`, `base__`, ...: the first that names no parameter or constexpr of `f`.
 std::string fresh_name(const ir::Function &f, std::string base);
 

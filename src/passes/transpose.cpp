@@ -15,13 +15,6 @@ namespace {
 using ir::OpKind;
 using ir::ValueId;
 
-std::string where(const ir::Function &f, int op) {
-    const ir::SrcLoc &l = f.ops[op].loc;
-    std::string at = ir::op_name(f.ops[op].kind);
-    if (l.line) at += " at " + f.source_path + ":" + std::to_string(l.line) + ":" + std::to_string(l.col);
-    return at;
-}
-
 // The innermost loop holding op i (-1: none).
 int innermost(const std::vector<ir::Loop> &loops, int i) {
     int in = -1;
@@ -83,11 +76,11 @@ private:
         }
         if (op.kind == OpKind::LoopArg && in_body(d)) return induction(d, work);
         if (cls == ir::OpClass::Loop || (!in_body(d) && d > loop_.begin))
-            return void(why_ = "it reads a value of another loop (" + where(f_, d) + ")");
+            return void(why_ = "it reads a value of another loop (" + op_at(f_, d) + ")");
         if (cls == ir::OpClass::Barrier || (cls == ir::OpClass::Memory && op.kind != OpKind::Load))
-            return void(why_ = "it depends on a " + where(f_, d));
+            return void(why_ = "it depends on a " + op_at(f_, d));
         if (op.kind == OpKind::Load && written_.count(pointer_base(f_, op.operands[0])))
-            return void(why_ = "it reads a buffer the backward writes (" + where(f_, d) + ")");
+            return void(why_ = "it reads a buffer the backward writes (" + op_at(f_, d) + ")");
         work.insert(work.end(), op.operands.begin(), op.operands.end());
     }
 
@@ -107,7 +100,7 @@ private:
             amount = y.operands[y.operands[0] == self ? 1 : 0];
         if (amount == ir::kNoValue || !invariant(amount)) {
             why_ = "loop-carried value '" + f_.values[self].name + "' does not advance by a loop-invariant amount (" +
-                   where(f_, f_.values[next].def_op) + ")";
+                   op_at(f_, f_.values[next].def_op) + ")";
             return;
         }
         inductions_[d] = {f_.ops[d].operands[0], amount};
