@@ -12,7 +12,8 @@ namespace tad::ad {
 // value), names its result as the forward's and records it in `primal`; returns it (kNoValue for an
 // op without a result). The masked-off lanes of a masked load without `other` are undefined; the
 // replay reads them as 0 (other = 0), so that both modes compute the same function and no
-// reduction over the tile can turn NaN.
+// reduction over the tile can turn NaN. A stop_gradient or grad_via emits nothing: its replay is
+// its operand 0's.
 ir::ValueId replay_op(ir::Builder &b, const ir::Function &fwd, const ir::Op &op, std::vector<ir::ValueId> &primal);
 
 }  // namespace tad::ad

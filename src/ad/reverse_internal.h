@@ -107,6 +107,10 @@ private:
     };
     Chain accumulator_chain(const ir::Loop &l, size_t k) const;
     bool nonlinear(const ir::Loop &l) const;
+    // No gradient reaches the loop: its results have no adjoints and its body seeds none (a store to
+    // a differentiated output). Its reversal would compute nothing (the closed form of an online
+    // softmax leaves the forward loop so).
+    bool inert(const ir::Loop &l) const;
     // Passes accumulator k's loop-invariant adjoint `seed` along its chain, in the reverse body: to
     // each added term (negated when subtracted), and to the result of each nested loop it runs
     // through, which that loop's reversal reads when the sweep reaches it.

@@ -105,7 +105,16 @@ bool Reverse::shadow_needed(ValueId v) const {
     return false;
 }
 
+bool Reverse::inert(const ir::Loop &l) const {
+    for (int r : l.results)
+        if (adj_[fwd_.ops[r].result] != ir::kNoValue) return false;
+    for (int i = l.begin; i < l.end; ++i)
+        if (is_write(fwd_.ops[i]) && contains(spec_.outputs, base_param(fwd_.ops[i].operands[0]))) return false;
+    return true;
+}
+
 void Reverse::reverse_loop(const ir::Loop &l) {
+    if (inert(l)) return;
     if (nonlinear(l)) return reverse_loop_recompute(l);
     const ir::Op &end = fwd_.ops[l.end];
     std::vector<Chain> chains(l.args.size());

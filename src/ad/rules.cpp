@@ -329,6 +329,10 @@ void jvp_reduce_extremum(JvpContext &c) {
     c.result = div(c, picked, c.b.cast(count, c.fwd.type(c.op.result).elem));
 }
 
+// y = grad_via(a, s), valued a: the gradient is the surrogate's. s̄ += ȳ, ā gets none; ẏ = ṡ.
+void vjp_grad_via(VjpContext &c) { c.accumulate(c.op.operands[1], c.g); }
+void jvp_grad_via(JvpContext &c) { c.result = c.dx[1]; }
+
 constexpr RuleClass N = RuleClass::NonDifferentiable;
 constexpr RuleClass M = RuleClass::Memory;
 constexpr RuleClass L = RuleClass::Control;
@@ -347,7 +351,7 @@ const std::vector<Rule> &rules() {
         none(OpKind::Ceil, N), none(OpKind::Rand, N),  // random numbers: no gradient through the generator
         none(OpKind::AddPtr, N),  // pointers get shadows, not adjoints or tangents
         none(OpKind::Argmax, N),  // an index: piecewise constant
-        none(OpKind::Argmin, N),
+        none(OpKind::Argmin, N), none(OpKind::StopGradient, N),  // a derivation's constant by construction
         // Memory and loops: handled by the reverse and forward passes themselves.
         none(OpKind::Load, M), none(OpKind::Store, M), none(OpKind::AtomicAdd, M), none(OpKind::Barrier, M),
         none(OpKind::ForBegin, L), none(OpKind::LoopArg, L), none(OpKind::ForEnd, L), none(OpKind::LoopResult, L),
@@ -405,6 +409,7 @@ const std::vector<Rule> &rules() {
         hand_written(OpKind::Dot, vjp_dot, jvp_dot),  // Ā += C̄·Bᵀ, B̄ += Aᵀ·C̄ (C̄ cast to each operand's dtype)
         hand_written(OpKind::ReduceMax, vjp_reduce_extremum, jvp_reduce_extremum),  // x̄ += ȳ·[x = y]/#{x = y}
         hand_written(OpKind::ReduceMin, vjp_reduce_extremum, jvp_reduce_extremum),  // x̄ += ȳ·[x = y]/#{x = y}
+        hand_written(OpKind::GradVia, vjp_grad_via, jvp_grad_via),  // s̄ += ȳ, ā none; ẏ = ṡ
     };
     return table;
 }

@@ -10,6 +10,7 @@
 #include "flow/trace.h"
 #include "passes/access.h"
 #include "passes/passes.h"
+#include "schedule/closed_form.h"
 #include "schedule/regrid.h"
 #include "schedule/schedule.h"
 #include "schedule/transpose.h"
@@ -140,12 +141,17 @@ plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> 
     plan::Specialization sp{d.specialization.key, {}};
     std::vector<schedule::WritePlan> plans = schedule::gradient_writes(d.forward, d.spec, shared_params(d, shared));
     const int max_copies = schedule::transposing(std::getenv("TAD_TRANSPOSE"));
+    std::string closed;
+    const ir::Function fwd = schedule::forward_for_reverse(
+        d.forward, d.spec, schedule::closed_forms(std::getenv("TAD_CLOSED_FORM")), &closed);
+    dump("closed-form", fwd);
+    *report += closed;
     for (size_t i = 0; i < plans.size(); ++i) {
         const std::string name_i = name + (i == 0                           ? ""
                                            : schedule::all_atomic(plans[i]) ? "_atomic"
                                                                             : "_v" + std::to_string(i));
         dump_text("writes", name_i, schedule::print(plans[i]));
-        ad::Backward b = ad::reverse(d.forward, d.spec, plans[i].writes, name_i, cleanup);
+        ad::Backward b = ad::reverse(fwd, d.spec, plans[i].writes, name_i, cleanup);
         ad::Backward untransposed = b;
         std::string what;
         std::optional<schedule::Transposition> t =

@@ -312,7 +312,9 @@ private:
             return;
         }
         case OpKind::ExpandDims:
-        case OpKind::Reshape: {  // row-major lanes do not move
+        case OpKind::Reshape:  // row-major lanes do not move
+        case OpKind::StopGradient:
+        case OpKind::GradVia: {  // operand 0's value
             Tile &t = def(op.result);
             t.num = in(a[0]).num;
             t.buf = in(a[0]).buf;

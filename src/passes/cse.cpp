@@ -51,43 +51,4 @@ ir::Function cse(const ir::Function &f) {
     return compact(f, keep, repl);
 }
 
-ir::Function dce(const ir::Function &f) {
-    std::vector<bool> live(f.values.size(), false), keep(f.ops.size(), false);
-    // A loop stays when it writes memory or one of its results is used; then all it carries stays.
-    std::vector<ir::Loop> loops = ir::loops(f);
-    std::vector<int> loop_ending_at(f.ops.size(), -1);
-    std::vector<bool> writes(loops.size(), false);
-    for (size_t l = 0; l < loops.size(); ++l) {
-        loop_ending_at[loops[l].results.empty() ? loops[l].end : loops[l].results.back()] = static_cast<int>(l);
-        for (int i = loops[l].begin; i < loops[l].end; ++i)
-            writes[l] = writes[l] || f.ops[i].kind == ir::OpKind::Store || f.ops[i].kind == ir::OpKind::AtomicAdd;
-    }
-    for (size_t i = f.ops.size(); i-- > 0;) {
-        if (loop_ending_at[i] >= 0) {
-            const ir::Loop &l = loops[loop_ending_at[i]];
-            bool used = writes[loop_ending_at[i]];
-            for (int r : l.results) used = used || live[f.ops[r].result];
-            if (!used) {
-                i = static_cast<size_t>(l.begin);  // the whole loop goes
-                continue;
-            }
-            for (int r : l.results) keep[r] = true;
-            keep[l.end] = true;
-            for (ir::ValueId v : f.ops[l.end].operands) live[v] = true;
-            i = static_cast<size_t>(l.end);
-            continue;
-        }
-        const ir::Op &op = f.ops[i];
-        bool effect = op.kind == ir::OpKind::Store || op.kind == ir::OpKind::AtomicAdd ||
-                      op.kind == ir::OpKind::Barrier || op.kind == ir::OpKind::Param ||
-                      op.kind == ir::OpKind::ForBegin || op.kind == ir::OpKind::LoopArg;
-        if (!effect && !(op.result != ir::kNoValue && live[op.result])) continue;
-        keep[i] = true;
-        for (ir::ValueId v : op.operands) live[v] = true;
-    }
-    std::vector<ir::ValueId> repl(f.values.size());
-    for (size_t v = 0; v < repl.size(); ++v) repl[v] = static_cast<ir::ValueId>(v);
-    return compact(f, keep, repl);
-}
-
 }  // namespace tad::passes

@@ -14,7 +14,9 @@ namespace tad::passes {
 // structurally equal address expressions become the same SSA values.
 ir::Function cse(const ir::Function &f);
 
-// Removes ops whose results are unused and that have no effect on memory.
+// Removes ops whose results are unused and that have no effect on memory. A loop-carried value goes
+// (with what computes its next value) when nothing live reads its result or its value inside the
+// loop; a loop goes when no carried value stays and it writes no memory.
 ir::Function dce(const ir::Function &f);
 
 // How the backward writes the gradient of one pointer parameter.

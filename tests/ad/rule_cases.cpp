@@ -126,6 +126,16 @@ const std::vector<RuleCase> &rule_cases() {
              return b.reshape(x[0], {C, R});
          }},
         {"join", {{C}, {C}}, -1, 1, [](B &b, V x) { return b.join(x[0], x[1]); }},
+        // Valued x0·x1, differentiated through x1·x0: the same function, so the finite differences
+        // hold exactly when the gradient goes to the surrogate alone (to both, it would double).
+        {"grad_via",
+         {{C}, {C}},
+         -1,
+         1,
+         [](B &b, V x) {
+             ValueId value = bin(b, OpKind::Mul, x[0], x[1]), surrogate = bin(b, OpKind::Mul, x[1], x[0]);
+             return b.append(ir::Op(OpKind::GradVia, {value, surrogate}), b.func().type(value));
+         }},
         // Both halves, with different signs, so that swapping them shows.
         {"split", {{C, Two}}, -1, 1, [](B &b, V x) { return bin(b, OpKind::Sub, b.split(x[0], 0), b.split(x[0], 1)); }},
         {"dot", {{R, C}, {C, R}}, -1, 1, [](B &b, V x) { return b.dot(x[0], x[1], DType::F32, ""); }},

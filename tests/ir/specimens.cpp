@@ -96,6 +96,17 @@ ir::Function select_and_convert() {
     return std::move(k.f);
 }
 
+// The ops only a forward rewritten for reverse mode holds: each is operand 0's value.
+ir::Function derivation() {
+    Kernel k("derivation");
+    ValueId X = k.ptr("X"), Y = k.ptr("Y");
+    ValueId x = k.load(X);
+    ValueId stopped = k.b.append(ir::Op(OpKind::StopGradient, {x}), k.f.type(x));
+    ValueId twice = k.b.binary(OpKind::Add, x, x);
+    k.store(Y, k.b.append(ir::Op(OpKind::GradVia, {stopped, twice}), k.f.type(x)));
+    return std::move(k.f);
+}
+
 ir::Function memory() {
     Kernel k("memory");
     ValueId X = k.ptr("X"), Y = k.ptr("Y"), S = k.ptr("S");
@@ -148,6 +159,7 @@ const std::vector<Specimen> &structural_specimens() {
         {"reductions", reductions()},
         {"contraction", contraction()},
         {"select_and_convert", select_and_convert()},
+        {"derivation", derivation()},
         {"memory", memory()},
         {"loop", loop()},
     };

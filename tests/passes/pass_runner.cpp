@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "passes/access.h"
+#include "passes/online_softmax.h"
 #include "passes/passes.h"
 #include "passes/regrid.h"
 #include "passes/transpose.h"
@@ -118,6 +119,12 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             }
             notes += "// rest\n";
             f = passes::dce(t.rest);
+        } else if (s.pass == "closed-form-online-softmax") {  // outputs=A,B: the differentiated outputs
+            std::string report;
+            f = passes::closed_form_online_softmax(f, split(s.args.count("outputs") ? s.args.at("outputs") : "", ','),
+                                                   &report);
+            for (const std::string &line : split(report, '\n'))
+                if (!line.empty()) notes += "// " + line + "\n";
         } else {
             f = transform(s, f);
         }

@@ -12,6 +12,7 @@
 #include "../common/ir_files.h"
 #include "../passes/filecheck.h"
 #include "ir/ir.h"
+#include "schedule/closed_form.h"
 #include "schedule/regrid.h"
 #include "schedule/schedule.h"
 #include "schedule/transpose.h"
@@ -70,7 +71,7 @@ INSTANTIATE_TEST_SUITE_P(Files, ScheduleFile, ::testing::ValuesIn(tad::testing::
                          });
 
 // The settings the generation environment may hold, and the exact message for any other value.
-TEST(ScheduleEnv, TransposeAndGridReductionSettings) {
+TEST(ScheduleEnv, TransposeGridReductionAndClosedFormSettings) {
     EXPECT_EQ(tad::schedule::transposing(nullptr), 8);
     EXPECT_EQ(tad::schedule::transposing("on"), 8);
     EXPECT_EQ(tad::schedule::transposing("off"), 0);
@@ -90,5 +91,15 @@ TEST(ScheduleEnv, TransposeAndGridReductionSettings) {
         ADD_FAILURE() << "TAD_GRID_REDUCTION=sum accepted";
     } catch (const tad::Error &e) {
         EXPECT_STREQ(e.what(), "TAD_GRID_REDUCTION='sum': expected partial, atomic or off");
+    }
+    EXPECT_TRUE(tad::schedule::closed_forms(nullptr));
+    EXPECT_TRUE(tad::schedule::closed_forms("on"));
+    EXPECT_FALSE(tad::schedule::closed_forms("off"));
+    try {
+        tad::schedule::closed_forms("1");
+        ADD_FAILURE() << "TAD_CLOSED_FORM=1 accepted";
+    } catch (const tad::Error &e) {
+        EXPECT_EQ(e.status(), TAD_ERR_INVALID_ARGUMENT);
+        EXPECT_STREQ(e.what(), "TAD_CLOSED_FORM='1': expected on or off");
     }
 }

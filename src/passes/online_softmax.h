@@ -1,0 +1,35 @@
+// Closed-form differentiation of the online softmax (the loop of FlashAttention's forward).
+//
+// A loop that carries a running maximum m and values c rescaled each iteration,
+//     m' = (anything),  alpha = b^(m - m'),  p = b^(s - m'),  c' = c·alpha + T(p),
+// with b = e or 2 (exp or exp2 in both places), every c starting at zero, s independent of the
+// carried state and T linear in p row by row (a row sum, a dot with p on the left, a cast, a
+// product with or a select against values independent of the state, sums of those), ends with
+//     c_T = Σ_j T_j(b^(s_j - M)),  M = m_T,
+// whatever sequence of maxima it ran through. If the code after the loop reads m_T and the c_T only
+// through expressions that stay the same when M is replaced by any other row vector (ratios of two
+// rescaled values, acc / l; m_T + log_b(l), the logsumexp), then its gradient is the closed form's
+// with M held constant: the iterations no longer depend on each other, and reverse mode can reverse
+// the loop as an accumulator loop, in one forward-order pass, where it would otherwise recover the
+// running state before each iteration (O(T²) body evaluations, or a tape).
+//
+// closed_form_online_softmax() rewrites a forward for reverse mode only. It keeps each such loop
+// (its results are the values the code after it reads) and adds after it M = stop_gradient(m_T) and
+// a copy of the loop that computes p = b^(s - M) and c' = c + T(p); the code after the loop reads
+// grad_via(c_T, copy's c_T), so gradients reach the copy and no longer the loop. The backward's
+// replay of the copy is dead code. Stores to buffers other than `outputs` (the differentiated ones:
+// saved statistics) pass no gradient back, so what they store may depend on M. `report` gets one
+// line per loop that carries a value rescaled by some b^(m - m'): rewritten, or why not.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tad::passes {
+
+ir::Function closed_form_online_softmax(const ir::Function &f, const std::vector<std::string> &outputs,
+                                        std::string *report);
+
+}  // namespace tad::passes

@@ -1,0 +1,38 @@
+// Internal to the online softmax pass (online_softmax.h): what recognition finds, for the rewrite.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tad::passes::detail {
+
+struct OnlineSoftmax {
+    ir::Loop loop;
+    size_t m = 0;  // carried index of the running maximum
+    ir::OpKind exp = ir::OpKind::Exp;  // b = e (Exp) or 2 (Exp2)
+    struct Rescaled {
+        size_t k = 0;  // carried index of c
+        ir::ValueId product = ir::kNoValue;  // c·alpha in the body
+        int axis = 0;  // the dim of c that alpha's rows scale (-1: a scalar alpha scales all)
+    };
+    std::vector<Rescaled> rescaled;
+    // Body ops the closed form has no use for: m' and what only it reads, alpha, its broadcasts and
+    // the products c·alpha.
+    std::set<int> dropped;
+};
+
+// Whether loop l carries some c rescaled by b^(m - m') (the loops the report mentions); `why` is ""
+// and `out` filled when l is an online softmax (online_softmax.h), else why it is not.
+bool match_online_softmax(const ir::Function &f, const ir::Loop &l, OnlineSoftmax *out, std::string *why);
+
+// "" when the ops after the loop read m_T and the c_T only through expressions that do not change
+// when M is replaced by another row vector, or store them to buffers other than `outputs`; else the
+// first read that may change.
+std::string shift_invariant_uses(const ir::Function &f, const OnlineSoftmax &s,
+                                 const std::vector<std::string> &outputs);
+
+}  // namespace tad::passes::detail

@@ -1,0 +1,219 @@
+// The closed form of online_softmax.h: the proof that what follows the loop ignores the choice of M,
+// and the rewrite that adds the loop's closed-form copy.
+#include <algorithm>
+#include <map>
+
+#include "passes/online_softmax.h"
+#include "passes/online_softmax_internal.h"
+#include "passes/passes.h"
+
+namespace tad::passes {
+
+using ir::OpKind;
+using ir::ValueId;
+
+namespace detail {
+
+namespace {
+
+// How a value after the loop changes when M becomes M + d, row by row: it is multiplied by
+// b^(-w·d) and shifted by shift·d. `axis`: the dim its rows are in (-1: every element).
+struct Shift {
+    int w = 0, shift = 0, axis = -1;
+    bool tracked() const { return w != 0 || shift != 0; }
+};
+
+int last_op(const ir::Loop &l) { return l.results.empty() ? l.end : l.results.back(); }
+
+int moved_axis(const ir::Function &f, const ir::Op &op, int a) {
+    if (a < 0) return a;
+    if (op.kind == OpKind::Broadcast)
+        return a + static_cast<int>(f.type(op.result).rank() - f.type(op.operands[0]).rank());
+    return op.axis <= a ? a + 1 : a;
+}
+
+// The shift of op's result from its operands' (`why` set when the op may not see a tracked value).
+Shift propagate(const ir::Function &f, const ir::Op &op, const std::map<ValueId, Shift> &t, OpKind log,
+                std::string *why) {
+    auto get = [&](size_t j) {
+        auto it = j < op.operands.size() ? t.find(op.operands[j]) : t.end();
+        return it == t.end() ? Shift{} : it->second;
+    };
+    const Shift a = get(0), b = get(1);
+    const bool rows_differ = a.tracked() && b.tracked() && a.axis != b.axis;
+    switch (op.kind) {
+    case OpKind::Broadcast:
+    case OpKind::ExpandDims: return {a.w, a.shift, moved_axis(f, op, a.axis)};
+    case OpKind::Cast: return a;  // a second operand gives only the dtype
+    case OpKind::Neg: return {a.w, -a.shift, a.axis};
+    case OpKind::Mul:
+    case OpKind::Div:
+        if (a.shift || b.shift || rows_differ) break;
+        return {a.w + (op.kind == OpKind::Mul ? b.w : -b.w), 0, a.tracked() ? a.axis : b.axis};
+    case OpKind::Add:
+    case OpKind::Sub:
+        if (a.w || b.w || rows_differ) break;
+        return {0, a.shift + (op.kind == OpKind::Add ? b.shift : -b.shift), a.tracked() ? a.axis : b.axis};
+    default:
+        if (op.kind == log && a.w && !a.shift) return {0, -a.w, a.axis};
+        break;
+    }
+    *why = "it reads a value that changes with the running maximum's final value";
+    return {};
+}
+
+}  // namespace
+
+std::string shift_invariant_uses(const ir::Function &f, const OnlineSoftmax &s,
+                                 const std::vector<std::string> &outputs) {
+    const ir::Loop &l = s.loop;
+    auto result = [&](size_t k) { return f.ops[l.results[k]].result; };
+    std::map<ValueId, Shift> t;
+    t[result(s.m)] = {0, 1, f.type(result(s.m)).rank() == 1 ? 0 : -1};
+    for (const OnlineSoftmax::Rescaled &r : s.rescaled) t[result(r.k)] = {1, 0, r.axis};
+    const OpKind log = s.exp == OpKind::Exp ? OpKind::Log : OpKind::Log2;
+    for (int i = last_op(l) + 1; i < static_cast<int>(f.ops.size()); ++i) {
+        const ir::Op &op = f.ops[i];
+        bool reads = false;
+        for (ValueId o : op.operands) reads = reads || t.count(o);
+        if (!reads) continue;
+        if (op.kind == OpKind::Store &&
+            std::find(outputs.begin(), outputs.end(), pointer_base(f, op.operands[0])) == outputs.end())
+            continue;  // a saved statistic: no gradient comes back from it
+        std::string why;
+        Shift r = propagate(f, op, t, log, &why);
+        if (!why.empty()) return op_at(f, i) + ": " + why;
+        if (r.tracked()) t[op.result] = r;
+    }
+    return "";
+}
+
+namespace {
+
+class Rewrite {
+public:
+    Rewrite(const ir::Function &f, const OnlineSoftmax &s)
+        : f_(f), s_(s), b_(out_), map_(f.values.size(), ir::kNoValue) {
+        out_.name = f.name;
+        out_.constexprs = f.constexprs;
+        out_.specialized = f.specialized;
+        out_.source_path = f.source_path;
+    }
+
+    ir::Function run() {
+        const ir::Loop &l = s_.loop;
+        for (int i = 0; i <= last_op(l); ++i) copy(i);
+        b_.loc = f_.ops[l.begin].loc;
+        const ValueId m_T = f_.ops[l.results[s_.m]].result;
+        const ValueId M = b_.append(ir::Op(OpKind::StopGradient, {map_[m_T]}), f_.type(m_T));
+        out_.values[M].name = f_.values[m_T].name;
+        closed_form_loop(M);
+        map_[m_T] = M;
+        for (int i = last_op(l) + 1; i < static_cast<int>(f_.ops.size()); ++i) copy(i);
+        out_.params = f_.params;
+        for (ir::Param &p : out_.params) p.value = map_[p.value];
+        return std::move(out_);
+    }
+
+private:
+    const ir::Function &f_;
+    const OnlineSoftmax &s_;
+    ir::Function out_;
+    ir::Builder b_;
+    std::vector<ValueId> map_;
+
+    void copy(int i) {
+        const ir::Op &op = f_.ops[i];
+        ir::Op c = op;
+        for (ValueId &v : c.operands) v = map_.at(v);
+        b_.loc = op.loc;
+        if (op.result == ir::kNoValue) {
+            b_.append(c, ir::Type{}, false);
+            return;
+        }
+        map_[op.result] = b_.append(c, f_.type(op.result));
+        out_.values[map_[op.result]].name = f_.values[op.result].name;
+    }
+
+    // The loop again without m: p = b^(s - M), c' = c + T(p); then the code after the loop reads
+    // grad_via(c_T, the copy's c_T).
+    void closed_form_loop(ValueId M) {
+        const ir::Loop &l = s_.loop;
+        const ir::Op &begin = f_.ops[l.begin];
+        std::vector<ValueId> loop_results(l.args.size(), ir::kNoValue);
+        for (size_t k = 0; k < l.args.size(); ++k) loop_results[k] = map_[f_.ops[l.results[k]].result];
+        b_.loc = begin.loc;
+        const ValueId iv =
+            b_.for_begin(map_[begin.operands[0]], map_[begin.operands[1]], map_[begin.operands[2]], begin.name);
+        out_.values[iv].name = f_.values[begin.result].name;
+        map_[begin.result] = iv;
+        int index = 0;
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            const ir::Op &arg = f_.ops[l.args[k]];
+            if (k == s_.m) {
+                map_[arg.result] = M;
+                continue;
+            }
+            b_.loc = arg.loc;
+            map_[arg.result] = b_.loop_arg(map_[arg.operands[0]], index++);
+            out_.values[map_[arg.result]].name = f_.values[arg.result].name;
+        }
+        map_[f_.ops[l.end].operands[s_.m]] = M;
+        for (const OnlineSoftmax::Rescaled &r : s_.rescaled) map_[r.product] = map_[f_.ops[l.args[r.k]].result];
+        for (int i = l.args.empty() ? l.begin + 1 : l.args.back() + 1; i < l.end; ++i)
+            if (!s_.dropped.count(i)) copy(i);
+        std::vector<ValueId> yields;
+        for (size_t k = 0; k < l.args.size(); ++k)
+            if (k != s_.m) yields.push_back(map_[f_.ops[l.end].operands[k]]);
+        b_.loc = f_.ops[l.end].loc;
+        b_.for_end(yields);
+        std::vector<ValueId> copies(l.args.size(), ir::kNoValue);
+        index = 0;
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            if (k == s_.m) continue;
+            const ValueId r = f_.ops[l.results[k]].result;
+            copies[k] = b_.loop_result(index++, f_.type(r));
+            out_.values[copies[k]].name = f_.values[r].name;
+        }
+        for (size_t k = 0; k < l.args.size(); ++k) map_[f_.ops[l.results[k]].result] = loop_results[k];
+        for (const OnlineSoftmax::Rescaled &r : s_.rescaled) {
+            const ValueId res = f_.ops[l.results[r.k]].result;
+            const ValueId g = b_.append(ir::Op(OpKind::GradVia, {loop_results[r.k], copies[r.k]}), f_.type(res));
+            out_.values[g].name = f_.values[res].name;
+            map_[res] = g;
+        }
+    }
+};
+
+}  // namespace
+
+}  // namespace detail
+
+ir::Function closed_form_online_softmax(const ir::Function &f, const std::vector<std::string> &outputs,
+                                        std::string *report) {
+    ir::Function out = f;
+    const std::vector<ir::Loop> loops = ir::loops(f);
+    // Last loop first: a rewrite moves only the ops after the loop it rewrites.
+    for (size_t n = loops.size(); n-- > 0;) {
+        const ir::Loop &l = loops[n];
+        detail::OnlineSoftmax s;
+        std::string why;
+        if (!detail::match_online_softmax(out, l, &s, &why)) continue;
+        if (why.empty() && l.parent >= 0) why = "it is nested in another loop";
+        if (why.empty()) why = detail::shift_invariant_uses(out, s, outputs);
+        const std::string at = op_at(out, l.begin) + ": online softmax";
+        if (!why.empty()) {
+            *report += at + " not differentiated in closed form: " + why + "\n";
+            continue;
+        }
+        const std::string m = out.values[out.ops[l.args[s.m]].result].name;
+        *report += at + " (running maximum " + (m.empty() ? "" : "'" + m + "', ") +
+                   (s.exp == OpKind::Exp ? "exp" : "exp2") +
+                   "): differentiated in closed form, p = " + (s.exp == OpKind::Exp ? "exp" : "exp2") +
+                   "(s - M) for its final maximum M\n";
+        out = detail::Rewrite(out, s).run();
+    }
+    return out;
+}
+
+}  // namespace tad::passes
