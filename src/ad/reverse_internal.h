@@ -87,7 +87,7 @@ private:
 
     const ir::Loop &loop_ending_at(int i) const;
     const ir::Loop &loop_beginning_at(int i) const;
-    static int last_op(const ir::Loop &l) { return l.results.empty() ? l.end : l.results.back(); }
+    static int last_op(const ir::Loop &l) { return l.last(); }
     static int body_start(const ir::Loop &l) { return l.args.empty() ? l.begin + 1 : l.args.back() + 1; }
     // The loop whose loop_arg or loop_result op is `i` (the op's ival is the carried index).
     const ir::Loop &loop_of_slot(int i) const;

@@ -241,7 +241,7 @@ private:
             def(fn_.ops[l.results[k]].result) = std::move(carried[k]);
             for (ValueId v : plan_.dead_after[l.results[k]]) release(v);
         }
-        return static_cast<size_t>(l.results.empty() ? l.end : l.results.back());
+        return static_cast<size_t>(l.last());
     }
 
     const ir::Type &type(ValueId v) const { return fn_.type(v); }

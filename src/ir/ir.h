@@ -240,6 +240,7 @@ struct Loop {
     int begin = -1, end = -1;  // for_begin / for_end op indices
     std::vector<int> args, results;  // loop_arg / loop_result op indices, in carried order
     int parent = -1;
+    int last() const { return results.empty() ? end : results.back(); }  // the loop's last op
 };
 // Empty and `problem` set when the loop structure is malformed.
 std::vector<Loop> loops(const Function &f, std::string *problem = nullptr);

@@ -73,7 +73,7 @@ private:
     Loop *closed_before(size_t i) {
         Loop *found = nullptr;
         for (Loop &c : out_)
-            if (c.end >= 0 && (c.results.empty() ? c.end : c.results.back()) == static_cast<int>(i) - 1) found = &c;
+            if (c.end >= 0 && c.last() == static_cast<int>(i) - 1) found = &c;
         return found;
     }
 

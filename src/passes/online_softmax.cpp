@@ -36,10 +36,7 @@ bool row_axis_through(const ir::Function &f, ValueId v, ValueId root, int root_a
     if (op.kind != OpKind::Broadcast && op.kind != OpKind::ExpandDims) return false;
     int a = 0;
     if (!row_axis_through(f, op.operands[0], root, root_axis, &a)) return false;
-    if (a >= 0 && op.kind == OpKind::Broadcast)
-        a += static_cast<int>(f.type(v).rank() - f.type(op.operands[0]).rank());  // numpy aligns right
-    if (a >= 0 && op.kind == OpKind::ExpandDims && op.axis <= a) ++a;
-    *axis = a;
+    *axis = row_axis_after(f, op, a);
     return true;
 }
 
@@ -267,6 +264,13 @@ private:
 };
 
 }  // namespace
+
+int row_axis_after(const ir::Function &f, const ir::Op &op, int axis) {
+    if (axis < 0) return axis;
+    if (op.kind == OpKind::Broadcast)  // numpy aligns right
+        return axis + static_cast<int>(f.type(op.result).rank() - f.type(op.operands[0]).rank());
+    return op.axis <= axis ? axis + 1 : axis;
+}
 
 bool match_online_softmax(const ir::Function &f, const ir::Loop &l, OnlineSoftmax *out, std::string *why) {
     Matcher m(f, l);

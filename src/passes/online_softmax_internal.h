@@ -25,6 +25,10 @@ struct OnlineSoftmax {
     std::set<int> dropped;
 };
 
+// Where row axis `axis` of a broadcast's or expand_dims' operand is in its result (-1 stays -1: a
+// scalar's factor applies to every element).
+int row_axis_after(const ir::Function &f, const ir::Op &op, int axis);
+
 // Whether loop l carries some c rescaled by b^(m - m') (the loops the report mentions); `why` is ""
 // and `out` filled when l is an online softmax (online_softmax.h), else why it is not.
 bool match_online_softmax(const ir::Function &f, const ir::Loop &l, OnlineSoftmax *out, std::string *why);

@@ -23,15 +23,6 @@ struct Shift {
     bool tracked() const { return w != 0 || shift != 0; }
 };
 
-int last_op(const ir::Loop &l) { return l.results.empty() ? l.end : l.results.back(); }
-
-int moved_axis(const ir::Function &f, const ir::Op &op, int a) {
-    if (a < 0) return a;
-    if (op.kind == OpKind::Broadcast)
-        return a + static_cast<int>(f.type(op.result).rank() - f.type(op.operands[0]).rank());
-    return op.axis <= a ? a + 1 : a;
-}
-
 // The shift of op's result from its operands' (`why` set when the op may not see a tracked value).
 Shift propagate(const ir::Function &f, const ir::Op &op, const std::map<ValueId, Shift> &t, OpKind log,
                 std::string *why) {
@@ -43,7 +34,7 @@ Shift propagate(const ir::Function &f, const ir::Op &op, const std::map<ValueId,
     const bool rows_differ = a.tracked() && b.tracked() && a.axis != b.axis;
     switch (op.kind) {
     case OpKind::Broadcast:
-    case OpKind::ExpandDims: return {a.w, a.shift, moved_axis(f, op, a.axis)};
+    case OpKind::ExpandDims: return {a.w, a.shift, row_axis_after(f, op, a.axis)};
     case OpKind::Cast: return a;  // a second operand gives only the dtype
     case OpKind::Neg: return {a.w, -a.shift, a.axis};
     case OpKind::Mul:
@@ -72,7 +63,7 @@ std::string shift_invariant_uses(const ir::Function &f, const OnlineSoftmax &s,
     t[result(s.m)] = {0, 1, f.type(result(s.m)).rank() == 1 ? 0 : -1};
     for (const OnlineSoftmax::Rescaled &r : s.rescaled) t[result(r.k)] = {1, 0, r.axis};
     const OpKind log = s.exp == OpKind::Exp ? OpKind::Log : OpKind::Log2;
-    for (int i = last_op(l) + 1; i < static_cast<int>(f.ops.size()); ++i) {
+    for (int i = l.last() + 1; i < static_cast<int>(f.ops.size()); ++i) {
         const ir::Op &op = f.ops[i];
         bool reads = false;
         for (ValueId o : op.operands) reads = reads || t.count(o);
@@ -102,14 +93,14 @@ public:
 
     ir::Function run() {
         const ir::Loop &l = s_.loop;
-        for (int i = 0; i <= last_op(l); ++i) copy(i);
+        for (int i = 0; i <= l.last(); ++i) copy(i);
         b_.loc = f_.ops[l.begin].loc;
         const ValueId m_T = f_.ops[l.results[s_.m]].result;
         const ValueId M = b_.append(ir::Op(OpKind::StopGradient, {map_[m_T]}), f_.type(m_T));
         out_.values[M].name = f_.values[m_T].name;
         closed_form_loop(M);
         map_[m_T] = M;
-        for (int i = last_op(l) + 1; i < static_cast<int>(f_.ops.size()); ++i) copy(i);
+        for (int i = l.last() + 1; i < static_cast<int>(f_.ops.size()); ++i) copy(i);
         out_.params = f_.params;
         for (ir::Param &p : out_.params) p.value = map_[p.value];
         return std::move(out_);
