@@ -11,7 +11,12 @@ Finished finish_derived(const ir::Function &raw, const std::map<std::string, Par
     out.fn = cleanup(raw);
     for (const ir::Param &p : out.fn.params) {
         auto it = derived_params.find(p.name);
-        out.origins.push_back(it == derived_params.end() ? ParamOrigin{ParamOrigin::Primal, p.name} : it->second);
+        if (it != derived_params.end())
+            out.origins.push_back(it->second);
+        else if (!p.final_of.empty())
+            out.origins.push_back({ParamOrigin::Final, p.final_of});
+        else
+            out.origins.push_back({ParamOrigin::Primal, p.name});
     }
     std::string problem = ir::verify(out.fn);
     if (!problem.empty()) fail(TAD_ERR_INTERNAL, what + " is invalid IR: " + problem);

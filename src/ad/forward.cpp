@@ -77,7 +77,7 @@ private:
         for (const ir::Param &p : fwd_.params) {
             const ir::Type &t = fwd_.type(p.value);
             b_.loc = fwd_.def(p.value).loc;
-            primal_[p.value] = b_.param(p.name, p.kind, t);
+            primal_[p.value] = b_.param_like(p, t);
             if (p.kind != ir::ParamKind::Pointer || !(contains(spec_.wrt, p.name) || contains(spec_.outputs, p.name)))
                 continue;
             std::string sname = shadow_param_name(fwd_, p.name);

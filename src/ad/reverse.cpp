@@ -50,7 +50,7 @@ void Reverse::declare_params() {
     for (const ir::Param &p : fwd_.params) {
         const ir::Type &t = fwd_.type(p.value);
         b_.loc = fwd_.def(p.value).loc;
-        primal_[p.value] = b_.param(p.name, p.kind, t);
+        primal_[p.value] = b_.param_like(p, t);
         bool out = contains(spec_.outputs, p.name), in = contains(spec_.wrt, p.name);
         if (p.kind != ir::ParamKind::Pointer || !(out || in)) continue;
         ir::Type st = t;

@@ -34,14 +34,19 @@ struct GradSpec {
     // cotangent it read, so that the overwritten value, whose adjoint the same shadow holds next,
     // gets none of it; atomic adds pass their cotangent on unchanged.
     std::vector<std::string> overwritten = {};
+    // Pointer parameters whose buffer still holds, when the backward runs, what this launch stored:
+    // an output or temporary that no later launch writes and no other parameter points at. A
+    // backward may load a value the forward saved there instead of recomputing it.
+    std::vector<std::string> kept = {};
 };
 
 // Where a backward parameter comes from.
 struct ParamOrigin {
+    // Final: the buffer of forward parameter `primal` as the launch left it (ir::Param::final_of).
     // Tape: the float32 scratch buffer; TapeStride: its elements per program; TapeNeed: the sizing
     // kernel's int64 output, one element per program.
-    enum Kind { Primal, Shadow, Tape, TapeStride, TapeNeed } kind = Primal;
-    std::string primal;  // the forward parameter (itself, or the one it shadows)
+    enum Kind { Primal, Shadow, Final, Tape, TapeStride, TapeNeed } kind = Primal;
+    std::string primal;  // the forward parameter (itself, the one it shadows, or whose final buffer it is)
 };
 
 // The kernel the launcher runs first, when a loop is reversed from a tape, to size the tape.

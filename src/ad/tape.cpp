@@ -99,7 +99,7 @@ TapeSizing tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &lo
     f.source_path = fwd.source_path;
     ir::Builder b(f);
     std::vector<ValueId> map(fwd.values.size(), ir::kNoValue);
-    for (const ir::Param &p : fwd.params) map[p.value] = b.param(p.name, p.kind, fwd.type(p.value));
+    for (const ir::Param &p : fwd.params) map[p.value] = b.param_like(p, fwd.type(p.value));
     ValueId need_param = b.param(need_name, ir::ParamKind::Pointer, ir::Type{DType::I64, true, {}});
     ValueId need = b.constant(0, DType::I64);
     for (const ir::Op &op : fwd.ops) {

@@ -133,24 +133,20 @@ plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::str
     return {std::move(b), guards, std::move(regrid), {}, true};
 }
 
-// Reverse mode of one launch: a variant per write plan. Gradients reduced over a loop and a grid
-// axis get kernels of their own (loop transposition); where that needs run-time guards, the
-// variant without it follows as the fallback.
-plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> &shared, const std::string &name,
-                              std::string *report) {
-    plan::Specialization sp{d.specialization.key, {}};
+// The variants of one forward for reverse mode: one per write plan. Gradients reduced over a loop
+// and a grid axis get kernels of their own (loop transposition); where that needs run-time guards,
+// the variant without it follows as the fallback. `guards`: the forward's own (saved values it loads).
+void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function &fwd, const plan::Guards &guards,
+                  const std::set<plan::TensorRef> &shared, const std::string &name, std::string *report) {
     std::vector<schedule::WritePlan> plans = schedule::gradient_writes(d.forward, d.spec, shared_params(d, shared));
     const int max_copies = schedule::transposing(std::getenv("TAD_TRANSPOSE"));
-    std::string closed;
-    const ir::Function fwd = schedule::forward_for_reverse(
-        d.forward, d.spec, schedule::closed_forms(std::getenv("TAD_CLOSED_FORM")), &closed);
-    dump("closed-form", fwd);
-    *report += closed;
     for (size_t i = 0; i < plans.size(); ++i) {
         const std::string name_i = name + (i == 0                           ? ""
                                            : schedule::all_atomic(plans[i]) ? "_atomic"
                                                                             : "_v" + std::to_string(i));
         dump_text("writes", name_i, schedule::print(plans[i]));
+        plan::Guards plan_guards = plans[i].guards;
+        plan_guards.insert(plan_guards.end(), guards.begin(), guards.end());
         ad::Backward b = ad::reverse(fwd, d.spec, plans[i].writes, name_i, cleanup);
         ad::Backward untransposed = b;
         std::string what;
@@ -159,19 +155,34 @@ plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> 
         dump_text("transpose", name_i, what);
         *report += what.empty() ? "" : name_i + ":\n" + what;
         if (!t) {
-            sp.variants.push_back(variant(std::move(b), plans[i].guards, report));
+            sp.variants.push_back(variant(std::move(b), plan_guards, report));
             continue;
         }
         for (const plan::Transposed &k : t->kernels) dump("transpose", k.bwd.fn);
-        plan::Guards guards = plans[i].guards;
-        guards.insert(guards.end(), t->guards.begin(), t->guards.end());
-        plan::KernelVariant v = t->rest ? variant(std::move(b), guards, report)
-                                        : plan::KernelVariant{std::move(b), guards, std::nullopt, {}, false};
+        plan::Guards all = plan_guards;
+        all.insert(all.end(), t->guards.begin(), t->guards.end());
+        plan::KernelVariant v = t->rest ? variant(std::move(b), all, report)
+                                        : plan::KernelVariant{std::move(b), all, std::nullopt, {}, false};
         v.transposed = std::move(t->kernels);
         sp.variants.push_back(std::move(v));
         if (t->guards.empty()) continue;
         untransposed.fn.name += "_untransposed";
-        sp.variants.push_back(variant(std::move(untransposed), plans[i].guards, report));
+        sp.variants.push_back(variant(std::move(untransposed), plan_guards, report));
+    }
+}
+
+// Reverse mode of one launch: the variants of each forward for reverse mode (the one that loads
+// what the forward saved first, where that needs guards).
+plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> &shared, const std::string &name,
+                              std::string *report) {
+    plan::Specialization sp{d.specialization.key, {}};
+    std::string closed;
+    const std::vector<schedule::ReverseForward> fwds = schedule::forwards_for_reverse(
+        d.forward, d.spec, schedule::closed_forms(std::getenv("TAD_CLOSED_FORM")), &closed);
+    *report += closed;
+    for (size_t k = 0; k < fwds.size(); ++k) {
+        dump("closed-form", fwds[k].fn);
+        add_variants(sp, d, fwds[k].fn, fwds[k].guards, shared, name + (k == 0 ? "" : "_recompute"), report);
     }
     return sp;
 }

@@ -191,6 +191,18 @@ void saved_copies(const std::vector<Launch> &ls, Flow &f) {
                     f.saved_before[k][param] = m;
                     break;
                 }
+    kept_buffers(ls, f);
+}
+
+void kept_buffers(const std::vector<Launch> &ls, Flow &f) {
+    for (size_t k = 0; k < ls.size() && k < f.specs.size(); ++k)
+        for (const auto &[param, t] : ls[k].tensors) {
+            bool kept = ls[k].mem.stored.count(param) && (t.kind == TensorRef::Temp || t.kind == TensorRef::Output) &&
+                        !(t.kind == TensorRef::Output && f.aliases.count(t.index));
+            for (const auto &[other, u] : ls[k].tensors) kept = kept && (other == param || u != t);
+            for (size_t m = k + 1; m < ls.size() && kept; ++m) kept = !tensors(ls[m], ls[m].mem.stored).count(t);
+            if (kept) f.specs[k].kept.push_back(param);
+        }
 }
 
 void check_torch_code(const Call &c, const std::vector<Launch> &ls) {

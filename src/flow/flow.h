@@ -69,5 +69,8 @@ std::set<TensorRef> returned_tensors(const Call &call, const std::vector<Launch>
 void gradient_flow(const Call &call, const std::vector<Launch> &launches, const std::set<TensorRef> &returned, Flow &f);
 void shared_shadows(const std::vector<Launch> &launches, Flow &f);
 void saved_copies(const std::vector<Launch> &launches, Flow &f);
+// Each spec's `kept`: the buffers whose contents the backward finds as the launch left them (called
+// by saved_copies).
+void kept_buffers(const std::vector<Launch> &launches, Flow &f);
 
 }  // namespace tad::flow

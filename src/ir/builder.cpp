@@ -31,6 +31,12 @@ ValueId Builder::param(const std::string &name, ParamKind kind, Type t) {
     return v;
 }
 
+ValueId Builder::param_like(const Param &p, Type t) {
+    const ValueId v = param(p.name, p.kind, std::move(t));
+    f_.params.back().final_of = p.final_of;
+    return v;
+}
+
 ValueId Builder::constant(double v, DType t, const std::string &constexpr_name) {
     Op op{OpKind::Const, {}};
     op.fval = v;

@@ -157,6 +157,10 @@ struct Param {
     std::string name;
     ParamKind kind;
     ValueId value = kNoValue;
+    // A pointer that reaches the buffer of forward parameter `final_of` as the launch left it (what
+    // the forward stored there), not as the launch found it; empty for the launch's own parameters.
+    // Only a backward's forward has these: a saved value the backward loads instead of recomputing.
+    std::string final_of = {};
 };
 
 struct ValueInfo {
@@ -196,6 +200,7 @@ public:
     SrcLoc loc;  // attached to every op built until changed
 
     ValueId param(const std::string &name, ParamKind kind, Type t);
+    ValueId param_like(const Param &p, Type t);  // a copy of another function's parameter
     ValueId constant(double v, DType t, const std::string &constexpr_name = "");
     ValueId program_id(int axis);
     ValueId num_programs(int axis);

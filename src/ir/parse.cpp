@@ -301,6 +301,10 @@ private:
         p.type = type();
         p.param.kind = text::default_kind(p.type);
         kind_suffix(p);
+        if (accept_word("final_of")) {
+            expect('=', "'=' after final_of");
+            p.param.final_of = word_or_quoted("a parameter name");
+        }
         params_.push_back(std::move(p));
     }
 

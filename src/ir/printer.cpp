@@ -86,6 +86,7 @@ void print_header(std::ostringstream &os, const Function &f, bool leading) {
         const Type &t = f.type(p.value);
         os << text::word_or_quoted(p.name) << ": " << text::type(t);
         if (p.kind != text::default_kind(t)) os << " kind=" << text::kind_name(p.kind);
+        if (!p.final_of.empty()) os << " final_of=" << text::word_or_quoted(p.final_of);
         sep = ", ";
     }
     for (const Constexpr &c : f.constexprs) {

@@ -1,4 +1,5 @@
 #include "ir/ir.h"
+#include "ir/text.h"
 
 namespace tad::ir {
 
@@ -158,6 +159,9 @@ std::string verify_loops(const Function &f) {
 }  // namespace
 
 std::string verify(const Function &f) {
+    for (const Param &p : f.params)
+        if (!p.final_of.empty() && p.kind != ParamKind::Pointer)
+            return "parameter '" + p.name + "': final_of on a " + text::kind_name(p.kind) + " parameter";
     for (size_t i = 0; i < f.ops.size(); ++i) {
         const Op &op = f.ops[i];
         std::string problem = check_operands_defined(f, i, op);

@@ -20,16 +20,36 @@
 // replay of the copy is dead code. Stores to buffers other than `outputs` (the differentiated ones:
 // saved statistics) pass no gradient back, so what they store may depend on M. `report` gets one
 // line per loop that carries a value rescaled by some b^(m - m'): rewritten, or why not.
+//
+// Reusing what the forward saved. When the forward stores the logsumexp L = m_T + log_b(c_l) over
+// one carried sum c_l, and each other carried value's ratio c_k / c_l (FlashAttention's L and O),
+// into buffers of `kept` (their contents reach the backward as the launch left them), M is chosen
+// as L: every carried value becomes c_k · b^(m_T - L) = c_k / c_l, which is 1 for c_l and the saved
+// ratio for the others. The rewrite then loads those (through a parameter with ir::Param::final_of)
+// instead of reading the loop's results, and the backward no longer runs the loop: per row it is
+// FlashAttention-2's p = b^(s - L) with Delta = rowsum(dO·O) computed first. Loading is right where
+// each stored element comes from one program (the access analysis's disjointness proof, with run-time
+// guards where it needs them) and where a store's mask leaves out whole rows whose values reach no
+// differentiated output in a way that matters (the loads give M = +inf and ratios 0 there, so p = 0).
+// A saved value that was rounded (O in float16) is read rounded, as hand-written backwards do.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "ir/ir.h"
+#include "passes/affine.h"
 
 namespace tad::passes {
 
-ir::Function closed_form_online_softmax(const ir::Function &f, const std::vector<std::string> &outputs,
-                                        std::string *report);
+struct ClosedForm {
+    ir::Function fn;
+    // Per saved value it loads, alternatives of run-time conditions (each a conjunction) under which
+    // its store writes each element from one program; empty where that is proved statically.
+    std::vector<std::vector<std::vector<Inequality>>> guards;
+};
+
+ClosedForm closed_form_online_softmax(const ir::Function &f, const std::vector<std::string> &outputs,
+                                      const std::vector<std::string> &kept, std::string *report);
 
 }  // namespace tad::passes

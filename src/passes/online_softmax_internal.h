@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "passes/affine.h"
 
 namespace tad::passes::detail {
 
@@ -38,5 +39,31 @@ bool match_online_softmax(const ir::Function &f, const ir::Loop &l, OnlineSoftma
 // first read that may change.
 std::string shift_invariant_uses(const ir::Function &f, const OnlineSoftmax &s,
                                  const std::vector<std::string> &outputs);
+
+// A value the forward stores once, outside loops, into a kept buffer: the backward loads it back.
+struct SavedValue {
+    int store = -1;
+    double scale = 1;  // the store writes scale · (the value), possibly cast
+    bool masked = false;  // the store has a mask: its lanes outside it load a neutral value
+};
+
+// What the forward saved of an online softmax. With M = L = m_T + log_b(c_l) (the logsumexp over the
+// carried sum c_l) every carried value becomes c_k · b^(m_T - M) = c_k / c_l: 1 for c_l, the saved
+// ratio for the others. Then the backward needs nothing of the loop.
+struct Saved {
+    size_t l = 0;  // carried index of c_l
+    SavedValue lse;
+    std::map<size_t, SavedValue> ratios;  // carried index k != l -> c_k / c_l
+    // Per saved value, alternatives of run-time conditions under which its store writes each
+    // element from one program (empty when that holds statically).
+    std::vector<std::vector<std::vector<Inequality>>> guards;
+};
+
+// "" and `out` filled when the forward stores the logsumexp of loop `s` and every other carried
+// value's ratio to its sum into buffers of `kept` (ad::GradSpec), where each program's backward can
+// load back what it stored, and the lanes a store's mask leaves out cannot reach a differentiated
+// output (`outputs`) with a value that would matter; else why not.
+std::string find_saved(const ir::Function &f, const OnlineSoftmax &s, const std::vector<std::string> &outputs,
+                       const std::vector<std::string> &kept, Saved *out);
 
 }  // namespace tad::passes::detail

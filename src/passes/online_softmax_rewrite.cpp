@@ -1,6 +1,7 @@
 // The closed form of online_softmax.h: the proof that what follows the loop ignores the choice of M,
 // and the rewrite that adds the loop's closed-form copy.
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "passes/online_softmax.h"
@@ -83,8 +84,8 @@ namespace {
 
 class Rewrite {
 public:
-    Rewrite(const ir::Function &f, const OnlineSoftmax &s)
-        : f_(f), s_(s), b_(out_), map_(f.values.size(), ir::kNoValue) {
+    Rewrite(const ir::Function &f, const OnlineSoftmax &s, const Saved *saved)
+        : f_(f), s_(s), saved_(saved), b_(out_), map_(f.values.size(), ir::kNoValue) {
         out_.name = f.name;
         out_.constexprs = f.constexprs;
         out_.specialized = f.specialized;
@@ -93,25 +94,88 @@ public:
 
     ir::Function run() {
         const ir::Loop &l = s_.loop;
-        for (int i = 0; i <= l.last(); ++i) copy(i);
+        int i = 0;
+        for (; i < static_cast<int>(f_.ops.size()) && f_.ops[i].kind == OpKind::Param; ++i) copy(i);
+        if (saved_) final_params();
+        for (; i <= l.last(); ++i) copy(i);
         b_.loc = f_.ops[l.begin].loc;
         const ValueId m_T = f_.ops[l.results[s_.m]].result;
-        const ValueId M = b_.append(ir::Op(OpKind::StopGradient, {map_[m_T]}), f_.type(m_T));
+        const ValueId m = saved_ ? load_saved(saved_->lse, f_.type(m_T), INFINITY) : map_[m_T];
+        const ValueId M = b_.append(ir::Op(OpKind::StopGradient, {m}), f_.type(m_T));
         out_.values[M].name = f_.values[m_T].name;
         closed_form_loop(M);
         map_[m_T] = M;
-        for (int i = l.last() + 1; i < static_cast<int>(f_.ops.size()); ++i) copy(i);
-        out_.params = f_.params;
-        for (ir::Param &p : out_.params) p.value = map_[p.value];
+        for (i = l.last() + 1; i < static_cast<int>(f_.ops.size()); ++i) copy(i);
+        std::vector<ir::Param> params = f_.params;
+        for (ir::Param &p : params) p.value = map_[p.value];
+        params.insert(params.end(), finals_.begin(), finals_.end());
+        out_.params = std::move(params);
         return std::move(out_);
     }
 
 private:
     const ir::Function &f_;
     const OnlineSoftmax &s_;
+    const Saved *saved_;
     ir::Function out_;
     ir::Builder b_;
     std::vector<ValueId> map_;
+    std::vector<ir::Param> finals_;  // a pointer to each saved value's buffer as the launch left it
+    std::map<ValueId, ValueId> clones_;  // for the saved loads: f_'s address values -> out_'s
+
+    // After the kernel's own parameters, one per buffer a saved value is loaded from.
+    void final_params() {
+        std::vector<int> stores = {saved_->lse.store};
+        for (const auto &[k, v] : saved_->ratios) stores.push_back(v.store);
+        for (int st : stores) {
+            const std::string base = pointer_base(f_, f_.ops[st].operands[0]);
+            if (std::any_of(finals_.begin(), finals_.end(), [&](const ir::Param &p) { return p.final_of == base; }))
+                continue;
+            const ValueId from = f_.params[static_cast<size_t>(f_.param_index(base))].value;
+            ir::Op op(OpKind::Param, {});
+            op.ival = static_cast<int64_t>(f_.params.size() + finals_.size());
+            op.name = fresh_name(f_, base + "_final");
+            const ValueId v = b_.append(op, f_.type(from));
+            out_.values[v].name = op.name;
+            finals_.push_back(ir::Param{op.name, ir::ParamKind::Pointer, v, base});
+            clones_[from] = v;
+        }
+    }
+
+    // What the store of `v` wrote, as the carried value's type `as`; `other` in the lanes its mask
+    // leaves out.
+    ValueId load_saved(const SavedValue &v, const ir::Type &as, double other) {
+        const ir::Op &st = f_.ops[v.store];
+        const ValueId ptr = clone(st.operands[0]);
+        const ValueId mask = st.has_mask ? clone(st.operands[2]) : ir::kNoValue;
+        ValueId fill = ir::kNoValue;
+        if (mask != ir::kNoValue) {
+            fill = b_.constant(other, out_.type(ptr).elem);
+            if (out_.type(ptr).rank() > 0) fill = b_.broadcast(fill, out_.type(ptr).shape);
+        }
+        // Kept although the traced dtypes agree: the buffer may be float16 on another launch.
+        ValueId x = b_.cast(b_.load(ptr, mask, fill), as.elem, true);
+        if (v.scale == 1) return x;
+        ValueId k = b_.constant(v.scale, as.elem);
+        if (as.rank() > 0) k = b_.broadcast(k, as.shape);
+        return b_.binary(OpKind::Div, x, k);
+    }
+
+    // The address computation of a saved store again, after the loop, through the final buffer.
+    ValueId clone(ValueId v) {
+        auto it = clones_.find(v);
+        if (it != clones_.end()) return it->second;
+        const ir::Op &op = f_.def(v);
+        ir::Op c = op;
+        bool changed = f_.values[v].def_op > s_.loop.last();
+        for (ValueId &o : c.operands) {
+            const ValueId n = clone(o);
+            changed = changed || n != map_[o];
+            o = n;
+        }
+        if (!changed) return clones_[v] = map_[v];
+        return clones_[v] = b_.append(c, f_.type(v));
+    }
 
     void copy(int i) {
         const ir::Op &op = f_.ops[i];
@@ -169,10 +233,21 @@ private:
         for (size_t k = 0; k < l.args.size(); ++k) map_[f_.ops[l.results[k]].result] = loop_results[k];
         for (const OnlineSoftmax::Rescaled &r : s_.rescaled) {
             const ValueId res = f_.ops[l.results[r.k]].result;
-            const ValueId g = b_.append(ir::Op(OpKind::GradVia, {loop_results[r.k], copies[r.k]}), f_.type(res));
+            const ValueId g =
+                b_.append(ir::Op(OpKind::GradVia, {value_of(r.k, loop_results[r.k]), copies[r.k]}), f_.type(res));
             out_.values[g].name = f_.values[res].name;
             map_[res] = g;
         }
+    }
+
+    // The value the code after the loop reads for carried value k: the loop's result, or with M the
+    // saved logsumexp, c_k / c_l: 1 for c_l, else its saved ratio.
+    ValueId value_of(size_t k, ValueId loop_result) {
+        if (!saved_) return loop_result;
+        const ir::Type &t = f_.type(f_.ops[s_.loop.results[k]].result);
+        if (k != saved_->l) return load_saved(saved_->ratios.at(k), t, 0.0);
+        const ValueId one = b_.constant(1.0, t.elem);
+        return t.rank() > 0 ? b_.broadcast(one, t.shape) : one;
     }
 };
 
@@ -180,29 +255,51 @@ private:
 
 }  // namespace detail
 
-ir::Function closed_form_online_softmax(const ir::Function &f, const std::vector<std::string> &outputs,
-                                        std::string *report) {
-    ir::Function out = f;
-    const std::vector<ir::Loop> loops = ir::loops(f);
-    // Last loop first: a rewrite moves only the ops after the loop it rewrites.
+namespace {
+
+std::string saved_text(const ir::Function &f, const detail::OnlineSoftmax &s, const detail::Saved &saved) {
+    auto base = [&](const detail::SavedValue &v) { return pointer_base(f, f.ops[v.store].operands[0]); };
+    auto name = [&](size_t k) {
+        const std::string n = f.values[f.ops[s.loop.results[k]].result].name;
+        return n.empty() ? "%" + std::to_string(f.ops[s.loop.results[k]].result) : "'" + n + "'";
+    };
+    std::string t = "M the logsumexp it saves to " + base(saved.lse);
+    for (const auto &[k, v] : saved.ratios) t += ", " + name(k) + " / " + name(saved.l) + " from " + base(v);
+    return t + "; the loop is not run again";
+}
+
+}  // namespace
+
+ClosedForm closed_form_online_softmax(const ir::Function &f, const std::vector<std::string> &outputs,
+                                      const std::vector<std::string> &kept, std::string *report) {
+    ClosedForm out{f, {}};
+    std::vector<ir::Loop> loops = ir::loops(f);
+    // Last loop first: a rewrite adds parameters and changes ops after the loop, not the loops before.
     for (size_t n = loops.size(); n-- > 0;) {
         const ir::Loop &l = loops[n];
         detail::OnlineSoftmax s;
         std::string why;
-        if (!detail::match_online_softmax(out, l, &s, &why)) continue;
+        if (!detail::match_online_softmax(out.fn, l, &s, &why)) continue;
         if (why.empty() && l.parent >= 0) why = "it is nested in another loop";
-        if (why.empty()) why = detail::shift_invariant_uses(out, s, outputs);
-        const std::string at = op_at(out, l.begin) + ": online softmax";
+        if (why.empty()) why = detail::shift_invariant_uses(out.fn, s, outputs);
+        const std::string at = op_at(out.fn, l.begin) + ": online softmax";
         if (!why.empty()) {
             *report += at + " not differentiated in closed form: " + why + "\n";
             continue;
         }
-        const std::string m = out.values[out.ops[l.args[s.m]].result].name;
-        *report += at + " (running maximum " + (m.empty() ? "" : "'" + m + "', ") +
-                   (s.exp == OpKind::Exp ? "exp" : "exp2") +
-                   "): differentiated in closed form, p = " + (s.exp == OpKind::Exp ? "exp" : "exp2") +
-                   "(s - M) for its final maximum M\n";
-        out = detail::Rewrite(out, s).run();
+        detail::Saved saved;
+        const std::string unsaved = kept.empty() ? "" : detail::find_saved(out.fn, s, outputs, kept, &saved);
+        const bool load = !kept.empty() && unsaved.empty();
+        const std::string m = out.fn.values[out.fn.ops[l.args[s.m]].result].name;
+        const std::string exp = s.exp == OpKind::Exp ? "exp" : "exp2";
+        *report += at + " (running maximum " + (m.empty() ? "" : "'" + m + "', ") + exp +
+                   "): differentiated in closed form, p = " + exp + "(s - M) for " +
+                   (load ? saved_text(out.fn, s, saved)
+                         : "its final maximum M" + (unsaved.empty() ? "" : " (no saved values: " + unsaved + ")")) +
+                   "\n";
+        out.fn = detail::Rewrite(out.fn, s, load ? &saved : nullptr).run();
+        if (load) out.guards.insert(out.guards.end(), saved.guards.begin(), saved.guards.end());
+        loops = ir::loops(out.fn);
     }
     return out;
 }

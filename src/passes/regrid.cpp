@@ -127,7 +127,7 @@ private:
     std::vector<ValueId> slabs_, zeros_, accs_, next_;
 
     void params() {
-        for (const ir::Param &p : f_.params) map_[p.value] = b_.param(p.name, p.kind, f_.type(p.value));
+        for (const ir::Param &p : f_.params) map_[p.value] = b_.param_like(p, f_.type(p.value));
         const ir::Type i32{ir::DType::I32, false, {}};
         r_.grid_param = fresh_name(f_, "G");
         grid_ = b_.param(r_.grid_param, ir::ParamKind::Int, i32);

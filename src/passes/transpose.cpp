@@ -141,7 +141,7 @@ public:
         fn.constexprs = f_.constexprs;
         fn.specialized = f_.specialized;
         fn.source_path = f_.source_path;
-        for (const ir::Param &p : f_.params) maps_[0][p.value] = b_.param(p.name, p.kind, f_.type(p.value));
+        for (const ir::Param &p : f_.params) maps_[0][p.value] = b_.param_like(p, f_.type(p.value));
         out_.grid_param = fresh_name(f_, "G");
         grid_ = b_.param(out_.grid_param, ir::ParamKind::Int, ir::Type{ir::DType::I32, false, {}});
         iterations();
@@ -376,6 +376,15 @@ std::string transpose_one(const ir::Function &f, const Candidate &c, const std::
     Slice slice(f, loops[l], written);
     std::string why = slice.gather(c.op);
     if (!why.empty()) return why;
+    // A kernel of its own recomputes the slice: cheap when it is the gradient's one contraction and
+    // loads (matmul); where it holds more contractions (attention's scores), it would repeat them
+    // per transposed gradient, which costs more than the atomics it saves.
+    std::vector<int> dots;
+    for (int i = loops[l].begin + 1; i < loops[l].end; ++i)
+        if (slice.in(i) && f.ops[i].kind == OpKind::Dot) dots.push_back(i);
+    if (dots.size() > 1)
+        return "its tile needs " + std::to_string(dots.size()) + " contractions per iteration (" + op_at(f, dots[0]) +
+               "), which a kernel of its own would compute again";
     const ir::Op &begin = f.ops[loops[l].begin];
     std::optional<HostExpr> lo = host_expr(f, begin.operands[0], &why), hi, step;
     if (lo) hi = host_expr(f, begin.operands[1], &why);

@@ -57,10 +57,12 @@ protected:
     std::set<Snapshot> snapshots_;
 
     // A primal argument of launch k: a scalar, or a tensor as the launch saw it (a saved copy where
-    // this or a later launch overwrote it).
-    Arg primal(size_t k, const ir::Param &param) {
+    // this or a later launch overwrote it), or, for a Final origin, as the launch left it (the flow
+    // analysis made sure that no later launch writes it).
+    Arg primal(size_t k, const ir::Param &param, const ad::ParamOrigin &origin) {
         const LaunchDerivation &l = d_.launches[k];
         if (param.kind != ir::ParamKind::Pointer) return arg(Arg::Scalar, param.name);
+        if (origin.kind == ad::ParamOrigin::Final) return arg(Arg::Tensor, origin.primal, l.tensors.at(origin.primal));
         TensorRef t = l.tensors.at(param.name);
         auto saved = l.saved_before.find(param.name);
         if (saved == l.saved_before.end()) return arg(Arg::Tensor, param.name, t);
@@ -171,8 +173,9 @@ private:
             Run sizing;
             sizing.kernel = sizing_.at(&v);
             for (size_t i = 0; i < ts.fn.params.size(); ++i)
-                sizing.args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed ? arg(Arg::TapeNeed)
-                                                                                      : primal(k, ts.fn.params[i]));
+                sizing.args.push_back(ts.origins[i].kind == ad::ParamOrigin::TapeNeed
+                                          ? arg(Arg::TapeNeed)
+                                          : primal(k, ts.fn.params[i], ts.origins[i]));
             b.sizing = std::move(sizing);
         }
         if (v.rest) {
@@ -201,8 +204,9 @@ private:
                 r.args.push_back(arg(Arg::TapeStride));
             else if (!grid_param.empty() && param.name == grid_param)
                 r.args.push_back(arg(Arg::GridSize));
-            else if (param.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal)
-                r.args.push_back(primal(k, param));
+            else if (param.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal ||
+                     o.kind == ad::ParamOrigin::Final)
+                r.args.push_back(primal(k, param, o));
             else
                 r.args.push_back(shadow(d_.launches[k], o.primal, bwd, allocs));
         }
@@ -329,7 +333,7 @@ private:
             if (o.kind == ad::ParamOrigin::Shadow)
                 r.args.push_back(arg(Arg::Shadow, "", d_.launches[k].tensors.at(o.primal)));
             else
-                r.args.push_back(primal(k, f.fn.params[i]));
+                r.args.push_back(primal(k, f.fn.params[i], o));
         }
         b.runs.push_back(std::move(r));
         return b;

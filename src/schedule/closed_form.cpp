@@ -1,21 +1,33 @@
 #include "schedule/closed_form.h"
 
 #include "passes/online_softmax.h"
+#include "schedule/schedule.h"
 #include "support/error.h"
 
 namespace tad::schedule {
 
-bool closed_forms(const char *env) {
+ClosedForms closed_forms(const char *env) {
     const std::string v = env ? env : "";
-    if (v.empty() || v == "on") return true;
-    if (v == "off") return false;
-    fail(TAD_ERR_INVALID_ARGUMENT, "TAD_CLOSED_FORM='" + v + "': expected on or off");
+    if (v.empty() || v == "on") return ClosedForms::On;
+    if (v == "recompute") return ClosedForms::Recompute;
+    if (v == "off") return ClosedForms::Off;
+    fail(TAD_ERR_INVALID_ARGUMENT, "TAD_CLOSED_FORM='" + v + "': expected on, recompute or off");
 }
 
-ir::Function forward_for_reverse(const ir::Function &fwd, const ad::GradSpec &spec, bool closed_forms,
-                                 std::string *report) {
-    if (!closed_forms) return fwd;
-    return passes::closed_form_online_softmax(fwd, spec.outputs, report);
+std::vector<ReverseForward> forwards_for_reverse(const ir::Function &fwd, const ad::GradSpec &spec,
+                                                 ClosedForms closed_forms, std::string *report) {
+    if (closed_forms == ClosedForms::Off) return {{fwd, {}}};
+    const std::vector<std::string> kept = closed_forms == ClosedForms::On ? spec.kept : std::vector<std::string>{};
+    passes::ClosedForm c = passes::closed_form_online_softmax(fwd, spec.outputs, kept, report);
+    std::vector<ReverseForward> out = {{std::move(c.fn), {}}};
+    for (const auto &alternatives : c.guards) {
+        const plan::Guards g = guards_of(alternatives);
+        out[0].guards.insert(out[0].guards.end(), g.begin(), g.end());
+    }
+    if (out[0].guards.empty()) return out;
+    std::string ignored;
+    out.push_back({passes::closed_form_online_softmax(fwd, spec.outputs, {}, &ignored).fn, {}});
+    return out;
 }
 
 }  // namespace tad::schedule

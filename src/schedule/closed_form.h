@@ -3,17 +3,28 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "ad/reverse.h"
 #include "ir/ir.h"
+#include "plan/derivation.h"
 
 namespace tad::schedule {
 
-// TAD_CLOSED_FORM: "on" (or unset) or "off"; anything else is an invalid argument.
-bool closed_forms(const char *env);
+// TAD_CLOSED_FORM: "on" (or unset): closed forms, loading the values the forward saved where it can;
+// "recompute": closed forms that recompute them; "off". Anything else is an invalid argument.
+enum class ClosedForms { Off, Recompute, On };
+ClosedForms closed_forms(const char *env);
 
-// The forward to hand to ad::reverse for `spec`; `report` gets what each rewrite did or why not.
-ir::Function forward_for_reverse(const ir::Function &fwd, const ad::GradSpec &spec, bool closed_forms,
-                                 std::string *report);
+// The forwards to hand to ad::reverse for `spec`, in the order their backwards are tried: the
+// rewritten one, under `guards` where it loads values the forward saved and their stores are each
+// program's own only at run time; then, in that case, the rewrite that recomputes them. `report`
+// gets what each rewrite did or why not.
+struct ReverseForward {
+    ir::Function fn;
+    plan::Guards guards;
+};
+std::vector<ReverseForward> forwards_for_reverse(const ir::Function &fwd, const ad::GradSpec &spec,
+                                                 ClosedForms closed_forms, std::string *report);
 
 }  // namespace tad::schedule

@@ -75,6 +75,18 @@ std::vector<WritePlan> gradient_writes(const ir::Function &fwd, const ad::GradSp
     }
 }
 
+plan::Guards guards_of(const std::vector<std::vector<passes::Inequality>> &alternatives) {
+    auto all = [](const std::vector<passes::Inequality> &gs) {
+        plan::Guards out;
+        for (const passes::Inequality &g : gs) out.push_back({plan::Guard::AtLeast, g.lhs, g.rhs, {}});
+        return out;
+    };
+    if (alternatives.size() == 1) return all(alternatives[0]);
+    plan::Guard any{plan::Guard::Any, {}, {}, {}};
+    for (const auto &gs : alternatives) any.any.push_back(all(gs));
+    return {any};
+}
+
 bool all_atomic(const WritePlan &w) {
     for (const auto &[param, g] : w.writes)
         if (g.kind != passes::GradWrite::Atomic) return false;

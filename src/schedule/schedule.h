@@ -35,6 +35,10 @@ std::vector<WritePlan> gradient_writes(const ir::Function &fwd, const ad::GradSp
 // Whether every gradient of the variant is written with atomics.
 bool all_atomic(const WritePlan &w);
 
+// A proof's alternatives of run-time conditions (passes::writes_distinct) as guards: all of the one
+// alternative, or an Any over several.
+plan::Guards guards_of(const std::vector<std::vector<passes::Inequality>> &alternatives);
+
 // Text form of a write plan (the pipeline's IR dump, tests).
 std::string print(const WritePlan &w);
 

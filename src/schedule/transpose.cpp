@@ -4,6 +4,7 @@
 
 #include "passes/passes.h"
 #include "passes/transpose.h"
+#include "schedule/schedule.h"
 #include "support/error.h"
 
 namespace tad::schedule {
@@ -19,18 +20,6 @@ std::vector<ad::ParamOrigin> origins_by_name(const ir::Function &fn, const ad::B
         out.push_back(i >= 0 ? from.origins[i] : ad::ParamOrigin{ad::ParamOrigin::Primal, p.name});
     }
     return out;
-}
-
-plan::Guards guards_of(const std::vector<std::vector<passes::Inequality>> &alternatives) {
-    auto all = [](const std::vector<passes::Inequality> &gs) {
-        plan::Guards out;
-        for (const passes::Inequality &g : gs) out.push_back({plan::Guard::AtLeast, g.lhs, g.rhs, {}});
-        return out;
-    };
-    if (alternatives.size() == 1) return all(alternatives[0]);
-    plan::Guard any{plan::Guard::Any, {}, {}, {}};
-    for (const auto &gs : alternatives) any.any.push_back(all(gs));
-    return {any};
 }
 
 // Where the transposed kernel is worth it: its loop over the G programs along the shared axis runs

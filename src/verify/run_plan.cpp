@@ -151,8 +151,12 @@ void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run
         const plan::Arg &a = run.args[i];
         const ir::Param &param = fn.params[i];
         switch (a.kind) {
-        case plan::Arg::Scalar:
-        case plan::Arg::Tensor: c.bind.push_back(binding(r, a.name)); break;
+        case plan::Arg::Scalar: c.bind.push_back(binding(r, a.name)); break;
+        case plan::Arg::Tensor:  // a saved value's final buffer is a parameter of its own name
+            c.bind.push_back(binding(r, a.name));
+            c.bind.back().name = param.name;
+            c.args[param.name] = c.args.at(a.name);
+            break;
         case plan::Arg::Saved:
             c.bind.push_back(binding(r, a.name));
             c.args[param.name] = interp::ArgValue::pointer(saved_.at({launch, a.name}));

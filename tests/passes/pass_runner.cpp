@@ -119,12 +119,22 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             }
             notes += "// rest\n";
             f = passes::dce(t.rest);
-        } else if (s.pass == "closed-form-online-softmax") {  // outputs=A,B: the differentiated outputs
+        } else if (s.pass == "closed-form-online-softmax") {  // outputs=A,B: differentiated; kept=C,D
             std::string report;
-            f = passes::closed_form_online_softmax(f, split(s.args.count("outputs") ? s.args.at("outputs") : "", ','),
-                                                   &report);
+            auto list = [&](const std::string &key) { return split(s.args.count(key) ? s.args.at(key) : "", ','); };
+            passes::ClosedForm c = passes::closed_form_online_softmax(f, list("outputs"), list("kept"), &report);
+            f = std::move(c.fn);
             for (const std::string &line : split(report, '\n'))
                 if (!line.empty()) notes += "// " + line + "\n";
+            for (const auto &alternatives : c.guards) {
+                std::string g;
+                for (const auto &conj : alternatives) {
+                    std::string one;
+                    for (const passes::Inequality &q : conj) one += (one.empty() ? "" : " and ") + q.str();
+                    g += (g.empty() ? "" : " or ") + one;
+                }
+                notes += "// guard: " + g + "\n";
+            }
         } else {
             f = transform(s, f);
         }

@@ -1,8 +1,9 @@
 // The closed form of the online softmax on the CPU tier: with it, the backward of FlashAttention's
-// forward and of an online logsumexp reverses the loop in one forward-order pass (no loop nested in
-// the reverse loop to recover the running maximum); without it (TAD_CLOSED_FORM=off), or where the
-// running maximum is itself a differentiated output, the loop is reversed by recomputation. Either
-// way the gradients match finite differences.
+// forward and of an online logsumexp reads the logsumexp (and O) the forward saved and runs no copy
+// of the forward loop (TAD_CLOSED_FORM=on), or replays the forward loop once and reverses it in one
+// forward-order pass (recompute); without it (off) the loop is reversed by recomputation, a loop
+// nested in the reverse loop. Every way the gradients match finite differences (the test cases
+// include masked rows: N not a multiple of the block).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -24,16 +25,28 @@ bool recomputes(const std::string &src, const std::string &iterator) {
 }
 
 struct Case {
-    const char *name, *file, *iterator;
+    const char *name, *file, *iterator, *saved;  // saved: the buffer of the saved logsumexp
 };
 
 class ClosedFormCpu : public ::testing::TestWithParam<Case> {};
 
-TEST_P(ClosedFormCpu, OnePassMatchesFiniteDifferences) {
+// The saved values' loads go through parameters named after their buffers, `<name>_final`.
+bool loads_saved(const std::string &src, const std::string &buffer) { return has(src, buffer + "_final"); }
+
+TEST_P(ClosedFormCpu, SavedValuesMatchFiniteDifferences) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     ScopedEnv env("TAD_CLOSED_FORM", "on");
+    const std::string src = tad::test::generate_and_verify(GetParam().file, "saved values", 2);
+    EXPECT_FALSE(recomputes(src, GetParam().iterator)) << src;
+    EXPECT_TRUE(loads_saved(src, GetParam().saved)) << src;
+}
+
+TEST_P(ClosedFormCpu, OnePassMatchesFiniteDifferences) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    ScopedEnv env("TAD_CLOSED_FORM", "recompute");
     const std::string src = tad::test::generate_and_verify(GetParam().file, "closed form", 2);
     EXPECT_FALSE(recomputes(src, GetParam().iterator)) << src;
+    EXPECT_FALSE(loads_saved(src, GetParam().saved)) << src;
 }
 
 TEST_P(ClosedFormCpu, OffRecomputesAndMatchesToo) {
@@ -44,9 +57,9 @@ TEST_P(ClosedFormCpu, OffRecomputesAndMatchesToo) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, ClosedFormCpu,
-                         ::testing::Values(Case{"flash_attention", "dataset/flash_attention.py", "start_n"},
-                                           Case{"online_lse", "tests/pipeline/data/closed_form/online_lse.py",
-                                                "start"}),
+                         ::testing::Values(Case{"flash_attention", "dataset/flash_attention.py", "start_n", "L"},
+                                           Case{"online_lse", "tests/pipeline/data/closed_form/online_lse.py", "start",
+                                                "LSE"}),
                          [](const auto &info) { return std::string(info.param.name); });
 
 }  // namespace

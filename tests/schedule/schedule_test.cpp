@@ -95,8 +95,10 @@ TEST(ScheduleEnv, TransposeGridReductionAndClosedFormSettings) {
     EXPECT_EQ(tad::schedule::grid_reduction("off"), tad::schedule::GridReduction::Off);
     EXPECT_EQ(refusal(tad::schedule::grid_reduction, "sum"),
               "TAD_GRID_REDUCTION='sum': expected partial, atomic or off");
-    EXPECT_TRUE(tad::schedule::closed_forms(nullptr));
-    EXPECT_TRUE(tad::schedule::closed_forms("on"));
-    EXPECT_FALSE(tad::schedule::closed_forms("off"));
-    EXPECT_EQ(refusal(tad::schedule::closed_forms, "1"), "TAD_CLOSED_FORM='1': expected on or off");
+    using tad::schedule::ClosedForms;
+    EXPECT_EQ(tad::schedule::closed_forms(nullptr), ClosedForms::On);
+    EXPECT_EQ(tad::schedule::closed_forms("on"), ClosedForms::On);
+    EXPECT_EQ(tad::schedule::closed_forms("recompute"), ClosedForms::Recompute);
+    EXPECT_EQ(tad::schedule::closed_forms("off"), ClosedForms::Off);
+    EXPECT_EQ(refusal(tad::schedule::closed_forms, "1"), "TAD_CLOSED_FORM='1': expected on, recompute or off");
 }

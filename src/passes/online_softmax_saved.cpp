@@ -1,0 +1,378 @@
+// What the forward saved of an online softmax (online_softmax_internal.h: find_saved): the
+// logsumexp and the normalized values it stores, found by what they are in terms of the loop's
+// results, and the proof that each program's backward can load back what it stored.
+#include <algorithm>
+#include <functional>
+#include <optional>
+
+#include "passes/access.h"
+#include "passes/online_softmax_internal.h"
+#include "passes/passes.h"
+
+namespace tad::passes::detail {
+
+using ir::OpKind;
+using ir::ValueId;
+
+namespace {
+
+// A value after the loop in terms of its results, row by row: scale · (m_T + log_b(c_log)) when
+// additive, else scale · Π c_k^pow[k]. `axis`: the dim its rows are in (-1: every element).
+struct Term {
+    double scale = 1;
+    bool m = false;
+    int log = -1;
+    std::map<size_t, int> pow;
+    int axis = -1;
+    bool additive() const { return m || log >= 0; }
+};
+
+std::optional<double> constant(const ir::Function &f, ValueId v) {
+    const ir::Op &op = f.def(v);
+    if (op.kind == OpKind::Broadcast) return constant(f, op.operands[0]);
+    if (op.kind == OpKind::Const) return op.fval;
+    return std::nullopt;
+}
+
+// op's result as a Term from its operands' (nullopt: not one).
+std::optional<Term> term_of(const ir::Function &f, const ir::Op &op, const std::map<ValueId, Term> &t, OpKind log) {
+    auto get = [&](size_t j) -> std::optional<Term> {
+        auto it = j < op.operands.size() ? t.find(op.operands[j]) : t.end();
+        if (it == t.end()) return std::nullopt;
+        return it->second;
+    };
+    std::optional<Term> a = get(0), b = get(1);
+    const bool both_products = a && b && !a->additive() && !b->additive() && a->axis == b->axis;
+    switch (op.kind) {
+    case OpKind::Broadcast:
+    case OpKind::ExpandDims:
+        if (a) a->axis = row_axis_after(f, op, a->axis);
+        return a;
+    case OpKind::Cast: return a;
+    case OpKind::Mul:
+    case OpKind::Div: {
+        const std::optional<double> k = constant(f, op.operands[1]);
+        if (a && !b && k) return a->scale = op.kind == OpKind::Mul ? a->scale * *k : a->scale / *k, a;
+        const std::optional<double> k0 = constant(f, op.operands[0]);
+        if (b && !a && k0 && op.kind == OpKind::Mul) return b->scale *= *k0, b;
+        if (!both_products) return std::nullopt;
+        const int sign = op.kind == OpKind::Mul ? 1 : -1;
+        a->scale = op.kind == OpKind::Mul ? a->scale * b->scale : a->scale / b->scale;
+        for (const auto &[k2, n] : b->pow)
+            if ((a->pow[k2] += sign * n) == 0) a->pow.erase(k2);
+        return a;
+    }
+    case OpKind::Add:
+        if (!a || !b || !a->additive() || !b->additive() || a->scale != b->scale || a->axis != b->axis ||
+            a->m == b->m || (a->log >= 0) == (b->log >= 0))
+            return std::nullopt;
+        a->m = true;
+        a->log = std::max(a->log, b->log);
+        return a;
+    default:
+        if (op.kind == log && a && !a->additive() && a->scale == 1 && a->pow.size() == 1 &&
+            a->pow.begin()->second == 1) {
+            Term r;
+            r.log = static_cast<int>(a->pow.begin()->first);
+            r.axis = a->axis;
+            return r;
+        }
+        return std::nullopt;
+    }
+}
+
+std::vector<ValueId> conjuncts(const ir::Function &f, ValueId v) {
+    const ir::Op &op = f.def(v);
+    if (op.kind != OpKind::And) return {v};
+    std::vector<ValueId> a = conjuncts(f, op.operands[0]), b = conjuncts(f, op.operands[1]);
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+// A predicate of one row (or of the whole program, axis -1): a value of rank 0 or 1, through
+// broadcasts and expand_dims; `axis`: where its dim is in v.
+bool row_predicate(const ir::Function &f, ValueId v, ValueId *base, int *axis) {
+    const ir::Op &op = f.def(v);
+    if (op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims) {
+        if (!row_predicate(f, op.operands[0], base, axis)) return false;
+        *axis = row_axis_after(f, op, *axis);
+        return true;
+    }
+    if (f.type(v).rank() > 1) return false;
+    *base = v;
+    *axis = f.type(v).rank() == 1 ? 0 : -1;
+    return true;
+}
+
+bool is_write(const ir::Op &op) { return op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd; }
+
+class Finder {
+public:
+    Finder(const ir::Function &f, const OnlineSoftmax &s, const std::vector<std::string> &outputs,
+           const std::vector<std::string> &kept)
+        : f_(f), s_(s), outputs_(outputs), kept_(kept), affine_(f) {}
+
+    std::string run(Saved *out) {
+        track_terms();
+        std::string why = "the forward stores no logsumexp m + log(l) of it where the backward can read it back";
+        for (const auto &[store, term] : candidates_) {
+            if (!term.m || term.log < 0) continue;
+            Saved saved;
+            saved.l = static_cast<size_t>(term.log);
+            saved.lse = {store, term.scale, f_.ops[store].has_mask};
+            why = ratios(&saved);
+            if (why.empty()) why = check_store(saved.lse, result(s_.m), &saved);
+            for (const auto &[k, v] : saved.ratios)
+                if (why.empty()) why = check_store(v, result(k), &saved);
+            saved_l_ = saved.l;
+            if (why.empty()) why = masked_lanes_stay_out(saved);
+            if (!why.empty()) continue;
+            *out = std::move(saved);
+            return "";
+        }
+        return why;
+    }
+
+private:
+    const ir::Function &f_;
+    const OnlineSoftmax &s_;
+    const std::vector<std::string> &outputs_, &kept_;
+    Affine affine_;
+    size_t saved_l_ = 0;
+    std::map<ValueId, Term> terms_;
+    std::vector<std::pair<int, Term>> candidates_;  // stores into kept buffers of values with a Term
+
+    ValueId result(size_t k) const { return f_.ops[s_.loop.results[k]].result; }
+
+    void track_terms() {
+        const ir::Loop &l = s_.loop;
+        terms_[result(s_.m)].m = true;
+        terms_[result(s_.m)].axis = f_.type(result(s_.m)).rank() == 1 ? 0 : -1;
+        for (const OnlineSoftmax::Rescaled &r : s_.rescaled) {
+            Term &t = terms_[result(r.k)];
+            t.pow[r.k] = 1;
+            t.axis = r.axis;
+        }
+        const OpKind log = s_.exp == OpKind::Exp ? OpKind::Log : OpKind::Log2;
+        const std::vector<bool> top = top_level();
+        for (int i = l.last() + 1; i < static_cast<int>(f_.ops.size()); ++i) {
+            const ir::Op &op = f_.ops[i];
+            if (op.kind == OpKind::Store && top[i] && terms_.count(op.operands[1]) &&
+                std::count(kept_.begin(), kept_.end(), pointer_base(f_, op.operands[0])))
+                candidates_.emplace_back(i, terms_.at(op.operands[1]));
+            if (op.result == ir::kNoValue) continue;
+            std::optional<Term> t = term_of(f_, op, terms_, log);
+            if (t) terms_[op.result] = *t;
+        }
+    }
+
+    std::vector<bool> top_level() const {
+        std::vector<bool> top(f_.ops.size(), true);
+        for (const ir::Loop &l : affine_.loops())
+            for (int i = l.begin; i <= l.last(); ++i) top[i] = false;
+        return top;
+    }
+
+    // Every other rescaled value's ratio to c_l, saved.
+    std::string ratios(Saved *saved) const {
+        for (const OnlineSoftmax::Rescaled &r : s_.rescaled) {
+            if (r.k == saved->l) continue;
+            for (const auto &[store, term] : candidates_)
+                if (!term.additive() && term.pow == std::map<size_t, int>{{r.k, 1}, {saved->l, -1}})
+                    saved->ratios[r.k] = {store, term.scale, f_.ops[store].has_mask};
+            if (!saved->ratios.count(r.k))
+                return "the forward does not store " + name(result(r.k)) + " / " + name(result(saved->l));
+        }
+        return "";
+    }
+
+    std::string name(ValueId v) const {
+        return f_.values[v].name.empty() ? "%" + std::to_string(v) : "'" + f_.values[v].name + "'";
+    }
+
+    // The store of `v` (standing for `value`) leaves, in each element, what one program stored there.
+    std::string check_store(const SavedValue &v, ValueId value, Saved *saved) {
+        const ir::Op &st = f_.ops[v.store];
+        const std::string at = op_at(f_, v.store) + ": ";
+        if (!f_.type(st.operands[1]).same_shape(f_.type(value))) return at + "stores a tile of another shape";
+        const std::string base = pointer_base(f_, st.operands[0]);
+        for (size_t i = 0; i < f_.ops.size(); ++i)
+            if (static_cast<int>(i) != v.store && is_write(f_.ops[i]) &&
+                pointer_base(f_, f_.ops[i].operands[0]) == base)
+                return at + "the kernel writes " + base + " elsewhere too";
+        std::string why = pure_cone(st.operands[0]);
+        if (why.empty() && st.has_mask) why = pure_cone(st.operands[2]);
+        if (!why.empty()) return at + why;
+        std::vector<std::vector<Inequality>> alternatives;
+        if (!writes_distinct(f_, affine_, st.operands[0], st.has_mask ? st.operands[2] : ir::kNoValue, program_axes(),
+                             -1, &alternatives, &why))
+            return at + "not proven to write each element from one program: " + why;
+        if (std::none_of(alternatives.begin(), alternatives.end(), [](const auto &a) { return a.empty(); }))
+            saved->guards.push_back(alternatives);
+        if (st.has_mask && !row_mask(st.operands[2], terms_.at(st.operands[1]).axis))
+            return at + "its mask is not a condition on whole rows";
+        return "";
+    }
+
+    std::vector<int> program_axes() const {
+        std::set<int> axes;
+        for (const ir::Op &op : f_.ops)
+            if (op.kind == OpKind::ProgramId) axes.insert(op.axis);
+        return std::vector<int>(axes.begin(), axes.end());
+    }
+
+    // The address or mask computation after the loop reads no memory and no loop result: the
+    // backward computes it again without the loop.
+    std::string pure_cone(ValueId v) const {
+        const int d = f_.values[v].def_op;
+        if (d <= s_.loop.last()) return d >= s_.loop.begin ? "its address reads a loop result" : "";
+        const ir::Op &op = f_.ops[d];
+        if (op.kind == OpKind::Load || op.kind == OpKind::Rand || op.kind == OpKind::LoopResult)
+            return "its address or mask reads " + op_at(f_, d);
+        for (ValueId o : op.operands) {
+            std::string why = pure_cone(o);
+            if (!why.empty()) return why;
+        }
+        return "";
+    }
+
+    bool row_mask(ValueId mask, int axis) const {
+        for (ValueId c : conjuncts(f_, mask)) {
+            ValueId base = ir::kNoValue;
+            int a = 0;
+            if (!row_predicate(f_, c, &base, &a) || (a >= 0 && a != axis)) return false;
+        }
+        return true;
+    }
+
+    // Where a saved store is masked, the backward loads a neutral value in the lanes it leaves out
+    // (M = +inf, so that p = 0 there; c_l 1, ratios 0). Those lanes must not matter: every
+    // differentiated output written from the loop's results leaves out the same rows (their
+    // cotangents are zero there), and on the way no derivative multiplies a cotangent by an infinite
+    // or undefined value (lane_wise).
+    std::string masked_lanes_stay_out(const Saved &saved) const {
+        std::vector<SavedValue> masked;
+        if (saved.lse.masked) masked.push_back(saved.lse);
+        for (const auto &[k, v] : saved.ratios)
+            if (v.masked) masked.push_back(v);
+        if (masked.empty()) return "";
+        Taint t{reaching_outputs(), {}, {result(s_.m)}};
+        t.axis[result(s_.m)] = terms_.at(result(s_.m)).axis;
+        for (const OnlineSoftmax::Rescaled &r : s_.rescaled) t.axis[result(r.k)] = r.axis;
+        for (int i = s_.loop.last() + 1; i < static_cast<int>(f_.ops.size()); ++i) {
+            const std::string why = follow(i, masked, t);
+            if (!why.empty()) return op_at(f_, i) + " " + why;
+        }
+        return "";
+    }
+
+    // The values read from the loop's results on their way to a differentiated output.
+    struct Taint {
+        std::set<ValueId> useful;  // values a differentiated output's write is reached from
+        std::map<ValueId, int> axis;  // read from the loop's results -> their row axis
+        std::set<ValueId> from_m;  // read from the running maximum
+    };
+
+    // Op i's part of masked_lanes_stay_out: "" or why not.
+    std::string follow(int i, const std::vector<SavedValue> &masked, Taint &t) const {
+        const ir::Op &op = f_.ops[i];
+        std::optional<int> a;
+        bool m = false;
+        for (ValueId o : op.operands)
+            if (t.axis.count(o)) {
+                if (a && *a != t.axis.at(o)) return "mixes rows";
+                a = t.axis.at(o);
+                m = m || t.from_m.count(o);
+            }
+        if (!a) return "";
+        if (is_write(op)) {
+            if (!output(op) || !t.axis.count(op.operands[1])) return "";
+            for (const SavedValue &v : masked)
+                if (!leaves_out_rows(op, v, *a)) return "writes rows a saved value's mask leaves out";
+            return "";
+        }
+        if (!t.useful.count(op.result)) return "";
+        std::string why = lane_wise(op, t.axis, t.from_m);
+        if (!why.empty()) return why;
+        t.axis[op.result] =
+            op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims ? row_axis_after(f_, op, *a) : *a;
+        if (m) t.from_m.insert(op.result);
+        return "";
+    }
+
+    // Ops whose derivative stays finite and zero where the cotangent is zero, with M = +inf, c_l = 1
+    // and finite ratios there: linear ones, with M-derived values only scaled by constants; divisors
+    // and logarithms of powers of c_l.
+    std::string lane_wise(const ir::Op &op, const std::map<ValueId, int> &axis, const std::set<ValueId> &from_m) const {
+        auto m = [&](size_t j) { return from_m.count(op.operands[j]) > 0; };
+        auto tainted = [&](size_t j) { return axis.count(op.operands[j]) > 0; };
+        auto power_of_l = [&](size_t j) {
+            auto t = terms_.find(op.operands[j]);
+            return !m(j) && t != terms_.end() && !t->second.additive() &&
+                   std::all_of(t->second.pow.begin(), t->second.pow.end(),
+                               [&](const auto &p) { return p.first == saved_l_; });
+        };
+        const std::string nonlinear = "reads the loop's results with a non-linear op";
+        switch (op.kind) {
+        case OpKind::Broadcast:
+        case OpKind::ExpandDims:
+        case OpKind::Cast:
+        case OpKind::Add:
+        case OpKind::Sub:
+        case OpKind::Neg: return "";
+        case OpKind::Where: return tainted(0) ? "selects by a value computed from the loop's results" : "";
+        case OpKind::Mul:
+            if ((m(0) && !constant(f_, op.operands[1])) || (m(1) && !constant(f_, op.operands[0])))
+                return "multiplies the running maximum by a value that is not a constant";
+            return "";
+        case OpKind::Div:
+            if (m(0) && !constant(f_, op.operands[1]))
+                return "divides the running maximum by a value that is not a constant";
+            return !tainted(1) || power_of_l(1) ? "" : "divides by a value that is not a power of the loop's sum";
+        default: return (op.kind == OpKind::Log || op.kind == OpKind::Log2) && power_of_l(0) ? "" : nonlinear;
+        }
+    }
+
+    bool output(const ir::Op &op) const {
+        return is_write(op) && std::count(outputs_.begin(), outputs_.end(), pointer_base(f_, op.operands[0]));
+    }
+
+    // Values after the loop from which a differentiated output's write is reached.
+    std::set<ValueId> reaching_outputs() const {
+        std::set<ValueId> out;
+        for (int i = static_cast<int>(f_.ops.size()) - 1; i > s_.loop.last(); --i) {
+            const ir::Op &op = f_.ops[i];
+            if (output(op) || (op.result != ir::kNoValue && out.count(op.result)))
+                for (ValueId o : op.operands) out.insert(o);
+        }
+        return out;
+    }
+
+    // The write's mask holds only in rows where saved value v's store mask holds.
+    bool leaves_out_rows(const ir::Op &write, const SavedValue &v, int axis) const {
+        if (!write.has_mask) return false;
+        for (ValueId need : conjuncts(f_, f_.ops[v.store].operands[2])) {
+            ValueId base = ir::kNoValue;
+            int a = 0;
+            row_predicate(f_, need, &base, &a);
+            bool found = false;
+            for (ValueId c : conjuncts(f_, write.operands[2])) {
+                ValueId b = ir::kNoValue;
+                int ca = 0;
+                found = found || (row_predicate(f_, c, &b, &ca) && b == base && (a < 0 || ca == axis));
+            }
+            if (!found) return false;
+        }
+        return true;
+    }
+};
+
+}  // namespace
+
+std::string find_saved(const ir::Function &f, const OnlineSoftmax &s, const std::vector<std::string> &outputs,
+                       const std::vector<std::string> &kept, Saved *out) {
+    Finder finder(f, s, outputs, kept);
+    return finder.run(out);
+}
+
+}  // namespace tad::passes::detail
