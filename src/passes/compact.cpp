@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <set>
 
 #include "passes/passes.h"
 
@@ -46,6 +47,20 @@ ir::Function drop_unused_params(const ir::Function &f) {
     std::vector<ir::ValueId> repl(f.values.size());
     for (size_t v = 0; v < repl.size(); ++v) repl[v] = static_cast<ir::ValueId>(v);
     return compact(f, keep, repl);
+}
+
+std::vector<bool> top_level(const ir::Function &f) {
+    std::vector<bool> top(f.ops.size(), true);
+    for (const ir::Loop &l : ir::loops(f))
+        for (int i = l.begin; i <= l.last(); ++i) top[i] = false;
+    return top;
+}
+
+std::vector<int> program_axes(const ir::Function &f) {
+    std::set<int> axes;
+    for (const ir::Op &op : f.ops)
+        if (op.kind == ir::OpKind::ProgramId) axes.insert(op.axis);
+    return std::vector<int>(axes.begin(), axes.end());
 }
 
 std::string op_at(const ir::Function &f, int i) {

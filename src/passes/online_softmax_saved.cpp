@@ -154,7 +154,7 @@ private:
             t.axis = r.axis;
         }
         const OpKind log = s_.exp == OpKind::Exp ? OpKind::Log : OpKind::Log2;
-        const std::vector<bool> top = top_level();
+        const std::vector<bool> top = top_level(f_);
         for (int i = l.last() + 1; i < static_cast<int>(f_.ops.size()); ++i) {
             const ir::Op &op = f_.ops[i];
             if (op.kind == OpKind::Store && top[i] && terms_.count(op.operands[1]) &&
@@ -164,13 +164,6 @@ private:
             std::optional<Term> t = term_of(f_, op, terms_, log);
             if (t) terms_[op.result] = *t;
         }
-    }
-
-    std::vector<bool> top_level() const {
-        std::vector<bool> top(f_.ops.size(), true);
-        for (const ir::Loop &l : affine_.loops())
-            for (int i = l.begin; i <= l.last(); ++i) top[i] = false;
-        return top;
     }
 
     // Every other rescaled value's ratio to c_l, saved.
@@ -204,7 +197,7 @@ private:
         if (why.empty() && st.has_mask) why = pure_cone(st.operands[2]);
         if (!why.empty()) return at + why;
         std::vector<std::vector<Inequality>> alternatives;
-        if (!writes_distinct(f_, affine_, st.operands[0], st.has_mask ? st.operands[2] : ir::kNoValue, program_axes(),
+        if (!writes_distinct(f_, affine_, st.operands[0], st.has_mask ? st.operands[2] : ir::kNoValue, program_axes(f_),
                              -1, &alternatives, &why))
             return at + "not proven to write each element from one program: " + why;
         if (std::none_of(alternatives.begin(), alternatives.end(), [](const auto &a) { return a.empty(); }))
@@ -212,13 +205,6 @@ private:
         if (st.has_mask && !row_mask(st.operands[2], terms_.at(st.operands[1]).axis))
             return at + "its mask is not a condition on whole rows";
         return "";
-    }
-
-    std::vector<int> program_axes() const {
-        std::set<int> axes;
-        for (const ir::Op &op : f_.ops)
-            if (op.kind == OpKind::ProgramId) axes.insert(op.axis);
-        return std::vector<int>(axes.begin(), axes.end());
     }
 
     // The address or mask computation after the loop reads no memory and no loop result: the

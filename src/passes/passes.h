@@ -67,6 +67,12 @@ MemoryParams memory_params(const ir::Function &f);
 // Removes parameters nothing reads (a backward needs only part of the forward's arguments).
 ir::Function drop_unused_params(const ir::Function &f);
 
+// Ops outside every loop (a loop's own ops, through its results, are inside).
+std::vector<bool> top_level(const ir::Function &f);
+
+// The grid axes the kernel reads tl.program_id of, ascending.
+std::vector<int> program_axes(const ir::Function &f);
+
 // Op i of `f` for a diagnostic: "load at file.py:12:5" ("loop at ..." for a loop's start).
 std::string op_at(const ir::Function &f, int i);
 

@@ -22,14 +22,6 @@ std::set<int> grid_axes(const ir::Function &f) {
     return axes;
 }
 
-// Ops outside every loop.
-std::vector<bool> top_level(const ir::Function &f) {
-    std::vector<bool> top(f.ops.size(), true);
-    for (const ir::Loop &l : ir::loops(f))
-        for (int i = l.begin; i <= l.end + static_cast<int>(l.results.size()); ++i) top[i] = false;
-    return top;
-}
-
 // Values every program along `axis` computes alike: outside loops, built from parameters, constants
 // and the program ids of other axes by pure ops and by loads of buffers the kernel never writes
 // (LayerNorm's weight). They move before the loop. A load moves only from before the kernel's first

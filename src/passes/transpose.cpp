@@ -23,13 +23,6 @@ int innermost(const std::vector<ir::Loop> &loops, int i) {
     return in;
 }
 
-std::vector<int> program_axes(const ir::Function &f) {
-    std::set<int> axes;
-    for (const ir::Op &op : f.ops)
-        if (op.kind == OpKind::ProgramId) axes.insert(op.axis);
-    return std::vector<int>(axes.begin(), axes.end());
-}
-
 // What an atomic add inside a loop needs, gathered from its operands back to the kernel's
 // parameters: the ops of the loop's body and before the loop it reads, and how each loop-carried
 // value it reads advances (init, per-iteration amount).
@@ -405,7 +398,8 @@ std::string transpose_one(const ir::Function &f, const Candidate &c, const std::
     return "";
 }
 
-// " if a >= b and c >= d or e >= f", "" without guards.
+}  // namespace
+
 std::string guards_text(const std::vector<std::vector<Inequality>> &alternatives) {
     std::string s;
     for (size_t i = 0; i < alternatives.size(); ++i) {
@@ -415,8 +409,6 @@ std::string guards_text(const std::vector<std::vector<Inequality>> &alternatives
     }
     return s;
 }
-
-}  // namespace
 
 Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep, int max_copies) {
     Transposition t;

@@ -56,6 +56,10 @@ struct Transposition {
 
 // `keep`: gradient parameters that stay atomic whatever (a shadow other launches also write).
 // `max_copies`: at most this many iterations per program (coarsening; 1: one each).
+// A proof's alternatives of run-time conditions as text: " if a >= b and c >= d or e >= f", "" without
+// guards.
+std::string guards_text(const std::vector<std::vector<Inequality>> &alternatives);
+
 Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep, int max_copies = 8);
 
 }  // namespace tad::passes

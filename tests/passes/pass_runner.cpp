@@ -126,15 +126,7 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             f = std::move(c.fn);
             for (const std::string &line : split(report, '\n'))
                 if (!line.empty()) notes += "// " + line + "\n";
-            for (const auto &alternatives : c.guards) {
-                std::string g;
-                for (const auto &conj : alternatives) {
-                    std::string one;
-                    for (const passes::Inequality &q : conj) one += (one.empty() ? "" : " and ") + q.str();
-                    g += (g.empty() ? "" : " or ") + one;
-                }
-                notes += "// guard: " + g + "\n";
-            }
+            for (const auto &alternatives : c.guards) notes += "// guard:" + passes::guards_text(alternatives) + "\n";
         } else {
             f = transform(s, f);
         }
