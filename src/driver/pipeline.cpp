@@ -12,6 +12,7 @@
 #include "passes/passes.h"
 #include "schedule/closed_form.h"
 #include "schedule/regrid.h"
+#include "schedule/scatter.h"
 #include "schedule/schedule.h"
 #include "schedule/transpose.h"
 #include "support/error.h"
@@ -130,7 +131,7 @@ plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::str
     std::optional<plan::Regrid> regrid = schedule::regrid(b, mode, &what);
     dump("regrid", b.fn);
     *report += b.fn.name + ": " + what;
-    return {std::move(b), guards, std::move(regrid), {}, true};
+    return {std::move(b), guards, std::move(regrid), {}, true, std::nullopt};
 }
 
 // The variants of one forward for reverse mode: one per write plan. Gradients reduced over a loop
@@ -148,6 +149,13 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
         plan::Guards plan_guards = plans[i].guards;
         plan_guards.insert(plan_guards.end(), guards.begin(), guards.end());
         ad::Backward b = ad::reverse(fwd, d.spec, plans[i].writes, name_i, cleanup);
+        std::string why;
+        std::optional<ad::Backward> scatter = schedule::split_scatter(b, cleanup, &why);
+        if (!why.empty()) {
+            *report += name_i + ": no scatter split: " + why + "\n";
+            b = ad::reverse(fwd, d.spec, schedule::without_split(plans[i].writes), name_i, cleanup);
+        }
+        if (scatter) dump("scatter", scatter->fn);
         ad::Backward untransposed = b;
         std::string what;
         std::optional<schedule::Transposition> t =
@@ -156,18 +164,22 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
         *report += what.empty() ? "" : name_i + ":\n" + what;
         if (!t) {
             sp.variants.push_back(variant(std::move(b), plan_guards, report));
+            sp.variants.back().scatter = scatter;
             continue;
         }
         for (const plan::Transposed &k : t->kernels) dump("transpose", k.bwd.fn);
         plan::Guards all = plan_guards;
         all.insert(all.end(), t->guards.begin(), t->guards.end());
         plan::KernelVariant v = t->rest ? variant(std::move(b), all, report)
-                                        : plan::KernelVariant{std::move(b), all, std::nullopt, {}, false};
+                                        : plan::KernelVariant{std::move(b), all, std::nullopt, {}, false, std::nullopt};
         v.transposed = std::move(t->kernels);
+        v.scatter = scatter;
         sp.variants.push_back(std::move(v));
         if (t->guards.empty()) continue;
         untransposed.fn.name += "_untransposed";
         sp.variants.push_back(variant(std::move(untransposed), plan_guards, report));
+        sp.variants.back().scatter = scatter;
+        if (scatter) sp.variants.back().scatter->fn.name += "_untransposed";
     }
 }
 

@@ -101,6 +101,17 @@ private:
         return "(" + v + ".shape, " + v + ".stride())";
     }
 
+    // A Covered allocation's digits and guards as Python: "((1, a["V"]), (a["stride_row"], ...)), a["V"] >= 4".
+    std::string cover(const Alloc &a) const {
+        auto name = [&](const std::string &n) { return symbol(a.launch, n); };
+        std::string digits, guards;
+        for (const auto &[coeff, size] : a.cover->digits)
+            digits += "(" + coeff.str(name) + ", " + size.str(name) + "), ";
+        for (const passes::Inequality &g : a.cover->guards)
+            guards += (guards.empty() ? "" : " and ") + g.lhs.str(name) + " >= " + g.rhs.str(name);
+        return "(" + digits + "), " + (guards.empty() ? "True" : guards);
+    }
+
     std::string incoming(int j) const {
         return grads_ + "[" + std::to_string(j) + "], " + layouts_ + "[" + std::to_string(j) + "]";
     }
@@ -118,6 +129,7 @@ private:
         case Init::Cotangent: os_ << "_cotangent_buffer(" << incoming(a.index) << ")\n"; return;
         case Init::Accumulator: os_ << "_atomic_buffer(" << primal(a.tensor) << ")\n"; return;
         case Init::Zeros: os_ << "_zero_buffer(" << primal(a.tensor) << ")\n"; return;
+        case Init::Covered: os_ << "_covered_buffer(" << primal(a.tensor) << ", " << cover(a) << ")\n"; return;
         case Init::Written: {
             std::string x = primal(a.tensor);
             os_ << "_store_buffer(" << x << ", *" << mirror_layout(a.mirror) << ")\n";

@@ -244,7 +244,11 @@ private:
         if (k.transposed_axis >= 0)
             return ": loop transposed: each program owns a tile and sums over grid axis " +
                    std::to_string(k.transposed_axis) + "'s programs in registers, then stores it once.";
+        if (w.kind == passes::GradWrite::Store && w.split)
+            return ": plain stores (disjoint per program), but for those at data-dependent addresses, which a "
+                   "kernel run after it adds.";
         if (w.kind == passes::GradWrite::Store) return ": plain stores (disjoint per program).";
+        if (w.split) return ": relaxed atomic adds at data-dependent addresses, onto what the kernel before stored.";
         if (!k.regrid ||
             std::find(k.regrid->accumulated.begin(), k.regrid->accumulated.end(), grad) == k.regrid->accumulated.end())
             return ": relaxed atomic adds.";

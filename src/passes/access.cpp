@@ -257,6 +257,108 @@ Proof prove_param(Affine &a, const ir::Function &f, const std::vector<int> &load
     return p;
 }
 
+// ---- coverage ----------------------------------------------------------------------------------
+
+// The conjuncts of a mask, through & and the ops that change its shape (each a bound or not).
+size_t conjuncts(const ir::Function &f, ir::ValueId mask) {
+    if (mask == ir::kNoValue) return 0;
+    const ir::Op &op = f.def(mask);
+    if (op.kind == OpKind::And) return conjuncts(f, op.operands[0]) + conjuncts(f, op.operands[1]);
+    if (op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims) return conjuncts(f, op.operands[0]);
+    return 1;
+}
+
+// `lhs >= rhs` as a guard: none when it holds for every value of the symbols' (a constant
+// difference at least 0); false when it never does.
+bool need(const Poly &lhs, const Poly &rhs, std::vector<Inequality> &guards) {
+    int64_t d = 0;
+    if (!(lhs - rhs).constant_value(&d)) return guards.push_back({lhs, rhs}), true;
+    return d >= 0;
+}
+
+// How far a compound index's largest variable reaches: `c · size`, or over a loop's iterations
+// (lo + step·i for i below cdiv(hi - lo, step)) as far as `hi - lo` when c is the loop's step.
+// False when it cannot tell.
+bool reach(Affine &a, const ir::Function &f, const Form &compound, const IndexVar &v, const Poly &c, const ir::Type &t,
+           Poly *span_end) {
+    if (v.kind != IndexVar::Iteration) {
+        std::optional<Poly> n = natural_size(v, t, a);
+        return n && (*span_end = c * *n, true);
+    }
+    const ir::Op &begin = f.ops[a.loops()[v.n].begin];
+    const Form &lo = a.of(begin.operands[0]), &hi = a.of(begin.operands[1]), &step = a.of(begin.operands[2]);
+    if (!lo.invariant() || !hi.invariant() || !step.invariant() || step.offset != c) return false;
+    if (lo.offset != compound.offset) return false;  // the compound starts where the loop does
+    *span_end = hi.offset - lo.offset;
+    return true;
+}
+
+// A compound index bounded by a mask, `form < bound`, as one digit of size bound - offset: every
+// value below that is reached when its variables, by coefficient, form a full mixed radix (each
+// coefficient the product of the smaller ones' sizes) whose largest reaches the bound.
+bool dense_compound(Affine &a, const ir::Function &f, const Bound &b, const ir::Type &t,
+                    std::vector<Inequality> &guards, std::string *why) {
+    std::vector<std::pair<IndexVar, Poly>> vars(b.form.terms.begin(), b.form.terms.end());
+    // Order by coefficient: constants by value, then symbolic ones as written (one at most).
+    auto rank = [](const Poly &p) {
+        int64_t c = 0;
+        return p.constant_value(&c) ? c : INT64_MAX;
+    };
+    std::stable_sort(vars.begin(), vars.end(),
+                     [&](const auto &x, const auto &y) { return rank(x.second) < rank(y.second); });
+    Poly span = Poly::constant(1);
+    for (size_t i = 0; i < vars.size(); ++i) {
+        if (vars[i].second != span) return *why = "its mask's index " + b.form.str() + " skips values", false;
+        if (i + 1 == vars.size()) {
+            Poly end;
+            if (!reach(a, f, b.form, vars[i].first, vars[i].second, t, &end))
+                return *why = "its mask's index " + b.form.str() + " may not reach its bound", false;
+            return need(end, b.bound - b.form.offset, guards) ||
+                   (*why = "its mask's index " + b.form.str() + " stops below its bound", false);
+        }
+        std::optional<Poly> n = natural_size(vars[i].first, t, a);
+        if (!n) return *why = "its mask's index " + b.form.str() + " has a variable without a range", false;
+        span = span * *n;
+    }
+    return *why = "its mask bounds no index", false;
+}
+
+// The digits of the writes mirroring `loads` (one index map and mask, constant distances apart) when
+// each takes every value of its range and the first address is the buffer's first element.
+std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::vector<int> &loads, std::string *why) {
+    const ir::Op &first = f.ops[loads[0]];
+    const Form &addr = a.of(first.operands[0]);
+    const ir::Type &t = f.type(first.operands[0]);
+    const ir::ValueId mask = mask_value(first);
+    const std::vector<Bound> bounds = a.bounds(mask);
+    if (bounds.size() != conjuncts(f, mask)) return *why = "its mask is not made of bounds on indices", std::nullopt;
+    Coverage c;
+    std::map<IndexVar, Poly> rest = addr.terms;
+    for (const Bound &b : bounds) {
+        Poly m;
+        if (!nonnegative(b.form) || !factor(rest, b.form, &m))
+            return *why = "its mask bounds " + b.form.str() + ", which the address does not follow", std::nullopt;
+        if (!dense_compound(a, f, b, t, c.guards, why)) return std::nullopt;
+        c.digits.emplace_back(m, b.bound - b.form.offset);
+        for (const auto &term : b.form.terms) rest.erase(term.first);
+    }
+    for (const auto &[v, coeff] : rest) {
+        std::optional<Poly> n = natural_size(v, t, a);
+        if (!n) return *why = "its address moves with " + v.str() + ", which no mask bounds", std::nullopt;
+        c.digits.emplace_back(coeff, *n);
+    }
+    std::vector<Poly> offsets;
+    for (int op : loads) offsets.push_back(a.of(f.ops[op].operands[0]).offset);
+    Digit distance{Poly(), Poly::constant(1)};
+    if (loads.size() > 1 && !distance_digit(offsets, &distance))
+        return *why = "its loads are not evenly spaced", std::nullopt;
+    for (int64_t j = 0; j < static_cast<int64_t>(offsets.size()); ++j)
+        if (std::find(offsets.begin(), offsets.end(), Poly::constant(j) * distance.coeff) == offsets.end())
+            return *why = "its first address is not the buffer's first element", std::nullopt;
+    if (loads.size() > 1) c.digits.emplace_back(distance.coeff, *distance.size);
+    return c;
+}
+
 int severity(LoadAccess::Class c) {
     switch (c) {
     case LoadAccess::Disjoint: return 0;
@@ -276,6 +378,22 @@ std::vector<int> used_axes(const ir::Function &f) {
     return std::vector<int>(axes.begin(), axes.end());
 }
 
+// A scatter whose other loads are all disjoint candidates and disjoint together: `split`.
+GradAccess with_split(Affine &a, const ir::Function &f, GradAccess g, const std::vector<int> &loads) {
+    std::vector<int> rest;
+    for (size_t i = 0; i < loads.size(); ++i) {
+        if (g.loads[i].cls == LoadAccess::Scatter) continue;
+        if (g.loads[i].cls != LoadAccess::Disjoint) return g;
+        rest.push_back(loads[i]);
+    }
+    if (rest.empty()) return g;
+    Proof p = prove_param(a, f, rest);
+    g.split = p.ok;
+    if (p.ok) g.guards = p.guards;
+    if (p.ok) g.cover = coverage(a, f, rest, &g.uncovered);
+    return g;
+}
+
 GradAccess analyze_param(Affine &a, const ir::Function &f, const std::string &param, const std::vector<int> &loads) {
     GradAccess g;
     g.param = param;
@@ -284,10 +402,12 @@ GradAccess analyze_param(Affine &a, const ir::Function &f, const std::string &pa
         g.loads.push_back(classify(a, f, op, used_axes(f)));
         if (severity(g.loads.back().cls) > severity(g.cls)) g.cls = g.loads.back().cls;
     }
+    if (g.cls == LoadAccess::Scatter) return with_split(a, f, g, loads);
     if (g.cls != LoadAccess::Disjoint) return g;
     Proof p = prove_param(a, f, loads);
     if (p.ok) {
         g.guards = p.guards;
+        g.cover = coverage(a, f, loads, &g.uncovered);
     } else {
         g.cls = LoadAccess::Unproven;
         g.why = p.why;
@@ -393,6 +513,19 @@ bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::Valu
     return true;
 }
 
+namespace {
+
+// "(1, V), (stride_row, num_programs(0)) where BLOCK >= V".
+std::string digits_text(const Coverage &c) {
+    std::string s;
+    for (size_t i = 0; i < c.digits.size(); ++i)
+        s += (i ? ", (" : "(") + c.digits[i].first.str() + ", " + c.digits[i].second.str() + ")";
+    for (size_t i = 0; i < c.guards.size(); ++i) s += (i ? " and " : " where ") + c.guards[i].str();
+    return s;
+}
+
+}  // namespace
+
 std::string print(const ir::Function &f, const std::vector<GradAccess> &accesses) {
     const std::vector<ir::Loop> loops = ir::loops(f);
     std::string s;
@@ -403,7 +536,12 @@ std::string print(const ir::Function &f, const std::vector<GradAccess> &accesses
         for (const LoadAccess &l : g.loads)
             if (l.cls == g.cls && whole.why.empty()) whole = l;
         std::string verdict = g.cls == LoadAccess::Disjoint ? "disjoint: plain stores" : class_text(f, loops, whole);
+        if (g.split)
+            verdict +=
+                "; its other loads are disjoint: plain stores, then the scatter's atomic adds in a kernel of their own";
         for (size_t i = 0; i < g.guards.size(); ++i) verdict += (i ? " and " : " if ") + g.guards[i].str();
+        if (g.cover) verdict += "; no zero fill where the buffer's strides and sizes are " + digits_text(*g.cover);
+        if (!g.uncovered.empty()) verdict += "; zero fill: " + g.uncovered;
         s += "d" + g.param + ": " + verdict + "\n";
         for (const LoadAccess &l : g.loads) s += "  " + op_at(f, l.op) + ": " + class_text(f, loops, l) + "\n";
     }

@@ -17,14 +17,23 @@
 // - *reduced over a loop*: the load sits in a loop but reads the same addresses each iteration; one
 //   program sums over the iterations.
 // - *scatter*: the address depends on a loaded value (embedding, scatter_add): atomics are inherent.
+//   Where the parameter's other loads are disjoint (cross entropy's row beside its target's logit),
+//   only the scatter's writes need them (`split`).
 // - *unproven*: none of the above could be shown; the reason names the op.
+// Disjoint writes may also reach every element of their buffer (then it needs no zero fill): each
+// index of the address takes every value of its range, a mask's compound index (`pid*BLOCK + lane`,
+// `k*BLOCK + lane` over a loop's iterations) every value below its bound, and the address starts
+// at the buffer's first element (Coverage in passes.h; which tensor layouts that is, the plan
+// checks at run time).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/ir.h"
 #include "passes/affine.h"
+#include "passes/passes.h"
 
 namespace tad::passes {
 
@@ -44,7 +53,15 @@ struct LoadAccess {
 struct GradAccess {
     std::string param;
     LoadAccess::Class cls = LoadAccess::Unproven;
-    std::vector<Inequality> guards;  // Disjoint: run-time conditions of the proof, e.g. stride >= N
+    // Disjoint, or Scatter with `split`: run-time conditions of the proof, e.g. stride >= N
+    std::vector<Inequality> guards;
+    // Scatter: the loads that are not scatters are, together, disjoint: their writes can be plain
+    // stores, with the scatter's in a kernel run after them (split_scatter.h).
+    bool split = false;
+    // Disjoint, or Scatter with `split`: what the plain stores reach, when they can reach all of the
+    // buffer (every address index takes every value of its range: Coverage); `uncovered` says why not.
+    std::optional<Coverage> cover;
+    std::string uncovered;
     std::string why;  // Unproven although every load alone is disjoint: why their union is not
     std::vector<LoadAccess> loads;
 };

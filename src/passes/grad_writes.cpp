@@ -129,8 +129,9 @@ std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, con
             if (!f.type(op.operands[0]).same_shape(f.type(loads[0]->operands[0]))) continue;
             std::vector<std::pair<std::string, std::string>> guards;
             if (!same_terms(f, la.terms, sa.terms, guards)) continue;
-            plan[p] = GradWrite{GradWrite::Store, sa.base, guards,
-                                !per_program(f, op.has_mask ? op.operands[2] : ir::kNoValue)};
+            plan[p] = GradWrite{
+                GradWrite::Store, sa.base, guards, !per_program(f, op.has_mask ? op.operands[2] : ir::kNoValue), false,
+                std::nullopt};
             break;
         }
     }

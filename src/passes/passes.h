@@ -2,11 +2,13 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "ir/ir.h"
+#include "passes/affine.h"
 
 namespace tad::passes {
 
@@ -18,6 +20,15 @@ ir::Function cse(const ir::Function &f);
 // (with what computes its next value) when nothing live reads its result or its value inside the
 // loop; a loop goes when no carried value stays and it writes no memory.
 ir::Function dce(const ir::Function &f);
+
+// The elements plain stores reach, when they are all of some tensor's: every address is
+// Σ coefficient · index, each index taking every value in [0, size) where `guards` hold. The
+// stores cover a tensor whose (stride, size) pairs for sizes above 1 are the (coefficient, size)
+// pairs above 1 (plan::covers checks that at run time).
+struct Coverage {
+    std::vector<std::pair<Poly, Poly>> digits;  // (coefficient, size)
+    std::vector<Inequality> guards;
+};
 
 // How the backward writes the gradient of one pointer parameter.
 struct GradWrite {
@@ -32,6 +43,12 @@ struct GradWrite {
     // per-program scalar condition (a run-time `if`, an early `return`): a program may then write
     // nothing, so the gradient buffer must start zeroed.
     bool covers = true;
+    // Its writes at data-dependent addresses are in a kernel of their own (split_scatter.h): Store,
+    // the other writes; Atomic, that kernel's relaxed adds onto them.
+    bool split = false;
+    // Store, not mirroring: what its stores reach (the access analysis), when that can be all of the
+    // buffer; the buffer then needs no zero fill where plan::covers holds.
+    std::optional<Coverage> cover;
 };
 
 // Decides, for each pointer parameter in `wrt`, whether its gradient can be written with plain

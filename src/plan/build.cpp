@@ -98,11 +98,11 @@ public:
 
 private:
     // Kernel indices of each variant's backward, tape sizing and transposed kernels.
-    std::map<const KernelVariant *, int> backward_, sizing_;
+    std::map<const KernelVariant *, int> backward_, sizing_, scatter_;
     std::map<const Transposed *, int> transposed_;
 
-    // In the forward's launch order, each variant's kernel followed by its tape sizing kernel and
-    // its transposed kernels.
+    // In the forward's launch order, each variant's kernel followed by its tape sizing kernel, its
+    // transposed kernels and its scatter kernel.
     void add_kernels() {
         for (const LaunchDerivation &l : d_.launches)
             for (const Specialization &sp : l.specializations)
@@ -116,6 +116,9 @@ private:
                     for (const Transposed &t : v.transposed)
                         transposed_[&t] =
                             add_kernel({Kernel::Backward, t.bwd.fn, l.kernel, sp.key, t.bwd.writes, "", {}, t.axis});
+                    if (v.scatter)
+                        scatter_[&v] =
+                            add_kernel({Kernel::Backward, v.scatter->fn, l.kernel, sp.key, v.scatter->writes, "", {}});
                 }
     }
 
@@ -187,6 +190,8 @@ private:
             b.runs.back().transposed_axis = t.axis;
             b.runs.back().trips = t.trips;
         }
+        // After the kernels that allocated its buffers (a split gradient's: in the input's dtype).
+        if (v.scatter) b.runs.push_back(run(k, *v.scatter, scatter_.at(&v), "", b.allocs));
         return b;
     }
 
@@ -208,7 +213,7 @@ private:
                      o.kind == ad::ParamOrigin::Final)
                 r.args.push_back(primal(k, param, o));
             else
-                r.args.push_back(shadow(d_.launches[k], o.primal, bwd, allocs));
+                r.args.push_back(shadow(k, o.primal, bwd, allocs));
         }
         return r;
     }
@@ -233,8 +238,8 @@ private:
 
     // The shadow of a launch's pointer parameter: shared ones exist already; an output read by this
     // launch alone takes the incoming gradient; an input's gradient is allocated for the variant.
-    Arg shadow(const LaunchDerivation &l, const std::string &param, const ad::Backward &bwd,
-               std::vector<Alloc> &allocs) {
+    Arg shadow(size_t k, const std::string &param, const ad::Backward &bwd, std::vector<Alloc> &allocs) {
+        const LaunchDerivation &l = d_.launches[k];
         TensorRef t = l.tensors.at(param);
         Arg a{Arg::Shadow, "", t, 0};
         if (d_.shared.count(t)) return a;
@@ -249,7 +254,11 @@ private:
                  "plan: the cotangent of temporary " + std::to_string(t.index) + " is not a shared buffer");
         auto w = bwd.writes.find(param);
         bool store = w != bwd.writes.end() && w->second.kind == passes::GradWrite::Store;
-        if (store && !w->second.covers)
+        if (store && !w->second.covers && w->second.cover) {
+            allocs.push_back(alloc(t, Init::Covered));
+            allocs.back().cover = w->second.cover;
+            allocs.back().launch = k;
+        } else if (store && !w->second.covers)
             allocs.push_back(alloc(t, Init::Zeros));
         else if (store)
             allocs.push_back(alloc(t, Init::Written, -1, l.tensors.at(w->second.mirror)));

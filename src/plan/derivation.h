@@ -79,6 +79,9 @@ struct KernelVariant {
     std::optional<Regrid> regrid;
     std::vector<Transposed> transposed;  // run after bwd, each writing a gradient bwd no longer writes
     bool rest = true;  // whether bwd still writes anything (false: only the transposed kernels run)
+    // Run last: the writes at data-dependent addresses of gradients the kernels before store
+    // (passes::split_scatter), as relaxed atomic adds onto what they stored.
+    std::optional<ad::Backward> scatter;
 };
 
 // The backward of one specialization: its variants, tried in order (the last has no guards).

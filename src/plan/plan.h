@@ -94,6 +94,9 @@ enum class Init {
     Written,  // the tensor's dtype, uninitialised when the tensor has `mirror`'s shape and
     // strides (then the plain stores that mirror its stores cover it), else zeros
     Zeros,  // zeros in the tensor's dtype: plain stores that may cover nothing
+    // The tensor's dtype, uninitialised where `cover` holds on launch `launch` (plain stores reach
+    // every element: covers() below), else zeros
+    Covered,
     // Forward mode.
     Tangent,  // grad input `index`'s tangent from the caller (position in GRAD_INPUTS; -1: a
     // zero tangent), in the input's dtype; a private copy when `written`
@@ -105,6 +108,7 @@ struct Alloc {
     Init init = Init::Absent;
     int index = -1;  // Cotangent, Incoming: the output; Tangent: the grad input (see Init)
     TensorRef mirror;  // Written
+    std::optional<passes::Coverage> cover;  // Covered
     bool written = false;  // Tangent
     // The recorded launch parameter the tensor is reached through (temporaries in forward mode).
     size_t launch = 0;
@@ -180,5 +184,13 @@ std::string tangent_unsupported(const Derivation &d);
 
 // Deterministic text form (tests).
 std::string print(const Plan &p);
+
+// Whether plain stores with coverage `c` reach every element of a tensor of this shape and these
+// strides (in elements), with the symbols' values from `value`: the guards hold and the digits'
+// (coefficient, size) pairs above size 1 are the tensor's (stride, size) pairs above size 1, once
+// runs of digits that make one larger digit (coefficient c·n after (c, n)) are merged. False
+// where `value` does not know a symbol. The emitted launcher's _covered_buffer checks the same.
+bool covers(const passes::Coverage &c, const std::function<bool(const std::string &, int64_t *)> &value,
+            const std::vector<int64_t> &shape, const std::vector<int64_t> &stride);
 
 }  // namespace tad::plan

@@ -18,6 +18,15 @@ std::string key(const Key &k) {
     return s;
 }
 
+// "(stride, size) pairs (1, V), (stride_row, num_programs(0)) where V >= 4".
+std::string cover(const passes::Coverage &c) {
+    std::string s = "(stride, size) pairs";
+    for (size_t i = 0; i < c.digits.size(); ++i)
+        s += (i ? ", (" : " (") + c.digits[i].first.str() + ", " + c.digits[i].second.str() + ")";
+    for (size_t i = 0; i < c.guards.size(); ++i) s += (i ? " and " : " where ") + c.guards[i].str();
+    return s;
+}
+
 std::string init(const Alloc &a) {
     switch (a.init) {
     case Init::Absent: return "absent";
@@ -26,6 +35,7 @@ std::string init(const Alloc &a) {
     case Init::Accumulator: return "accumulator";
     case Init::Written: return "written, covered when laid out as " + tensor(a.mirror);
     case Init::Zeros: return "zeros";
+    case Init::Covered: return "uninitialised when laid out as " + cover(*a.cover) + ", else zeros";
     case Init::Tangent:
         if (a.index < 0) return "zero tangent";
         return "tangent of grad input " + std::to_string(a.index) + (a.written ? ", copied" : "");

@@ -27,13 +27,14 @@ std::vector<Option> options(const passes::GradWrite &mirror, const passes::GradA
         out.push_back(o);
         if (o.guards.empty()) return out;
     }
-    if (access && access->cls == passes::LoadAccess::Disjoint) {
-        Option o{passes::GradWrite{passes::GradWrite::Store, "", {}, false}, {}};
+    const bool split = access && access->cls == passes::LoadAccess::Scatter && access->split;
+    if (access && (access->cls == passes::LoadAccess::Disjoint || split)) {
+        Option o{passes::GradWrite{passes::GradWrite::Store, "", {}, false, split, access->cover}, {}};
         for (const passes::Inequality &b : access->guards) o.guards.push_back({plan::Guard::AtLeast, b.lhs, b.rhs, {}});
         out.push_back(o);
         if (o.guards.empty()) return out;
     }
-    out.push_back(Option{passes::GradWrite{}, {}});
+    out.push_back(Option{});
     return out;
 }
 
@@ -102,7 +103,8 @@ std::string print(const WritePlan &w) {
             continue;
         }
         s += g.mirror.empty() ? "store, disjoint" : "store mirroring " + g.mirror;
-        s += g.covers ? "\n" : ", not covering\n";
+        s += g.covers ? "" : g.cover ? ", covering where its layout matches" : ", not covering";
+        s += g.split ? ", scatter split\n" : "\n";
     }
     if (!w.guards.empty()) {
         s += "when";

@@ -5,7 +5,8 @@
 // forward store with the same addresses (passes::plan_gradient_writes; its buffer needs no zero
 // fill), possibly only where pairs of scalar arguments are equal (`stride_x == stride_y`); a plain
 // store into a zeroed buffer of the input's dtype where the access analysis (passes/access.h)
-// proves the writes disjoint, possibly only under bounds (`stride >= 2*N`); relaxed atomic adds
+// proves the writes disjoint, possibly only under bounds (`stride >= 2*N`), or all but a scatter's
+// (those then move to a kernel of their own: schedule/scatter.h); relaxed atomic adds
 // into a float32 buffer. Shadows several launches share are always atomics. Guarded options give
 // several variants, tried in order at run time; the last needs no guards.
 #pragma once

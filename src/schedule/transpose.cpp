@@ -61,7 +61,7 @@ std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::stri
         p.bwd.origins = origins_by_name(p.bwd.fn, b);
         // writes are keyed by the forward's parameter, the one the shadow parameter shadows.
         const std::string primal = b.origins.at(b.fn.param_index(k.param)).primal;
-        p.bwd.writes[primal] = passes::GradWrite{passes::GradWrite::Store, "", {}, false};
+        p.bwd.writes[primal] = passes::GradWrite{passes::GradWrite::Store, "", {}, false, false, std::nullopt};
         p.axis = k.axis;
         p.grid_param = k.grid_param;
         p.trips = k.trips;

@@ -55,6 +55,19 @@ JsonRef layout_of(JsonRef trace, TensorRef t) {
     return trace.at(lists[t.kind])[static_cast<size_t>(t.index)];
 }
 
+std::vector<int64_t> ints(JsonRef list) {
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < list.size(); ++i) out.push_back(list[i].integer());
+    return out;
+}
+
+// Whether the emitted launcher leaves a Covered shadow uninitialised for this launch and layout.
+bool covered(const plan::Alloc &a, const Recorded &launch, JsonRef layout) {
+    return plan::covers(
+        *a.cover, [&](const std::string &n, int64_t *v) { return symbol_value(launch, n, v); },
+        ints(layout.at("shape")), ints(layout.at("stride")));
+}
+
 bool same_layout(JsonRef a, JsonRef b) {
     return a.at("shape").dump() == b.at("shape").dump() && a.at("stride").dump() == b.at("stride").dump();
 }
@@ -205,6 +218,8 @@ void run_backward(Run &r) {
             data = r.cot.at(static_cast<size_t>(a.index));
         // Uninitialised (poisoned) exactly when the emitted launcher leaves it so.
         if (a.init == plan::Init::Written && same_layout(layout_of(in.trace, a.tensor), layout_of(in.trace, a.mirror)))
+            std::fill(data.begin(), data.end(), kNaN);
+        if (a.init == plan::Init::Covered && covered(a, r.launches.at(a.launch), layout_of(in.trace, a.tensor)))
             std::fill(data.begin(), data.end(), kNaN);
         return r.bmem.add(interp::Buffer{"d" + key_of(a.tensor), ir::DType::F32, std::move(data)});
     });

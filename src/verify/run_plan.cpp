@@ -29,28 +29,6 @@ frontend::ArgBinding tensor_binding(const std::string &name, ir::DType dtype) {
 
 int64_t programs(const Recorded &r) { return r.grid[0] * r.grid[1] * r.grid[2]; }
 
-// A guard symbol's value in a recorded launch: an integer scalar, an integer constexpr, or
-// `num_programs(k)`.
-bool symbol_value(const Recorded &r, const std::string &name, int64_t *out) {
-    const std::string grid = "num_programs(";
-    if (name.compare(0, grid.size(), grid) == 0) {
-        const size_t axis = std::stoul(name.substr(grid.size()));
-        return axis < r.grid.size() && (*out = r.grid[axis], true);
-    }
-    auto a = r.args.find(name);
-    if (a != r.args.end()) {
-        if (a->second.kind == interp::ArgValue::Float) return false;
-        return *out = a->second.ival, true;
-    }
-    for (const ir::Constexpr &c : r.constexprs)
-        if (c.name == name) {
-            char *end = nullptr;
-            *out = std::strtoll(c.literal.c_str(), &end, 10);
-            return !c.literal.empty() && *end == '\0';
-        }
-    return false;
-}
-
 bool holds(const plan::Guard &g, const Recorded &r) {
     bool h = false;
     if (!g.eval([&](const std::string &n, int64_t *v) { return symbol_value(r, n, v); }, &h))
@@ -86,6 +64,26 @@ bool matches(const plan::Key &key, const Recorded &r) {
 }
 
 }  // namespace
+
+bool symbol_value(const Recorded &r, const std::string &name, int64_t *out) {
+    const std::string grid = "num_programs(";
+    if (name.compare(0, grid.size(), grid) == 0) {
+        const size_t axis = std::stoul(name.substr(grid.size()));
+        return axis < r.grid.size() && (*out = r.grid[axis], true);
+    }
+    auto a = r.args.find(name);
+    if (a != r.args.end()) {
+        if (a->second.kind == interp::ArgValue::Float) return false;
+        return *out = a->second.ival, true;
+    }
+    for (const ir::Constexpr &c : r.constexprs)
+        if (c.name == name) {
+            char *end = nullptr;
+            *out = std::strtoll(c.literal.c_str(), &end, 10);
+            return !c.literal.empty() && *end == '\0';
+        }
+    return false;
+}
 
 SavedCopies run_forward(const std::vector<ir::Function> &kernels, const std::vector<Recorded> &launches,
                         const std::vector<plan::Snapshot> &snapshots, interp::Memory &mem) {

@@ -25,6 +25,10 @@ struct Recorded {
     std::vector<ir::Constexpr> constexprs;  // the forward kernel's, with their values
 };
 
+// A plan symbol's value in a recorded launch (guards, trip counts, coverage): an integer scalar, an
+// integer constexpr, or `num_programs(k)`; false when the launch records no such integer.
+bool symbol_value(const Recorded &r, const std::string &name, int64_t *out);
+
 // (launch, pointer parameter) -> the buffer holding that tensor as the launch saw it.
 using SavedCopies = std::map<std::pair<size_t, std::string>, int>;
 

@@ -7,6 +7,7 @@
 #include "passes/online_softmax.h"
 #include "passes/passes.h"
 #include "passes/regrid.h"
+#include "passes/split_scatter.h"
 #include "passes/transpose.h"
 #include "support/error.h"
 
@@ -118,6 +119,16 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
                          (problem.empty() ? ir::print(passes::cse(k.fn)) : "error: invalid IR: " + problem + "\n");
             }
             notes += "// rest\n";
+            f = passes::dce(t.rest);
+        } else if (s.pass == "split-scatter") {  // params=A,B: the scatter kernel, then what is left
+            const std::vector<std::string> params = split(s.args.count("params") ? s.args.at("params") : "", ',');
+            passes::ScatterSplit t = passes::split_scatter(f, std::set<std::string>(params.begin(), params.end()));
+            if (!t.why.empty()) return notes + "// not split: " + t.why + "\n";
+            const std::string problem = ir::verify(t.scatter);
+            notes +=
+                "// scatter\n" +
+                (problem.empty() ? ir::print(passes::cleanup(t.scatter)) : "error: invalid IR: " + problem + "\n") +
+                "// rest\n";
             f = passes::dce(t.rest);
         } else if (s.pass == "closed-form-online-softmax") {  // outputs=A,B: differentiated; kept=C,D
             std::string report;

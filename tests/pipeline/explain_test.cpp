@@ -38,7 +38,8 @@ TEST(Explain, LayerNormRowsAreDisjointItsAffineParametersReducedOverRows) {
                   "    load at " +
                   kRoot +
                   "examples/layernorm.py:23:9: reduced over grid axis 0\n"
-                  "  dX: disjoint: plain stores if stride >= N\n"
+                  "  dX: disjoint: plain stores if stride >= N; no zero fill where the buffer's strides and sizes "
+                  "are (1, N), (stride, num_programs(0)) where BLOCK_SIZE >= N\n"
                   "    load at " +
                   kRoot +
                   "examples/layernorm.py:16:9: disjoint\n"
@@ -55,6 +56,16 @@ TEST(Explain, MatmulOperandsAreReducedOverTheOtherGridAxisAndTheLoop) {
     EXPECT_NE(
         text.find("  dB: reduced over grid axis 0, moving with the loop at " + kRoot + "dataset/matmul.py:29:5\n"),
         std::string::npos)
+        << text;
+}
+
+TEST(Explain, CrossEntropySplitsItsTargetScatterFromTheRow) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    std::string text = explain("dataset/cross_entropy.py");
+    EXPECT_NE(text.find("; its other loads are disjoint: plain stores, then the scatter's atomic adds in a kernel of "
+                        "their own if stride_row >= V; no zero fill where the buffer's strides and sizes are (1, V), "
+                        "(stride_row, num_programs(0))\n"),
+              std::string::npos)
         << text;
 }
 

@@ -41,7 +41,7 @@ ad::ParamOrigin primal(const std::string &p) { return {ad::ParamOrigin::Primal, 
 ad::ParamOrigin shadow(const std::string &p) { return {ad::ParamOrigin::Shadow, p}; }
 
 passes::GradWrite store(const std::string &mirror, bool covers = true) {
-    return passes::GradWrite{passes::GradWrite::Store, mirror, {}, covers};
+    return passes::GradWrite{passes::GradWrite::Store, mirror, {}, covers, false, std::nullopt};
 }
 
 // y = f(x) in one launch: X -> Y.
@@ -57,7 +57,7 @@ plan::Derivation one_launch(passes::GradWrite write) {
         "fwd_bwd",
         {{"X", primal("X")}, {"DX", shadow("X")}, {"DY", shadow("Y")}, {"n", primal("n"), ir::ParamKind::Int}});
     b.writes["X"] = write;
-    l.specializations.push_back({{}, {{b, {}, {}, {}, true}}});
+    l.specializations.push_back({{}, {{b, {}, {}, {}, true, {}}}});
     d.launches.push_back(l);
     return d;
 }
@@ -88,9 +88,61 @@ TEST(BackwardPlan, AGradientWrittenByProgramsThatMaySkipStartsAtZero) {
     EXPECT_NE(p.find("  shadow of input 0: zeros\n"), std::string::npos) << p;
 }
 
+// Stores that reach every element where the tensor is laid out as their digits: left
+// uninitialised there (covers), zeros elsewhere.
+TEST(BackwardPlan, CoveringStoresNeedNoZeros) {
+    passes::Coverage c;
+    c.digits = {{passes::Poly::symbol("stride"), passes::Poly::symbol("num_programs(0)")},
+                {passes::Poly::constant(1), passes::Poly::symbol("n")}};
+    c.guards = {{passes::Poly::symbol("BLOCK"), passes::Poly::symbol("n")}};
+    std::string p = plan::print(plan::backward(one_launch({passes::GradWrite::Store, "", {}, false, false, c})));
+    EXPECT_NE(p.find("  shadow of input 0: uninitialised when laid out as (stride, size) pairs (stride, "
+                     "num_programs(0)), (1, n) where BLOCK >= n, else zeros\n"),
+              std::string::npos)
+        << p;
+    std::map<std::string, int64_t> values{{"stride", 8}, {"num_programs(0)", 4}, {"n", 6}, {"BLOCK", 8}};
+    auto value = [&](const std::string &n, int64_t *v) { return values.count(n) && (*v = values.at(n), true); };
+    EXPECT_TRUE(plan::covers(c, value, {4, 6}, {8, 1}));
+    EXPECT_TRUE(plan::covers(c, value, {4, 1, 6}, {8, 3, 1}));  // a dim of size 1 has any stride
+    values["stride"] = 6;
+    EXPECT_TRUE(plan::covers(c, value, {24}, {1}));  // one dim of 4 rows of 6 columns
+    EXPECT_TRUE(plan::covers(c, value, {2, 2, 6}, {12, 6, 1}));
+    values["stride"] = 8;
+    EXPECT_FALSE(plan::covers(c, value, {4, 8}, {8, 1}));  // columns 6 and 7 are never stored
+    EXPECT_FALSE(plan::covers(c, value, {5, 6}, {8, 1}));  // nor row 4
+    values["BLOCK"] = 4;  // lanes stop below n
+    EXPECT_FALSE(plan::covers(c, value, {4, 6}, {8, 1}));
+    values.erase("BLOCK");
+    EXPECT_FALSE(plan::covers(c, value, {4, 6}, {8, 1}));  // unknown: zeros
+}
+
 TEST(BackwardPlan, AtomicGradientIsAnAccumulator) {
     std::string p = plan::print(plan::backward(one_launch(passes::GradWrite{})));
     EXPECT_NE(p.find("  shadow of input 0: accumulator\n"), std::string::npos) << p;
+}
+
+// A split gradient: the kernel that stores it allocates it in the input's dtype (zeros: the stores
+// may cover nothing), and the scatter kernel runs after it, adding into that same buffer.
+TEST(BackwardPlan, ScatterKernelRunsLastOnTheStoredBuffer) {
+    passes::GradWrite stores{passes::GradWrite::Store, "", {}, false, true, std::nullopt};
+    plan::Derivation d = one_launch(stores);
+    ad::Backward scatter = backward("fwd_bwd_scatter", {{"X", primal("X")}, {"DX", shadow("X")}});
+    scatter.writes["X"] = passes::GradWrite{passes::GradWrite::Atomic, "", {}, true, true, std::nullopt};
+    d.launches[0].specializations[0].variants[0].scatter = scatter;
+    const std::string p = plan::print(plan::backward(d));
+    EXPECT_NE(p.find("kernel #1 fwd_bwd_scatter: backward of fwd; X: atomics\n"), std::string::npos) << p;
+    EXPECT_NE(p.find("  shadow of input 0: zeros\n"
+                     "  shadow of output 0: incoming gradient of output 0\n"
+                     "  run #0 fwd_bwd\n"),
+              std::string::npos)
+        << p;
+    EXPECT_NE(p.find("    n = scalar n\n"
+                     "  run #1 fwd_bwd_scatter\n"
+                     "    X = input 0 (X)\n"
+                     "    DX = shadow of input 0\n"
+                     "results:\n"),
+              std::string::npos)
+        << p;
 }
 
 // x -> (launch 0) -> temp -> (launch 1) -> y: the temporary's cotangent is shared, launches run last
@@ -108,7 +160,12 @@ TEST(BackwardPlan, ChainSharesTheTemporaryAndRunsLastToFirst) {
     a.saved_before = {{"X", 1}};
     a.specializations.push_back(
         {{},
-         {{backward("first_bwd", {{"X", primal("X")}, {"DX", shadow("X")}, {"DT", shadow("T")}}), {}, {}, {}, true}}});
+         {{backward("first_bwd", {{"X", primal("X")}, {"DX", shadow("X")}, {"DT", shadow("T")}}),
+           {},
+           {},
+           {},
+           true,
+           {}}}});
     plan::LaunchDerivation b;
     b.kernel = "second";
     b.tensors = {{"T", kTemp0}, {"X", kIn0}, {"Y", kOut0}};
@@ -118,7 +175,8 @@ TEST(BackwardPlan, ChainSharesTheTemporaryAndRunsLastToFirst) {
            {},
            {},
            {},
-           true}}});
+           true,
+           {}}}});
     d.launches = {a, b};
     EXPECT_EQ(plan::print(plan::backward(d)),
               "backward plan\n"
@@ -159,7 +217,7 @@ TEST(Plans, InputUpdatedInPlace) {
     l.tensors = {{"X", kIn0}};
     l.saved_before = {{"X", 0}};
     l.specializations.push_back(
-        {{}, {{backward("scale__bwd", {{"X", primal("X")}, {"DX", shadow("X")}}), {}, {}, {}, true}}});
+        {{}, {{backward("scale__bwd", {{"X", primal("X")}, {"DX", shadow("X")}}), {}, {}, {}, true, {}}}});
     ad::Forward f;
     f.fn = kernel("scale__jvp", {{"X", primal("X")}, {"DX", shadow("X")}});
     f.origins = {primal("X"), shadow("X")};
@@ -204,7 +262,7 @@ TEST(BackwardPlan, GuardedVariantsAreBranches) {
     fallback.writes["X"] = passes::GradWrite{};
     d.launches[0].specializations[0].variants[0].guards = {
         {plan::Guard::Equal, passes::Poly::symbol("sx"), passes::Poly::symbol("sy"), {}}};
-    d.launches[0].specializations[0].variants.push_back({fallback, {}, {}, {}, true});
+    d.launches[0].specializations[0].variants.push_back({fallback, {}, {}, {}, true, {}});
     std::string p = plan::print(plan::backward(d));
     EXPECT_NE(p.find("launch 0 (fwd):\n"
                      "  if sx == sy:\n"

@@ -198,6 +198,28 @@ def _store_buffer(t, shape, stride):
     return out.zero_()
 
 
+def _covered_buffer(t, digits, holds):
+    """Gradient written with plain stores whose addresses are sums of coefficient * index, each index
+    taking every value below its size (where `holds`): they reach every element, and the buffer needs
+    no zeros, when those (coefficient, size) pairs are the tensor's (stride, size) pairs."""
+    out = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
+    if holds and _merged_digits(digits) == _merged_digits(zip(t.stride(), t.shape)):
+        return out
+    return out.zero_()
+
+
+def _merged_digits(pairs):
+    """(coefficient, size) pairs in order, each run where a coefficient is the previous one's times
+    its size merged into one digit: one set of sums of coefficient * index, one spelling."""
+    out = []
+    for c, n in sorted(p for p in pairs if p[1] != 1):
+        if out and out[-1][0] * out[-1][1] == c:
+            out[-1] = (out[-1][0], out[-1][1] * n)
+        else:
+            out.append((c, n))
+    return out
+
+
 def _zero_buffer(t):
     """Gradient written with plain stores by programs that may write nothing (a run-time `if`)."""
     return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).zero_()
