@@ -268,6 +268,18 @@ size_t conjuncts(const ir::Function &f, ir::ValueId mask) {
     return 1;
 }
 
+// The range an index variable takes every value of, for coverage: its natural one, and for a
+// quotient pid // d the full groups of d programs, `num_programs(a)//d` (a partial last group writes
+// more, never less; the disjointness proof has shown those writes distinct).
+std::optional<Poly> cover_size(const IndexVar &v, const ir::Type &t, const Affine &a) {
+    if (v.kind != IndexVar::Quotient) return natural_size(v, t, a);
+    const std::string d = a.divisor(v.n)->str();
+    if (!std::all_of(d.begin(), d.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }))
+        return std::nullopt;  // one symbol or number: what a run-time symbol can name
+    return Poly::symbol("num_programs(" + std::to_string(v.n) + ")//" + d);
+}
+
 // `lhs >= rhs` as a guard: none when it holds for every value of the symbols' (a constant
 // difference at least 0); false when it never does.
 bool need(const Poly &lhs, const Poly &rhs, std::vector<Inequality> &guards) {
@@ -282,7 +294,7 @@ bool need(const Poly &lhs, const Poly &rhs, std::vector<Inequality> &guards) {
 bool reach(Affine &a, const ir::Function &f, const Form &compound, const IndexVar &v, const Poly &c, const ir::Type &t,
            Poly *span_end) {
     if (v.kind != IndexVar::Iteration) {
-        std::optional<Poly> n = natural_size(v, t, a);
+        std::optional<Poly> n = cover_size(v, t, a);
         return n && (*span_end = c * *n, true);
     }
     const ir::Op &begin = f.ops[a.loops()[v.n].begin];
@@ -316,7 +328,7 @@ bool dense_compound(Affine &a, const ir::Function &f, const Bound &b, const ir::
             return need(end, b.bound - b.form.offset, guards) ||
                    (*why = "its mask's index " + b.form.str() + " stops below its bound", false);
         }
-        std::optional<Poly> n = natural_size(vars[i].first, t, a);
+        std::optional<Poly> n = cover_size(vars[i].first, t, a);
         if (!n) return *why = "its mask's index " + b.form.str() + " has a variable without a range", false;
         span = span * *n;
     }
@@ -343,7 +355,7 @@ std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::ve
         for (const auto &term : b.form.terms) rest.erase(term.first);
     }
     for (const auto &[v, coeff] : rest) {
-        std::optional<Poly> n = natural_size(v, t, a);
+        std::optional<Poly> n = cover_size(v, t, a);
         if (!n) return *why = "its address moves with " + v.str() + ", which no mask bounds", std::nullopt;
         c.digits.emplace_back(coeff, *n);
     }

@@ -31,7 +31,8 @@
 namespace tad::passes {
 
 // An integer polynomial over named symbols: Σ coefficient · Π names. Symbols are integer parameters
-// and constexprs by name, and "num_programs(a)". Printing is deterministic.
+// and constexprs by name, "num_programs(a)", and "num_programs(a)//d" (the grid's size along a
+// divided by d, a parameter, constexpr or number, rounded down). Printing is deterministic.
 class Poly {
 public:
     Poly() = default;

@@ -66,6 +66,14 @@ bool matches(const plan::Key &key, const Recorded &r) {
 }  // namespace
 
 bool symbol_value(const Recorded &r, const std::string &name, int64_t *out) {
+    const size_t div = name.find("//");  // num_programs(a)//d: full groups of d programs
+    if (div != std::string::npos) {
+        int64_t n = 0, d = 0;
+        return symbol_value(r, name.substr(0, div), &n) && symbol_value(r, name.substr(div + 2), &d) && d > 0 &&
+               (*out = n / d, true);
+    }
+    if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return *out = std::stoll(name), true;
     const std::string grid = "num_programs(";
     if (name.compare(0, grid.size(), grid) == 0) {
         const size_t axis = std::stoul(name.substr(grid.size()));
