@@ -163,13 +163,16 @@ private:
         const std::string l = launches_ + "[" + std::to_string(launch) + "]";
         std::vector<std::string> args;
         for (const Arg &a : r.args) args.push_back(arg(launch, a));
-        for (const ir::Constexpr &c : fn.constexprs) args.push_back(c.name + "=" + a_ + "[\"" + c.name + "\"]");
+        // A widened run's constexpr, wherever the run reads it.
+        auto value = [&](const std::string &n) {
+            return n == r.widened ? "(" + symbol(launch, n) + "*" + std::to_string(r.width) + ")" : symbol(launch, n);
+        };
+        for (const ir::Constexpr &c : fn.constexprs) args.push_back(c.name + "=" + value(c.name));
         std::string grid = l + ".grid";
         if (r.regrid_axis >= 0)
             grid = "_regrid(" + grid + ", " + std::to_string(r.regrid_axis) + ", " + programs_ + ")";
         if (r.transposed_axis >= 0)
-            grid = "_regrid(" + grid + ", " + std::to_string(r.transposed_axis) + ", " +
-                   r.trips.str([&](const std::string &n) { return symbol(launch, n); }) + ")";
+            grid = "_regrid(" + grid + ", " + std::to_string(r.transposed_axis) + ", " + r.trips.str(value) + ")";
         os_ << indent << fn.name << "[" << grid << "](" << join(args) << ", **" << l << ".options)\n";
     }
 

@@ -74,6 +74,12 @@ std::string Poly::str() const {
     return str([](const std::string &n) { return n; });
 }
 
+bool Poly::mentions(const std::string &name) const {
+    for (const auto &[names, c] : terms_)
+        if (std::find(names.begin(), names.end(), name) != names.end()) return true;
+    return false;
+}
+
 bool Poly::eval(const std::function<bool(const std::string &, int64_t *)> &value, int64_t *out) const {
     int64_t sum = 0;
     for (const auto &[names, c] : terms_) {

@@ -7,6 +7,7 @@
 
 #include "passes/access.h"
 #include "passes/passes.h"
+#include "passes/widen.h"
 
 namespace tad::passes {
 
@@ -350,9 +351,41 @@ int copies(const ir::Function &f, const ir::Op &atomic, const ir::Op &begin, int
     return n;
 }
 
+// The transposed kernel of atomic add `op` with `copies` iterations per program, into `out.fn`; why
+// not, or "".
+std::string write(const ir::Function &f, const ir::Loop &loop, const Slice &slice, int op, int copies,
+                  Transposed &out) {
+    const ir::Op &atomic = f.ops[op];
+    const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
+    Writer w(f, loop, slice, out.axis, out.trips.per = copies, out);
+    if (w.varies(atomic.operands[0]) || (mask != ir::kNoValue && w.varies(mask)))
+        return "its address or mask is computed from tl.program_id(" + std::to_string(out.axis) + ")";
+    w.run(op);
+    const std::string problem = ir::verify(out.fn);
+    if (!problem.empty()) return "internal: the transposed kernel is not valid IR: " + problem;
+    return "";
+}
+
+// The constexpr C that sizes the written tile along the loop: a dim of the tile spelled C whose lane
+// moves the address 1/C as far as an iteration does (matmul's dA tile along BLOCK_K); "" if none.
+std::string tile_constexpr(const ir::Function &f, Affine &a, const ir::Op &atomic, int loop) {
+    const Form &addr = a.of(atomic.operands[0]);
+    const ir::Type &t = f.type(atomic.operands[0]);
+    auto iter = addr.terms.find(IndexVar{IndexVar::Iteration, loop});
+    if (iter == addr.terms.end()) return "";
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+        const std::string &name = t.shape[d].expr;
+        auto lane = addr.terms.find(IndexVar{IndexVar::Lane, static_cast<int>(d)});
+        const bool constexpr_dim = std::any_of(f.constexprs.begin(), f.constexprs.end(),
+                                               [&](const ir::Constexpr &c) { return c.name == name; });
+        if (constexpr_dim && lane != addr.terms.end() && iter->second == Poly::symbol(name) * lane->second) return name;
+    }
+    return "";
+}
+
 // Whether atomic add `c` transposes; fills `out` when it does, else returns why not.
 std::string transpose_one(const ir::Function &f, const Candidate &c, const std::set<std::string> &written,
-                          int max_copies, Transposed &out) {
+                          int max_copies, bool widen, Transposed &out) {
     const std::vector<ir::Loop> loops = ir::loops(f);
     const ir::Op &atomic = f.ops[c.op];
     const int l = innermost(loops, c.op);
@@ -389,13 +422,19 @@ std::string transpose_one(const ir::Function &f, const Candidate &c, const std::
     out.trips = TripCount{*lo, *hi, *step};
     const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
     if (!writes_distinct(f, a, atomic.operands[0], mask, others, l, &out.guards, &why)) return why;
-    Writer w(f, loops[l], slice, out.axis, out.trips.per = copies(f, atomic, begin, max_copies), out);
-    if (w.varies(atomic.operands[0]) || (mask != ir::kNoValue && w.varies(mask)))
-        return "its address or mask is computed from tl.program_id(" + std::to_string(out.axis) + ")";
-    w.run(c.op);
-    const std::string problem = ir::verify(out.fn);
-    if (!problem.empty()) return "internal: the transposed kernel is not valid IR: " + problem;
-    return "";
+    const int r = copies(f, atomic, begin, max_copies);
+    const std::string block = r > 1 && widen ? tile_constexpr(f, a, atomic, l) : "";
+    if (!block.empty()) {
+        Transposed wide = out;
+        why = write(f, loops[l], slice, c.op, 1, wide);
+        if (why.empty() && widen_proof(wide.fn, wide.axis, block, &out.unwidened)) {
+            wide.widened = block;
+            wide.width = r;
+            out = std::move(wide);
+            return "";
+        }
+    }
+    return write(f, loops[l], slice, c.op, r, out);
 }
 
 }  // namespace
@@ -410,7 +449,7 @@ std::string guards_text(const std::vector<std::vector<Inequality>> &alternatives
     return s;
 }
 
-Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep, int max_copies) {
+Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep, int max_copies, bool widen) {
     Transposition t;
     const MemoryParams m = memory_params(f);
     std::set<std::string> written = m.stored;
@@ -425,7 +464,7 @@ Transposition transpose_loops(const ir::Function &f, const std::set<std::string>
                           : n != 1            ? "the kernel accesses that buffer more than once"
                                               : "";
         Transposed out;
-        if (why.empty()) why = transpose_one(f, {a.op, a.param}, written, max_copies, out);
+        if (why.empty()) why = transpose_one(f, {a.op, a.param}, written, max_copies, widen, out);
         if (!why.empty()) {
             t.report += a.param + ": not transposed: " + why + "\n";
             continue;
@@ -433,6 +472,10 @@ Transposition transpose_loops(const ir::Function &f, const std::set<std::string>
         t.report += a.param + ": transposed: grid axis " + std::to_string(out.axis) + " of size " + out.trips.str() +
                     ", " + std::to_string(out.trips.per) + " iteration" + (out.trips.per > 1 ? "s" : "") +
                     " per program, each summing over " + out.grid_param + " programs";
+        if (!out.widened.empty())
+            t.report += ", with " + out.widened + " " + std::to_string(out.width) + " times its value";
+        else if (!out.unwidened.empty())
+            t.report += " (" + out.unwidened + ")";
         t.report += guards_text(out.guards);
         t.report += "\n";
         kept[a.op] = false;

@@ -8,8 +8,10 @@
 // sums instead: program (.., t, ..) of a grid whose size along g is the loop's trip count takes
 // i = t, loops p_g over 0 .. G-1 (G, the forward grid's size along g, a new scalar parameter),
 // computes what program (.., p_g, ..) added at iteration i, sums it in float32 registers, and
-// stores the sum once. A program may own R consecutive iterations (coarsening: R output tiles that
-// share what does not move with the iteration, matmul's dC tile, as a wider tile would).
+// stores the sum once. A program may own R consecutive iterations: better as one tile R times wider
+// (the same kernel launched with the tile's constexpr R times larger, where widen.h proves the
+// kernel independent of its value), else as R copies of the slice (R output tiles that share what
+// does not move with the iteration, matmul's dC tile).
 //
 // What makes it sound: the atomic adds commute, so the sum over p_g of each (other ids, i)'s
 // contributions is the element's gradient whenever no two (other ids, i, lane) reach one element:
@@ -43,6 +45,11 @@ struct Transposed {
     std::vector<int> kept;  // the other grid axes the kernel reads, which keep their programs
     std::string grid_param;  // the scalar parameter receiving G, the forward grid's size along `axis`
     TripCount trips;  // the new grid's size along `axis` (trips.per: iterations per program)
+    // Launched with constexpr `widened` `width` times its value (widen.h): each program owns a tile
+    // `width` iterations wide, and `trips` is evaluated with that value; "" when not widened, then
+    // `unwidened` says why (empty when widening was not tried).
+    std::string widened, unwidened;
+    int64_t width = 1;
     // Run-time conditions of the disjointness proof: any one of these sets of guards suffices.
     std::vector<std::vector<Inequality>> guards;
     ir::Function fn;
@@ -60,6 +67,9 @@ struct Transposition {
 // guards.
 std::string guards_text(const std::vector<std::vector<Inequality>> &alternatives);
 
-Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep, int max_copies = 8);
+// `widen`: whether R iterations per program may be one tile R times wider (widen.h) rather than R
+// copies.
+Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep, int max_copies = 8,
+                              bool widen = true);
 
 }  // namespace tad::passes

@@ -189,6 +189,8 @@ private:
             b.runs.push_back(run(k, t.bwd, transposed_.at(&t), t.grid_param, b.allocs));
             b.runs.back().transposed_axis = t.axis;
             b.runs.back().trips = t.trips;
+            b.runs.back().widened = t.widened;
+            b.runs.back().width = t.width;
         }
         // After the kernels that allocated its buffers (a split gradient's: in the input's dtype).
         if (v.scatter) b.runs.push_back(run(k, *v.scatter, scatter_.at(&v), "", b.allocs));

@@ -70,6 +70,8 @@ struct Transposed {
     int axis = 0;
     std::string grid_param;
     passes::TripCount trips;
+    std::string widened;  // launched with this constexpr `width` times its value (passes/widen.h)
+    int64_t width = 1;
 };
 
 // A backward kernel and the run-time condition under which the launcher uses it.

@@ -20,7 +20,8 @@
 //   sizing kernel), allocates its shadows, then runs its kernels in order on the launch's grid and
 //   options.
 //   A transposed run (`transposed_axis` >= 0) replaces the grid's size along that axis by `trips`,
-//   evaluated on the launch's recorded scalars and constexprs (none: the run is skipped).
+//   evaluated on the launch's recorded scalars and constexprs (none: the run is skipped); a widened
+//   one passes constexpr `widened`, and evaluates `trips` with it, as `width` times its value.
 //   A re-gridded run (`regrid_axis` >= 0) replaces the grid's size G along that axis by a number of
 //   programs P the executor chooses (1 <= P <= G); its `partials` are float32 (float64 for
 //   float64) zero buffers of P rows, each row as long as the tensor's shadow's storage, allocated
@@ -123,6 +124,10 @@ struct Run {
     std::vector<TensorRef> partials;  // re-gridded: partial buffers, summed into their shadows after the run
     int transposed_axis = -1;  // >= 0: the grid axis whose size is `trips` (see above)
     passes::TripCount trips;
+    // The kernel takes constexpr `widened` as `width` times the recorded value (and `trips` is
+    // evaluated with that value): a transposed kernel proved independent of it (passes/widen.h).
+    std::string widened;
+    int64_t width = 1;
 };
 
 struct Branch {

@@ -111,6 +111,7 @@ private:
         os_ << indent << what << " #" << r.kernel << " " << fn.name;
         if (r.regrid_axis >= 0) os_ << " re-gridded along axis " << r.regrid_axis;
         if (r.transposed_axis >= 0) os_ << " transposed: axis " << r.transposed_axis << " of size " << r.trips.str();
+        if (!r.widened.empty()) os_ << ", " << r.widened << " x" << r.width;
         os_ << "\n";
         for (size_t i = 0; i < r.args.size(); ++i)
             os_ << indent << "  " << fn.params[i].name << " = " << arg(r.args[i]) << "\n";

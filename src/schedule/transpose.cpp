@@ -65,6 +65,8 @@ std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::stri
         p.axis = k.axis;
         p.grid_param = k.grid_param;
         p.trips = k.trips;
+        p.widened = k.widened;
+        p.width = k.width;
         plan::Guards gs = guards_of(k.guards);
         gs.push_back(worth_it(k));
         for (const plan::Guard &g : gs)

@@ -36,10 +36,17 @@ bool holds(const plan::Guard &g, const Recorded &r) {
     return h;
 }
 
+// A symbol's value for a run: a widened run's constexpr `width` times the recorded one.
+bool run_value(const Recorded &r, const plan::Run &run, const std::string &name, int64_t *out) {
+    if (!symbol_value(r, name, out)) return false;
+    if (name == run.widened) *out *= run.width;
+    return true;
+}
+
 // A transposed run's grid size along its axis: the loop's trip count on the recorded arguments.
 int64_t trips(const Recorded &r, const plan::Run &run) {
     int64_t n = 0;
-    if (!run.trips.eval([&](const std::string &name, int64_t *v) { return symbol_value(r, name, v); }, &n))
+    if (!run.trips.eval([&](const std::string &name, int64_t *v) { return run_value(r, run, name, v); }, &n))
         fail(TAD_ERR_INTERNAL,
              "plan runner: trip count '" + run.trips.str() + "' names a value the launch does not record");
     return std::max<int64_t>(n, 0);
@@ -195,7 +202,10 @@ void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run
         case plan::Arg::PartialStride: bind_regrid(a, param, fn, grid_size(r, run), c); break;
         }
     }
-    for (const ir::Constexpr &ce : fn.constexprs) c.bind.push_back(binding(r, ce.name));
+    for (const ir::Constexpr &ce : fn.constexprs) {
+        c.bind.push_back(binding(r, ce.name));
+        if (ce.name == run.widened) c.bind.back().ival *= run.width;
+    }
     ir::Function kernel = frontend::lower_kernel(module_, fn.name, c.bind);
     std::vector<interp::ArgValue> args;
     for (const ir::Param &q : kernel.params) args.push_back(c.args.at(q.name));

@@ -108,14 +108,15 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             passes::Regrid r = passes::regrid(f, s.args.count("flush") && s.args.at("flush") == "atomic");
             notes += "// " + passes::print(r);
             f = std::move(r.fn);
-        } else if (s.pass == "transpose-loops") {  // each transposed kernel, then what is left; copies=R
+        } else if (s.pass == "transpose-loops") {  // each transposed kernel, then the rest; copies=R widen=off
             const int copies = s.args.count("copies") ? std::stoi(s.args.at("copies")) : 8;
-            passes::Transposition t = passes::transpose_loops(f, {}, copies);
+            const bool widen = !s.args.count("widen") || s.args.at("widen") != "off";
+            passes::Transposition t = passes::transpose_loops(f, {}, copies, widen);
             notes += t.report;
             for (const passes::Transposed &k : t.kernels) {
                 const std::string problem = ir::verify(k.fn);
                 notes += "// transposed d" + k.param + " (grid axis " + std::to_string(k.axis) + ": " + k.trips.str() +
-                         ")\n" +
+                         (k.widened.empty() ? "" : ", " + k.widened + " x" + std::to_string(k.width)) + ")\n" +
                          (problem.empty() ? ir::print(passes::cse(k.fn)) : "error: invalid IR: " + problem + "\n");
             }
             notes += "// rest\n";

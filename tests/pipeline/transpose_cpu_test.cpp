@@ -2,7 +2,8 @@
 // own their tiles (matmul's dA over (m, k) tiles looping over n, dB over (k, n) looping over m; a
 // GEMV's dw), and the CPU check (the plan runner, then the whole module on the interpreter) matches
 // finite differences, for row-major and column-major operands (the two alternatives of the
-// disjointness proof's guards), with sizes that are not multiples of the tiles.
+// disjointness proof's guards), with sizes that are not multiples of the tiles. Each transposed
+// kernel is launched with its tile's constexpr widened (passes/widen.h), as the launcher spells it.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -30,7 +31,7 @@ std::string generate_and_verify(const char *file, const char *mode) {
 }
 
 struct Case {
-    const char *name, *file, *kernel;  // kernel: the transposed kernel's launch as the launcher spells it
+    const char *name, *file, *kernel;  // kernel: the transposed kernel's launch as the launcher spells it (its grid)
 };
 
 class TransposeCpu : public ::testing::TestWithParam<Case> {};
@@ -50,13 +51,17 @@ TEST_P(TransposeCpu, OffKeepsTheAtomics) {
     EXPECT_TRUE(has(src, "tl.atomic_add(")) << src;
 }
 
-INSTANTIATE_TEST_SUITE_P(Files, TransposeCpu,
-                         ::testing::Values(Case{"matmul", "dataset/matmul.py",
-                                                "_matmul_fwd_bwd_DA[_regrid(launches[0].grid, 1, _cdiv(len(range("},
-                                           Case{"matmul_colmajor", "tests/pipeline/data/transpose/matmul_colmajor.py",
-                                                "_mm_bwd_DB[_regrid(launches[0].grid, 0, _cdiv(len(range("},
-                                           Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
-                                                "_gemv_bwd_DW[_regrid(launches[0].grid, 0, _cdiv(len(range("}),
-                         [](const auto &info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Files, TransposeCpu,
+    ::testing::Values(Case{"matmul", "dataset/matmul.py",
+                           "_matmul_fwd_bwd_DA[_regrid(launches[0].grid, 1, len(range(0, _tdiv((a_[\"K\"] + "
+                           "((a_[\"BLOCK_K\"]*4) - 1)), (a_[\"BLOCK_K\"]*4)), 1)))]"},
+                      Case{"matmul_colmajor", "tests/pipeline/data/transpose/matmul_colmajor.py",
+                           "_mm_bwd_DB[_regrid(launches[0].grid, 0, len(range(0, _tdiv((a_[\"K\"] + "
+                           "((a_[\"BLOCK_K\"]*8) - 1)), (a_[\"BLOCK_K\"]*8)), 1)))]"},
+                      Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
+                           "_gemv_bwd_DW[_regrid(launches[0].grid, 0, len(range(0, _tdiv((a[\"N\"] + "
+                           "((a[\"BLOCK_N\"]*8) - 1)), (a[\"BLOCK_N\"]*8)), 1)))]"}),
+    [](const auto &info) { return std::string(info.param.name); });
 
 }  // namespace
