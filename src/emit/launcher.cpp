@@ -65,6 +65,7 @@ private:
     std::map<TensorRef, std::string> grad_;  // the shadow variable of each tensor
     std::map<TensorRef, std::string> current_;  // where it was rebound (an incoming gradient's copy)
     std::map<TensorRef, std::string> partial_;  // a re-gridded run's partial buffer of each tensor's shadow
+    std::set<TensorRef> summed_;  // shadows that are their partial rows' sum (Init::Partials)
     std::string grid_size_, programs_;
     std::set<std::string> inputs_;
     std::set<int> outputs_, temps_used_;
@@ -129,6 +130,10 @@ private:
         case Init::Cotangent: os_ << "_cotangent_buffer(" << incoming(a.index) << ")\n"; return;
         case Init::Accumulator: os_ << "_atomic_buffer(" << primal(a.tensor) << ")\n"; return;
         case Init::Zeros: os_ << "_zero_buffer(" << primal(a.tensor) << ")\n"; return;
+        case Init::Partials:  // made by the re-gridded run (regrid(), call())
+            os_ << "None\n";
+            summed_.insert(a.tensor);
+            return;
         case Init::Covered: os_ << "_covered_buffer(" << primal(a.tensor) << ", " << cover(a) << ")\n"; return;
         case Init::Written: {
             std::string x = primal(a.tensor);
@@ -188,6 +193,7 @@ private:
             os_ << indent << tape_ << " = torch.empty(math.prod(" << grid << ") * " << tape_stride_
                 << ", dtype=torch.float32, device=" << device << ")\n";
         }
+        summed_.clear();
         for (const Alloc &a : b.allocs) alloc(a, indent);
         for (const plan::Run &r : b.runs) {
             if (r.regrid_axis >= 0) regrid(launch, r, indent);
@@ -196,7 +202,10 @@ private:
                     << r.transposed_axis << ")\n";
             call(launch, r, indent);
             for (const TensorRef &t : r.partials)
-                os_ << indent << "_sum_partial(" << grad_var(t) << ", " << partial_.at(t) << ")\n";
+                if (summed_.count(t))
+                    os_ << indent << grad_var(t) << " = _partial_sum(" << primal(t) << ", " << partial_.at(t) << ")\n";
+                else
+                    os_ << indent << "_sum_partial(" << grad_var(t) << ", " << partial_.at(t) << ")\n";
         }
     }
 
@@ -208,7 +217,9 @@ private:
         os_ << indent << programs_ << " = _regrid_programs(" << grid_size_ << ", " << layouts_ << "[0][3])\n";
         for (const TensorRef &t : r.partials) {
             partial_[t] = names_.fresh(grad_var(t) + "_partial");
-            os_ << indent << partial_[t] << " = _partial_buffer(" << grad_var(t) << ", " << programs_ << ")\n";
+            const bool summed = summed_.count(t) > 0;
+            os_ << indent << partial_[t] << " = _partial_buffer(" << (summed ? primal(t) : grad_var(t)) << ", "
+                << programs_ << (summed ? ", True" : "") << ")\n";
         }
     }
 

@@ -194,7 +194,21 @@ private:
         }
         // After the kernels that allocated its buffers (a split gradient's: in the input's dtype).
         if (v.scatter) b.runs.push_back(run(k, *v.scatter, scatter_.at(&v), "", b.allocs));
+        from_partials(b);
         return b;
+    }
+
+    // An accumulator only a re-gridded run's partial rows write is their sum: no zero fill, no add.
+    static void from_partials(Branch &b) {
+        for (Alloc &a : b.allocs) {
+            if (a.init != Init::Accumulator) continue;
+            bool partial = false, other = false;
+            for (const Run &r : b.runs) {
+                partial = partial || std::find(r.partials.begin(), r.partials.end(), a.tensor) != r.partials.end();
+                for (const Arg &x : r.args) other = other || (x.kind == Arg::Shadow && x.tensor == a.tensor);
+            }
+            if (partial && !other) a.init = Init::Partials;
+        }
     }
 
     // A run of kernel `kernel` (derived as `bwd`): each parameter bound; `grid_param` receives the

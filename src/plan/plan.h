@@ -26,7 +26,7 @@
 //   programs P the executor chooses (1 <= P <= G); its `partials` are float32 (float64 for
 //   float64) zero buffers of P rows, each row as long as the tensor's shadow's storage, allocated
 //   before the run; after it, each partial's rows are summed in order (row 0 first: the same result
-//   every run) and added into the shadow.
+//   every run) and added into the shadow (a Partials shadow becomes that sum).
 // - `results` say what the caller gets back: the backward returns, per stub input, the gradient
 //   in the input's dtype (or nothing); forward mode returns, per output, its tangent.
 #pragma once
@@ -98,6 +98,9 @@ enum class Init {
     // The tensor's dtype, uninitialised where `cover` holds on launch `launch` (plain stores reach
     // every element: covers() below), else zeros
     Covered,
+    // float32 (float64 for float64): the sum of a re-gridded run's partial rows, when nothing else
+    // in the branch writes the shadow: no buffer until that run, then the sum laid out as the tensor
+    Partials,
     // Forward mode.
     Tangent,  // grad input `index`'s tangent from the caller (position in GRAD_INPUTS; -1: a
     // zero tangent), in the input's dtype; a private copy when `written`

@@ -35,6 +35,7 @@ std::string init(const Alloc &a) {
     case Init::Accumulator: return "accumulator";
     case Init::Written: return "written, covered when laid out as " + tensor(a.mirror);
     case Init::Zeros: return "zeros";
+    case Init::Partials: return "the sum of its partial rows";
     case Init::Covered: return "uninitialised when laid out as " + cover(*a.cover) + ", else zeros";
     case Init::Tangent:
         if (a.index < 0) return "zero tangent";

@@ -43,7 +43,9 @@ TEST_P(RegridCpu, PartialBufferFlushHasNoAtomics) {
     const std::string src = generate_and_verify(GetParam().file, "partial");
     EXPECT_TRUE(has(src, "for r in range(")) << src;
     EXPECT_TRUE(has(src, "_regrid(launches[0].grid, 0, programs)")) << src;
-    EXPECT_TRUE(has(src, "    _sum_partial(")) << src;
+    // Nothing else writes the re-gridded gradients: each is its partial rows' sum (no zero fill, no add).
+    EXPECT_TRUE(has(src, " = _partial_sum(")) << src;
+    EXPECT_FALSE(has(src, "    _sum_partial(")) << src;
     EXPECT_FALSE(has(src, "tl.atomic_add(")) << src;
 }
 

@@ -264,10 +264,18 @@ def _tmod(a, b):
     return a - b * _tdiv(a, b)
 
 
-def _partial_buffer(shadow, programs):
-    """Per-program partial sums of a gradient: zeroed rows as long as its shadow's storage."""
-    span = 1 + sum((n - 1) * s for n, s in zip(shadow.shape, shadow.stride())) if shadow.numel() else 0
-    return torch.zeros((programs, span), dtype=shadow.dtype, device=shadow.device)
+def _partial_buffer(like, programs, summed=False):
+    """Per-program partial sums of a gradient: zeroed rows as long as the storage of its shadow
+    (`like`), or, `summed`, of the tensor whose gradient is their sum alone (float32 rows)."""
+    span = 1 + sum((n - 1) * s for n, s in zip(like.shape, like.stride())) if like.numel() else 0
+    dtype = like.dtype if not summed else torch.float64 if like.dtype == torch.float64 else torch.float32
+    return torch.zeros((programs, span), dtype=dtype, device=like.device)
+
+
+def _partial_sum(t, partial):
+    """A gradient that is the sum of its partial rows alone, summed in a fixed order (the same result
+    every run), laid out as t."""
+    return torch.as_strided(partial.sum(0), t.shape, t.stride())
 
 
 def _sum_partial(shadow, partial):
