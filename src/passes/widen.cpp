@@ -106,11 +106,14 @@ private:
             if (touches) return refuse(i, "reshapes a tile with a dim of " + c_, why);
         }
         if (!any || op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd) return true;
-        if (op.kind == OpKind::ForEnd) {  // a yielded index value makes its loop argument one
+        if (op.kind == OpKind::ForEnd) {  // a yielded index value makes its loop argument and result one
             for (const ir::Loop &l : a_.loops())
                 if (l.end == i)
                     for (size_t s = 0; s < l.args.size(); ++s)
-                        if (index_[op.operands[s]]) mark(g_.ops[l.args[s]].result, changed);
+                        if (index_[op.operands[s]]) {
+                            mark(g_.ops[l.args[s]].result, changed);
+                            if (s < l.results.size()) mark(g_.ops[l.results[s]].result, changed);
+                        }
             return true;
         }
         mark(op.result, changed);

@@ -9,6 +9,7 @@
 #include "passes/regrid.h"
 #include "passes/split_scatter.h"
 #include "passes/transpose.h"
+#include "passes/widen.h"
 #include "support/error.h"
 
 namespace tad::testing {
@@ -99,6 +100,13 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
     for (size_t i = 0; i < steps.size(); ++i) {
         const Step s = parse_step(steps[i]);
         const bool last = i + 1 == steps.size();
+        if (s.pass == "widen-proof") {  // axis=A constexpr=C: whether the kernel may run with C widened
+            if (!last) fail(TAD_ERR_INVALID_ARGUMENT, "RUN: the analysis widen-proof must come last");
+            std::string why;
+            const int axis = s.args.count("axis") ? std::stoi(s.args.at("axis")) : 0;
+            const bool ok = passes::widen_proof(f, axis, s.args.count("constexpr") ? s.args.at("constexpr") : "", &why);
+            return ok ? "independent of " + s.args.at("constexpr") + "\n" : "not widened: " + why + "\n";
+        }
         if (s.pass == "plan-gradient-writes" || s.pass == "memory-params" || s.pass == "access") {
             if (!last) fail(TAD_ERR_INVALID_ARGUMENT, "RUN: the analysis " + s.pass + " must come last");
             if (s.pass == "access") return access_text(f, s);
