@@ -54,8 +54,12 @@ void Reverse::declare_params() {
         bool out = contains(spec_.outputs, p.name), in = contains(spec_.wrt, p.name);
         if (p.kind != ir::ParamKind::Pointer || !(out || in)) continue;
         ir::Type st = t;
-        // Atomics accumulate half-precision gradients in a float32 buffer.
-        if (in && atomic(p.name) && (t.elem == ir::DType::F16 || t.elem == ir::DType::BF16)) st.elem = ir::DType::F32;
+        // Atomics accumulate half-precision gradients in a float32 buffer; so does a split gradient
+        // (its scatter adds onto stored values: rounding those first could cancel what it adds).
+        auto w = plan_.find(p.name);
+        const bool split = w != plan_.end() && w->second.split;
+        if (in && (atomic(p.name) || split) && (t.elem == ir::DType::F16 || t.elem == ir::DType::BF16))
+            st.elem = ir::DType::F32;
         std::string sname = shadow_param_name(fwd_, p.name);
         shadow_param_[p.name] = b_.param(sname, ir::ParamKind::Pointer, st);
         derived_params_[sname] = {ParamOrigin::Shadow, p.name};

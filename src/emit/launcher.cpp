@@ -129,12 +129,14 @@ private:
         case Init::Absent: os_ << "None\n"; return;
         case Init::Cotangent: os_ << "_cotangent_buffer(" << incoming(a.index) << ")\n"; return;
         case Init::Accumulator: os_ << "_atomic_buffer(" << primal(a.tensor) << ")\n"; return;
-        case Init::Zeros: os_ << "_zero_buffer(" << primal(a.tensor) << ")\n"; return;
+        case Init::Zeros: os_ << "_zero_buffer(" << primal(a.tensor) << (a.wide ? ", True" : "") << ")\n"; return;
         case Init::Partials:  // made by the re-gridded run (regrid(), call())
             os_ << "None\n";
             summed_.insert(a.tensor);
             return;
-        case Init::Covered: os_ << "_covered_buffer(" << primal(a.tensor) << ", " << cover(a) << ")\n"; return;
+        case Init::Covered:
+            os_ << "_covered_buffer(" << primal(a.tensor) << ", " << cover(a) << (a.wide ? ", True" : "") << ")\n";
+            return;
         case Init::Written: {
             std::string x = primal(a.tensor);
             os_ << "_store_buffer(" << x << ", *" << mirror_layout(a.mirror) << ")\n";

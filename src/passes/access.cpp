@@ -268,6 +268,17 @@ size_t conjuncts(const ir::Function &f, ir::ValueId mask) {
     return 1;
 }
 
+// A symbol the launcher and the CPU oracle evaluate: a parameter or constexpr name, a number,
+// `num_programs(a)`, or `num_programs(a)//d` of those.
+bool run_time_symbol(const std::string &name) {
+    const size_t div = name.find("//");
+    if (div != std::string::npos) return run_time_symbol(name.substr(0, div)) && run_time_symbol(name.substr(div + 2));
+    if (name.compare(0, 13, "num_programs(") == 0)
+        return name.size() == 15 && std::isdigit(static_cast<unsigned char>(name[13])) && name[14] == ')';
+    return !name.empty() && std::all_of(name.begin(), name.end(),
+                                        [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
 // The range an index variable takes every value of, for coverage: its natural one, and for a
 // quotient pid // d the full groups of d programs, `num_programs(a)//d` (a partial last group writes
 // more, never less; the disjointness proof has shown those writes distinct).
@@ -344,6 +355,10 @@ std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::ve
     const ir::ValueId mask = mask_value(first);
     const std::vector<Bound> bounds = a.bounds(mask);
     if (bounds.size() != conjuncts(f, mask)) return *why = "its mask is not made of bounds on indices", std::nullopt;
+    for (const auto &term : addr.terms)
+        if ((term.first.kind == IndexVar::Quotient || term.first.kind == IndexVar::Remainder) &&
+            addr.terms.count({IndexVar::Program, term.first.n}))
+            return *why = "its address reads a program id both whole and split", std::nullopt;
     Coverage c;
     std::map<IndexVar, Poly> rest = addr.terms;
     for (const Bound &b : bounds) {
@@ -368,6 +383,11 @@ std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::ve
         if (std::find(offsets.begin(), offsets.end(), Poly::constant(j) * distance.coeff) == offsets.end())
             return *why = "its first address is not the buffer's first element", std::nullopt;
     if (loads.size() > 1) c.digits.emplace_back(distance.coeff, *distance.size);
+    for (const auto &[coeff, size] : c.digits)
+        for (const Poly *p : {&coeff, &size})
+            for (const std::string &name : p->symbols())
+                if (!run_time_symbol(name))
+                    return *why = "a size is spelled '" + name + "', not a name the launch records", std::nullopt;
     return c;
 }
 

@@ -53,6 +53,7 @@ public:
     // All coefficients negative: -this reads better and orders the same for injectivity.
     bool negative() const;
     bool mentions(const std::string &name) const;  // whether a term has symbol `name`
+    std::set<std::string> symbols() const;
     std::string str() const;  // "2*N + stride_x", "0"
     // Printed with each symbol spelled by `name` (a launcher's `a["N"]`).
     std::string str(const std::function<std::string(const std::string &)> &name) const;

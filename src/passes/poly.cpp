@@ -80,6 +80,12 @@ bool Poly::mentions(const std::string &name) const {
     return false;
 }
 
+std::set<std::string> Poly::symbols() const {
+    std::set<std::string> out;
+    for (const auto &[names, c] : terms_) out.insert(names.begin(), names.end());
+    return out;
+}
+
 bool Poly::eval(const std::function<bool(const std::string &, int64_t *)> &value, int64_t *out) const {
     int64_t sum = 0;
     for (const auto &[names, c] : terms_) {

@@ -6,9 +6,11 @@
 // value (the logit at the row's target) must write its gradient with atomics into a zeroed float32
 // buffer: the scatter may land on an element another program stores. split_scatter() writes two
 // kernels instead, run one after the other on the same grid: `rest`, the input without the
-// scatter's writes (its other writes reach each element at most once: plain stores in the input's
-// dtype), and `scatter`, the input with every write removed but the scatter's, which become relaxed
-// atomic adds. Each element then receives the sum of its contributions, as before.
+// scatter's writes (its other writes reach each element at most once: plain stores), and `scatter`,
+// the input with every write removed but the scatter's, which become relaxed atomic adds. Each
+// element then receives the sum of its contributions, as before. (The plan keeps a half-precision
+// gradient in float32 until both ran: rounding the stored value first could cancel what the scatter
+// adds, cross entropy's p - 1 at p near 1.)
 //
 // What makes it sound: the second kernel runs after the first has finished, so its adds land on
 // the stored values; both compute what the input computes, because neither reads a buffer the

@@ -383,6 +383,46 @@ std::string tile_constexpr(const ir::Function &f, Affine &a, const ir::Op &atomi
     return "";
 }
 
+bool is_name(const HostExpr &e, const std::string &n) { return e.op == HostExpr::Name && e.name == n; }
+
+// `(x + (c - 1)) // c` (tl.cdiv), truncating or flooring: x.
+const HostExpr *cdiv_of(const HostExpr &e, const std::string &c) {
+    if ((e.op != HostExpr::Div && e.op != HostExpr::FloorDiv) || e.args.size() != 2 || !is_name(e.args[1], c))
+        return nullptr;
+    const HostExpr &num = e.args[0];
+    if (num.op != HostExpr::Add || num.args.size() != 2) return nullptr;
+    const HostExpr &m1 = num.args[1];
+    const bool c_minus_1 = m1.op == HostExpr::Sub && m1.args.size() == 2 && is_name(m1.args[0], c) &&
+                           m1.args[1].op == HostExpr::Const && m1.args[1].value == 1;
+    return c_minus_1 ? &num.args[0] : nullptr;
+}
+
+// Whether the loop's tiles of C, whatever C, cover exactly the indices below the written tile's mask
+// bound B: `range(0, cdiv(B, C))` or `range(0, B, C)`, with the atomic masked by t·C + lane < B. A
+// wider tile then reaches the same elements (the mask cuts the last one), never fewer (a floor
+// division of B by C) or others.
+std::string tiles_cover_the_bound(const ir::Function &f, Affine &a, const ir::Op &atomic, int loop,
+                                  const TripCount &trips, const std::string &c) {
+    std::optional<Poly> bound;
+    const ir::Type &t = f.type(atomic.operands[0]);
+    for (const Bound &b : a.bounds(atomic.has_mask ? atomic.operands[2] : ir::kNoValue)) {
+        auto iter = b.form.terms.find(IndexVar{IndexVar::Iteration, loop});
+        for (const auto &[v, coeff] : b.form.terms)
+            if (v.kind == IndexVar::Lane && t.shape.at(static_cast<size_t>(v.n)).expr == c &&
+                iter != b.form.terms.end() && iter->second == Poly::symbol(c) * coeff && b.form.offset.zero() &&
+                !b.bound.mentions(c))
+                bound = b.bound;
+    }
+    if (!bound) return "its tiles of " + c + " have no mask bound";
+    const bool from_zero = trips.lo.op == HostExpr::Const && trips.lo.value == 0;
+    const HostExpr *x = nullptr;
+    if (from_zero && trips.step.op == HostExpr::Const && trips.step.value == 1) x = cdiv_of(trips.hi, c);
+    if (from_zero && is_name(trips.step, c)) x = &trips.hi;
+    const bool same = x && ((x->op == HostExpr::Name && *bound == Poly::symbol(x->name)) ||
+                            (x->op == HostExpr::Const && *bound == Poly::constant(x->value)));
+    return same ? "" : "its loop's tiles of " + c + " may end before or after its mask bound " + bound->str();
+}
+
 // Whether atomic add `c` transposes; fills `out` when it does, else returns why not.
 std::string transpose_one(const ir::Function &f, const Candidate &c, const std::set<std::string> &written,
                           int max_copies, bool widen, Transposed &out) {
@@ -424,7 +464,8 @@ std::string transpose_one(const ir::Function &f, const Candidate &c, const std::
     if (!writes_distinct(f, a, atomic.operands[0], mask, others, l, &out.guards, &why)) return why;
     const int r = copies(f, atomic, begin, max_copies);
     const std::string block = r > 1 && widen ? tile_constexpr(f, a, atomic, l) : "";
-    if (!block.empty()) {
+    if (!block.empty()) out.unwidened = tiles_cover_the_bound(f, a, atomic, l, out.trips, block);
+    if (!block.empty() && out.unwidened.empty()) {
         Transposed wide = out;
         why = write(f, loops[l], slice, c.op, 1, wide);
         if (why.empty() && widen_proof(wide.fn, wide.axis, block, &out.unwidened)) {

@@ -82,40 +82,60 @@ private:
         return op.kind == OpKind::Arange && has_c_dim(g_.type(op.result));
     }
 
-    bool visit(int i, bool *changed, std::string *why) {
+    // A dim spelled from C but not C (`2*BLOCK`, `BLOCK // 2`): its size changes with C in a way the
+    // proof does not follow.
+    bool derived_dim(const ir::Type &t) const {
+        for (const ir::Dim &d : t.shape)
+            if (d.expr != c_ && mentions(d.expr, c_)) return true;
+        return false;
+    }
+
+    // What no op may do to a C dim or an index value, whether or not it reads one (`any`).
+    bool along_c(int i, bool any, std::string *why) const {
         const ir::Op &op = g_.ops[i];
-        if (op.kind == OpKind::Const && op.name.empty() && c_value_ > 1 && op.fval == static_cast<double>(c_value_))
-            return refuse(i, "holds " + std::to_string(c_value_) + ", " + c_ + "'s value, as a literal", why);
         const ir::OpClass cls = ir::op_info(op.kind).cls;
-        bool any = source(op);
-        for (size_t k = 0; k < op.operands.size(); ++k) {
-            const ValueId v = op.operands[k];
-            if (!index_[v]) continue;
-            if (!index_operand(op, k)) return refuse(i, "computes a value from an index along " + c_, why);
-            any = true;
-        }
         if (cls == ir::OpClass::Reduction || cls == ir::OpClass::Scan) {
-            if (c_dim(g_.type(op.operands[0]), static_cast<size_t>(op.axis)) || any)
-                return refuse(i, "reduces along a dim of " + c_, why);
+            const ir::Type &in = g_.type(op.operands[0]);
+            const bool over_c = op.axis < 0 ? has_c_dim(in) : c_dim(in, static_cast<size_t>(op.axis));
+            if (over_c || any) return refuse(i, "reduces along a dim of " + c_, why);
         }
         if (op.kind == OpKind::Dot && (c_dim(g_.type(op.operands[0]), 1) || c_dim(g_.type(op.operands[1]), 0)))
             return refuse(i, "contracts a dim of " + c_, why);
         if (op.kind == OpKind::Reshape || op.kind == OpKind::Join || op.kind == OpKind::Split) {
-            bool touches = any;
+            bool touches = any || (op.result != ir::kNoValue && has_c_dim(g_.type(op.result)));
             for (ValueId v : op.operands) touches = touches || has_c_dim(g_.type(v));
             if (touches) return refuse(i, "reshapes a tile with a dim of " + c_, why);
         }
-        if (!any || op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd) return true;
-        if (op.kind == OpKind::ForEnd) {  // a yielded index value makes its loop argument and result one
-            for (const ir::Loop &l : a_.loops())
-                if (l.end == i)
-                    for (size_t s = 0; s < l.args.size(); ++s)
-                        if (index_[op.operands[s]]) {
-                            mark(g_.ops[l.args[s]].result, changed);
-                            if (s < l.results.size()) mark(g_.ops[l.results[s]].result, changed);
-                        }
-            return true;
+        return true;
+    }
+
+    // A yielded index value makes its loop argument and result index values.
+    void carry(int end, bool *changed) {
+        const ir::Op &op = g_.ops[end];
+        for (const ir::Loop &l : a_.loops())
+            if (l.end == end)
+                for (size_t s = 0; s < l.args.size(); ++s)
+                    if (index_[op.operands[s]]) {
+                        mark(g_.ops[l.args[s]].result, changed);
+                        if (s < l.results.size()) mark(g_.ops[l.results[s]].result, changed);
+                    }
+    }
+
+    bool visit(int i, bool *changed, std::string *why) {
+        const ir::Op &op = g_.ops[i];
+        if (op.result != ir::kNoValue && derived_dim(g_.type(op.result)))
+            return refuse(i, "has a tile whose size is computed from " + c_, why);
+        if (op.kind == OpKind::Const && op.name.empty() && c_value_ > 1 && op.fval == static_cast<double>(c_value_))
+            return refuse(i, "holds " + std::to_string(c_value_) + ", " + c_ + "'s value, as a literal", why);
+        bool any = source(op);
+        for (size_t k = 0; k < op.operands.size(); ++k) {
+            if (!index_[op.operands[k]]) continue;
+            if (!index_operand(op, k)) return refuse(i, "computes a value from an index along " + c_, why);
+            any = true;
         }
+        if (!along_c(i, any, why)) return false;
+        if (!any || op.kind == OpKind::Load || op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd) return true;
+        if (op.kind == OpKind::ForEnd) return carry(i, changed), true;
         mark(op.result, changed);
         return true;
     }
@@ -140,6 +160,7 @@ private:
         }
         if (f.offset.mentions(c_)) return refuse(i, "offsets an index by " + c_, why);
         if (lanes > 1) return refuse(i, "indexes two dims of " + c_ + " at once", why);
+        if (lane.mentions(c_)) return refuse(i, "scales a lane of " + c_ + " by " + c_, why);
         if (pid.zero() && lanes == 0) return true;
         if (lanes == 0 || pid != Poly::symbol(c_) * lane)
             return refuse(i, "indexes a tile of " + c_ + " other than by its elements' global index", why);
@@ -172,16 +193,31 @@ private:
         }
     }
 
+    // A mask with a bound on a C dim's global index: what keeps a wider tile's extra elements (past
+    // the forward's last tile) out of memory.
+    bool bounds_c_lane(ValueId mask) {
+        if (mask == ir::kNoValue) return false;
+        const ir::Type &t = g_.type(mask);
+        for (const Bound &b : a_.bounds(mask))
+            for (const auto &term : b.form.terms)
+                if (term.first.kind == IndexVar::Lane && c_dim(t, static_cast<size_t>(term.first.n))) return true;
+        return false;
+    }
+
+    bool access(int i, ValueId ptr, ValueId mask, std::string *why) {
+        if (!index_[ptr]) return bounds_global(mask, i, why);
+        if (!global(a_.of(ptr), g_.type(ptr), i, why)) return false;
+        if (has_c_dim(g_.type(ptr)) && !bounds_c_lane(mask))
+            return refuse(i, "reaches past the tiles of " + c_ + " without a mask bounding them", why);
+        return bounds_global(mask, i, why);
+    }
+
     bool consistent(int i, std::string *why) {
         const ir::Op &op = g_.ops[i];
         switch (op.kind) {
-        case OpKind::Load:
-            if (index_[op.operands[0]] && !global(a_.of(op.operands[0]), g_.type(op.operands[0]), i, why)) return false;
-            return bounds_global(op.has_mask ? op.operands[1] : ir::kNoValue, i, why);
+        case OpKind::Load: return access(i, op.operands[0], op.has_mask ? op.operands[1] : ir::kNoValue, why);
         case OpKind::Store:
-        case OpKind::AtomicAdd:
-            if (index_[op.operands[0]] && !global(a_.of(op.operands[0]), g_.type(op.operands[0]), i, why)) return false;
-            return bounds_global(op.has_mask ? op.operands[2] : ir::kNoValue, i, why);
+        case OpKind::AtomicAdd: return access(i, op.operands[0], op.has_mask ? op.operands[2] : ir::kNoValue, why);
         case OpKind::Where: return !g_.type(op.result).is_float() || bounds_global(op.operands[0], i, why);
         default: return true;
         }

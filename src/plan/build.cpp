@@ -274,8 +274,12 @@ private:
             allocs.push_back(alloc(t, Init::Covered));
             allocs.back().cover = w->second.cover;
             allocs.back().launch = k;
-        } else if (store && !w->second.covers)
+        } else if (store && !w->second.covers) {
             allocs.push_back(alloc(t, Init::Zeros));
+        }
+        // A split gradient's scatter adds onto the stored values: kept in float32 until the end.
+        if (store && !w->second.covers)
+            allocs.back().wide = w->second.split;
         else if (store)
             allocs.push_back(alloc(t, Init::Written, -1, l.tensors.at(w->second.mirror)));
         else

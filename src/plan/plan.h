@@ -113,6 +113,7 @@ struct Alloc {
     int index = -1;  // Cotangent, Incoming: the output; Tangent: the grad input (see Init)
     TensorRef mirror;  // Written
     std::optional<passes::Coverage> cover;  // Covered
+    bool wide = false;  // Covered, Zeros: float32 (float64 for float64) instead of the tensor's dtype
     bool written = false;  // Tangent
     // The recorded launch parameter the tensor is reached through (temporaries in forward mode).
     size_t launch = 0;

@@ -34,9 +34,11 @@ std::string init(const Alloc &a) {
     case Init::Incoming: return "incoming gradient of output " + std::to_string(a.index);
     case Init::Accumulator: return "accumulator";
     case Init::Written: return "written, covered when laid out as " + tensor(a.mirror);
-    case Init::Zeros: return "zeros";
+    case Init::Zeros: return a.wide ? "zeros, float32" : "zeros";
     case Init::Partials: return "the sum of its partial rows";
-    case Init::Covered: return "uninitialised when laid out as " + cover(*a.cover) + ", else zeros";
+    case Init::Covered:
+        return std::string(a.wide ? "float32, " : "") + "uninitialised when laid out as " + cover(*a.cover) +
+               ", else zeros";
     case Init::Tangent:
         if (a.index < 0) return "zero tangent";
         return "tangent of grad input " + std::to_string(a.index) + (a.written ? ", copied" : "");

@@ -121,8 +121,9 @@ TEST(BackwardPlan, AtomicGradientIsAnAccumulator) {
     EXPECT_NE(p.find("  shadow of input 0: accumulator\n"), std::string::npos) << p;
 }
 
-// A split gradient: the kernel that stores it allocates it in the input's dtype (zeros: the stores
-// may cover nothing), and the scatter kernel runs after it, adding into that same buffer.
+// A split gradient: the kernel that stores it allocates it (float32, so that the scatter's adds land
+// on unrounded values; zeros: the stores may cover nothing), and the scatter kernel runs after it,
+// adding into that same buffer.
 TEST(BackwardPlan, ScatterKernelRunsLastOnTheStoredBuffer) {
     passes::GradWrite stores{passes::GradWrite::Store, "", {}, false, true, std::nullopt};
     plan::Derivation d = one_launch(stores);
@@ -131,7 +132,7 @@ TEST(BackwardPlan, ScatterKernelRunsLastOnTheStoredBuffer) {
     d.launches[0].specializations[0].variants[0].scatter = scatter;
     const std::string p = plan::print(plan::backward(d));
     EXPECT_NE(p.find("kernel #1 fwd_bwd_scatter: backward of fwd; X: atomics\n"), std::string::npos) << p;
-    EXPECT_NE(p.find("  shadow of input 0: zeros\n"
+    EXPECT_NE(p.find("  shadow of input 0: zeros, float32\n"
                      "  shadow of output 0: incoming gradient of output 0\n"
                      "  run #0 fwd_bwd\n"),
               std::string::npos)

@@ -198,11 +198,16 @@ def _store_buffer(t, shape, stride):
     return out.zero_()
 
 
-def _covered_buffer(t, digits, holds):
+def _wide_dtype(t, wide):
+    """The tensor's dtype, or with `wide` float32 (float64 for float64): sums kept unrounded."""
+    return t.dtype if not wide else torch.float64 if t.dtype == torch.float64 else torch.float32
+
+
+def _covered_buffer(t, digits, holds, wide=False):
     """Gradient written with plain stores whose addresses are sums of coefficient * index, each index
     taking every value below its size (where `holds`): they reach every element, and the buffer needs
     no zeros, when those (coefficient, size) pairs are the tensor's (stride, size) pairs."""
-    out = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
+    out = torch.empty_strided(t.shape, t.stride(), dtype=_wide_dtype(t, wide), device=t.device)
     if holds and _merged_digits(digits) == _merged_digits(zip(t.stride(), t.shape)):
         return out
     return out.zero_()
@@ -220,9 +225,9 @@ def _merged_digits(pairs):
     return out
 
 
-def _zero_buffer(t):
+def _zero_buffer(t, wide=False):
     """Gradient written with plain stores by programs that may write nothing (a run-time `if`)."""
-    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).zero_()
+    return torch.empty_strided(t.shape, t.stride(), dtype=_wide_dtype(t, wide), device=t.device).zero_()
 
 
 _SM_COUNTS = {}
