@@ -259,15 +259,6 @@ Proof prove_param(Affine &a, const ir::Function &f, const std::vector<int> &load
 
 // ---- coverage ----------------------------------------------------------------------------------
 
-// The conjuncts of a mask, through & and the ops that change its shape (each a bound or not).
-size_t conjuncts(const ir::Function &f, ir::ValueId mask) {
-    if (mask == ir::kNoValue) return 0;
-    const ir::Op &op = f.def(mask);
-    if (op.kind == OpKind::And) return conjuncts(f, op.operands[0]) + conjuncts(f, op.operands[1]);
-    if (op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims) return conjuncts(f, op.operands[0]);
-    return 1;
-}
-
 // A symbol the launcher and the CPU oracle evaluate: a parameter or constexpr name, a number,
 // `num_programs(a)`, or `num_programs(a)//d` of those.
 bool run_time_symbol(const std::string &name) {
@@ -354,7 +345,7 @@ std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::ve
     const ir::Type &t = f.type(first.operands[0]);
     const ir::ValueId mask = mask_value(first);
     const std::vector<Bound> bounds = a.bounds(mask);
-    if (bounds.size() != conjuncts(f, mask)) return *why = "its mask is not made of bounds on indices", std::nullopt;
+    if (!a.only_bounds(mask)) return *why = "its mask is not made of bounds on indices", std::nullopt;
     for (const auto &term : addr.terms)
         if ((term.first.kind == IndexVar::Quotient || term.first.kind == IndexVar::Remainder) &&
             addr.terms.count({IndexVar::Program, term.first.n}))

@@ -249,6 +249,21 @@ std::vector<Bound> Affine::bounds(ir::ValueId mask) {
     return out;
 }
 
+namespace {
+
+size_t conjuncts(const ir::Function &f, ir::ValueId mask) {
+    const ir::Op &op = f.def(mask);
+    if (op.kind == OpKind::And) return conjuncts(f, op.operands[0]) + conjuncts(f, op.operands[1]);
+    if (op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims) return conjuncts(f, op.operands[0]);
+    return 1;
+}
+
+}  // namespace
+
+bool Affine::only_bounds(ir::ValueId mask) {
+    return mask == ir::kNoValue || bounds(mask).size() == conjuncts(f_, mask);
+}
+
 std::vector<int> Affine::loops_around(int op) const {
     std::vector<int> out;
     for (size_t l = 0; l < loops_.size(); ++l)

@@ -109,6 +109,9 @@ public:
     // The conjuncts `a < b` of a mask (through &, broadcasts and expand_dims) with affine a and b,
     // as `a - (b's index terms) < b's offset`, in the mask's lane coordinates. kNoValue: none.
     std::vector<Bound> bounds(ir::ValueId mask);
+    // Whether every conjunct of a mask is one of those bounds (bounds() drops the others): the mask
+    // is exactly their conjunction. True for kNoValue.
+    bool only_bounds(ir::ValueId mask);
     const std::vector<ir::Loop> &loops() const { return loops_; }
     // The loops holding op i, innermost last.
     std::vector<int> loops_around(int op) const;

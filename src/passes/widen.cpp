@@ -169,28 +169,13 @@ private:
 
     bool bounds_global(ValueId mask, int i, std::string *why) {
         if (mask == ir::kNoValue || !index_[mask]) return true;
-        const std::vector<Bound> bs = a_.bounds(mask);
-        size_t conj = 0;
-        count_conjuncts(mask, &conj);
-        if (bs.size() != conj)
+        if (!a_.only_bounds(mask))
             return refuse(i, "has a condition on an index along " + c_ + " that is not a bound", why);
-        for (const Bound &b : bs) {
+        for (const Bound &b : a_.bounds(mask)) {
             if (b.bound.mentions(c_)) return refuse(i, "bounds an index by " + c_, why);
             if (!global(b.form, g_.type(mask), i, why)) return false;
         }
         return true;
-    }
-
-    void count_conjuncts(ValueId m, size_t *n) const {
-        const ir::Op &op = g_.def(m);
-        if (op.kind == OpKind::And) {
-            count_conjuncts(op.operands[0], n);
-            count_conjuncts(op.operands[1], n);
-        } else if (op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims) {
-            count_conjuncts(op.operands[0], n);
-        } else {
-            ++*n;
-        }
     }
 
     // A mask with a bound on a C dim's global index: what keeps a wider tile's extra elements (past

@@ -176,8 +176,7 @@ def _as_layout(g, layout):
 def _atomic_buffer(t):
     """Gradient accumulated with atomics: float32 (float64 for float64 inputs), zero-filled, with
     t's strides (the backward addresses it with t's stride arguments)."""
-    dtype = torch.float64 if t.dtype == torch.float64 else torch.float32
-    return torch.empty_strided(t.shape, t.stride(), dtype=dtype, device=t.device).zero_()
+    return torch.empty_strided(t.shape, t.stride(), dtype=_wide_dtype(t, True), device=t.device).zero_()
 
 
 def _cotangent_buffer(g, layout):
@@ -273,8 +272,7 @@ def _partial_buffer(like, programs, summed=False):
     """Per-program partial sums of a gradient: zeroed rows as long as the storage of its shadow
     (`like`), or, `summed`, of the tensor whose gradient is their sum alone (float32 rows)."""
     span = 1 + sum((n - 1) * s for n, s in zip(like.shape, like.stride())) if like.numel() else 0
-    dtype = like.dtype if not summed else torch.float64 if like.dtype == torch.float64 else torch.float32
-    return torch.zeros((programs, span), dtype=dtype, device=like.device)
+    return torch.zeros((programs, span), dtype=_wide_dtype(like, summed), device=like.device)
 
 
 def _partial_sum(t, partial):
