@@ -9,6 +9,7 @@
 #include "flow/flow.h"
 #include "flow/trace.h"
 #include "passes/access.h"
+#include "passes/combine_atomics.h"
 #include "passes/passes.h"
 #include "schedule/closed_form.h"
 #include "schedule/regrid.h"
@@ -131,6 +132,15 @@ plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::str
     std::optional<plan::Regrid> regrid = schedule::regrid(b, mode, &what);
     dump("regrid", b.fn);
     *report += b.fn.name + ": " + what;
+    passes::CombinedAtomics c = passes::combine_atomics(b.fn);
+    if (!c.params.empty()) {
+        b.fn = passes::dce(passes::cse(c.fn));  // the same parameters: b.origins still holds
+        dump("combine-atomics", b.fn);
+        std::string params;
+        for (const std::string &p : c.params) params += (params.empty() ? "" : ", ") + p;
+        *report += b.fn.name + ": atomic adds to " + params +
+                   " combined where a tile's active lanes share at most two addresses\n";
+    }
     return {std::move(b), guards, std::move(regrid), {}, true, std::nullopt};
 }
 

@@ -143,9 +143,7 @@ private:
             << "` and its forward-mode derivative: (outputs, their tangents J v, laid out like them),\n"
                "    for tangents v of GRAD_INPUTS (see _tangent_list). Runs the stub once to record its "
                "launches.\"\"\"\n";
-        os_ << "    bound = _SIGNATURE.bind(*args, **kwargs)\n";
-        os_ << "    bound.apply_defaults()\n";
-        os_ << "    values = list(bound.arguments.values())\n";
+        os_ << "    values = list(_ARGUMENTS(args, kwargs))\n";
         os_ << "    tangent_list = _tangent_list(tangents)\n";
         os_ << "    with torch.no_grad():\n";
         os_ << "        with _capturing(_JVP_SNAPSHOTS) as launches:\n";

@@ -349,13 +349,11 @@ private:
         os_ << "TF32 = " << (tf32 ? "True" : "False") << "\n";
         os_ << "# Stub inputs the forward updates in place and returns (autograd wants them to be non-leaf).\n";
         os_ << "DIRTY = " << (dirty_inputs.empty() ? "()" : py_tuple(dirty_inputs, true)) << "\n";
-        os_ << "_SIGNATURE = inspect.signature(" << detail::stub_callable(stub_) << ")\n\n\n";
+        os_ << "_ARGUMENTS = _Arguments(inspect.signature(" << detail::stub_callable(stub_) << "))\n\n\n";
         os_ << "def forward(*args, **kwargs):\n";
         os_ << "    \"\"\"`" << stub_.name
             << "` with a backward: same arguments and results, differentiable in GRAD_INPUTS.\"\"\"\n";
-        os_ << "    bound = _SIGNATURE.bind(*args, **kwargs)\n";
-        os_ << "    bound.apply_defaults()\n";
-        os_ << "    return " << class_name(stub_.name) << ".apply(*bound.arguments.values())\n";
+        os_ << "    return " << class_name(stub_.name) << ".apply(*_ARGUMENTS(args, kwargs))\n";
     }
 };
 

@@ -54,16 +54,14 @@ void entry_point(std::ostream &os, const frontend::KernelFile &kf, const NodeMod
     os << "TF32 = " << (tf32 ? "True" : "False") << "\n";
     os << "# Stub inputs the forward updates in place and returns (autograd wants them to be non-leaf).\n";
     os << "DIRTY = " << (m.dirty.empty() ? "()" : py_tuple(m.dirty, true)) << "\n";
-    os << "_SIGNATURE = inspect.signature(" << detail::stub_callable(stub) << ")\n\n\n";
+    os << "_ARGUMENTS = _Arguments(inspect.signature(" << detail::stub_callable(stub) << "))\n\n\n";
     os << "def forward(*args, **kwargs):\n";
     os << "    \"\"\"`" << stub.name
        << "` with a backward: same arguments and results, differentiable in GRAD_INPUTS. The stub runs\n"
           "    under autograd, each launch its own node (_NODES), so that autograd differentiates its torch "
           "code.\"\"\"\n";
-    os << "    bound = _SIGNATURE.bind(*args, **kwargs)\n";
-    os << "    bound.apply_defaults()\n";
     os << "    with _capturing_nodes(_NODES) as launches:\n";
-    os << "        out = " << detail::stub_callable(stub) << "(*bound.arguments.values())\n";
+    os << "        out = " << detail::stub_callable(stub) << "(*_ARGUMENTS(args, kwargs))\n";
     os << "    _check_launches(launches, _KERNELS)\n";
     os << "    return out\n";
 }

@@ -161,9 +161,39 @@ Form Affine::opaque(const ir::Op &op, int index) {
     return r;
 }
 
+namespace {
+
+// A non-negative number or one symbol, by name ("" otherwise): the operands a quotient symbol holds.
+std::string plain_name(const Poly &p) {
+    int64_t c = 0;
+    if (p.constant_value(&c)) return c >= 0 ? std::to_string(c) : "";
+    const std::set<std::string> names = p.symbols();
+    if (names.size() != 1 || p != Poly::symbol(*names.begin())) return "";
+    return names.begin()->find("//") == std::string::npos ? *names.begin() : "";
+}
+
+}  // namespace
+
+// n // d of two loop-invariant names (`C // G`): the symbol "n//d", which the launcher and the CPU
+// oracle evaluate like any recorded scalar (both are non-negative there: sizes and counts).
+Form Affine::quotient(const ir::Op &op, int index) {
+    const Form &x = of(op.operands[0]), &d = of(op.operands[1]);
+    const std::string n = plain_name(x.offset), m = plain_name(d.offset);
+    if (n.empty() || m.empty() || m == "0") return opaque(op, index);
+    Form r;
+    int64_t a = 0, b = 0;
+    r.offset =
+        x.offset.constant_value(&a) && d.offset.constant_value(&b) ? Poly::constant(a / b) : Poly::symbol(n + "//" + m);
+    merge_deps(r, x);
+    merge_deps(r, d);
+    return r;
+}
+
 // pid // d and pid % d, d loop-invariant and the same for every split of that axis.
 Form Affine::split(const ir::Op &op, int index) {
     const Form &x = of(op.operands[0]), &d = of(op.operands[1]);
+    if (op.kind == OpKind::Div && x.invariant() && d.invariant() && !f_.type(op.result).is_float())
+        return quotient(op, index);
     const bool pid = x.affine && x.offset.zero() && x.terms.size() == 1 &&
                      x.terms.begin()->first.kind == IndexVar::Program && x.terms.begin()->second == Poly::constant(1);
     if (!pid || !d.invariant() || d.offset.zero() || f_.type(op.result).is_float()) return opaque(op, index);

@@ -12,7 +12,7 @@
 // A program id divided by (or taken modulo) a loop-invariant d is split into two index variables,
 // quotient and remainder (remainder in [0, d)): pid = quotient · d + remainder, so an address that
 // determines both determines the program, and one that ignores a part is shared along it. One
-// divisor per grid axis.
+// divisor per grid axis. A quotient of two loop-invariant names, `C // G`, is the symbol "C//G".
 // Anything else (a product of two variables, other divisions and remainders, tl.where, a loaded
 // value, a reshape) makes the form non-affine; it still records which grid axes and loops the value
 // depends on, the op that broke affinity (`blocker`) and, where a loaded value flows in, the load
@@ -31,8 +31,8 @@
 namespace tad::passes {
 
 // An integer polynomial over named symbols: Σ coefficient · Π names. Symbols are integer parameters
-// and constexprs by name, "num_programs(a)", and "num_programs(a)//d" (the grid's size along a
-// divided by d, a parameter, constexpr or number, rounded down). Printing is deterministic.
+// and constexprs by name, "num_programs(a)", "num_programs(a)//d" (the grid's size along a
+// divided by d, a parameter, constexpr or number, rounded down) and "n//d" (two such names). Printing is deterministic.
 class Poly {
 public:
     Poly() = default;
@@ -126,6 +126,7 @@ private:
     Form carried(const ir::Op &op, int index);
     Form opaque(const ir::Op &op, int index);
     Form split(const ir::Op &op, int index);
+    Form quotient(const ir::Op &op, int index);
     int loop_begun_at(int op) const;
     int loop_of_arg(int op, int *slot) const;
 

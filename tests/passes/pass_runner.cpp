@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "passes/access.h"
+#include "passes/combine_atomics.h"
 #include "passes/online_softmax.h"
 #include "passes/passes.h"
 #include "passes/regrid.h"
@@ -129,6 +130,10 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             }
             notes += "// rest\n";
             f = passes::dce(t.rest);
+        } else if (s.pass == "combine-atomics") {
+            passes::CombinedAtomics c = passes::combine_atomics(f);
+            notes += "// combined: " + join(c.params, ", ") + "\n";
+            f = passes::dce(passes::cse(c.fn));
         } else if (s.pass == "split-scatter") {  // params=A,B: the scatter kernel, then what is left
             const std::vector<std::string> params = split(s.args.count("params") ? s.args.at("params") : "", ',');
             passes::ScatterSplit t = passes::split_scatter(f, std::set<std::string>(params.begin(), params.end()));

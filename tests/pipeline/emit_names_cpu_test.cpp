@@ -31,7 +31,7 @@ TEST(EmitNames, StubNamedForward) {
     REQUIRE_TORCH();
     const std::string module = generate_and_verify("stub_named_forward.py");
     EXPECT_NE(module.find("\ndef _stub_forward(x: torch.Tensor)"), std::string::npos) << module;
-    EXPECT_NE(module.find("_SIGNATURE = inspect.signature(_stub_forward)"), std::string::npos);
+    EXPECT_NE(module.find("_ARGUMENTS = _Arguments(inspect.signature(_stub_forward))"), std::string::npos);
 }
 
 // `from __future__ import annotations` must come before every other statement of the module.

@@ -4,6 +4,7 @@ line). Fake kernels stand in for triton's: no triton, no GPU, CPU torch only.
 
 The last class checks that a generated module carries each template's embedded part verbatim."""
 
+import inspect
 import math
 import os
 import shutil
@@ -265,6 +266,52 @@ class TensorDescriptor:
         self.shape = list(base.shape)
         self.strides = list(base.stride())
         self.block_shape = block_shape
+
+
+class Arguments(unittest.TestCase):
+    """_Arguments gives what inspect's bind + apply_defaults give, with or without its fast path."""
+
+    @staticmethod
+    def bound(fn, *args, **kwargs):
+        b = inspect.signature(fn).bind(*args, **kwargs)
+        b.apply_defaults()
+        return tuple(b.arguments.values())
+
+    def test_positional_calls_match_bind_with_defaults(self):
+        def stub(x, w, eps=1e-5, flag=None):
+            return x
+
+        a = rt._Arguments(inspect.signature(stub))
+        for args in ((1, 2), (1, 2, 3), (1, 2, 3, 4)):
+            self.assertEqual(a(args, {}), self.bound(stub, *args))
+        self.assertEqual(a((1,), {"w": 2, "flag": 5}), self.bound(stub, 1, w=2, flag=5))
+
+    def test_bad_calls_raise_as_bind_does(self):
+        def stub(x, w, eps=1e-5):
+            return x
+
+        a = rt._Arguments(inspect.signature(stub))
+        for args, kwargs in (((1,), {}), ((1, 2, 3, 4), {}), ((1, 2), {"x": 3}), ((1, 2), {"nope": 3})):
+            with self.assertRaises(TypeError):
+                a(args, kwargs)
+        with self.assertRaises(TypeError):
+            a.named((1, 2), {"w": 3})
+
+    def test_star_args_and_keyword_only_go_through_bind(self):
+        def stub(x, *rest, scale=2.0, **options):
+            return x
+
+        a = rt._Arguments(inspect.signature(stub))
+        self.assertIsNone(a.defaults)
+        self.assertEqual(a((1, 2, 3), {"k": 4}), self.bound(stub, 1, 2, 3, k=4))
+
+    def test_named_gives_only_what_was_passed(self):
+        def kernel(X, Y, n, BLOCK=16):
+            return X
+
+        a = rt._Arguments(inspect.signature(kernel))
+        self.assertEqual(a.named(("x", "y"), {"n": 3}), {"X": "x", "Y": "y", "n": 3})
+        self.assertEqual(a.named(("x",), {}), dict(inspect.signature(kernel).bind_partial("x").arguments))
 
 
 class Recording(unittest.TestCase):

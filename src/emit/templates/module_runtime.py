@@ -44,6 +44,39 @@ class _capturing:
         _capture.launches, _capture.snapshots = self.saved
 
 
+class _Arguments:
+    """A function's arguments in its signature's order, defaults applied: the values of
+    inspect.Signature.bind + apply_defaults. A call with positional arguments only, of a signature
+    without *args, **kwargs or keyword-only parameters, skips bind (it costs about what launching a
+    kernel does, on every call of a training step)."""
+
+    def __init__(self, signature):
+        self.signature = signature
+        params = list(signature.parameters.values())
+        plain = all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params)
+        self.defaults = tuple(p.default for p in params) if plain else None
+        self.required = sum(p.default is inspect.Parameter.empty for p in params)
+
+    def __call__(self, args, kwargs):
+        d = self.defaults
+        if d is not None and not kwargs and self.required <= len(args) <= len(d):
+            return tuple(args) + d[len(args):]
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+
+    def named(self, args, kwargs):
+        """The parameters given (no defaults), by name: inspect's bind_partial(...).arguments."""
+        d = self.defaults
+        if d is not None and len(args) <= len(d) and all(k in self.signature.parameters for k in kwargs):
+            out = dict(zip(self.signature.parameters, args))
+            if any(k in out for k in kwargs):
+                self.signature.bind_partial(*args, **kwargs)  # raises: a parameter given twice
+            out.update(kwargs)
+            return out
+        return dict(self.signature.bind_partial(*args, **kwargs).arguments)
+
+
 class _Recorded:
     """Launches a forward kernel and, inside _capturing(), records the launch: its grid and scalar
     arguments, including the config @triton.autotune chose and the values of @triton.heuristics."""
@@ -51,10 +84,15 @@ class _Recorded:
     def __init__(self, kernel):
         self.kernel = kernel
         fn = kernel
+        self.layers = []  # autotuners and heuristics around the function, outermost first
         while not inspect.isfunction(fn):
+            self.layers.append(fn)
             fn = fn.fn
         self.name = fn.__name__
         self.signature = inspect.signature(fn)
+        self.arguments = _Arguments(self.signature)
+        self.defaults = {k: p.default for k, p in self.signature.parameters.items()
+                         if p.default is not inspect.Parameter.empty}
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
@@ -75,9 +113,8 @@ class _Recorded:
 
     def _tensors(self, args, kwargs):
         params = self.signature.parameters
-        bound = self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params})
         out = {}
-        for k, v in bound.arguments.items():
+        for k, v in self.arguments.named(args, {k: v for k, v in kwargs.items() if k in params}).items():
             if type(v).__name__ == "TensorDescriptor" and isinstance(getattr(v, "base", None), torch.Tensor):
                 v = v.base  # as _record: the backward sees a descriptor as its base tensor
             if isinstance(v, torch.Tensor):
@@ -87,9 +124,8 @@ class _Recorded:
     def _record(self, grid, args, kwargs):
         params = self.signature.parameters
         options = {k: v for k, v in kwargs.items() if k not in params}
-        values = dict(self.signature.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in params}).arguments)
-        layer = self.kernel
-        while not inspect.isfunction(layer):
+        values = self.arguments.named(args, {k: v for k, v in kwargs.items() if k in params})
+        for layer in self.layers:
             config = getattr(layer, "best_config", None)
             if config is not None:
                 values.update(config.kwargs)
@@ -98,10 +134,8 @@ class _Recorded:
                         options.setdefault(name, getattr(config, name))
             for name, rule in getattr(layer, "values", {}).items():
                 values.setdefault(name, rule(values))
-            layer = layer.fn
-        for name, p in params.items():
-            if name not in values and p.default is not inspect.Parameter.empty:
-                values[name] = p.default
+        for name, default in self.defaults.items():
+            values.setdefault(name, default)
         grid_ = grid(dict(values, **options)) if callable(grid) else grid
         grid_ = tuple(grid_) if isinstance(grid_, (tuple, list)) else (grid_,)
         for name, v in list(values.items()):
@@ -138,9 +172,11 @@ class _fit_shared_memory:
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
-            key = (tuple(sorted(kwargs.items())), tuple(a.dtype for a in args if torch.is_tensor(a)))
-            if key in self.stages:
-                kwargs = dict(kwargs, num_stages=self.stages[key])
+            key = None
+            if self.stages:  # the key costs a fifth of a launch: only once something did not fit
+                key = self._key(args, kwargs)
+                if key in self.stages:
+                    kwargs = dict(kwargs, num_stages=self.stages[key])
             while True:
                 try:
                     return self.kernel[grid](*args, **kwargs)
@@ -148,10 +184,15 @@ class _fit_shared_memory:
                     stages = kwargs.get("num_stages", 3)  # triton's default on NVIDIA GPUs
                     if type(e).__name__ != "OutOfResources" or "shared memory" not in str(e) or stages <= 1:
                         raise
+                    key = self._key(args, kwargs) if key is None else key
                     kwargs = dict(kwargs, num_stages=stages - 1)
                     self.stages[key] = stages - 1
 
         return launch
+
+    @staticmethod
+    def _key(args, kwargs):
+        return tuple(sorted(kwargs.items())), tuple(a.dtype for a in args if torch.is_tensor(a))
 
 
 def _check_launches(launches, kernels):

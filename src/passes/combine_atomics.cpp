@@ -1,0 +1,120 @@
+#include "passes/combine_atomics.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "passes/affine.h"
+#include "passes/passes.h"
+
+namespace tad::passes {
+
+namespace {
+
+using ir::OpKind;
+using ir::ValueId;
+
+// The scalar pointer and the offset tile of `p = broadcast(scalar) + offset`, when the offset is
+// an integer tile whose lanes may repeat (not affine, no loaded value); false otherwise.
+bool shared_lanes(const ir::Function &f, Affine &a, ValueId p, ValueId *base, ValueId *offset) {
+    const ir::Op &add = f.def(p);
+    if (add.kind != OpKind::AddPtr || f.type(p).scalar()) return false;
+    const ir::Op &b = f.def(add.operands[0]);
+    if (b.kind != OpKind::Broadcast || !f.type(b.operands[0]).scalar()) return false;
+    const Form &o = a.of(add.operands[1]);
+    if (o.affine || o.data >= 0) return false;
+    *base = b.operands[0];
+    *offset = add.operands[1];
+    return true;
+}
+
+class Combiner {
+public:
+    explicit Combiner(const ir::Function &f) : f_(f), b_(out_.fn), map_(f.values.size(), ir::kNoValue) {
+        out_.fn.name = f.name;
+        out_.fn.constexprs = f.constexprs;
+        out_.fn.specialized = f.specialized;
+        out_.fn.source_path = f.source_path;
+    }
+
+    CombinedAtomics run() {
+        Affine a(f_);
+        for (size_t i = 0; i < f_.ops.size(); ++i) {
+            const ir::Op &op = f_.ops[i];
+            b_.loc = op.loc;
+            ValueId base = ir::kNoValue, offset = ir::kNoValue;
+            if (op.kind == OpKind::AtomicAdd && shared_lanes(f_, a, op.operands[0], &base, &offset)) {
+                combine(op, map_[base], map_[offset]);
+                const std::string p = pointer_base(f_, op.operands[0]);
+                if (std::find(out_.params.begin(), out_.params.end(), p) == out_.params.end()) out_.params.push_back(p);
+            } else {
+                copy(op);
+            }
+        }
+        return std::move(out_);
+    }
+
+private:
+    const ir::Function &f_;
+    CombinedAtomics out_;
+    ir::Builder b_;
+    std::vector<ValueId> map_;
+
+    void copy(const ir::Op &op) {
+        if (op.kind == OpKind::Param) {
+            map_[op.result] = b_.param_like(f_.params.at(static_cast<size_t>(op.ival)), f_.type(op.result));
+            return;
+        }
+        ir::Op o = op;
+        for (ValueId &v : o.operands) v = map_.at(v);
+        const bool has = op.result != ir::kNoValue;
+        const ValueId v = b_.append(o, has ? f_.type(op.result) : ir::Type{}, has);
+        if (!has) return;
+        out_.fn.values[v].name = f_.values[op.result].name;
+        map_[op.result] = v;
+    }
+
+    ValueId splat(double x, ir::DType t, const std::vector<ir::Dim> &shape) {
+        return b_.broadcast(b_.constant(x, t), shape);
+    }
+
+    // The whole tile reduced to a scalar.
+    ValueId all(OpKind k, ValueId v) { return b_.reduce(k, v, -1, false); }
+
+    // Lanes `x` of the active ones (all lanes when the add has no mask).
+    ValueId active(ValueId mask, ValueId x) { return mask == ir::kNoValue ? x : b_.binary(OpKind::And, mask, x); }
+    // The tile with inactive lanes set to `fill`.
+    ValueId or_fill(ValueId mask, ValueId x, ValueId fill) {
+        return mask == ir::kNoValue ? x : b_.where(mask, x, fill);
+    }
+
+    // lo / hi: the least and greatest active offset; `few`: no active lane is at neither.
+    void combine(const ir::Op &op, ValueId base, ValueId offset) {
+        const ir::Type t = out_.fn.type(offset);  // a copy: appending ops moves the values
+        const ValueId value = map_.at(op.operands[1]);
+        const ValueId mask = op.has_mask ? map_.at(op.operands[2]) : ir::kNoValue;
+        // Beyond every offset, and exact as a double (the IR's constants are).
+        const double top = t.elem == ir::DType::I64 ? 4611686018427387904.0 : std::numeric_limits<int32_t>::max();
+        const ValueId lo = all(OpKind::ReduceMin, or_fill(mask, offset, splat(top, t.elem, t.shape)));
+        const ValueId hi = all(OpKind::ReduceMax, or_fill(mask, offset, splat(-top, t.elem, t.shape)));
+        const ValueId at_lo = active(mask, b_.binary(OpKind::Eq, offset, b_.broadcast(lo, t.shape)));
+        const ValueId at_hi = active(mask, b_.binary(OpKind::Eq, offset, b_.broadcast(hi, t.shape)));
+        const ValueId neither = active(mask, b_.unary(OpKind::Not, b_.binary(OpKind::Or, at_lo, at_hi)));
+        const ValueId others = all(OpKind::ReduceSum, b_.cast(neither, ir::DType::I32));
+        const ValueId few = b_.binary(OpKind::Eq, others, b_.constant(0, ir::DType::I32));
+        const ValueId zero = splat(0, out_.fn.type(value).elem, t.shape);
+        const ValueId sum_lo = all(OpKind::ReduceSum, b_.where(at_lo, value, zero));
+        const ValueId sum_hi = all(OpKind::ReduceSum, b_.where(at_hi, value, zero));
+        b_.atomic_add(b_.add_ptr(base, lo), sum_lo, b_.binary(OpKind::And, few, b_.binary(OpKind::Le, lo, hi)),
+                      op.name);
+        b_.atomic_add(b_.add_ptr(base, hi), sum_hi, b_.binary(OpKind::And, few, b_.binary(OpKind::Lt, lo, hi)),
+                      op.name);
+        const ValueId many = b_.broadcast(b_.unary(OpKind::Not, few), t.shape);
+        b_.atomic_add(map_.at(op.operands[0]), value, active(mask, many), op.name);
+    }
+};
+
+}  // namespace
+
+CombinedAtomics combine_atomics(const ir::Function &f) { return Combiner(f).run(); }
+
+}  // namespace tad::passes

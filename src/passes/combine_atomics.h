@@ -1,0 +1,34 @@
+// Combining atomic adds whose lanes share addresses.
+//
+// An atomic add of a tile whose offsets come from an integer division or remainder of lane indices
+// (group norm's per-channel dW at `W + g * C_per_G + offs // HW`) sends many lanes to one element:
+// the adds serialize there (group norm: every lane of a 1024-wide block onto the same channel,
+// nearly all of the backward's time). combine_atomics() rewrites such an add so that, when the
+// active lanes' offsets take at most two values lo < hi, the tile adds the sum of its lanes at lo
+// and the sum of its lanes at hi with two scalar atomic adds; otherwise every lane adds as before.
+// The test runs in the kernel for each tile (min and max of the active offsets, and a count of
+// active lanes at neither), so it holds for every shape and size; a block that straddles two
+// channels still combines.
+//
+// What makes it sound: the sums are the same contributions reassociated, and relaxed atomic adds
+// fix no order of the contributions anyway. The adds rewritten: those whose address is a pointer
+// the same for every lane plus an integer offset tile that is not affine in the lanes (affine
+// offsets with a lane term never repeat) and reads no loaded value (a gathered offset, as in
+// embedding or scatter_add, rarely repeats within a tile: the test would cost every tile).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace tad::passes {
+
+struct CombinedAtomics {
+    ir::Function fn;
+    std::vector<std::string> params;  // the pointer parameters whose adds were rewritten, first seen first
+};
+
+CombinedAtomics combine_atomics(const ir::Function &f);
+
+}  // namespace tad::passes
