@@ -51,8 +51,9 @@ def replay_ms(fn, reps=100):
     return statistics.median(times)
 
 
-def variant_ms(fn, bound, grad_names):
-    """(forward ms, forward + backward ms) of fn on fresh leaves of the bound arguments."""
+def steps(fn, bound, grad_names):
+    """(forward, forward + backward): fn on fresh leaves of the bound arguments, then the gradients
+    of its outputs (ones) with respect to them."""
     args = dict(bound.arguments)
     leaves = []
     for name in grad_names:
@@ -67,6 +68,13 @@ def variant_ms(fn, bound, grad_names):
         outs = out if isinstance(out, tuple) else (out,)
         outs = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
         return torch.autograd.grad(outs, leaves, [torch.ones_like(o) for o in outs])
+
+    return forward, both
+
+
+def variant_ms(fn, bound, grad_names):
+    """(forward ms, forward + backward ms) of fn on fresh leaves of the bound arguments."""
+    forward, both = steps(fn, bound, grad_names)
 
     with torch.no_grad():
         fwd = replay_ms(forward)

@@ -9,7 +9,6 @@ of 7 runs of 200 calls), forward alone and forward + backward. With --profile, c
 functions of each generated variant go to DIR/<label>.txt. Prints one JSON line per variant.
 """
 import cProfile
-import importlib.util
 import inspect
 import io
 import json
@@ -21,12 +20,7 @@ import time
 
 import torch
 
-
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from graph_bench import load, steps
 
 
 def per_call_us(step, calls=200, runs=7):
@@ -41,26 +35,6 @@ def per_call_us(step, calls=200, runs=7):
         torch.cuda.synchronize()
         times.append((time.perf_counter() - start) / calls * 1e6)
     return statistics.median(times)
-
-
-def steps(fn, bound, grad_names):
-    args = dict(bound.arguments)
-    leaves = []
-    for name in grad_names:
-        args[name] = args[name].detach().clone().requires_grad_(True)
-        leaves.append(args[name])
-
-    def forward():
-        with torch.no_grad():
-            return fn(**args)
-
-    def both():
-        out = fn(**args)
-        outs = out if isinstance(out, tuple) else (out,)
-        outs = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
-        return torch.autograd.grad(outs, leaves, [torch.ones_like(o) for o in outs])
-
-    return forward, both
 
 
 def profile(step, path):
@@ -100,7 +74,7 @@ def main(argv):
         variants.append((label, module.forward, True))
     for label, fn, generated in variants:
         forward, both = steps(fn, bound, grad_names)
-        fwd, total = per_call_us(forward), per_call_us(both)
+        fwd, total = per_call_us(torch.no_grad()(forward)), per_call_us(both)
         if profile_dir and generated:
             profile(both, os.path.join(profile_dir, label + ".txt"))
         print(json.dumps({"file": forward_path, "dims": dims, "dtype": dtype, "variant": label,

@@ -227,9 +227,9 @@ private:
 
     // A guard's symbol: a recorded scalar, or `num_programs(k)`, the recorded grid's size along k.
     std::string symbol(size_t launch, const std::string &name) const {
-        const size_t div = name.find("//");  // num_programs(a)//d: full groups of d programs
+        const size_t div = name.find("//");  // n//d, truncated as the kernel divides
         if (div != std::string::npos)
-            return "(" + symbol(launch, name.substr(0, div)) + " // " + symbol(launch, name.substr(div + 2)) + ")";
+            return "_tdiv(" + symbol(launch, name.substr(0, div)) + ", " + symbol(launch, name.substr(div + 2)) + ")";
         if (std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) return name;
         const std::string grid = "num_programs(";
         if (name.compare(0, grid.size(), grid) == 0)

@@ -52,7 +52,7 @@ public:
     bool divide(const Poly &d, Poly *out) const;
     // All coefficients negative: -this reads better and orders the same for injectivity.
     bool negative() const;
-    bool mentions(const std::string &name) const;  // whether a term has symbol `name`
+    bool mentions(const std::string &name) const;  // whether a term has symbol `name`, or a quotient of it
     std::set<std::string> symbols() const;
     std::string str() const;  // "2*N + stride_x", "0"
     // Printed with each symbol spelled by `name` (a launcher's `a["N"]`).

@@ -95,7 +95,8 @@ private:
         // Beyond every offset, and exact as a double (the IR's constants are).
         const double top = t.elem == ir::DType::I64 ? 4611686018427387904.0 : std::numeric_limits<int32_t>::max();
         const ValueId lo = all(OpKind::ReduceMin, or_fill(mask, offset, splat(top, t.elem, t.shape)));
-        const ValueId hi = all(OpKind::ReduceMax, or_fill(mask, offset, splat(-top, t.elem, t.shape)));
+        const double bottom = t.elem == ir::DType::I64 ? -top : std::numeric_limits<int32_t>::min();
+        const ValueId hi = all(OpKind::ReduceMax, or_fill(mask, offset, splat(bottom, t.elem, t.shape)));
         const ValueId at_lo = active(mask, b_.binary(OpKind::Eq, offset, b_.broadcast(lo, t.shape)));
         const ValueId at_hi = active(mask, b_.binary(OpKind::Eq, offset, b_.broadcast(hi, t.shape)));
         const ValueId neither = active(mask, b_.unary(OpKind::Not, b_.binary(OpKind::Or, at_lo, at_hi)));

@@ -75,8 +75,14 @@ std::string Poly::str() const {
 }
 
 bool Poly::mentions(const std::string &name) const {
+    // A quotient symbol "n//d" mentions n and d: a proof that a value ignores `name` must see them.
+    auto in = [&](const std::string &symbol) {
+        const size_t div = symbol.find("//");
+        return symbol == name ||
+               (div != std::string::npos && (symbol.substr(0, div) == name || symbol.substr(div + 2) == name));
+    };
     for (const auto &[names, c] : terms_)
-        if (std::find(names.begin(), names.end(), name) != names.end()) return true;
+        if (std::any_of(names.begin(), names.end(), in)) return true;
     return false;
 }
 
