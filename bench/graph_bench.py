@@ -81,8 +81,8 @@ def variant_ms(fn, bound, grad_names):
     return fwd, replay_ms(both)
 
 
-def main(argv):
-    forward_path, stub_name, dims, dtype = argv[1], argv[2], json.loads(argv[3]), argv[4]
+def case(forward_path, stub_name, dims, dtype):
+    """The forward file, and its stub's arguments from make_args (seed 0, on the GPU), bound."""
     file = load(forward_path, "forward_file")
     stub = getattr(file, stub_name)
     stub = getattr(stub, "__wrapped__", stub)
@@ -90,6 +90,12 @@ def main(argv):
     args, kwargs = file.make_args({**dims, "device": "cuda", "dtype": dtype})
     bound = inspect.signature(stub).bind(*args, **kwargs)
     bound.apply_defaults()
+    return file, bound
+
+
+def main(argv):
+    forward_path, stub_name, dims, dtype = argv[1], argv[2], json.loads(argv[3]), argv[4]
+    file, bound = case(forward_path, stub_name, dims, dtype)
     variants = [("eager reference", file.reference)] if hasattr(file, "reference") else []
     grad_names = None
     for spec in argv[5:]:

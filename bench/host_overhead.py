@@ -9,7 +9,6 @@ of 7 runs of 200 calls), forward alone and forward + backward. With --profile, c
 functions of each generated variant go to DIR/<label>.txt. Prints one JSON line per variant.
 """
 import cProfile
-import inspect
 import io
 import json
 import os
@@ -20,7 +19,7 @@ import time
 
 import torch
 
-from graph_bench import load, steps
+from graph_bench import case, load, steps
 
 
 def per_call_us(step, calls=200, runs=7):
@@ -58,13 +57,7 @@ def main(argv):
         argv = argv[:i] + argv[i + 2:]
         os.makedirs(profile_dir, exist_ok=True)
     forward_path, stub_name, dims, dtype = argv[1], argv[2], json.loads(argv[3]), argv[4]
-    file = load(forward_path, "forward_file")
-    stub = getattr(file, stub_name)
-    stub = getattr(stub, "__wrapped__", stub)
-    torch.manual_seed(0)
-    args, kwargs = file.make_args({**dims, "device": "cuda", "dtype": dtype})
-    bound = inspect.signature(stub).bind(*args, **kwargs)
-    bound.apply_defaults()
+    file, bound = case(forward_path, stub_name, dims, dtype)
     variants = [("eager", file.reference, False)]
     grad_names = None
     for spec in argv[5:]:
