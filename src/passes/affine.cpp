@@ -175,7 +175,7 @@ std::string plain_name(const Poly &p) {
 }  // namespace
 
 // n // d of two loop-invariant names (`C // G`): the symbol "n//d", which the launcher and the CPU
-// oracle evaluate like any recorded scalar (both are non-negative there: sizes and counts).
+// oracle evaluate like any recorded scalar, truncating toward zero as the kernel divides.
 Form Affine::quotient(const ir::Op &op, int index) {
     const Form &x = of(op.operands[0]), &d = of(op.operands[1]);
     const std::string n = plain_name(x.offset), m = plain_name(d.offset);
