@@ -333,6 +333,10 @@ void jvp_reduce_extremum(JvpContext &c) {
 void vjp_grad_via(VjpContext &c) { c.accumulate(c.op.operands[1], c.g); }
 void jvp_grad_via(JvpContext &c) { c.result = c.dx[1]; }
 
+// y = replay_as(v, w) is v (w only stands for its value in the replay): v̄ += ȳ; ẏ = v̇.
+void vjp_replay_as(VjpContext &c) { c.accumulate(c.op.operands[0], c.g); }
+void jvp_replay_as(JvpContext &c) { c.result = c.dx[0]; }
+
 constexpr RuleClass N = RuleClass::NonDifferentiable;
 constexpr RuleClass M = RuleClass::Memory;
 constexpr RuleClass L = RuleClass::Control;
@@ -410,6 +414,7 @@ const std::vector<Rule> &rules() {
         hand_written(OpKind::ReduceMax, vjp_reduce_extremum, jvp_reduce_extremum),  // x̄ += ȳ·[x = y]/#{x = y}
         hand_written(OpKind::ReduceMin, vjp_reduce_extremum, jvp_reduce_extremum),  // x̄ += ȳ·[x = y]/#{x = y}
         hand_written(OpKind::GradVia, vjp_grad_via, jvp_grad_via),  // s̄ += ȳ, ā none; ẏ = ṡ
+        hand_written(OpKind::ReplayAs, vjp_replay_as, jvp_replay_as),  // v̄ += ȳ, w̄ none; ẏ = v̇
     };
     return table;
 }

@@ -561,7 +561,8 @@ private:
         case OpKind::Dot: return dot(op);
         case OpKind::Cast: return cast(op);
         case OpKind::StopGradient:
-        case OpKind::GradVia: return operand(op, 0);  // the value; their gradients are reverse mode's
+        case OpKind::GradVia:
+        case OpKind::ReplayAs: return operand(op, 0);  // the value; their gradients are reverse mode's
         case OpKind::CumSum:
             return {"tl.cumsum(" + operand(op, 0).text + ", axis=" + std::to_string(op.axis) +
                         (op.ival ? ", reverse=True)" : ")"),

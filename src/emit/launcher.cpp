@@ -216,13 +216,30 @@ private:
     void regrid(size_t launch, const plan::Run &r, const std::string &indent) {
         const std::string grid = launches_ + "[" + std::to_string(launch) + "].grid";
         os_ << indent << grid_size_ << " = _grid_size(" << grid << ", " << r.regrid_axis << ")\n";
-        os_ << indent << programs_ << " = _regrid_programs(" << grid_size_ << ", " << layouts_ << "[0][3])\n";
+        os_ << indent << programs_ << " = _regrid_programs(" << grid_size_ << ", " << layouts_ << "[0][3], "
+            << largest_tile(launch, p_.kernels.at(static_cast<size_t>(r.kernel)).fn) << ")\n";
         for (const TensorRef &t : r.partials) {
             partial_[t] = names_.fresh(grad_var(t) + "_partial");
             const bool summed = summed_.count(t) > 0;
             os_ << indent << partial_[t] << " = _partial_buffer(" << (summed ? primal(t) : grad_var(t)) << ", "
                 << programs_ << (summed ? ", True" : "") << ")\n";
         }
+    }
+
+    // The element count of fn's largest tile (by its traced sizes), spelled with the launch's
+    // constexprs where its dims are named by one.
+    std::string largest_tile(size_t launch, const ir::Function &fn) const {
+        const ir::Type *best = nullptr;
+        for (const ir::ValueInfo &v : fn.values)
+            if (!best || v.type.numel() > best->numel()) best = &v.type;
+        if (!best || best->shape.empty()) return "1";
+        std::string out;
+        for (const ir::Dim &d : best->shape) {
+            const bool named = std::any_of(fn.constexprs.begin(), fn.constexprs.end(),
+                                           [&](const ir::Constexpr &c) { return c.name == d.expr; });
+            out += (out.empty() ? "" : " * ") + (named ? symbol(launch, d.expr) : std::to_string(d.value));
+        }
+        return out;
     }
 
     // A guard's symbol: a recorded scalar, or `num_programs(k)`, the recorded grid's size along k.

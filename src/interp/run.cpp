@@ -314,7 +314,8 @@ private:
         case OpKind::ExpandDims:
         case OpKind::Reshape:  // row-major lanes do not move
         case OpKind::StopGradient:
-        case OpKind::GradVia: {  // operand 0's value
+        case OpKind::GradVia:
+        case OpKind::ReplayAs: {  // operand 0's value
             Tile &t = def(op.result);
             t.num = in(a[0]).num;
             t.buf = in(a[0]).buf;

@@ -1,6 +1,7 @@
 #include "schedule/closed_form.h"
 
 #include "passes/online_softmax.h"
+#include "passes/saved_values.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
 
@@ -19,7 +20,9 @@ std::vector<ReverseForward> forwards_for_reverse(const ir::Function &fwd, const 
     if (closed_forms == ClosedForms::Off) return {{fwd, {}}};
     const std::vector<std::string> kept = closed_forms == ClosedForms::On ? spec.kept : std::vector<std::string>{};
     passes::ClosedForm c = passes::closed_form_online_softmax(fwd, spec.outputs, kept, report);
-    std::vector<ReverseForward> out = {{std::move(c.fn), {}}};
+    passes::SavedReuse s = passes::reuse_saved_values(c.fn, kept, report);
+    std::vector<ReverseForward> out = {{std::move(s.fn), {}}};
+    c.guards.insert(c.guards.end(), s.guards.begin(), s.guards.end());
     for (const auto &alternatives : c.guards) {
         const plan::Guards g = guards_of(alternatives);
         out[0].guards.insert(out[0].guards.end(), g.begin(), g.end());

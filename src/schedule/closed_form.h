@@ -1,5 +1,6 @@
 // Which forward reverse mode differentiates: the launch's kernel, or that kernel with idioms whose
-// gradient has a closed form rewritten so that reverse mode finds it (passes/online_softmax.h).
+// gradient has a closed form rewritten so that reverse mode finds it (passes/online_softmax.h), and
+// with the values it saved read back instead of recomputed (passes/saved_values.h).
 #pragma once
 
 #include <string>
@@ -12,7 +13,8 @@
 namespace tad::schedule {
 
 // TAD_CLOSED_FORM: "on" (or unset): closed forms, loading the values the forward saved where it can;
-// "recompute": closed forms that recompute them; "off". Anything else is an invalid argument.
+// "recompute": closed forms, and every value recomputed; "off": neither. Anything else is an
+// invalid argument.
 enum class ClosedForms { Off, Recompute, On };
 ClosedForms closed_forms(const char *env);
 

@@ -136,6 +136,15 @@ const std::vector<RuleCase> &rule_cases() {
              ValueId value = bin(b, OpKind::Mul, x[0], x[1]), surrogate = bin(b, OpKind::Mul, x[1], x[0]);
              return b.append(ir::Op(OpKind::GradVia, {value, surrogate}), b.func().type(value));
          }},
+        // x0·x1 replayed as x1·x0 (the same value): the gradient is x0·x1's, none goes to the stand-in.
+        {"replay_as",
+         {{C}, {C}},
+         -1,
+         1,
+         [](B &b, V x) {
+             ValueId value = bin(b, OpKind::Mul, x[0], x[1]), stand_in = bin(b, OpKind::Mul, x[1], x[0]);
+             return b.append(ir::Op(OpKind::ReplayAs, {value, stand_in}), b.func().type(value));
+         }},
         // Both halves, with different signs, so that swapping them shows.
         {"split", {{C, Two}}, -1, 1, [](B &b, V x) { return bin(b, OpKind::Sub, b.split(x[0], 0), b.split(x[0], 1)); }},
         {"dot", {{R, C}, {C, R}}, -1, 1, [](B &b, V x) { return b.dot(x[0], x[1], DType::F32, ""); }},

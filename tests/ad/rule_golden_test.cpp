@@ -109,6 +109,11 @@ const std::vector<OpCase> &op_cases() {
          [](B &b, V x) {
              return b.append(ir::Op(OpKind::GradVia, {x[0], x[1]}), b.func().type(x[0]));
          }},
+        {"replay_as",
+         {f32({C}), f32({C})},
+         [](B &b, V x) {
+             return b.append(ir::Op(OpKind::ReplayAs, {x[0], x[1]}), b.func().type(x[0]));
+         }},
         {"split0", {f32({C, Two})}, [](B &b, V x) { return b.split(x[0], 0); }},
         {"split1", {f32({C, Two})}, [](B &b, V x) { return b.split(x[0], 1); }},
         {"dot", {f32({R, C}), f32({C, R})}, [](B &b, V x) { return b.dot(x[0], x[1], DType::F32, ""); }},

@@ -103,7 +103,8 @@ ir::Function derivation() {
     ValueId x = k.load(X);
     ValueId stopped = k.b.append(ir::Op(OpKind::StopGradient, {x}), k.f.type(x));
     ValueId twice = k.b.binary(OpKind::Add, x, x);
-    k.store(Y, k.b.append(ir::Op(OpKind::GradVia, {stopped, twice}), k.f.type(x)));
+    ValueId via = k.b.append(ir::Op(OpKind::GradVia, {stopped, twice}), k.f.type(x));
+    k.store(Y, k.b.append(ir::Op(OpKind::ReplayAs, {via, x}), k.f.type(x)));
     return std::move(k.f);
 }
 

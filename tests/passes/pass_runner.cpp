@@ -8,6 +8,7 @@
 #include "passes/online_softmax.h"
 #include "passes/passes.h"
 #include "passes/regrid.h"
+#include "passes/saved_values.h"
 #include "passes/split_scatter.h"
 #include "passes/transpose.h"
 #include "passes/widen.h"
@@ -152,6 +153,14 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             for (const std::string &line : split(report, '\n'))
                 if (!line.empty()) notes += "// " + line + "\n";
             for (const auto &alternatives : c.guards) notes += "// guard:" + passes::guards_text(alternatives) + "\n";
+        } else if (s.pass == "reuse-saved-values") {  // kept=C,D
+            std::string report;
+            passes::SavedReuse r =
+                passes::reuse_saved_values(f, split(s.args.count("kept") ? s.args.at("kept") : "", ','), &report);
+            f = std::move(r.fn);
+            for (const std::string &line : split(report, '\n'))
+                if (!line.empty()) notes += "// " + line + "\n";
+            for (const auto &alternatives : r.guards) notes += "// guard:" + passes::guards_text(alternatives) + "\n";
         } else {
             f = transform(s, f);
         }

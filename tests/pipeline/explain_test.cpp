@@ -28,22 +28,32 @@ std::string explain(const std::string &file) {
 TEST(Explain, LayerNormRowsAreDisjointItsAffineParametersReducedOverRows) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const tad::testing::ScopedEnv partial("TAD_GRID_REDUCTION", "partial");
-    EXPECT_EQ(explain("examples/layernorm.py"),
-              "launch 0 _layernorm_fwd:\n"
-              "  dB: reduced over grid axis 0\n"
-              "    load at " +
-                  kRoot +
-                  "examples/layernorm.py:24:9: reduced over grid axis 0\n"
-                  "  dW: reduced over grid axis 0\n"
-                  "    load at " +
-                  kRoot +
-                  "examples/layernorm.py:23:9: reduced over grid axis 0\n"
-                  "  dX: disjoint: plain stores if stride >= N; no zero fill where the buffer's strides and sizes "
-                  "are (1, N), (stride, num_programs(0)) where BLOCK_SIZE >= N\n"
-                  "    load at " +
-                  kRoot +
-                  "examples/layernorm.py:16:9: disjoint\n"
-                  "  _layernorm_fwd_bwd: regrid axis 0 over G: DB (partial, DB_slab) DW (partial, DW_slab)\n");
+    EXPECT_EQ(
+        explain("examples/layernorm.py"),
+        "launch 0 _layernorm_fwd:\n"
+        "  dB: reduced over grid axis 0\n"
+        "    load at " +
+            kRoot +
+            "examples/layernorm.py:24:9: reduced over grid axis 0\n"
+            "  dW: reduced over grid axis 0\n"
+            "    load at " +
+            kRoot +
+            "examples/layernorm.py:23:9: reduced over grid axis 0\n"
+            "  dX: disjoint: plain stores if stride >= N; no zero fill where the buffer's strides and sizes "
+            "are (1, N), (stride, num_programs(0)) where BLOCK_SIZE >= N\n"
+            "    load at " +
+            kRoot +
+            "examples/layernorm.py:16:9: disjoint\n"
+            "  store at " +
+            kRoot +
+            "examples/layernorm.py:21:5: the backward reads 'mean' back from Mean (and, undone from it, the reduce_sum "
+            "at " +
+            kRoot + "examples/layernorm.py:17:12)\n  store at " + kRoot +
+            "examples/layernorm.py:22:5: the backward reads 'rstd' back from Rstd (and, undone from it, the sqrt at " +
+            kRoot + "examples/layernorm.py:20:18, the add at " + kRoot + "examples/layernorm.py:20:26)\n  store at " +
+            kRoot +
+            "examples/layernorm.py:26:5: 'y' not read back: its store is masked\n"
+            "  _layernorm_fwd_bwd: regrid axis 0 over G: DB (partial, DB_slab) DW (partial, DW_slab)\n");
 }
 
 TEST(Explain, MatmulOperandsAreReducedOverTheOtherGridAxisAndTheLoop) {

@@ -273,16 +273,20 @@ def _zero_buffer(t, wide=False):
 _SM_COUNTS = {}
 
 
-def _regrid_programs(grid_size, device):
-    """Programs of a re-gridded backward: about 4 per SM, at most the forward grid's size; off the GPU
-    (the CPU check) at most 3, so that programs loop over several of the forward's."""
+def _regrid_programs(grid_size, device, tile=1):
+    """Programs of a re-gridded backward, at most the forward grid's size: as many per SM as stay
+    resident together, 1 to 4, taking about 8 registers per element of its largest tile (`tile`
+    elements; an SM has 64K), so that none waits for a second wave and the partial buffers have no
+    more rows than needed. Off the GPU (the CPU check) at most 3, so that programs loop over several
+    of the forward's."""
     device = torch.device(device)
     if device.type != "cuda":
         return max(1, min(grid_size, 3))
     index = device.index if device.index is not None else torch.cuda.current_device()
     if index not in _SM_COUNTS:
         _SM_COUNTS[index] = torch.cuda.get_device_properties(index).multi_processor_count
-    return max(1, min(grid_size, 4 * _SM_COUNTS[index]))
+    per_sm = max(1, min(4, 8192 // max(tile, 1)))
+    return max(1, min(grid_size, per_sm * _SM_COUNTS[index]))
 
 
 def _grid_size(grid, axis):

@@ -1,0 +1,359 @@
+// reuse_saved_values (saved_values.h): which stores save a value the backward can read back, the
+// values made from it that can be undone, and the rewrite that replays them from the load.
+#include "passes/saved_values.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "passes/access.h"
+#include "passes/passes.h"
+
+namespace tad::passes {
+
+using ir::OpKind;
+using ir::ValueId;
+
+namespace {
+
+// One store whose value the backward reads back. chain[0] is the stored value; chain[k + 1] is the
+// operand that op def(chain[k]) is undone to, with `other[k]` its other operand (kNoValue: unary).
+struct Reuse {
+    int store = -1;
+    std::vector<ValueId> chain;
+    std::vector<ValueId> other;
+    std::vector<std::vector<Inequality>> alternatives;  // one without guards: proved statically
+};
+
+bool pure(const ir::Op &op) {
+    const ir::OpClass c = ir::op_info(op.kind).cls;
+    return c != ir::OpClass::Memory && c != ir::OpClass::Random && c != ir::OpClass::Loop &&
+           c != ir::OpClass::Barrier && op.kind != OpKind::Param;
+}
+
+class Finder {
+public:
+    Finder(const ir::Function &f, const std::vector<std::string> &kept)
+        : f_(f), kept_(kept), top_(top_level(f)), affine_(f) {}
+
+    std::vector<Reuse> run(std::string *report) {
+        std::vector<Reuse> out;
+        for (int i = 0; i < static_cast<int>(f_.ops.size()); ++i) {
+            const ir::Op &op = f_.ops[i];
+            if (op.kind != OpKind::Store || !f_.type(op.operands[1]).is_float()) continue;
+            const std::string base = pointer_base(f_, op.operands[0]);
+            if (std::find(kept_.begin(), kept_.end(), base) == kept_.end()) continue;
+            const ValueId v = op.operands[1];
+            const ir::OpClass c = ir::op_info(f_.def(v).kind).cls;
+            if (c == ir::OpClass::Leaf || c == ir::OpClass::Memory) continue;  // nothing to compute again
+            Reuse r;
+            r.store = i;
+            const std::string why = check(r);
+            *report +=
+                op_at(f_, i) + ": " + (why.empty() ? replayed(r, base) : name(v) + " not read back: " + why) + "\n";
+            if (!why.empty()) continue;
+            claimed_.insert(r.chain.begin(), r.chain.end());
+            out.push_back(std::move(r));
+        }
+        return out;
+    }
+
+private:
+    const ir::Function &f_;
+    const std::vector<std::string> &kept_;
+    std::vector<bool> top_;
+    mutable Affine affine_;
+    std::set<ValueId> claimed_;
+
+    std::string name(ValueId v) const {
+        return f_.values[v].name.empty() ? "the " + op_at(f_, def(v)) : "'" + f_.values[v].name + "'";
+    }
+
+    int def(ValueId v) const { return f_.values[v].def_op; }
+
+    // A value the backward can replay from a load: computed by a top-level op of its own (not a
+    // parameter, constant, load or loop state), not taken by another store's chain.
+    bool member(ValueId v) const {
+        const ir::Op &op = f_.def(v);
+        const ir::OpClass c = ir::op_info(op.kind).cls;
+        return f_.type(v).is_float() && top_[def(v)] && c != ir::OpClass::Leaf && c != ir::OpClass::Memory &&
+               c != ir::OpClass::Loop && !claimed_.count(v);
+    }
+
+    // Whether some op of v's cone satisfies `p`.
+    bool cone_any(ValueId v, const std::function<bool(const ir::Op &)> &p) const {
+        std::set<ValueId> seen;
+        std::vector<ValueId> work = {v};
+        while (!work.empty()) {
+            const ValueId x = work.back();
+            work.pop_back();
+            if (!seen.insert(x).second) continue;
+            const ir::Op &op = f_.def(x);
+            if (p(op)) return true;
+            for (ValueId o : op.operands) work.push_back(o);
+        }
+        return false;
+    }
+
+    // Whether v's value depends on u's.
+    bool depends(ValueId v, ValueId u) const {
+        if (v == u) return true;
+        if (def(v) < def(u)) return false;
+        const ir::Op &op = f_.def(v);
+        if (op.kind == OpKind::LoopResult || op.kind == OpKind::LoopArg) return def(v) > def(u);
+        return std::any_of(op.operands.begin(), op.operands.end(), [&](ValueId o) { return depends(o, u); });
+    }
+
+    // Whether v can be computed right after op `at`: what it needs from after `at` is pure.
+    bool computable_after(ValueId v, int at) const {
+        if (def(v) <= at) return true;
+        const ir::Op &op = f_.def(v);
+        if (!pure(op)) return false;
+        return std::all_of(op.operands.begin(), op.operands.end(), [&](ValueId o) { return computable_after(o, at); });
+    }
+
+    std::string check(Reuse &r) const {
+        const ir::Op &st = f_.ops[r.store];
+        const ValueId v = st.operands[1];
+        const std::string base = pointer_base(f_, st.operands[0]);
+        if (!top_[r.store]) return "stored inside a loop";
+        if (st.has_mask) return "its store is masked";
+        if (claimed_.count(v)) return "another store saves it already";
+        if (!member(v)) return "it is a loop's result";
+        for (size_t i = 0; i < f_.ops.size(); ++i)
+            if (static_cast<int>(i) != r.store &&
+                (f_.ops[i].kind == OpKind::Store || f_.ops[i].kind == OpKind::AtomicAdd) &&
+                pointer_base(f_, f_.ops[i].operands[0]) == base)
+                return "the kernel writes " + base + " elsewhere too";
+        if (ir::dtype_rank(f_.type(st.operands[0]).elem) < ir::dtype_rank(f_.type(v).elem) ||
+            !ir::dtype_is_float(f_.type(st.operands[0]).elem))
+            return "its store rounds it";
+        if (f_.type(v).rank() > 0 && !cone_any(v, [](const ir::Op &op) {
+                const ir::OpClass c = ir::op_info(op.kind).cls;
+                return c == ir::OpClass::Reduction || c == ir::OpClass::Scan || c == ir::OpClass::Contraction ||
+                       op.kind == OpKind::LoopResult;
+            }))
+            return "a tile computed without a reduction (recomputing it costs what loading it does)";
+        if (cone_any(v, [](const ir::Op &op) { return op.kind == OpKind::GradVia || op.kind == OpKind::StopGradient; }))
+            return "it is computed from values already read back";
+        if (!computable_after(st.operands[0], def(v))) return "its address reads memory or a loop's state";
+        std::string why;
+        if (!writes_distinct(f_, affine_, st.operands[0], ir::kNoValue, program_axes(f_), -1, &r.alternatives, &why))
+            return "not proven to write each element from one program: " + why;
+        chain(r);
+        return "";
+    }
+
+    // chain[0] = the stored value, then each operand its op is undone to, while the other operand
+    // (computed independently of it) and the address can still be computed after that operand.
+    void chain(Reuse &r) const {
+        const ir::Op &st = f_.ops[r.store];
+        r.chain = {st.operands[1]};
+        std::vector<ValueId> needed = {st.operands[0]};
+        for (;;) {
+            const ir::Op &op = f_.def(r.chain.back());
+            ValueId u = ir::kNoValue, c = ir::kNoValue;
+            if (!undo_operand(op, &u, &c)) return;
+            if (c != ir::kNoValue) needed.push_back(c);
+            const int at = def(u);
+            if (!std::all_of(needed.begin(), needed.end(), [&](ValueId n) { return computable_after(n, at); })) return;
+            r.chain.push_back(u);
+            r.other.push_back(c);
+        }
+    }
+
+    // The operand `u` that op (y = op(u, c)) can be undone to, and its other operand `c`: one made
+    // from parameters and constants alone (no load, reduction or loop), and where undoing divides by
+    // it (u · c, c / u), a non-zero constant, so that no undone value is 0 / 0.
+    bool undo_operand(const ir::Op &op, ValueId *u, ValueId *c) const {
+        switch (op.kind) {
+        case OpKind::Sqrt:
+        case OpKind::Rsqrt:
+        case OpKind::Neg: *u = op.operands[0]; return member(*u);
+        case OpKind::Mul:
+        case OpKind::Div:
+            for (int j = 0; j < 2; ++j) {
+                const ValueId a = op.operands[j], b = op.operands[1 - j];
+                const bool divides = op.kind == OpKind::Mul || j == 1;
+                if (!member(a) || invariant(a) || !invariant(b) || depends(b, a) || (divides && !nonzero_constant(b)))
+                    continue;
+                *u = a;
+                *c = b;
+                return true;
+            }
+            return false;
+        default: return false;
+        }
+    }
+
+    // Made from parameters, constants, program ids and ranges alone.
+    bool invariant(ValueId v) const {
+        return !cone_any(v, [](const ir::Op &op) {
+            const ir::OpClass c = ir::op_info(op.kind).cls;
+            return c == ir::OpClass::Memory || c == ir::OpClass::Loop || c == ir::OpClass::Reduction ||
+                   c == ir::OpClass::Scan || c == ir::OpClass::Contraction || c == ir::OpClass::Random;
+        });
+    }
+
+    bool nonzero_constant(ValueId v) const {
+        const ir::Op &op = f_.def(v);
+        if (op.kind == OpKind::Broadcast) return nonzero_constant(op.operands[0]);
+        return op.kind == OpKind::Const && op.fval != 0;
+    }
+
+    std::string replayed(const Reuse &r, const std::string &base) const {
+        std::string s = "the backward reads " + name(r.chain[0]) + " back from " + base;
+        for (size_t k = 1; k < r.chain.size(); ++k) s += (k == 1 ? " (and, undone from it, " : ", ") + name(r.chain[k]);
+        return s + (r.chain.size() > 1 ? ")" : "");
+    }
+};
+
+// The forward again, with each reuse's load and undone values after its chain's earliest value and
+// every chain value read through replay_as(value, its stand-in) from its definition on.
+class Rewrite {
+public:
+    Rewrite(const ir::Function &f, const std::vector<Reuse> &reuses)
+        : f_(f), reuses_(reuses), b_(out_), map_(f.values.size(), ir::kNoValue) {
+        out_.name = f.name;
+        out_.constexprs = f.constexprs;
+        out_.specialized = f.specialized;
+        out_.source_path = f.source_path;
+        for (size_t r = 0; r < reuses.size(); ++r) at_[f.values[reuses[r].chain.back()].def_op].push_back(r);
+    }
+
+    ir::Function run() {
+        int i = 0;
+        const int n = static_cast<int>(f_.ops.size());
+        for (; i < n && f_.ops[i].kind == OpKind::Param; ++i) copy(i);
+        final_params();
+        for (; i < n; ++i) {
+            copy(i);
+            auto it = at_.find(i);
+            if (it != at_.end())
+                for (size_t r : it->second) stand_ins(reuses_[r]);
+            const ValueId v = f_.ops[i].result;
+            if (v != ir::kNoValue && stand_in_.count(v)) replay_as(v);
+        }
+        std::vector<ir::Param> params = f_.params;
+        for (ir::Param &p : params) p.value = map_[p.value];
+        params.insert(params.end(), finals_.begin(), finals_.end());
+        out_.params = std::move(params);
+        return std::move(out_);
+    }
+
+private:
+    const ir::Function &f_;
+    const std::vector<Reuse> &reuses_;
+    ir::Function out_;
+    ir::Builder b_;
+    std::vector<ValueId> map_;
+    std::map<int, std::vector<size_t>> at_;  // op index -> the reuses whose stand-ins follow it
+    std::map<ValueId, ValueId> stand_in_;  // f_'s chain values -> out_'s values they are replayed as
+    std::map<ValueId, ValueId> final_of_;  // f_'s pointer parameters -> out_'s final parameter of each
+    std::vector<ir::Param> finals_;
+
+    void copy(int i) {
+        const ir::Op &op = f_.ops[i];
+        ir::Op c = op;
+        for (ValueId &v : c.operands) v = map_.at(v);
+        b_.loc = op.loc;
+        if (op.result == ir::kNoValue) {
+            b_.append(c, ir::Type{}, false);
+            return;
+        }
+        map_[op.result] = b_.append(c, f_.type(op.result));
+        out_.values[map_[op.result]].name = f_.values[op.result].name;
+    }
+
+    // After the kernel's own parameters, one per buffer a saved value is read back from.
+    void final_params() {
+        for (const Reuse &r : reuses_) {
+            const std::string base = pointer_base(f_, f_.ops[r.store].operands[0]);
+            const ValueId from = f_.params[static_cast<size_t>(f_.param_index(base))].value;
+            if (final_of_.count(from)) continue;
+            ir::Op op(OpKind::Param, {});
+            op.ival = static_cast<int64_t>(f_.params.size() + finals_.size());
+            op.name = fresh_name(f_, base + "_final");
+            const ValueId v = b_.append(op, f_.type(from));
+            out_.values[v].name = op.name;
+            finals_.push_back(ir::Param{op.name, ir::ParamKind::Pointer, v, base});
+            final_of_[from] = v;
+        }
+    }
+
+    // v computed again after the current op, through the final buffers: what it reads from before
+    // that op is reused unless it reaches a saved buffer's pointer.
+    ValueId clone(ValueId v, std::map<ValueId, ValueId> &done) {
+        auto it = done.find(v);
+        if (it != done.end()) return it->second;
+        auto fin = final_of_.find(v);
+        if (fin != final_of_.end()) return done[v] = fin->second;
+        const ir::Op &op = f_.def(v);
+        ir::Op c = op;
+        bool changed = map_[v] == ir::kNoValue;
+        for (ValueId &o : c.operands) {
+            const ValueId n = clone(o, done);
+            changed = changed || n != map_[o];
+            o = n;
+        }
+        if (!changed) return done[v] = map_[v];
+        return done[v] = b_.append(c, f_.type(v));
+    }
+
+    // The load of what r's store saved, and each chain value undone from it.
+    void stand_ins(const Reuse &r) {
+        const ir::Op &st = f_.ops[r.store];
+        std::map<ValueId, ValueId> done;
+        b_.loc = st.loc;
+        const ValueId ptr = clone(st.operands[0], done);
+        // Kept although the traced dtypes agree: the buffer may hold another dtype on another launch.
+        ValueId w = b_.cast(b_.load(ptr, ir::kNoValue, ir::kNoValue), f_.type(r.chain[0]).elem, true);
+        stand_in_[r.chain[0]] = w;
+        for (size_t k = 0; k + 1 < r.chain.size(); ++k) {
+            const ir::Op &op = f_.def(r.chain[k]);
+            const ValueId c = r.other[k] == ir::kNoValue ? ir::kNoValue : clone(r.other[k], done);
+            b_.loc = op.loc;
+            w = undo(op, r.chain[k + 1], w, c);
+            stand_in_[r.chain[k + 1]] = w;
+        }
+    }
+
+    // u from y = op(u, c), y's stand-in `y`.
+    ValueId undo(const ir::Op &op, ValueId u, ValueId y, ValueId c) {
+        switch (op.kind) {
+        case OpKind::Sqrt: return b_.binary(OpKind::Mul, y, y);
+        case OpKind::Rsqrt: {
+            const ir::Type &t = out_.type(y);
+            ValueId one = b_.constant(1.0, t.elem);
+            if (t.rank() > 0) one = b_.broadcast(one, t.shape);
+            return b_.binary(OpKind::Div, one, b_.binary(OpKind::Mul, y, y));
+        }
+        case OpKind::Neg: return b_.unary(OpKind::Neg, y);
+        case OpKind::Mul: return b_.binary(OpKind::Div, y, c);
+        default: return op.operands[1] == u ? b_.binary(OpKind::Div, c, y) : b_.binary(OpKind::Mul, y, c);
+        }
+    }
+
+    void replay_as(ValueId v) {
+        b_.loc = f_.def(v).loc;
+        const ValueId r = b_.append(ir::Op(OpKind::ReplayAs, {map_[v], stand_in_.at(v)}), f_.type(v));
+        out_.values[r].name = f_.values[v].name;
+        map_[v] = r;
+    }
+};
+
+}  // namespace
+
+SavedReuse reuse_saved_values(const ir::Function &f, const std::vector<std::string> &kept, std::string *report) {
+    if (kept.empty()) return {f, {}};
+    const std::vector<Reuse> reuses = Finder(f, kept).run(report);
+    if (reuses.empty()) return {f, {}};
+    SavedReuse out{Rewrite(f, reuses).run(), {}};
+    for (const Reuse &r : reuses)
+        if (std::none_of(r.alternatives.begin(), r.alternatives.end(), [](const auto &a) { return a.empty(); }))
+            out.guards.push_back(r.alternatives);
+    return out;
+}
+
+}  // namespace tad::passes

@@ -1,0 +1,48 @@
+// Reusing what a forward saved: the backward loads a value the forward stored instead of computing
+// it again.
+//
+// LayerNorm's forward stores each row's mean and rstd; the backward needs their values (x - mean,
+// the slopes of 1 / sqrt) but, differentiated as written, recomputes them: two row reductions per
+// row, or, in group norm, two passes over the group. reuse_saved_values() rewrites a forward for
+// reverse mode only: after a value v that it stores into a buffer the backward finds as the launch
+// left it (a `kept` parameter), it loads the stored element back through a parameter with
+// ir::Param::final_of and reads v as replay_as(v, loaded). v keeps its gradient (it still flows
+// through v's computation to x), but reverse mode replays the loaded value for it, in the rules of
+// the op that made v too, so the reductions that only made v's value become dead code.
+//
+// The values v was made from by an op that can be undone without cancellation are replayed from the
+// load as well: with c computed before u (so not from it), y = c / u gives u = c / y, y = u / c gives
+// u = y · c, y = u · c gives u = y / c, y = sqrt u gives u = y², y = rsqrt u gives u = 1 / y², and
+// y = -u gives u = -y. rstd = 1 / sqrt(var + eps) thus also stands for sqrt(var + eps) = 1 / rstd,
+// whose derivative (1 / (2 sqrt)) is all the backward needs of the variance. Sums and differences
+// are not undone (y - c loses what c cancels); the values replayed that way differ from the
+// recomputed ones by rounding only.
+//
+// Where it holds: the store is outside loops, unmasked (every lane saved), the only write to its
+// buffer in the kernel, at an address computed without loads or loop results, and proved to write
+// each element from one program (the access analysis, with run-time guards where it needs them);
+// each program then finds its own value there. Its buffer's element type is not narrower than v's
+// (the traced types; a store that rounds is not reused). v is a scalar per program, or a tile made
+// through a reduction (a statistic; loading a tile of elementwise values costs what recomputing
+// does), and reads no value the forward's rewrite already loads from a saved buffer.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "passes/affine.h"
+
+namespace tad::passes {
+
+struct SavedReuse {
+    ir::Function fn;
+    // Per reused store, alternatives of run-time conditions (each a conjunction) under which it writes
+    // each element from one program; absent where that is proved statically.
+    std::vector<std::vector<std::vector<Inequality>>> guards;
+};
+
+// `report` gets a line per store of a float value into a kept buffer: what it replays, or why not.
+SavedReuse reuse_saved_values(const ir::Function &f, const std::vector<std::string> &kept, std::string *report);
+
+}  // namespace tad::passes

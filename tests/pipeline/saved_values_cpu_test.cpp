@@ -1,0 +1,46 @@
+// Reading back what the forward saved, on the CPU tier: LayerNorm's backward loads mean and rstd
+// (two row reductions left of four), and a statistic saved at a run-time stride is read back only
+// where the launcher's guard proves each row its own element (rms_slot.py's slot = 0 recomputes).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cpu_session.h"
+
+using tad::test::kPython;
+using tad::test::torch_available;
+
+namespace {
+
+int count(const std::string &src, const std::string &what) {
+    int n = 0;
+    for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
+    return n;
+}
+
+// The text of the first kernel named `name` in a generated module, up to the next blank line.
+std::string kernel(const std::string &src, const std::string &name) {
+    const size_t at = src.find("def " + name + "(");
+    if (at == std::string::npos) return "";
+    return src.substr(at, src.find("\n\n", at) - at);
+}
+
+TEST(SavedValuesCpu, LayerNormReadsMeanAndRstd) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("examples/layernorm.py", "saved", 2);
+    const std::string k = kernel(src, "_layernorm_fwd_bwd");
+    EXPECT_EQ(count(k, "tl.load(Mean_final + "), 1) << k;
+    EXPECT_EQ(count(k, "tl.load(Rstd_final + "), 1) << k;
+    EXPECT_EQ(count(k, "tl.sum("), 2) << k;  // the backward's own: dmean, drstd
+    EXPECT_EQ(count(k, "tl.sqrt("), 0) << k;
+}
+
+TEST(SavedValuesCpu, StatisticAtRunTimeStride) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("tests/pipeline/data/saved/rms_slot.py", "saved", 3);
+    EXPECT_EQ(count(kernel(src, "_rms_slot_bwd"), "tl.sum("), 1) << src;
+    EXPECT_EQ(count(kernel(src, "_rms_slot_bwd_recompute"), "tl.sum("), 2) << src;
+    EXPECT_NE(src.find("if a[\"slot\"] >= 1:"), std::string::npos) << src;
+}
+
+}  // namespace
