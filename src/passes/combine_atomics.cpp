@@ -30,10 +30,7 @@ bool shared_lanes(const ir::Function &f, Affine &a, ValueId p, ValueId *base, Va
 class Combiner {
 public:
     explicit Combiner(const ir::Function &f) : f_(f), b_(out_.fn), map_(f.values.size(), ir::kNoValue) {
-        out_.fn.name = f.name;
-        out_.fn.constexprs = f.constexprs;
-        out_.fn.specialized = f.specialized;
-        out_.fn.source_path = f.source_path;
+        out_.fn = empty_like(f);
     }
 
     CombinedAtomics run() {
@@ -64,13 +61,7 @@ private:
             map_[op.result] = b_.param_like(f_.params.at(static_cast<size_t>(op.ival)), f_.type(op.result));
             return;
         }
-        ir::Op o = op;
-        for (ValueId &v : o.operands) v = map_.at(v);
-        const bool has = op.result != ir::kNoValue;
-        const ValueId v = b_.append(o, has ? f_.type(op.result) : ir::Type{}, has);
-        if (!has) return;
-        out_.fn.values[v].name = f_.values[op.result].name;
-        map_[op.result] = v;
+        copy_op(b_, f_, op, map_);
     }
 
     ValueId splat(double x, ir::DType t, const std::vector<ir::Dim> &shape) {

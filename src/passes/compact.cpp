@@ -5,12 +5,38 @@
 
 namespace tad::passes {
 
-ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const std::vector<ir::ValueId> &repl) {
+ir::Function empty_like(const ir::Function &f) {
     ir::Function out;
     out.name = f.name;
     out.constexprs = f.constexprs;
     out.specialized = f.specialized;
     out.source_path = f.source_path;
+    return out;
+}
+
+void copy_op(ir::Builder &b, const ir::Function &f, const ir::Op &op, std::vector<ir::ValueId> &map) {
+    ir::Op c = op;
+    for (ir::ValueId &v : c.operands) v = map.at(v);
+    b.loc = op.loc;
+    const bool has = op.result != ir::kNoValue;
+    const ir::ValueId v = b.append(c, has ? f.type(op.result) : ir::Type{}, has);
+    if (!has) return;
+    b.func().values[v].name = f.values[op.result].name;
+    map[op.result] = v;
+}
+
+ir::Param final_param(ir::Builder &b, const ir::Function &f, const std::string &base, size_t index) {
+    const ir::ValueId from = f.params[static_cast<size_t>(f.param_index(base))].value;
+    ir::Op op(ir::OpKind::Param, {});
+    op.ival = static_cast<int64_t>(index);
+    op.name = fresh_name(f, base + "_final");
+    const ir::ValueId v = b.append(op, f.type(from));
+    b.func().values[v].name = op.name;
+    return ir::Param{op.name, ir::ParamKind::Pointer, v, base};
+}
+
+ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const std::vector<ir::ValueId> &repl) {
+    ir::Function out = empty_like(f);
     std::vector<ir::ValueId> renum(f.values.size(), ir::kNoValue);
     for (size_t i = 0; i < f.ops.size(); ++i) {
         if (!keep[i]) continue;

@@ -85,12 +85,7 @@ namespace {
 class Rewrite {
 public:
     Rewrite(const ir::Function &f, const OnlineSoftmax &s, const Saved *saved)
-        : f_(f), s_(s), saved_(saved), b_(out_), map_(f.values.size(), ir::kNoValue) {
-        out_.name = f.name;
-        out_.constexprs = f.constexprs;
-        out_.specialized = f.specialized;
-        out_.source_path = f.source_path;
-    }
+        : f_(f), s_(s), saved_(saved), out_(empty_like(f)), b_(out_), map_(f.values.size(), ir::kNoValue) {}
 
     ir::Function run() {
         const ir::Loop &l = s_.loop;
@@ -131,14 +126,8 @@ private:
             const std::string base = pointer_base(f_, f_.ops[st].operands[0]);
             if (std::any_of(finals_.begin(), finals_.end(), [&](const ir::Param &p) { return p.final_of == base; }))
                 continue;
-            const ValueId from = f_.params[static_cast<size_t>(f_.param_index(base))].value;
-            ir::Op op(OpKind::Param, {});
-            op.ival = static_cast<int64_t>(f_.params.size() + finals_.size());
-            op.name = fresh_name(f_, base + "_final");
-            const ValueId v = b_.append(op, f_.type(from));
-            out_.values[v].name = op.name;
-            finals_.push_back(ir::Param{op.name, ir::ParamKind::Pointer, v, base});
-            clones_[from] = v;
+            finals_.push_back(final_param(b_, f_, base, f_.params.size() + finals_.size()));
+            clones_[f_.params[static_cast<size_t>(f_.param_index(base))].value] = finals_.back().value;
         }
     }
 
@@ -177,18 +166,7 @@ private:
         return clones_[v] = b_.append(c, f_.type(v));
     }
 
-    void copy(int i) {
-        const ir::Op &op = f_.ops[i];
-        ir::Op c = op;
-        for (ValueId &v : c.operands) v = map_.at(v);
-        b_.loc = op.loc;
-        if (op.result == ir::kNoValue) {
-            b_.append(c, ir::Type{}, false);
-            return;
-        }
-        map_[op.result] = b_.append(c, f_.type(op.result));
-        out_.values[map_[op.result]].name = f_.values[op.result].name;
-    }
+    void copy(int i) { copy_op(b_, f_, f_.ops[i], map_); }
 
     // The loop again without m: p = b^(s - M), c' = c + T(p); then the code after the loop reads
     // grad_via(c_T, the copy's c_T).

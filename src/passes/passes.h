@@ -96,6 +96,18 @@ std::string op_at(const ir::Function &f, int i);
 // `base`, or `base_`, `base__`, ...: the first that names no parameter or constexpr of `f`.
 std::string fresh_name(const ir::Function &f, std::string base);
 
+// A function with f's name, constexprs, specializations and source path, and nothing else yet: what
+// a rewrite of f builds on.
+ir::Function empty_like(const ir::Function &f);
+
+// Appends a copy of `op` (of f) reading map's values for its operands; its result, named as in f,
+// is recorded in map.
+void copy_op(ir::Builder &b, const ir::Function &f, const ir::Op &op, std::vector<ir::ValueId> &map);
+
+// Appends parameter `index`, a pointer to the buffer of f's parameter `base` as the launch left it
+// (ir::Param::final_of), named `base`_final or a fresh variant of it.
+ir::Param final_param(ir::Builder &b, const ir::Function &f, const std::string &base, size_t index);
+
 // What every derived kernel goes through: cse, dce, then drop_unused_params.
 ir::Function cleanup(const ir::Function &f);
 

@@ -95,11 +95,7 @@ public:
 
     void run() {
         ir::Function &out = r_.fn;
-        out = ir::Function{};
-        out.name = f_.name;
-        out.constexprs = f_.constexprs;
-        out.specialized = f_.specialized;
-        out.source_path = f_.source_path;
+        out = empty_like(f_);
         params();
         const std::vector<bool> h = hoistable(f_, axis_);
         for (size_t i = 0; i < f_.ops.size(); ++i)
@@ -138,14 +134,7 @@ private:
             map_[op.result] = grid_;
             return;
         }
-        ir::Op o = op;
-        for (ValueId &v : o.operands) v = map_.at(v);
-        const bool has = op.result != ir::kNoValue;
-        ValueId v = b_.append(o, has ? f_.type(op.result) : ir::Type{}, has);
-        if (has) {
-            r_.fn.values[v].name = f_.values[op.result].name;
-            map_[op.result] = v;
-        }
+        copy_op(b_, f_, op, map_);
     }
 
     int candidate(size_t i) const {

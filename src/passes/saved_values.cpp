@@ -35,7 +35,12 @@ bool pure(const ir::Op &op) {
 class Finder {
 public:
     Finder(const ir::Function &f, const std::vector<std::string> &kept)
-        : f_(f), kept_(kept), top_(top_level(f)), affine_(f) {}
+        : f_(f), kept_(kept), top_(top_level(f)), affine_(f) {
+        for (size_t i = 0; i < f.ops.size(); ++i) {
+            if (f.ops[i].result != ir::kNoValue) users_[f.ops[i].result];
+            for (ValueId o : f.ops[i].operands) users_[o].push_back(static_cast<int>(i));
+        }
+    }
 
     std::vector<Reuse> run(std::string *report) {
         std::vector<Reuse> out;
@@ -65,6 +70,7 @@ private:
     std::vector<bool> top_;
     mutable Affine affine_;
     std::set<ValueId> claimed_;
+    std::map<ValueId, std::vector<int>> users_;  // value -> the ops reading it
 
     std::string name(ValueId v) const {
         return f_.values[v].name.empty() ? "the " + op_at(f_, def(v)) : "'" + f_.values[v].name + "'";
@@ -96,21 +102,31 @@ private:
         return false;
     }
 
-    // Whether v's value depends on u's.
-    bool depends(ValueId v, ValueId u) const {
-        if (v == u) return true;
-        if (def(v) < def(u)) return false;
-        const ir::Op &op = f_.def(v);
-        if (op.kind == OpKind::LoopResult || op.kind == OpKind::LoopArg) return def(v) > def(u);
-        return std::any_of(op.operands.begin(), op.operands.end(), [&](ValueId o) { return depends(o, u); });
-    }
-
     // Whether v can be computed right after op `at`: what it needs from after `at` is pure.
     bool computable_after(ValueId v, int at) const {
-        if (def(v) <= at) return true;
-        const ir::Op &op = f_.def(v);
-        if (!pure(op)) return false;
-        return std::all_of(op.operands.begin(), op.operands.end(), [&](ValueId o) { return computable_after(o, at); });
+        return !cone_any(
+            v, [&](const ir::Op &op) { return op.result != ir::kNoValue && def(op.result) > at && !pure(op); });
+    }
+
+    // Whether a derivative could change with v's last bits: an extremum's rule finds its arguments by
+    // equality, and a comparison, rounding or integer cast of v replayed in the backward picks
+    // branches by it. A value read back (rounded where its buffer is narrower on another launch) or
+    // undone (rounded) must not be one of those.
+    bool exactness_matters(ValueId v) const {
+        const OpKind k = f_.def(v).kind;
+        if (k == OpKind::ReduceMax || k == OpKind::ReduceMin || k == OpKind::Maximum || k == OpKind::Minimum)
+            return true;
+        for (int i : users_.at(v)) {
+            const ir::Op &op = f_.ops[i];
+            const ir::OpClass c = ir::op_info(op.kind).cls;
+            if (c == ir::OpClass::Shape && exactness_matters(op.result)) return true;
+            if (c == ir::OpClass::Compare || op.kind == OpKind::Maximum || op.kind == OpKind::Minimum ||
+                op.kind == OpKind::ReduceMax || op.kind == OpKind::ReduceMin || op.kind == OpKind::Argmax ||
+                op.kind == OpKind::Argmin || op.kind == OpKind::Floor || op.kind == OpKind::Ceil ||
+                op.kind == OpKind::Mod || (op.kind == OpKind::Cast && !f_.type(op.result).is_float()))
+                return true;
+        }
+        return false;
     }
 
     std::string check(Reuse &r) const {
@@ -121,14 +137,14 @@ private:
         if (st.has_mask) return "its store is masked";
         if (claimed_.count(v)) return "another store saves it already";
         if (!member(v)) return "it is a loop's result";
+        if (exactness_matters(v)) return "its exact value matters (an extremum, or compared)";
         for (size_t i = 0; i < f_.ops.size(); ++i)
             if (static_cast<int>(i) != r.store &&
                 (f_.ops[i].kind == OpKind::Store || f_.ops[i].kind == OpKind::AtomicAdd) &&
                 pointer_base(f_, f_.ops[i].operands[0]) == base)
                 return "the kernel writes " + base + " elsewhere too";
-        if (ir::dtype_rank(f_.type(st.operands[0]).elem) < ir::dtype_rank(f_.type(v).elem) ||
-            !ir::dtype_is_float(f_.type(st.operands[0]).elem))
-            return "its store rounds it";
+        if (ir::dtype_rank(f_.type(v).elem) < ir::dtype_rank(ir::DType::F32))
+            return std::string("it is saved in ") + ir::dtype_name(f_.type(v).elem) + " (rounded)";
         if (f_.type(v).rank() > 0 && !cone_any(v, [](const ir::Op &op) {
                 const ir::OpClass c = ir::op_info(op.kind).cls;
                 return c == ir::OpClass::Reduction || c == ir::OpClass::Scan || c == ir::OpClass::Contraction ||
@@ -156,6 +172,7 @@ private:
             ValueId u = ir::kNoValue, c = ir::kNoValue;
             if (!undo_operand(op, &u, &c)) return;
             if (c != ir::kNoValue) needed.push_back(c);
+            if (exactness_matters(u)) return;
             const int at = def(u);
             if (!std::all_of(needed.begin(), needed.end(), [&](ValueId n) { return computable_after(n, at); })) return;
             r.chain.push_back(u);
@@ -164,8 +181,9 @@ private:
     }
 
     // The operand `u` that op (y = op(u, c)) can be undone to, and its other operand `c`: one made
-    // from parameters and constants alone (no load, reduction or loop), and where undoing divides by
-    // it (u · c, c / u), a non-zero constant, so that no undone value is 0 / 0.
+    // from parameters and constants alone (no load, reduction or loop, so not from u), and where
+    // undoing divides by it (u · c, c / u), a non-zero literal (not a constexpr spelled by name,
+    // which may be 0 on another launch), so that no undone value is 0 / 0.
     bool undo_operand(const ir::Op &op, ValueId *u, ValueId *c) const {
         switch (op.kind) {
         case OpKind::Sqrt:
@@ -176,8 +194,7 @@ private:
             for (int j = 0; j < 2; ++j) {
                 const ValueId a = op.operands[j], b = op.operands[1 - j];
                 const bool divides = op.kind == OpKind::Mul || j == 1;
-                if (!member(a) || invariant(a) || !invariant(b) || depends(b, a) || (divides && !nonzero_constant(b)))
-                    continue;
+                if (!member(a) || invariant(a) || !invariant(b) || (divides && !nonzero_constant(b))) continue;
                 *u = a;
                 *c = b;
                 return true;
@@ -199,7 +216,7 @@ private:
     bool nonzero_constant(ValueId v) const {
         const ir::Op &op = f_.def(v);
         if (op.kind == OpKind::Broadcast) return nonzero_constant(op.operands[0]);
-        return op.kind == OpKind::Const && op.fval != 0;
+        return op.kind == OpKind::Const && op.name.empty() && op.fval != 0;
     }
 
     std::string replayed(const Reuse &r, const std::string &base) const {
@@ -214,11 +231,7 @@ private:
 class Rewrite {
 public:
     Rewrite(const ir::Function &f, const std::vector<Reuse> &reuses)
-        : f_(f), reuses_(reuses), b_(out_), map_(f.values.size(), ir::kNoValue) {
-        out_.name = f.name;
-        out_.constexprs = f.constexprs;
-        out_.specialized = f.specialized;
-        out_.source_path = f.source_path;
+        : f_(f), reuses_(reuses), out_(empty_like(f)), b_(out_), map_(f.values.size(), ir::kNoValue) {
         for (size_t r = 0; r < reuses.size(); ++r) at_[f.values[reuses[r].chain.back()].def_op].push_back(r);
     }
 
@@ -253,18 +266,7 @@ private:
     std::map<ValueId, ValueId> final_of_;  // f_'s pointer parameters -> out_'s final parameter of each
     std::vector<ir::Param> finals_;
 
-    void copy(int i) {
-        const ir::Op &op = f_.ops[i];
-        ir::Op c = op;
-        for (ValueId &v : c.operands) v = map_.at(v);
-        b_.loc = op.loc;
-        if (op.result == ir::kNoValue) {
-            b_.append(c, ir::Type{}, false);
-            return;
-        }
-        map_[op.result] = b_.append(c, f_.type(op.result));
-        out_.values[map_[op.result]].name = f_.values[op.result].name;
-    }
+    void copy(int i) { copy_op(b_, f_, f_.ops[i], map_); }
 
     // After the kernel's own parameters, one per buffer a saved value is read back from.
     void final_params() {
@@ -272,13 +274,8 @@ private:
             const std::string base = pointer_base(f_, f_.ops[r.store].operands[0]);
             const ValueId from = f_.params[static_cast<size_t>(f_.param_index(base))].value;
             if (final_of_.count(from)) continue;
-            ir::Op op(OpKind::Param, {});
-            op.ival = static_cast<int64_t>(f_.params.size() + finals_.size());
-            op.name = fresh_name(f_, base + "_final");
-            const ValueId v = b_.append(op, f_.type(from));
-            out_.values[v].name = op.name;
-            finals_.push_back(ir::Param{op.name, ir::ParamKind::Pointer, v, base});
-            final_of_[from] = v;
+            finals_.push_back(final_param(b_, f_, base, f_.params.size() + finals_.size()));
+            final_of_[from] = finals_.back().value;
         }
     }
 
@@ -323,11 +320,12 @@ private:
     ValueId undo(const ir::Op &op, ValueId u, ValueId y, ValueId c) {
         switch (op.kind) {
         case OpKind::Sqrt: return b_.binary(OpKind::Mul, y, y);
-        case OpKind::Rsqrt: {
+        case OpKind::Rsqrt: {  // (1 / y)², not 1 / y²: y² overflows first
             const ir::Type &t = out_.type(y);
             ValueId one = b_.constant(1.0, t.elem);
             if (t.rank() > 0) one = b_.broadcast(one, t.shape);
-            return b_.binary(OpKind::Div, one, b_.binary(OpKind::Mul, y, y));
+            const ValueId inv = b_.binary(OpKind::Div, one, y);
+            return b_.binary(OpKind::Mul, inv, inv);
         }
         case OpKind::Neg: return b_.unary(OpKind::Neg, y);
         case OpKind::Mul: return b_.binary(OpKind::Div, y, c);

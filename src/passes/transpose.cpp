@@ -131,10 +131,7 @@ public:
 
     void run(int atomic) {
         ir::Function &fn = out_.fn;
-        fn.name = f_.name;
-        fn.constexprs = f_.constexprs;
-        fn.specialized = f_.specialized;
-        fn.source_path = f_.source_path;
+        fn = empty_like(f_);
         for (const ir::Param &p : f_.params) maps_[0][p.value] = b_.param_like(p, f_.type(p.value));
         out_.grid_param = fresh_name(f_, "G");
         grid_ = b_.param(out_.grid_param, ir::ParamKind::Int, ir::Type{ir::DType::I32, false, {}});
