@@ -44,6 +44,16 @@ std::string ms_or_dash(const cJSON *obj, const char *key) {
 
 const cJSON *results_of(const cJSON *report) { return cJSON_GetObjectItemCaseSensitive(report, "results"); }
 
+// "tuned _k_bwd: num_stages=2 num_warps=8, 0.120 ms (0.150 ms as launched)".
+std::string tuned_text(const cJSON *c) {
+    std::string s = "tuned " + text_of(c, "kernel", "?") + ":";
+    const cJSON *o = nullptr;
+    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(c, "options")) {
+        if (cJSON_IsNumber(o)) s += " " + std::string(o->string) + "=" + std::to_string(o->valueint);
+    }
+    return s + ", " + ms_or_dash(c, "ms") + " ms (" + ms_or_dash(c, "launched_ms") + " ms as launched)";
+}
+
 }  // namespace
 
 Summary::Row &Summary::row_for(const std::string &mode, const std::string &dims_key, const std::string &dims,
@@ -86,6 +96,9 @@ void Summary::add_bench(const std::string &report_json) {
         row.ref = ms_or_dash(r, "ref_bwd_ms");
         std::optional<double> bwd = number_of(r, "bwd_ms"), ref = number_of(r, "ref_bwd_ms");
         if (bwd && ref && *bwd > 0) row.ratio = fmt_ratio(*ref / *bwd);
+        const cJSON *c = nullptr;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(r, "tuned"))
+            notes_.push_back("bench " + row.dims + " " + row.dtype + ": " + tuned_text(c));
     }
 }
 

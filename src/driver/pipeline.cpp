@@ -15,6 +15,7 @@
 #include "schedule/regrid.h"
 #include "schedule/scatter.h"
 #include "schedule/schedule.h"
+#include "schedule/stores.h"
 #include "schedule/transpose.h"
 #include "support/error.h"
 
@@ -144,6 +145,48 @@ plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::str
     return {std::move(b), guards, std::move(regrid), {}, true, std::nullopt};
 }
 
+// The variant of `b` with the adds no two writes share stored (schedule/stores.h), then, where that
+// needs guards or none is stored, `b` itself.
+void push_variants(plan::Specialization &sp, ad::Backward b, const plan::Guards &guards,
+                   const std::set<std::string> &merged, const std::set<std::string> &keep,
+                   const std::optional<ad::Backward> &scatter, std::string *report) {
+    plan::Guards with = guards;
+    std::optional<ad::Backward> stored = scatter ? std::nullopt : schedule::stored_adds(b, merged, keep, &with, report);
+    if (stored) {
+        dump("stores", stored->fn);
+        sp.variants.push_back(variant(std::move(*stored), with, report));
+        if (with.size() == guards.size()) return;
+        b.fn.name += "_adds";
+    }
+    sp.variants.push_back(variant(std::move(b), guards, report));
+    sp.variants.back().scatter = scatter;
+}
+
+// The variant with transposed kernels `t` and what is left of `b`, whose merged adds are stored where
+// that needs no guards (with guards, the variant would need a twin with the adds, and the transposed
+// kernels a second name).
+plan::KernelVariant transposed_variant(ad::Backward b, schedule::Transposition &t, const plan::Guards &guards,
+                                       const std::set<std::string> &merged, const std::set<std::string> &keep,
+                                       const std::optional<ad::Backward> &scatter, std::string *report) {
+    for (const plan::Transposed &k : t.kernels) dump("transpose", k.bwd.fn);
+    plan::Guards all = guards;
+    all.insert(all.end(), t.guards.begin(), t.guards.end());
+    plan::Guards with = all;
+    std::string stores;
+    std::optional<ad::Backward> stored =
+        t.rest && !scatter ? schedule::stored_adds(b, merged, keep, &with, &stores) : std::nullopt;
+    if (stored && with.size() == all.size()) {
+        dump("stores", stored->fn);
+        b = std::move(*stored);
+        *report += stores;
+    }
+    plan::KernelVariant v = t.rest ? variant(std::move(b), all, report)
+                                   : plan::KernelVariant{std::move(b), all, std::nullopt, {}, false, std::nullopt};
+    v.transposed = std::move(t.kernels);
+    v.scatter = scatter;
+    return v;
+}
+
 // The variants of one forward for reverse mode: one per write plan. Gradients reduced over a loop
 // and a grid axis get kernels of their own (loop transposition); where that needs run-time guards,
 // the variant without it follows as the fallback. `guards`: the forward's own (saved values it loads).
@@ -166,6 +209,9 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
             b = ad::reverse(fwd, d.spec, schedule::without_split(plans[i].writes), name_i, cleanup);
         }
         if (scatter) dump("scatter", scatter->fn);
+        std::set<std::string> merged;
+        *report += schedule::merge_adds(b, &merged);
+        dump("merge-adds", b.fn);
         ad::Backward untransposed = b;
         std::string what;
         std::optional<schedule::Transposition> t =
@@ -173,23 +219,16 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
         dump_text("transpose", name_i, what);
         *report += what.empty() ? "" : name_i + ":\n" + what;
         if (!t) {
-            sp.variants.push_back(variant(std::move(b), plan_guards, report));
-            sp.variants.back().scatter = scatter;
+            push_variants(sp, std::move(b), plan_guards, merged, keep_atomic(d, shared), scatter, report);
             continue;
         }
-        for (const plan::Transposed &k : t->kernels) dump("transpose", k.bwd.fn);
-        plan::Guards all = plan_guards;
-        all.insert(all.end(), t->guards.begin(), t->guards.end());
-        plan::KernelVariant v = t->rest ? variant(std::move(b), all, report)
-                                        : plan::KernelVariant{std::move(b), all, std::nullopt, {}, false, std::nullopt};
-        v.transposed = std::move(t->kernels);
-        v.scatter = scatter;
-        sp.variants.push_back(std::move(v));
+        sp.variants.push_back(
+            transposed_variant(std::move(b), *t, plan_guards, merged, keep_atomic(d, shared), scatter, report));
         if (t->guards.empty()) continue;
         untransposed.fn.name += "_untransposed";
-        sp.variants.push_back(variant(std::move(untransposed), plan_guards, report));
-        sp.variants.back().scatter = scatter;
-        if (scatter) sp.variants.back().scatter->fn.name += "_untransposed";
+        std::optional<ad::Backward> s = scatter;
+        if (s) s->fn.name += "_untransposed";
+        push_variants(sp, std::move(untransposed), plan_guards, merged, keep_atomic(d, shared), s, report);
     }
 }
 

@@ -6,6 +6,7 @@
 
 #include "emit/module_internal.h"
 #include "emit/templates.h"
+#include "passes/passes.h"
 #include "support/error.h"
 
 namespace tad::emit {
@@ -201,7 +202,8 @@ private:
         // Python accepts `from __future__` imports only before every other statement.
         for (const ast::NodePtr &s : kf_.file.module->list("body"))
             if (is_future_import(kf_.file, *s)) os_ << kf_.file.slice(s->loc) << "\n";
-        os_ << "import inspect\nimport math\nimport threading\n\nimport torch\nimport triton\nimport "
+        os_ << "import inspect\nimport json\nimport math\nimport os\nimport threading\n\nimport torch\nimport "
+               "triton\nimport "
                "triton.language as tl\n";
         os_ << "from triton.language.extra import libdevice\n\n";
     }
@@ -212,7 +214,9 @@ private:
         const ast::NodeList &body = kf_.file.module->list("body");
         os_ << "# ---- forward, copied from " << kf_.file.path << " ----\n";
         static const std::set<std::string> header_imports = {"import inspect",
+                                                             "import json",
                                                              "import math",
+                                                             "import os",
                                                              "import threading",
                                                              "import torch",
                                                              "import triton",
@@ -271,8 +275,20 @@ private:
             doc += ".";
             for (const auto &[param, w] : k.writes)
                 doc += " " + ad::shadow_name(param) + write_doc(k, ad::shadow_name(param), w);
-            os_ << "@_fit_shared_memory\n" << emit_kernel(k.fn, doc) << "\n\n";
+            os_ << decorator(k.fn) << "\n" << emit_kernel(k.fn, doc) << "\n\n";
         }
+    }
+
+    // `@_tuned("DX", ...)` for a kernel that writes those tensors and reads none of them (it can be
+    // timed on copies: module_runtime.py's _Tuner), else `@_fit_shared_memory`.
+    static std::string decorator(const ir::Function &fn) {
+        const passes::MemoryParams m = passes::memory_params(fn);
+        std::string names;
+        for (const std::string &p : m.stored) {
+            if (m.loaded.count(p)) return "@_fit_shared_memory";
+            names += (names.empty() ? "\"" : ", \"") + p + "\"";
+        }
+        return names.empty() ? "@_fit_shared_memory" : "@_tuned(" + names + ")";
     }
 
     std::vector<std::string> dirty() const {

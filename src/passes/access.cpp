@@ -337,13 +337,12 @@ bool dense_compound(Affine &a, const ir::Function &f, const Bound &b, const ir::
     return *why = "its mask bounds no index", false;
 }
 
-// The digits of the writes mirroring `loads` (one index map and mask, constant distances apart) when
-// each takes every value of its range and the first address is the buffer's first element.
-std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::vector<int> &loads, std::string *why) {
-    const ir::Op &first = f.ops[loads[0]];
-    const Form &addr = a.of(first.operands[0]);
-    const ir::Type &t = f.type(first.operands[0]);
-    const ir::ValueId mask = mask_value(first);
+// The digits of writes through `ptrs` where `mask` holds (one index map, constant distances apart)
+// when each takes every value of its range and the first address is the buffer's first element.
+std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::vector<ir::ValueId> &ptrs,
+                                 ir::ValueId mask, std::string *why) {
+    const Form &addr = a.of(ptrs[0]);
+    const ir::Type &t = f.type(ptrs[0]);
     const std::vector<Bound> bounds = a.bounds(mask);
     if (!a.only_bounds(mask)) return *why = "its mask is not made of bounds on indices", std::nullopt;
     for (const auto &term : addr.terms)
@@ -366,20 +365,28 @@ std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::ve
         c.digits.emplace_back(coeff, *n);
     }
     std::vector<Poly> offsets;
-    for (int op : loads) offsets.push_back(a.of(f.ops[op].operands[0]).offset);
+    for (ir::ValueId p : ptrs) offsets.push_back(a.of(p).offset);
     Digit distance{Poly(), Poly::constant(1)};
-    if (loads.size() > 1 && !distance_digit(offsets, &distance))
+    if (ptrs.size() > 1 && !distance_digit(offsets, &distance))
         return *why = "its loads are not evenly spaced", std::nullopt;
     for (int64_t j = 0; j < static_cast<int64_t>(offsets.size()); ++j)
         if (std::find(offsets.begin(), offsets.end(), Poly::constant(j) * distance.coeff) == offsets.end())
             return *why = "its first address is not the buffer's first element", std::nullopt;
-    if (loads.size() > 1) c.digits.emplace_back(distance.coeff, *distance.size);
+    if (ptrs.size() > 1) c.digits.emplace_back(distance.coeff, *distance.size);
     for (const auto &[coeff, size] : c.digits)
         for (const Poly *p : {&coeff, &size})
             for (const std::string &name : p->symbols())
                 if (!run_time_symbol(name))
                     return *why = "a size is spelled '" + name + "', not a name the launch records", std::nullopt;
     return c;
+}
+
+// The coverage of the writes mirroring `loads` (one mask).
+std::optional<Coverage> load_coverage(Affine &a, const ir::Function &f, const std::vector<int> &loads,
+                                      std::string *why) {
+    std::vector<ir::ValueId> ptrs;
+    for (int op : loads) ptrs.push_back(f.ops[op].operands[0]);
+    return coverage(a, f, ptrs, mask_value(f.ops[loads[0]]), why);
 }
 
 int severity(LoadAccess::Class c) {
@@ -413,7 +420,7 @@ GradAccess with_split(Affine &a, const ir::Function &f, GradAccess g, const std:
     Proof p = prove_param(a, f, rest);
     g.split = p.ok;
     if (p.ok) g.guards = p.guards;
-    if (p.ok) g.cover = coverage(a, f, rest, &g.uncovered);
+    if (p.ok) g.cover = load_coverage(a, f, rest, &g.uncovered);
     return g;
 }
 
@@ -430,7 +437,7 @@ GradAccess analyze_param(Affine &a, const ir::Function &f, const std::string &pa
     Proof p = prove_param(a, f, loads);
     if (p.ok) {
         g.guards = p.guards;
-        g.cover = coverage(a, f, loads, &g.uncovered);
+        g.cover = load_coverage(a, f, loads, &g.uncovered);
     } else {
         g.cls = LoadAccess::Unproven;
         g.why = p.why;
@@ -534,6 +541,11 @@ bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::Valu
         alternatives->push_back(g);
     }
     return true;
+}
+
+std::optional<Coverage> write_coverage(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::ValueId mask,
+                                       std::string *why) {
+    return coverage(a, f, {ptr}, mask, why);
 }
 
 namespace {

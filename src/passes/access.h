@@ -82,6 +82,11 @@ bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, const st
 bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::ValueId mask, const std::vector<int> &axes,
                      int loop, std::vector<std::vector<Inequality>> *alternatives, std::string *why);
 
+// What the writes through `ptr` where `mask` holds reach when they reach every element of the buffer
+// from its first (each index takes every value of its range: Coverage); nullopt and `why` when not.
+std::optional<Coverage> write_coverage(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::ValueId mask,
+                                       std::string *why);
+
 // "dX: disjoint if stride >= 2*N" and a line per load, indented, with its file:line:col.
 std::string print(const ir::Function &f, const std::vector<GradAccess> &accesses);
 

@@ -50,7 +50,12 @@ int transposing(const char *env) {
 std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::string> &keep, int max_copies,
                                        const ad::Cleanup &cleanup, std::string *report) {
     if (b.tape || max_copies < 1) return std::nullopt;
-    passes::Transposition t = passes::transpose_loops(b.fn, keep, max_copies);
+    // `keep` names forward parameters; the pass sees their shadows.
+    std::set<std::string> shadows;
+    for (size_t i = 0; i < b.origins.size(); ++i)
+        if (b.origins[i].kind == ad::ParamOrigin::Shadow && keep.count(b.origins[i].primal))
+            shadows.insert(b.fn.params[i].name);
+    passes::Transposition t = passes::transpose_loops(b.fn, shadows, max_copies);
     *report = t.report;
     if (t.kernels.empty()) return std::nullopt;
     Transposition out;

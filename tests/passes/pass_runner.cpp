@@ -1,10 +1,13 @@
 #include "pass_runner.h"
 
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "passes/access.h"
+#include "passes/adds_to_stores.h"
 #include "passes/combine_atomics.h"
+#include "passes/merge_adds.h"
 #include "passes/online_softmax.h"
 #include "passes/passes.h"
 #include "passes/regrid.h"
@@ -131,6 +134,17 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             }
             notes += "// rest\n";
             f = passes::dce(t.rest);
+        } else if (s.pass == "merge-loop-adds") {
+            passes::MergedAdds m = passes::merge_loop_adds(f);
+            for (const std::string &line : split(m.report, '\n')) notes += "// " + line + "\n";
+            f = passes::dce(passes::cse(m.fn));
+        } else if (s.pass == "adds-to-stores") {  // params=DX,DW: the candidates
+            const std::vector<std::string> params = split(s.args.count("params") ? s.args.at("params") : "", ',');
+            passes::StoredAdds a = passes::adds_to_stores(f, std::set<std::string>(params.begin(), params.end()));
+            for (const std::string &line : split(a.report + a.kept, '\n')) notes += "// " + line + "\n";
+            for (const passes::StoredAdd &st : a.stored)
+                if (st.cover) notes += "// " + st.param + " covered\n";
+            f = std::move(a.fn);
         } else if (s.pass == "combine-atomics") {
             passes::CombinedAtomics c = passes::combine_atomics(f);
             notes += "// combined: " + join(c.params, ", ") + "\n";

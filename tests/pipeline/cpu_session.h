@@ -62,6 +62,20 @@ inline std::string generate_and_verify(const std::string &file, const std::strin
     return src;
 }
 
+// How many times `what` occurs in `src`.
+inline int count(const std::string &src, const std::string &what) {
+    int n = 0;
+    for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
+    return n;
+}
+
+// The text of the first kernel named `name` in a generated module, up to the next blank line.
+inline std::string kernel(const std::string &src, const std::string &name) {
+    const size_t at = src.find("def " + name + "(");
+    if (at == std::string::npos) return "";
+    return src.substr(at, src.find("\n\n", at) - at);
+}
+
 // A data file `generate` must refuse, and what the refusal must say.
 struct Refused {
     const char *file, *message;

@@ -12,18 +12,8 @@ using tad::test::torch_available;
 
 namespace {
 
-int count(const std::string &src, const std::string &what) {
-    int n = 0;
-    for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
-    return n;
-}
-
-// The text of the first kernel named `name` in a generated module, up to the next blank line.
-std::string kernel(const std::string &src, const std::string &name) {
-    const size_t at = src.find("def " + name + "(");
-    if (at == std::string::npos) return "";
-    return src.substr(at, src.find("\n\n", at) - at);
-}
+using tad::test::count;
+using tad::test::kernel;
 
 TEST(SavedValuesCpu, LayerNormReadsMeanAndRstd) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";

@@ -169,7 +169,7 @@ TEST(SelfCheck, StubNamedLikeARuntimeHelperIsStoppedAndNotStored) {
     } catch (const Error &e) {
         const std::string msg = e.what();
         EXPECT_EQ(e.status(), TAD_ERR_INTERNAL) << msg;
-        EXPECT_EQ(msg.rfind("generated module: function '_as_dtype' is defined at line 25:1 and again at line ", 0), 0u)
+        EXPECT_EQ(msg.rfind("generated module: function '_as_dtype' is defined at line 27:1 and again at line ", 0), 0u)
             << msg;
         EXPECT_EQ(msg.substr(msg.size() - kBug.size()), kBug) << msg;
     }

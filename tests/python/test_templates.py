@@ -217,6 +217,118 @@ class FitSharedMemory(unittest.TestCase):
             bare.fn
 
 
+class TimedKernel:
+    """A compiled kernel with arguments (X, DX, n) whose launch time depends on its options: fastest
+    at 8 warps and 2 stages. Logs each launch's tensors and options."""
+
+    arg_names = ["X", "DX", "n"]
+    cache_key = "source-hash"
+
+    def __init__(self):
+        self.launches = []
+        self.fn = types.SimpleNamespace(__name__="_k_bwd")
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            self.launches.append((args, kwargs))
+
+        return launch
+
+    @staticmethod
+    def ms(kwargs):
+        return abs(kwargs.get("num_warps", 4) - 8) + abs(kwargs.get("num_stages", 3) - 2) + 1.0
+
+
+class Tuner(unittest.TestCase):
+    def setUp(self):
+        self.can_time = rt._Tuner._can_time
+        self.cache = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.cache)
+        patches = [mock.patch.dict(os.environ, {"TAD_CACHE_DIR": self.cache}),
+                   mock.patch.object(rt, "_AUTOTUNE", [True]),
+                   mock.patch.object(rt._Tuner, "_can_time", staticmethod(lambda args: True))]
+        for p in patches:
+            p.start()
+            self.addCleanup(p.stop)
+
+    def tuned(self, kernel):
+        """The kernel wrapped as a generated module wraps it, timed by its own clock."""
+        wrapped = rt._tuned("DX")(kernel)
+        timed = []
+
+        def timer(run):
+            run()
+            timed.append(kernel.launches[-1][1])
+            return TimedKernel.ms(kernel.launches[-1][1])
+
+        wrapped.tuner.timer = timer
+        return wrapped, timed
+
+    def test_chooses_the_fastest_options_on_copies_of_what_the_kernel_writes(self):
+        kernel = TimedKernel()
+        k, timed = self.tuned(kernel)
+        x, dx = torch.ones(4), torch.zeros(4)
+        k[(2,)](x, dx, 4, BLOCK=16, num_warps=4)
+        self.assertEqual(len(timed), 7)  # as launched, 2/8/16 warps, then 1/3/4 stages at 8 warps
+        args, options = kernel.launches[-1]
+        self.assertIs(args[0], x)
+        self.assertIs(args[1], dx)  # the real launch writes the real buffer
+        self.assertEqual(options, {"BLOCK": 16, "num_warps": 8, "num_stages": 2})
+        for trial_args, _ in kernel.launches[:-1]:
+            self.assertIs(trial_args[0], x)
+            self.assertIsNot(trial_args[1], dx)  # trials write a copy
+        self.assertEqual(rt.tad_tuned()[-1]["options"], {"num_warps": 8, "num_stages": 2})
+        self.assertEqual(rt.tad_tuned()[-1]["launched_ms"], 6.0)
+        k[(2,)](x, dx, 4, BLOCK=16, num_warps=4)
+        self.assertEqual(len(timed), 7)  # the same key: no second tuning
+        k[(2,)](x, dx, 5, BLOCK=16, num_warps=4)
+        self.assertEqual(len(timed), 7)  # another scalar (a seed, an offset): not a new key
+        k[(2,)](torch.ones(8), torch.zeros(8), 8, BLOCK=16, num_warps=4)
+        self.assertEqual(len(timed), 14)  # other shapes: tuned again
+
+    def test_a_choice_on_disk_is_used_without_timing(self):
+        x, dx = torch.ones(4), torch.zeros(4)
+        first, _ = self.tuned(TimedKernel())
+        first[(2,)](x, dx, 4, BLOCK=16)
+        kernel = TimedKernel()
+        second, timed = self.tuned(kernel)
+        second[(2,)](x, dx, 4, BLOCK=16)
+        self.assertEqual(timed, [])
+        self.assertEqual(kernel.launches[-1][1], {"BLOCK": 16, "num_warps": 8, "num_stages": 2})
+
+    def test_a_failing_candidate_is_never_chosen_and_all_failing_keep_the_options(self):
+        x, dx = torch.ones(4), torch.zeros(4)
+        kernel = TimedKernel()
+        k, _ = self.tuned(kernel)
+
+        def timer(run):
+            run()
+            if kernel.launches[-1][1].get("num_warps") == 8:
+                raise RuntimeError("compilation failed")
+            return TimedKernel.ms(kernel.launches[-1][1])
+
+        k.tuner.timer = timer
+        k[(2,)](x, dx, 4, BLOCK=16)
+        self.assertNotEqual(kernel.launches[-1][1]["num_warps"], 8)
+        kernel = TimedKernel()
+        k, _ = self.tuned(kernel)
+        k.tuner.timer = lambda run: (_ for _ in ()).throw(MemoryError("out of memory"))
+        k[(3,)](x, dx, 4, BLOCK=16)
+        self.assertEqual(kernel.launches[-1][1], {"BLOCK": 16})
+
+    def test_no_tuning_when_off_or_when_the_launch_cannot_be_timed(self):
+        x, dx = torch.ones(4), torch.zeros(4)
+        kernel = TimedKernel()
+        k, timed = self.tuned(kernel)
+        with mock.patch.object(rt, "_AUTOTUNE", [False]):
+            k[(2,)](x, dx, 4, BLOCK=16)
+        with mock.patch.object(rt._Tuner, "_can_time", staticmethod(lambda args: False)):
+            k[(2,)](x, dx, 4, BLOCK=16)
+        self.assertEqual(timed, [])
+        self.assertEqual([o for _, o in kernel.launches], [{"BLOCK": 16}, {"BLOCK": 16}])
+        self.assertFalse(self.can_time((x, dx)))  # CPU tensors are not timed
+
+
 def kernel_fn(X, Y, n, scale=2.0, BLOCK: "tl.constexpr" = 32, EVEN: "tl.constexpr" = None):
     pass
 

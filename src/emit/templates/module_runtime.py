@@ -9,6 +9,8 @@ test_templates.py) and readable by linters.
 """
 
 import inspect
+import json
+import os
 import threading
 
 import torch
@@ -159,11 +161,13 @@ class _fit_shared_memory:
     """A generated kernel, launched with its forward launch's options. It holds more tiles than the
     forward, so at the forward's num_stages its software pipeline may need more shared memory than
     the GPU has: it then runs with fewer stages, down to 1 (slower, never different), and remembers
-    how many fitted."""
+    how many fitted. With `written` (the names of the tensors it writes, none of which it reads) it
+    may also be tuned: see _Tuner."""
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, written=()):
         self.kernel = kernel
         self.stages = {}  # (options, tensor dtypes) -> num_stages that fitted
+        self.tuner = _Tuner(kernel, written) if written else None
 
     def __getattr__(self, name):  # the kernel's attributes (fn, arg_names, ...); never recurses
         if name == "kernel":
@@ -172,6 +176,8 @@ class _fit_shared_memory:
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
+            if _AUTOTUNE[0] and self.tuner is not None:
+                kwargs = self.tuner.options(grid, args, kwargs)
             key = None
             if self.stages:  # the key costs a fifth of a launch: only once something did not fit
                 key = self._key(args, kwargs)
@@ -193,6 +199,181 @@ class _fit_shared_memory:
     @staticmethod
     def _key(args, kwargs):
         return tuple(sorted(kwargs.items())), tuple(a.dtype for a in args if torch.is_tensor(a))
+
+
+def _tuned(*written):
+    """The decorator of a backward kernel that writes the tensors named `written` and reads none of
+    them: it can be timed on copies of them, so it may be tuned."""
+    return lambda kernel: _fit_shared_memory(kernel, written)
+
+
+# TAD_AUTOTUNE=1: each backward kernel is tuned on its first launch per key (_Tuner).
+_AUTOTUNE = [os.environ.get("TAD_AUTOTUNE", "0") not in ("", "0", "off")]
+
+
+class _Tuner:
+    """Chooses num_warps and num_stages of a backward kernel per (grid, tensor shapes and dtypes,
+    options, device); scalar arguments are left out of the key (a seed or an offset that changes
+    every step must not tune every step). On the first launch of a key it times the launch's own
+    options and the candidates (num_warps 2 to 16 at the launch's stages, then stages 1 to 4 at the
+    best warps; triton.testing.do_bench, L2 flushed, median) on copies of the written tensors, and
+    keeps the fastest. A candidate that fails (resources, memory, compilation) counts as never
+    fastest; when every one fails the launch keeps its options, and its own error surfaces from the
+    real launch. Choices are kept in the module (`chosen`, reported by tad_tuned()) and on disk
+    (autotune.json in TAD_CACHE_DIR, or ~/.cache/tad), keyed by the kernel's source hash and the
+    GPU's name. Launches under CUDA-graph capture or on tensors that are not real CUDA tensors
+    (torch.compile's fake tensors) are not tuned: they take a choice already made, or the options
+    as launched. Block sizes are not tuned: they shape the program's work, which the backward
+    shares with the forward it replays. One lock per kernel: two threads never tune it at once."""
+
+    WARPS = (2, 4, 8, 16)
+    STAGES = (1, 2, 3, 4)
+
+    def __init__(self, kernel, written):
+        self.kernel = kernel
+        self.written = set(written)
+        self.chosen = {}  # key -> {"options": {...}, "ms": t, "launched_ms": t0}
+        self.not_on_disk = set()  # keys the file had no choice for
+        self.lock = threading.Lock()
+        _TUNERS.append(self)
+
+    def options(self, grid, args, kwargs):
+        key = self._key(grid, args, kwargs)
+        choice = self.chosen.get(key)
+        if choice is None:
+            with self.lock:
+                choice = self._choose(key, grid, args, kwargs)
+        return kwargs if choice is None else dict(kwargs, **choice["options"])
+
+    def _choose(self, key, grid, args, kwargs):
+        if key in self.chosen:
+            return self.chosen[key]
+        if key not in self.not_on_disk:
+            found = _tune_file_get(self._disk_key(key))
+            if found is not None:
+                self.chosen[key] = found
+                return found
+            self.not_on_disk.add(key)
+        if not self._can_time(args):
+            return None
+        choice = self._tune(grid, args, kwargs)
+        if choice is not None:
+            self.chosen[key] = choice
+            _tune_file_put(self._disk_key(key), choice)
+        return choice
+
+    @staticmethod
+    def _key(grid, args, kwargs):
+        tensors = tuple((tuple(a.shape), str(a.dtype)) for a in args if torch.is_tensor(a))
+        dev = next((a.device.index for a in args if torch.is_tensor(a)), None)
+        return (tuple(grid), tensors, tuple(sorted((k, repr(v)) for k, v in kwargs.items())), dev)
+
+    def _disk_key(self, key):
+        name = getattr(getattr(self.kernel, "fn", None), "__name__", "kernel")
+        gpu = torch.cuda.get_device_name(key[3]) if key[3] is not None else "?"
+        return repr((name, getattr(self.kernel, "cache_key", ""), gpu, key[:3]))
+
+    @staticmethod
+    def _can_time(args):
+        tensors = [a for a in args if torch.is_tensor(a)]
+        if not tensors or not all(t.is_cuda and type(t) in (torch.Tensor, torch.nn.Parameter) for t in tensors):
+            return False
+        return not torch.cuda.is_current_stream_capturing()
+
+    @staticmethod
+    def timer(run):
+        """Milliseconds of one launch: triton's do_bench (L2 flushed before each run), median."""
+        bench = __import__("triton.testing", fromlist=["do_bench"]).do_bench
+        return bench(run, warmup=5, rep=25, return_mode="median")
+
+    def _tune(self, grid, args, kwargs):
+        names = self.kernel.arg_names
+        try:
+            trial = [torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=a.device)
+                     if torch.is_tensor(a) and i < len(names) and names[i] in self.written else a
+                     for i, a in enumerate(args)]
+        except RuntimeError:  # no memory for the copies: no tuning
+            return None
+
+        def time(options):
+            try:
+                return self.timer(lambda: self.kernel[grid](*trial, **dict(kwargs, **options)))
+            except Exception:  # resources, memory, compilation: this candidate is never chosen
+                return float("inf")
+
+        times = {}
+
+        def measure(options):
+            k = tuple(sorted(options.items()))
+            if k not in times:
+                times[k] = time(options)
+
+        launched = {"num_warps": kwargs.get("num_warps", 4), "num_stages": kwargs.get("num_stages", 3)}
+        measure(launched)
+        for w in self.WARPS:
+            measure(dict(launched, num_warps=w))
+        warps = dict(min(times, key=times.get))["num_warps"]
+        for st in self.STAGES:
+            measure(dict(launched, num_warps=warps, num_stages=st))
+        best = min(times, key=times.get)
+        if times[best] == float("inf"):
+            return None
+        return {"options": dict(best), "ms": times[best], "launched_ms": times[tuple(sorted(launched.items()))]}
+
+
+_TUNERS = []
+
+
+def tad_tuned():
+    """The choices of every tuned kernel of this module: kernel, key (its text), options, ms (the
+    choice's time) and launched_ms (the time with the options as launched)."""
+    out = []
+    for t in _TUNERS:
+        for key, c in t.chosen.items():
+            out.append({"kernel": getattr(getattr(t.kernel, "fn", None), "__name__", "?"),
+                        "key": repr(key), **c})
+    return out
+
+
+def _tune_path():
+    base = os.environ.get("TAD_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tad")
+    return os.path.join(base, "autotune.json")
+
+
+def _tune_file_get(key):
+    """The choice the file holds for `key`, or None (no file, no entry, or an entry not shaped
+    {"options": {"num_warps": int, "num_stages": int}, ...})."""
+    try:
+        with open(_tune_path()) as f:
+            choice = json.load(f).get(key)
+        options = choice["options"]
+        if set(options) == {"num_warps", "num_stages"} and all(type(v) is int for v in options.values()):
+            return choice
+    except (OSError, ValueError, AttributeError, TypeError, KeyError):
+        pass
+    return None
+
+
+def _tune_file_put(key, choice):
+    """Adds one choice to the file (read, update, write a temporary, rename: a reader never sees half
+    a file; concurrent writers may drop each other's newest choice, which is then tuned again)."""
+    path = _tune_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        try:
+            with open(path) as f:
+                table = json.load(f)
+        except (OSError, ValueError):
+            table = {}
+        if not isinstance(table, dict):
+            table = {}
+        table[key] = choice
+        tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(table, f, indent=0, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only cache directory: the choice stays in the module
 
 
 def _check_launches(launches, kernels):

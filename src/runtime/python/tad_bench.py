@@ -4,7 +4,9 @@ Backward timings exclude the forward: the graph is built once and torch.autograd
 retain_graph=True) is timed. A stub that updates its inputs in place is timed on them call after
 call (each forward runs on the previous one's result). The file's reference() is timed the same way, eager and through
 torch.compile (null when compiling fails). `timer(fn) -> ms` is supplied by the worker
-(triton.testing.do_bench on the GPU). bench does not verify: verify first.
+(triton.testing.do_bench on the GPU). bench does not verify: verify first. With TAD_AUTOTUNE=1 the backward's kernels are tuned on
+the first (untimed) call; `tuned` lists the choices made for the case (the module's
+tad_tuned()).
 """
 
 import itertools
@@ -61,9 +63,12 @@ def _measure(module, stub, generated, dims, grad_inputs, device, timer):
     args, kwargs = userfile.make_args(module, {**dims, "device": device})
     plain = userfile.bind(stub, args, kwargs)
     result = {"fwd_ms": _time(timer, lambda: stub(*args, **kwargs))}
+    tuned = getattr(generated, "tad_tuned", lambda: [])
+    before = {(c["kernel"], c["key"]) for c in tuned()}
     result["bwd_ms"] = _time(timer, _backward_fn(
         generated.forward, userfile.bind(stub, args, kwargs), grad_inputs,
         getattr(generated, "DIRTY", ())))
+    result["tuned"] = [c for c in tuned() if (c["kernel"], c["key"]) not in before]
     reference = getattr(module, "reference", None)
     if callable(reference):
         result["ref_bwd_ms"] = _time(timer, _backward_fn(

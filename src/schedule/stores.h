@@ -1,0 +1,26 @@
+// Schedule decision: gradients a backward adds to in several loops, added once (passes::merge_loop_adds),
+// and adds no two writes share, stored plainly in the input's dtype (passes::adds_to_stores).
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+
+#include "ad/reverse.h"
+#include "plan/derivation.h"
+
+namespace tad::schedule {
+
+// Rewrites `b` with each buffer's adds across sibling loops merged into the last; returns the
+// report (a line per buffer added to in several loops) and adds the merged shadow parameters to
+// `merged`.
+std::string merge_adds(ad::Backward &b, std::set<std::string> *merged);
+
+// `b` with the atomic adds of the shadow parameters in `merged` (less those whose primal is in
+// `keep`: shadows that other launches or parameters also write) that no two writes share turned into
+// stores, their buffers in the input's dtype; the proof's guards are appended to `guards`. nullopt
+// when none is, and for a backward with a tape. `report` gets a line per gradient stored.
+std::optional<ad::Backward> stored_adds(const ad::Backward &b, const std::set<std::string> &merged,
+                                        const std::set<std::string> &keep, plan::Guards *guards, std::string *report);
+
+}  // namespace tad::schedule
