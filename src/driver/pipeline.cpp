@@ -194,6 +194,7 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
                   const std::set<plan::TensorRef> &shared, const std::string &name, std::string *report) {
     std::vector<schedule::WritePlan> plans = schedule::gradient_writes(d.forward, d.spec, shared_params(d, shared));
     const int max_copies = schedule::transposing(std::getenv("TAD_TRANSPOSE"));
+    const int recompute = schedule::recomputing(std::getenv("TAD_TRANSPOSE_RECOMPUTE"));
     for (size_t i = 0; i < plans.size(); ++i) {
         const std::string name_i = name + (i == 0                           ? ""
                                            : schedule::all_atomic(plans[i]) ? "_atomic"
@@ -215,7 +216,7 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
         ad::Backward untransposed = b;
         std::string what;
         std::optional<schedule::Transposition> t =
-            schedule::transpose(b, keep_atomic(d, shared), max_copies, cleanup, &what);
+            schedule::transpose(b, keep_atomic(d, shared), max_copies, recompute, cleanup, &what);
         dump_text("transpose", name_i, what);
         *report += what.empty() ? "" : name_i + ":\n" + what;
         if (!t) {

@@ -13,12 +13,6 @@ namespace tad::emit {
 
 namespace detail {
 
-std::string join(const std::vector<std::string> &items) {
-    std::string s;
-    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i];
-    return s;
-}
-
 std::string py_tuple(const std::vector<std::string> &items, bool quote) {
     std::string s = "(";
     for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + (quote ? "\"" + items[i] + "\"" : items[i]);

@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "emit/emit.h"
+#include "support/text.h"
 
 namespace tad::emit::detail {
 
-std::string join(const std::vector<std::string> &items);
+using ::tad::join;
 std::string py_tuple(const std::vector<std::string> &items, bool quote);
 
 // Names for the launcher's and the Function's locals that no stub parameter has (a stub may well

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "passes/passes.h"
+#include "support/text.h"
 
 namespace tad::passes {
 
@@ -443,12 +444,6 @@ GradAccess analyze_param(Affine &a, const ir::Function &f, const std::string &pa
         g.why = p.why;
     }
     return g;
-}
-
-std::string join(const std::vector<std::string> &xs) {
-    std::string s;
-    for (size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + xs[i];
-    return s;
 }
 
 std::string loops_text(const ir::Function &f, const std::vector<ir::Loop> &loops, const std::vector<int> &ls) {

@@ -8,6 +8,7 @@
 #include "passes/access.h"
 #include "passes/passes.h"
 #include "passes/widen.h"
+#include "support/text.h"
 
 namespace tad::passes {
 
@@ -112,7 +113,14 @@ private:
     }
 };
 
-// Builds the transposed kernel of one atomic add from its slice. With R copies, program t owns
+// An atomic add's value with float casts peeled: the transposed kernel sums it in float32 (float64
+// for float64).
+ValueId peeled(const ir::Function &f, ValueId v) {
+    while (f.def(v).kind == OpKind::Cast && f.type(f.def(v).operands[0]).is_float()) v = f.def(v).operands[0];
+    return v;
+}
+
+// Builds the transposed kernel of a group of atomic adds from their slice. With R copies, program t owns
 // iterations t·R .. t·R + R-1: the slice is emitted once per copy, values that do not move with the
 // iteration (the incoming gradient's tile, matmul's dC) once for all copies; a copy past the loop's
 // end loads nothing and stores nothing.
@@ -129,7 +137,7 @@ public:
           maps_(copies, std::vector<ValueId>(f.values.size(), ir::kNoValue)),
           offsets_(copies) {}
 
-    void run(int atomic) {
+    void run(const std::vector<int> &atomics) {
         ir::Function &fn = out_.fn;
         fn = empty_like(f_);
         for (const ir::Param &p : f_.params) maps_[0][p.value] = b_.param_like(p, f_.type(p.value));
@@ -145,7 +153,7 @@ public:
             for (const auto &[d, induction] : slice_.inductions())
                 if (induction.second != ir::kNoValue && !varies(induction.second)) offset(d, c);
         }
-        sum_and_store(f_.ops[atomic]);
+        sum_and_store(atomics);
     }
 
     // Whether v differs between the programs along the shared axis (the loop over them).
@@ -288,12 +296,6 @@ private:
         return slot(v, c) = r;
     }
 
-    // The contribution with float casts peeled: the sum runs in float32 (float64 for float64).
-    ValueId contribution(ValueId v) const {
-        while (f_.def(v).kind == OpKind::Cast && f_.type(f_.def(v).operands[0]).is_float()) v = f_.def(v).operands[0];
-        return v;
-    }
-
     void name_program() {
         out_.fn.values[program_].name = "p" + std::to_string(axis_);
         for (const ir::Op &op : f_.ops)
@@ -301,63 +303,95 @@ private:
                 out_.fn.values[program_].name = f_.values[op.result].name;
     }
 
-    void sum_and_store(const ir::Op &atomic) {
-        const ValueId value = contribution(atomic.operands[1]);
-        const ir::Type &t = f_.type(value);
-        const ir::DType acc_t = t.elem == ir::DType::F64 ? ir::DType::F64 : ir::DType::F32;
-        b_.loc = atomic.loc;
-        ValueId zero = b_.constant(0.0, acc_t);
-        if (!t.scalar()) zero = b_.broadcast(zero, t.shape);
+    // One float32 accumulator per (atomic add, copy), summed over the programs along the axis.
+    void sum_and_store(const std::vector<int> &atomics) {
+        std::vector<ValueId> zeros;
+        for (int op : atomics) {
+            const ir::Type &t = f_.type(peeled(f_, f_.ops[op].operands[1]));
+            b_.loc = f_.ops[op].loc;
+            ValueId zero = b_.constant(0.0, acc_type(t));
+            zeros.push_back(t.scalar() ? zero : b_.broadcast(zero, t.shape));
+        }
+        b_.loc = f_.ops[atomics[0]].loc;
         const ValueId lo = b_.constant(0, ir::DType::I32), one = b_.constant(1, ir::DType::I32);
         program_ = b_.for_begin(lo, grid_, one, "range");
         name_program();
+        const int n = static_cast<int>(atomics.size()) * copies_;
         std::vector<ValueId> accs, next;
-        for (int c = 0; c < copies_; ++c) accs.push_back(b_.loop_arg(zero, c));
-        for (int c = 0; c < copies_; ++c) {
-            const ValueId x = b_.cast(emit(value, c), acc_t);
+        for (int k = 0; k < n; ++k) accs.push_back(b_.loop_arg(zeros[static_cast<size_t>(k / copies_)], k));
+        for (int k = 0; k < n; ++k) {
+            const ir::Op &atomic = f_.ops[atomics[static_cast<size_t>(k / copies_)]];
+            const ValueId value = peeled(f_, atomic.operands[1]);
+            const ValueId x = b_.cast(emit(value, k % copies_), acc_type(f_.type(value)));
             b_.loc = atomic.loc;
-            next.push_back(b_.binary(OpKind::Add, accs[c], x));
+            next.push_back(b_.binary(OpKind::Add, accs[static_cast<size_t>(k)], x));
         }
         b_.for_end(next);
-        const ir::Type acc_type = out_.fn.type(accs[0]);
         std::vector<ValueId> sums;
-        for (int c = 0; c < copies_; ++c) sums.push_back(b_.loop_result(c, acc_type));
-        for (int c = 0; c < copies_; ++c) {
+        for (int k = 0; k < n; ++k) sums.push_back(b_.loop_result(k, out_.fn.type(accs[static_cast<size_t>(k)])));
+        for (int k = 0; k < n; ++k) {
+            const ir::Op &atomic = f_.ops[atomics[static_cast<size_t>(k / copies_)]];
+            const int c = k % copies_;
+            b_.loc = atomic.loc;
             const ValueId ptr = slot(atomic.operands[0], c);
             const ValueId mask = atomic.has_mask ? slot(atomic.operands[2], c) : ir::kNoValue;
-            b_.store(ptr, b_.cast(sums[c], f_.type(atomic.operands[1]).elem),
+            b_.store(ptr, b_.cast(sums[static_cast<size_t>(k)], f_.type(atomic.operands[1]).elem),
                      and_valid(mask, f_.type(atomic.operands[0]), c));
         }
     }
+
+    static ir::DType acc_type(const ir::Type &t) { return t.elem == ir::DType::F64 ? ir::DType::F64 : ir::DType::F32; }
 };
 
-struct Candidate {
+// An atomic add inside a loop that may transpose, with what qualify() found.
+struct Member {
     int op = -1;
     std::string param;
+    int loop = -1;  // index into ir::loops(f)
+    int axis = 0;  // the one grid axis its address ignores
+    std::vector<int> others;  // the grid axes its address reads
+    TripCount trips;
+    std::vector<std::vector<Inequality>> guards;  // alternatives
 };
+
+// The atomic adds of one loop shared along one grid axis, transposed into one kernel.
+using Group = std::vector<const Member *>;
 
 // How many iterations each program takes: enough copies for about 128x128 accumulated elements
 // (matmul's 128x32 tiles of dA: 4), at most `max_copies`; one where the loop's step is not a positive
-// constant (a copy past the loop's end is told by lo + i·step < hi).
-int copies(const ir::Function &f, const ir::Op &atomic, const ir::Op &begin, int max_copies) {
-    const ir::Op &step = f.def(begin.operands[2]);
+// constant (a copy past the loop's end is told by lo + i·step < hi), and one where the slice computes
+// a contraction besides the sums (attention's scores): each iteration is work enough, and the copies'
+// tiles, sized at the traced block sizes, would not fit in registers at others.
+int copies(const ir::Function &f, const Group &g, const Slice &slice, const ir::Loop &loop, int max_copies) {
+    const ir::Op &step = f.def(f.ops[loop.begin].operands[2]);
     if (step.kind != OpKind::Const || step.fval <= 0) return 1;
-    const int64_t elems = std::max<int64_t>(1, f.type(atomic.operands[1]).numel());
+    int64_t elems = 0;
+    std::set<int> sums;
+    for (const Member *m : g) {
+        elems += f.type(f.ops[m->op].operands[1]).numel();
+        sums.insert(f.values[peeled(f, f.ops[m->op].operands[1])].def_op);
+    }
+    for (int i = loop.begin + 1; i < loop.end; ++i)
+        if (slice.in(i) && f.ops[i].kind == OpKind::Dot && !sums.count(i)) return 1;
     int n = 1;
-    while (n * 2 <= max_copies && n * 2 * elems <= 128 * 128) n *= 2;
+    while (n * 2 <= max_copies && n * 2 * std::max<int64_t>(1, elems) <= 128 * 128) n *= 2;
     return n;
 }
 
-// The transposed kernel of atomic add `op` with `copies` iterations per program, into `out.fn`; why
-// not, or "".
-std::string write(const ir::Function &f, const ir::Loop &loop, const Slice &slice, int op, int copies,
+// The transposed kernel of group `g` with `copies` iterations per program, into `out.fn`; why not,
+// or "".
+std::string write(const ir::Function &f, const ir::Loop &loop, const Slice &slice, const Group &g, int copies,
                   Transposed &out) {
-    const ir::Op &atomic = f.ops[op];
-    const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
     Writer w(f, loop, slice, out.axis, out.trips.per = copies, out);
-    if (w.varies(atomic.operands[0]) || (mask != ir::kNoValue && w.varies(mask)))
-        return "its address or mask is computed from tl.program_id(" + std::to_string(out.axis) + ")";
-    w.run(op);
+    std::vector<int> ops;
+    for (const Member *m : g) {
+        const ir::Op &atomic = f.ops[m->op];
+        const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
+        if (w.varies(atomic.operands[0]) || (mask != ir::kNoValue && w.varies(mask)))
+            return "its address or mask is computed from tl.program_id(" + std::to_string(out.axis) + ")";
+        ops.push_back(m->op);
+    }
+    w.run(ops);
     const std::string problem = ir::verify(out.fn);
     if (!problem.empty()) return "internal: the transposed kernel is not valid IR: " + problem;
     return "";
@@ -420,51 +454,131 @@ std::string tiles_cover_the_bound(const ir::Function &f, Affine &a, const ir::Op
     return same ? "" : "its loop's tiles of " + c + " may end before or after its mask bound " + bound->str();
 }
 
-// Whether atomic add `c` transposes; fills `out` when it does, else returns why not.
-std::string transpose_one(const ir::Function &f, const Candidate &c, const std::set<std::string> &written,
-                          int max_copies, bool widen, Transposed &out) {
+// Whether atomic add `op` to `param` could transpose; fills `m` when it could, else returns why not.
+std::string qualify(const ir::Function &f, Affine &a, int op, const std::string &param,
+                    const std::set<std::string> &written, Member &m) {
     const std::vector<ir::Loop> loops = ir::loops(f);
-    const ir::Op &atomic = f.ops[c.op];
-    const int l = innermost(loops, c.op);
+    const ir::Op &atomic = f.ops[op];
+    const int l = innermost(loops, op);
     if (loops[l].parent >= 0) return "it sits in a nested loop";
-    Affine a(f);
     const Form &addr = a.of(atomic.operands[0]);
     if (!addr.affine || addr.data >= 0) return "its address is not affine";
     if (!addr.loops.count(l)) return "its address does not move with the loop";
-    const std::vector<int> axes = program_axes(f);
     std::vector<int> shared, others;
-    for (int axis : axes) (addr.axes.count(axis) ? others : shared).push_back(axis);
+    for (int axis : program_axes(f)) (addr.axes.count(axis) ? others : shared).push_back(axis);
     if (shared.size() != 1)
         return shared.empty() ? "every program writes its own elements" : "it is shared along several grid axes";
     Slice slice(f, loops[l], written);
-    std::string why = slice.gather(c.op);
+    std::string why = slice.gather(op);
     if (!why.empty()) return why;
-    // A kernel of its own recomputes the slice: cheap when it is the gradient's one contraction and
-    // loads (matmul); where it holds more contractions (attention's scores), it would repeat them
-    // per transposed gradient, which costs more than the atomics it saves.
-    std::vector<int> dots;
-    for (int i = loops[l].begin + 1; i < loops[l].end; ++i)
-        if (slice.in(i) && f.ops[i].kind == OpKind::Dot) dots.push_back(i);
-    if (dots.size() > 1)
-        return "its tile needs " + std::to_string(dots.size()) + " contractions per iteration (" + op_at(f, dots[0]) +
-               "), which a kernel of its own would compute again";
     const ir::Op &begin = f.ops[loops[l].begin];
     std::optional<HostExpr> lo = host_expr(f, begin.operands[0], &why), hi, step;
     if (lo) hi = host_expr(f, begin.operands[1], &why);
     if (hi) step = host_expr(f, begin.operands[2], &why);
     if (!step) return "the loop's bounds are not computable on the host (" + why + ")";
-    out.param = c.param;
-    out.axis = shared[0];
-    out.kept = others;
-    out.trips = TripCount{*lo, *hi, *step};
+    m = Member{op, param, l, shared[0], others, TripCount{*lo, *hi, *step}, {}};
     const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
-    if (!writes_distinct(f, a, atomic.operands[0], mask, others, l, &out.guards, &why)) return why;
-    const int r = copies(f, atomic, begin, max_copies);
-    const std::string block = r > 1 && widen ? tile_constexpr(f, a, atomic, l) : "";
-    if (!block.empty()) out.unwidened = tiles_cover_the_bound(f, a, atomic, l, out.trips, block);
+    if (!writes_distinct(f, a, atomic.operands[0], mask, others, l, &m.guards, &why)) return why;
+    return "";
+}
+
+// The ops whose results the memory writes `roots` need, through loops: a carried value needs its
+// init and its next value, a loop's result its last next value, an op in a loop body its loop.
+std::vector<bool> cone(const ir::Function &f, const std::vector<ir::Loop> &loops, const std::vector<int> &roots) {
+    std::vector<bool> in(f.ops.size(), false);
+    std::vector<int> work = roots;
+    auto need = [&](int d) {
+        if (d >= 0 && !in[d]) work.push_back(d);
+    };
+    while (!work.empty()) {
+        const int d = work.back();
+        work.pop_back();
+        if (in[d]) continue;
+        in[d] = true;
+        const ir::Op &op = f.ops[d];
+        for (ValueId v : op.operands) need(f.values[v].def_op);
+        for (const ir::Loop &l : loops) {
+            if (l.begin < d && d < l.end) need(l.begin);
+            const auto arg = std::find(l.args.begin(), l.args.end(), d);
+            if (arg != l.args.end()) need(f.values[f.ops[l.end].operands.at(arg - l.args.begin())].def_op);
+            const auto res = std::find(l.results.begin(), l.results.end(), d);
+            if (res == l.results.end()) continue;
+            const size_t slot = static_cast<size_t>(res - l.results.begin());
+            need(f.values[f.ops[l.end].operands.at(slot)].def_op);
+            need(l.args.at(slot));  // its init, when the loop runs zero times
+        }
+    }
+    return in;
+}
+
+// Contractions the group's kernel computes besides its sums that the rest of the backward computes
+// too: attention's scores and dP for dK and dV. Allowed: `recompute` per gradient whose atomic adds
+// the kernel removes (1: the FlashAttention-2 backward, two for dK and dV together, not two for dK
+// alone); "" when within that, else why not.
+std::string recomputation(const ir::Function &f, const Group &g, const Slice &slice, const ir::Loop &loop,
+                          int recompute) {
+    const std::vector<ir::Loop> loops = ir::loops(f);
+    std::set<int> members, sums;
+    for (const Member *m : g) {
+        members.insert(m->op);
+        sums.insert(f.values[peeled(f, f.ops[m->op].operands[1])].def_op);
+    }
+    std::vector<int> roots;
+    for (size_t i = 0; i < f.ops.size(); ++i) {
+        const OpKind k = f.ops[i].kind;
+        if ((k == OpKind::Store || k == OpKind::AtomicAdd) && !members.count(static_cast<int>(i)))
+            roots.push_back(static_cast<int>(i));
+    }
+    const std::vector<bool> rest = cone(f, loops, roots);
+    int own = 0, again = 0, first = -1;
+    for (int i = loop.begin + 1; i < loop.end; ++i) {
+        if (!slice.in(i) || f.ops[i].kind != OpKind::Dot) continue;
+        ++own;
+        if (rest[i] && !sums.count(i) && again++ == 0) first = i;
+    }
+    if (again <= recompute * static_cast<int>(g.size())) return "";
+    std::vector<std::string> params;
+    for (const Member *m : g) params.push_back(m->param);
+    const auto n = [](int k, const char *what) { return std::to_string(k) + " " + what + (k == 1 ? "" : "s"); };
+    return (g.size() > 1 ? "the tiles of " + join(params) + " need " : std::string("its tile needs ")) +
+           n(own, "contraction") + " per iteration, " + std::to_string(again) +
+           " besides the sums also computed by the rest of the backward (" + op_at(f, first) + ")";
+}
+
+// Whether group `g` transposes as one kernel; fills `out` when it does, else returns why not.
+std::string transpose_group(const ir::Function &f, const Group &g, const std::set<std::string> &written, int max_copies,
+                            bool widen, int recompute, Transposed &out) {
+    const std::vector<ir::Loop> loops = ir::loops(f);
+    const Member &first = *g.front();
+    const ir::Loop &loop = loops[first.loop];
+    Slice slice(f, loop, written);
+    for (const Member *m : g) {
+        const std::string why = slice.gather(m->op);
+        if (!why.empty()) return why;
+        out.params.push_back(m->param);
+        for (int axis : m->others)
+            if (std::find(out.kept.begin(), out.kept.end(), axis) == out.kept.end()) out.kept.push_back(axis);
+        out.guards.push_back(m->guards);
+    }
+    std::string why = recomputation(f, g, slice, loop, recompute);
+    if (!why.empty()) return why;
+    std::sort(out.kept.begin(), out.kept.end());
+    out.axis = first.axis;
+    out.trips = first.trips;
+    Affine a(f);
+    const int r = copies(f, g, slice, loop, max_copies);
+    std::string block = r > 1 && widen ? tile_constexpr(f, a, f.ops[first.op], first.loop) : "";
+    for (const Member *m : g)
+        if (!block.empty() && tile_constexpr(f, a, f.ops[m->op], m->loop) != block) {
+            block.clear();
+            out.unwidened = "the gradients' tiles are not all spelled by one constexpr along the loop";
+        }
+    for (const Member *m : g)
+        if (!block.empty() && out.unwidened.empty())
+            out.unwidened = tiles_cover_the_bound(f, a, f.ops[m->op], m->loop, out.trips, block);
     if (!block.empty() && out.unwidened.empty()) {
         Transposed wide = out;
-        why = write(f, loops[l], slice, c.op, 1, wide);
+        why = write(f, loop, slice, g, 1, wide);
         if (why.empty() && widen_proof(wide.fn, wide.axis, block, &out.unwidened)) {
             wide.widened = block;
             wide.width = r;
@@ -472,7 +586,24 @@ std::string transpose_one(const ir::Function &f, const Candidate &c, const std::
             return "";
         }
     }
-    return write(f, loops[l], slice, c.op, r, out);
+    return write(f, loop, slice, g, r, out);
+}
+
+std::string transposed_text(const Transposed &t) {
+    std::string s = join(t.params, ", ") + ": transposed" + (t.params.size() > 1 ? " in one kernel" : "") +
+                    ": grid axis " + std::to_string(t.axis) + " of size " + t.trips.str() + ", " +
+                    std::to_string(t.trips.per) + " iteration" + (t.trips.per > 1 ? "s" : "") +
+                    " per program, each summing over " + t.grid_param + " programs";
+    if (!t.widened.empty())
+        s += ", with " + t.widened + " " + std::to_string(t.width) + " times its value";
+    else if (!t.unwidened.empty())
+        s += " (" + t.unwidened + ")";
+    if (t.params.size() == 1) return s + guards_text(t.guards[0]) + "\n";
+    for (size_t i = 0; i < t.guards.size(); ++i) {
+        const std::string g = guards_text(t.guards[i]);
+        if (!g.empty()) s += "; " + t.params[i] + g;
+    }
+    return s + "\n";
 }
 
 }  // namespace
@@ -487,38 +618,61 @@ std::string guards_text(const std::vector<std::vector<Inequality>> &alternatives
     return s;
 }
 
-Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep, int max_copies, bool widen) {
+Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep, int max_copies, bool widen,
+                              int recompute) {
     Transposition t;
     const MemoryParams m = memory_params(f);
     std::set<std::string> written = m.stored;
     written.insert(m.accumulated.begin(), m.accumulated.end());
     const std::vector<ir::Loop> loops = ir::loops(f);
-    std::vector<bool> kept(f.ops.size(), true);
-    for (const Access &a : m.accesses) {
-        if (a.kind != OpKind::AtomicAdd || innermost(loops, a.op) < 0) continue;
+    Affine a(f);
+    std::vector<Member> members;
+    std::map<int, std::string> lines;  // op -> its report line, in op order
+    for (const Access &x : m.accesses) {
+        if (x.kind != OpKind::AtomicAdd || innermost(loops, x.op) < 0) continue;
         const auto n =
-            std::count_if(m.accesses.begin(), m.accesses.end(), [&](const Access &x) { return x.param == a.param; });
-        std::string why = keep.count(a.param) ? "other launches add to its shadow"
+            std::count_if(m.accesses.begin(), m.accesses.end(), [&](const Access &y) { return y.param == x.param; });
+        std::string why = keep.count(x.param) ? "other launches add to its shadow"
                           : n != 1            ? "the kernel accesses that buffer more than once"
                                               : "";
+        Member member;
+        if (why.empty()) why = qualify(f, a, x.op, x.param, written, member);
+        if (why.empty())
+            members.push_back(std::move(member));
+        else
+            lines[x.op] = x.param + ": not transposed: " + why + "\n";
+    }
+    // One kernel per (loop, shared axis): the adds of one loop body share their slice's work.
+    std::vector<Group> groups;
+    for (const Member &mem : members) {
+        auto g = std::find_if(groups.begin(), groups.end(), [&](const Group &x) {
+            return x.front()->loop == mem.loop && x.front()->axis == mem.axis;
+        });
+        if (g == groups.end())
+            groups.push_back({&mem});
+        else
+            g->push_back(&mem);
+    }
+    std::vector<bool> kept(f.ops.size(), true);
+    // A group refused as a whole is tried member by member: one costly gradient does not keep the
+    // others atomic.
+    for (size_t i = 0; i < groups.size(); ++i) {
+        const Group g = groups[i];
         Transposed out;
-        if (why.empty()) why = transpose_one(f, {a.op, a.param}, written, max_copies, widen, out);
-        if (!why.empty()) {
-            t.report += a.param + ": not transposed: " + why + "\n";
+        const std::string why = transpose_group(f, g, written, max_copies, widen, recompute, out);
+        if (!why.empty() && g.size() > 1) {
+            for (const Member *mem : g) groups.push_back({mem});
             continue;
         }
-        t.report += a.param + ": transposed: grid axis " + std::to_string(out.axis) + " of size " + out.trips.str() +
-                    ", " + std::to_string(out.trips.per) + " iteration" + (out.trips.per > 1 ? "s" : "") +
-                    " per program, each summing over " + out.grid_param + " programs";
-        if (!out.widened.empty())
-            t.report += ", with " + out.widened + " " + std::to_string(out.width) + " times its value";
-        else if (!out.unwidened.empty())
-            t.report += " (" + out.unwidened + ")";
-        t.report += guards_text(out.guards);
-        t.report += "\n";
-        kept[a.op] = false;
+        if (!why.empty()) {
+            lines[g.front()->op] = g.front()->param + ": not transposed: " + why + "\n";
+            continue;
+        }
+        lines[g.front()->op] = transposed_text(out);
+        for (const Member *mem : g) kept[mem->op] = false;
         t.kernels.push_back(std::move(out));
     }
+    for (const auto &[op, line] : lines) t.report += line;
     std::vector<ValueId> repl(f.values.size());
     for (size_t v = 0; v < repl.size(); ++v) repl[v] = static_cast<ValueId>(v);
     t.rest = compact(f, kept, repl);

@@ -4,10 +4,11 @@
 // Reverse mode of a kernel that loads an operand tile inside a loop, at an address that moves with
 // the loop and ignores one grid axis g (matmul's A tile at (pid_m, k), shared by every pid_n), adds
 // that tile's gradient with an atomic add at every iteration of every program: program (.., p_g, ..)
-// adds its share at iteration i. transpose_loops() writes, per such gradient, a kernel that owns the
-// sums instead: program (.., t, ..) of a grid whose size along g is the loop's trip count takes
+// adds its share at iteration i. transpose_loops() writes a kernel that owns the sums instead (one
+// per group of such gradients, below): program (.., t, ..) of a grid whose size along g is the loop's trip count takes
 // i = t, loops p_g over 0 .. G-1 (G, the forward grid's size along g, a new scalar parameter),
-// computes what program (.., p_g, ..) added at iteration i, sums it in float32 registers, and
+// computes what program (.., p_g, ..) added at iteration i, sums it in float32 registers (float64
+// for float64), and
 // stores the sum once. A program may own R consecutive iterations: better as one tile R times wider
 // (the same kernel launched with the tile's constexpr R times larger, where widen.h proves the
 // kernel independent of its value), else as R copies of the slice (R output tiles that share what
@@ -24,9 +25,14 @@
 // must be computable on the host from the launch's integer arguments and constexprs (they size the
 // grid). Values that do not depend on p_g are computed once, before the loop over p_g.
 //
+// The atomic adds of one loop shared along one grid axis (attention's dK and dV) go into one kernel,
+// which computes their common slice once. Where that slice holds contractions the rest of the
+// backward computes too, the transposed kernel does that work a second time (the FlashAttention-2
+// backward: seven contractions for the five of the atomic schedule); `recompute` bounds it.
+//
 // The rewrite leaves `rest`: the input without the transposed atomic adds (the caller's cleanup
-// removes what only they used). An atomic add that does not qualify stays in `rest`; `report` says
-// why, one line per atomic add inside a loop.
+// removes what only they used). An atomic add that does not qualify stays in `rest`; `report` has one
+// line per transposed group and per atomic add inside a loop that stays, saying why.
 #pragma once
 
 #include <set>
@@ -40,7 +46,7 @@
 namespace tad::passes {
 
 struct Transposed {
-    std::string param;  // the gradient it writes, with plain stores
+    std::vector<std::string> params;  // the gradients it writes, with plain stores
     int axis = 0;  // the grid axis whose program ids now index the loop's iterations
     std::vector<int> kept;  // the other grid axes the kernel reads, which keep their programs
     std::string grid_param;  // the scalar parameter receiving G, the forward grid's size along `axis`
@@ -50,8 +56,9 @@ struct Transposed {
     // `unwidened` says why (empty when widening was not tried).
     std::string widened, unwidened;
     int64_t width = 1;
-    // Run-time conditions of the disjointness proof: any one of these sets of guards suffices.
-    std::vector<std::vector<Inequality>> guards;
+    // Run-time conditions of the disjointness proofs, one entry per gradient: any one of an entry's
+    // sets of guards suffices.
+    std::vector<std::vector<std::vector<Inequality>>> guards;
     ir::Function fn;
 };
 
@@ -68,8 +75,10 @@ struct Transposition {
 std::string guards_text(const std::vector<std::vector<Inequality>> &alternatives);
 
 // `widen`: whether R iterations per program may be one tile R times wider (widen.h) rather than R
-// copies.
+// copies. `recompute`: how many contractions the rest of the backward also computes (attention's
+// scores and dP) a transposed kernel may compute again per gradient it writes; 0 keeps such
+// gradients atomic.
 Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep, int max_copies = 8,
-                              bool widen = true);
+                              bool widen = true, int recompute = 0);
 
 }  // namespace tad::passes

@@ -62,11 +62,11 @@ struct Regrid {
     std::vector<std::string> accumulated;  // every gradient parameter summed in registers
 };
 
-// A kernel passes::transpose_loops wrote for one gradient reduced over a loop and a grid axis. It
+// A kernel passes::transpose_loops wrote for gradients reduced over a loop and a grid axis. It
 // runs on the recorded grid with the size along `axis` replaced by the loop's trip count, and
 // receives G, the recorded size along `axis`, in `grid_param`.
 struct Transposed {
-    ad::Backward bwd;  // its kernel and parameter origins; writes: its gradient, plain stores
+    ad::Backward bwd;  // its kernel and parameter origins; writes: its gradients, plain stores
     int axis = 0;
     std::string grid_param;
     passes::TripCount trips;

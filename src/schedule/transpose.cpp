@@ -6,6 +6,7 @@
 #include "passes/transpose.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tad::schedule {
 
@@ -47,36 +48,49 @@ int transposing(const char *env) {
     fail(TAD_ERR_INVALID_ARGUMENT, "TAD_TRANSPOSE='" + v + "': expected on, off or 1..8 (iterations per program)");
 }
 
+int recomputing(const char *env) {
+    const std::string v = env ? env : "";
+    if (v.empty() || v == "0") return 0;
+    if (v == "1") return 1;
+    fail(TAD_ERR_INVALID_ARGUMENT, "TAD_TRANSPOSE_RECOMPUTE='" + v + "': expected 0 or 1");
+}
+
 std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::string> &keep, int max_copies,
-                                       const ad::Cleanup &cleanup, std::string *report) {
+                                       int recompute, const ad::Cleanup &cleanup, std::string *report) {
     if (b.tape || max_copies < 1) return std::nullopt;
     // `keep` names forward parameters; the pass sees their shadows.
     std::set<std::string> shadows;
     for (size_t i = 0; i < b.origins.size(); ++i)
         if (b.origins[i].kind == ad::ParamOrigin::Shadow && keep.count(b.origins[i].primal))
             shadows.insert(b.fn.params[i].name);
-    passes::Transposition t = passes::transpose_loops(b.fn, shadows, max_copies);
+    passes::Transposition t = passes::transpose_loops(b.fn, shadows, max_copies, true, recompute);
     *report = t.report;
     if (t.kernels.empty()) return std::nullopt;
     Transposition out;
     for (passes::Transposed &k : t.kernels) {
         plan::Transposed p;
-        k.fn.name = b.fn.name + "_" + k.param;
+        k.fn.name = b.fn.name + "_" + join(k.params, "_");
         p.bwd.fn = cleanup(k.fn);
         p.bwd.origins = origins_by_name(p.bwd.fn, b);
         // writes are keyed by the forward's parameter, the one the shadow parameter shadows.
-        const std::string primal = b.origins.at(b.fn.param_index(k.param)).primal;
-        p.bwd.writes[primal] = passes::GradWrite{passes::GradWrite::Store, "", {}, false, false, std::nullopt};
+        for (const std::string &param : k.params) {
+            const std::string primal = b.origins.at(b.fn.param_index(param)).primal;
+            p.bwd.writes[primal] = passes::GradWrite{passes::GradWrite::Store, "", {}, false, false, std::nullopt};
+            b.writes.erase(primal);
+        }
         p.axis = k.axis;
         p.grid_param = k.grid_param;
         p.trips = k.trips;
         p.widened = k.widened;
         p.width = k.width;
-        plan::Guards gs = guards_of(k.guards);
+        plan::Guards gs;
+        for (const auto &alternatives : k.guards) {
+            const plan::Guards one = guards_of(alternatives);
+            gs.insert(gs.end(), one.begin(), one.end());
+        }
         gs.push_back(worth_it(k));
         for (const plan::Guard &g : gs)
             if (std::find(out.guards.begin(), out.guards.end(), g) == out.guards.end()) out.guards.push_back(g);
-        b.writes.erase(primal);
         out.kernels.push_back(std::move(p));
     }
     ir::Function rest = cleanup(t.rest);

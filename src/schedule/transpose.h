@@ -17,6 +17,12 @@ namespace tad::schedule {
 // many iterations per program); anything else is an invalid argument.
 int transposing(const char *env);
 
+// TAD_TRANSPOSE_RECOMPUTE: "1" lets a transposed kernel compute again one contraction the rest of
+// the backward also computes, per gradient it writes (passes::transpose_loops' `recompute`);
+// unset or "0": none. Off by default: on the H100, attention's dK/dV kernel made this way is slower
+// than the atomic adds it removes (docs/compiler.md).
+int recomputing(const char *env);
+
 struct Transposition {
     std::vector<plan::Transposed> kernels;
     plan::Guards guards;  // when the transposed kernels are right (the disjointness proofs' guards)
@@ -26,9 +32,9 @@ struct Transposition {
 // Rewrites `b` (without the transposed writes, through `cleanup`) when some gradient transposes.
 // `keep`: gradient parameters that stay atomic (a shadow other launches, or other parameters of
 // this launch, also write); `max_copies`: iterations per program at most (0: no transposition).
-// A backward with a tape is left alone. `report` gets one line per
-// atomic add inside a loop.
+// A backward with a tape is left alone. `report` gets passes::transpose_loops' report (one line per
+// transposed kernel and per atomic add inside a loop that stays).
 std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::string> &keep, int max_copies,
-                                       const ad::Cleanup &cleanup, std::string *report);
+                                       int recompute, const ad::Cleanup &cleanup, std::string *report);
 
 }  // namespace tad::schedule

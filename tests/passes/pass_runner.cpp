@@ -16,6 +16,7 @@
 #include "passes/transpose.h"
 #include "passes/widen.h"
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tad::testing {
 
@@ -32,12 +33,6 @@ std::vector<std::string> split(const std::string &s, char sep) {
     for (std::string p; std::getline(in, p, sep);)
         if (!trim(p).empty()) parts.push_back(trim(p));
     return parts;
-}
-
-std::string join(const std::vector<std::string> &v, const std::string &sep) {
-    std::string s;
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? sep : "") + v[i];
-    return s;
 }
 
 // One step of a RUN line: the pass name and its key=value arguments.
@@ -121,15 +116,21 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             passes::Regrid r = passes::regrid(f, s.args.count("flush") && s.args.at("flush") == "atomic");
             notes += "// " + passes::print(r);
             f = std::move(r.fn);
-        } else if (s.pass == "transpose-loops") {  // each transposed kernel, then the rest; copies=R widen=off
+        } else if (
+            s.pass ==
+            "transpose-loops") {  // each transposed kernel, then the rest; copies=R widen=off keep=DV recompute=1
             const int copies = s.args.count("copies") ? std::stoi(s.args.at("copies")) : 8;
             const bool widen = !s.args.count("widen") || s.args.at("widen") != "off";
-            passes::Transposition t = passes::transpose_loops(f, {}, copies, widen);
+            const std::vector<std::string> keep = split(s.args.count("keep") ? s.args.at("keep") : "", ',');
+            const int recompute = s.args.count("recompute") ? std::stoi(s.args.at("recompute")) : 0;
+            passes::Transposition t =
+                passes::transpose_loops(f, std::set<std::string>(keep.begin(), keep.end()), copies, widen, recompute);
             notes += t.report;
             for (const passes::Transposed &k : t.kernels) {
                 const std::string problem = ir::verify(k.fn);
-                notes += "// transposed d" + k.param + " (grid axis " + std::to_string(k.axis) + ": " + k.trips.str() +
-                         (k.widened.empty() ? "" : ", " + k.widened + " x" + std::to_string(k.width)) + ")\n" +
+                notes += "// transposed d" + join(k.params, ", d") + " (grid axis " + std::to_string(k.axis) + ": " +
+                         k.trips.str() + (k.widened.empty() ? "" : ", " + k.widened + " x" + std::to_string(k.width)) +
+                         ")\n" +
                          (problem.empty() ? ir::print(passes::cse(k.fn)) : "error: invalid IR: " + problem + "\n");
             }
             notes += "// rest\n";

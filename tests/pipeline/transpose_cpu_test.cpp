@@ -1,6 +1,7 @@
 // Loop transposition on the CPU tier: gradients reduced over a loop and a grid axis get kernels that
 // own their tiles (matmul's dA over (m, k) tiles looping over n, dB over (k, n) looping over m; a
-// GEMV's dw), and the CPU check (the plan runner, then the whole module on the interpreter) matches
+// GEMV's dw; with TAD_TRANSPOSE_RECOMPUTE=1, attention's dK and dV together in one kernel over key
+// blocks looping over the query blocks, the FlashAttention-2 schedule), and the CPU check (the plan runner, then the whole module on the interpreter) matches
 // finite differences, for row-major and column-major operands (the two alternatives of the
 // disjointness proof's guards), with sizes that are not multiples of the tiles. Each transposed
 // kernel is launched with its tile's constexpr widened (passes/widen.h), as the launcher spells it.
@@ -25,20 +26,21 @@ namespace {
 
 bool has(const std::string &src, const std::string &what) { return src.find(what) != std::string::npos; }
 
-std::string generate_and_verify(const char *file, const char *mode) {
-    ScopedEnv env("TAD_TRANSPOSE", mode);
-    return tad::test::generate_and_verify(file, mode, 2);
-}
-
 struct Case {
     const char *name, *file, *kernel;  // kernel: the transposed kernel's launch as the launcher spells it (its grid)
+    const char *recompute = "0";  // TAD_TRANSPOSE_RECOMPUTE
 };
+
+std::string generate_and_verify(const Case &c, const char *mode) {
+    ScopedEnv env("TAD_TRANSPOSE", mode), recompute("TAD_TRANSPOSE_RECOMPUTE", c.recompute);
+    return tad::test::generate_and_verify(c.file, mode, 2);
+}
 
 class TransposeCpu : public ::testing::TestWithParam<Case> {};
 
 TEST_P(TransposeCpu, OwnedTilesMatchFiniteDifferences) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
-    const std::string src = generate_and_verify(GetParam().file, "on");
+    const std::string src = generate_and_verify(GetParam(), "on");
     EXPECT_TRUE(has(src, GetParam().kernel)) << src;
     EXPECT_TRUE(has(src, "in range(G):")) << src;
     EXPECT_TRUE(has(src, "loop transposed")) << src;
@@ -46,7 +48,7 @@ TEST_P(TransposeCpu, OwnedTilesMatchFiniteDifferences) {
 
 TEST_P(TransposeCpu, OffKeepsTheAtomics) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
-    const std::string src = generate_and_verify(GetParam().file, "off");
+    const std::string src = generate_and_verify(GetParam(), "off");
     EXPECT_FALSE(has(src, GetParam().kernel)) << src;
     EXPECT_TRUE(has(src, "tl.atomic_add(")) << src;
 }
@@ -59,6 +61,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"matmul_colmajor", "tests/pipeline/data/transpose/matmul_colmajor.py",
                            "_mm_bwd_DB[_regrid(launches[0].grid, 0, len(range(0, _tdiv((a_[\"K\"] + "
                            "((a_[\"BLOCK_K\"]*8) - 1)), (a_[\"BLOCK_K\"]*8)), 1)))]"},
+                      Case{"flash_attention", "dataset/flash_attention.py",
+                           "_attn_fwd_bwd_CAUSAL_False_DV_DK[_regrid(launches[0].grid, 0, len(range(0, a[\"N\"], "
+                           "a[\"BLOCK_N\"])))]",
+                           "1"},
                       Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
                            "_gemv_bwd_DW[_regrid(launches[0].grid, 0, len(range(0, _tdiv((a[\"N\"] + "
                            "((a[\"BLOCK_N\"]*8) - 1)), (a[\"BLOCK_N\"]*8)), 1)))]"}),

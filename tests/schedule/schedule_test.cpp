@@ -91,6 +91,10 @@ TEST(ScheduleEnv, TransposeGridReductionAndClosedFormSettings) {
     EXPECT_EQ(tad::schedule::transposing("8"), 8);
     EXPECT_EQ(refusal(tad::schedule::transposing, "9"),
               "TAD_TRANSPOSE='9': expected on, off or 1..8 (iterations per program)");
+    EXPECT_EQ(tad::schedule::recomputing(nullptr), 0);
+    EXPECT_EQ(tad::schedule::recomputing("0"), 0);
+    EXPECT_EQ(tad::schedule::recomputing("1"), 1);
+    EXPECT_EQ(refusal(tad::schedule::recomputing, "2"), "TAD_TRANSPOSE_RECOMPUTE='2': expected 0 or 1");
     EXPECT_EQ(tad::schedule::grid_reduction(nullptr), tad::schedule::GridReduction::Partial);
     EXPECT_EQ(tad::schedule::grid_reduction("off"), tad::schedule::GridReduction::Off);
     EXPECT_EQ(refusal(tad::schedule::grid_reduction, "sum"),
