@@ -35,6 +35,14 @@ ir::Param final_param(ir::Builder &b, const ir::Function &f, const std::string &
     return ir::Param{op.name, ir::ParamKind::Pointer, v, base};
 }
 
+ir::Function with_params(ir::Function out, const ir::Function &f, const std::vector<ir::ValueId> &map,
+                         const std::vector<ir::Param> &finals) {
+    out.params = f.params;
+    for (ir::Param &p : out.params) p.value = map[p.value];
+    out.params.insert(out.params.end(), finals.begin(), finals.end());
+    return out;
+}
+
 ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const std::vector<ir::ValueId> &repl) {
     ir::Function out = empty_like(f);
     std::vector<ir::ValueId> renum(f.values.size(), ir::kNoValue);

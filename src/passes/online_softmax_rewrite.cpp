@@ -101,11 +101,7 @@ public:
         closed_form_loop(M);
         map_[m_T] = M;
         for (i = l.last() + 1; i < static_cast<int>(f_.ops.size()); ++i) copy(i);
-        std::vector<ir::Param> params = f_.params;
-        for (ir::Param &p : params) p.value = map_[p.value];
-        params.insert(params.end(), finals_.begin(), finals_.end());
-        out_.params = std::move(params);
-        return std::move(out_);
+        return with_params(std::move(out_), f_, map_, finals_);
     }
 
 private:

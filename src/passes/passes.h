@@ -108,6 +108,11 @@ void copy_op(ir::Builder &b, const ir::Function &f, const ir::Op &op, std::vecto
 // (ir::Param::final_of), named `base`_final or a fresh variant of it.
 ir::Param final_param(ir::Builder &b, const ir::Function &f, const std::string &base, size_t index);
 
+// Finishes a rewrite `out` of f: f's parameters, their values mapped through `map`, then `finals`
+// (final_param's).
+ir::Function with_params(ir::Function out, const ir::Function &f, const std::vector<ir::ValueId> &map,
+                         const std::vector<ir::Param> &finals);
+
 // What every derived kernel goes through: cse, dce, then drop_unused_params.
 ir::Function cleanup(const ir::Function &f);
 

@@ -248,11 +248,7 @@ public:
             const ValueId v = f_.ops[i].result;
             if (v != ir::kNoValue && stand_in_.count(v)) replay_as(v);
         }
-        std::vector<ir::Param> params = f_.params;
-        for (ir::Param &p : params) p.value = map_[p.value];
-        params.insert(params.end(), finals_.begin(), finals_.end());
-        out_.params = std::move(params);
-        return std::move(out_);
+        return with_params(std::move(out_), f_, map_, finals_);
     }
 
 private:
