@@ -44,8 +44,9 @@ struct GradSpec {
 struct ParamOrigin {
     // Final: the buffer of forward parameter `primal` as the launch left it (ir::Param::final_of).
     // Tape: the float32 scratch buffer; TapeStride: its elements per program; TapeNeed: the sizing
-    // kernel's int64 output, one element per program.
-    enum Kind { Primal, Shadow, Final, Tape, TapeStride, TapeNeed } kind = Primal;
+    // kernel's int64 output, one element per program. Hits: the int32 word per program a scatter
+    // fold leaves for its scatter kernel (passes/fold_scatter.h).
+    enum Kind { Primal, Shadow, Final, Tape, TapeStride, TapeNeed, Hits } kind = Primal;
     std::string primal;  // the forward parameter (itself, the one it shadows, or whose final buffer it is)
 };
 

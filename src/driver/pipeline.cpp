@@ -204,7 +204,7 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
         plan_guards.insert(plan_guards.end(), guards.begin(), guards.end());
         ad::Backward b = ad::reverse(fwd, d.spec, plans[i].writes, name_i, cleanup);
         std::string why;
-        std::optional<ad::Backward> scatter = schedule::split_scatter(b, cleanup, &why);
+        std::optional<ad::Backward> scatter = schedule::split_scatter(b, cleanup, &why, report);
         if (!why.empty()) {
             *report += name_i + ": no scatter split: " + why + "\n";
             b = ad::reverse(fwd, d.spec, schedule::without_split(plans[i].writes), name_i, cleanup);

@@ -28,6 +28,8 @@ public:
         tape_ = names_.fresh("tape");
         tape_stride_ = names_.fresh("tape_stride");
         need_ = names_.fresh("tape_need");
+        hits_ = names_.fresh("hits");
+        sums_ = names_.fresh("partial_sums");
         grid_size_ = names_.fresh("grid_size");
         programs_ = names_.fresh("programs");
     }
@@ -61,7 +63,7 @@ private:
     const frontend::StubInfo &stub_;
     Names names_;
     std::ostringstream os_;
-    std::string launches_, temps_, outs_, layouts_, grads_, a_, tape_, tape_stride_, need_;
+    std::string launches_, temps_, outs_, layouts_, grads_, a_, tape_, tape_stride_, need_, hits_, sums_;
     std::map<TensorRef, std::string> grad_;  // the shadow variable of each tensor
     std::map<TensorRef, std::string> current_;  // where it was rebound (an incoming gradient's copy)
     std::map<TensorRef, std::string> partial_;  // a re-gridded run's partial buffer of each tensor's shadow
@@ -159,6 +161,7 @@ private:
         case Arg::TapeStride: return tape_stride_;
         case Arg::TapeNeed: return need_;
         case Arg::GridSize: return grid_size_;
+        case Arg::Hits: return hits_;
         case Arg::Partial: return partial_.at(a.tensor);
         case Arg::PartialStride: return partial_.at(a.tensor) + ".shape[1]";
         }
@@ -197,17 +200,27 @@ private:
         }
         summed_.clear();
         for (const Alloc &a : b.allocs) alloc(a, indent);
+        if (plan::takes_hits(b))  // every program of the folding kernel writes its word: no fill
+            os_ << indent << hits_ << " = torch.empty(math.prod(" << launches_ << "[" << launch
+                << "].grid), dtype=torch.int32, device=" << layouts_ << "[0][3])\n";
         for (const plan::Run &r : b.runs) {
             if (r.regrid_axis >= 0) regrid(launch, r, indent);
             if (r.transposed_axis >= 0)
                 os_ << indent << grid_size_ << " = _grid_size(" << launches_ << "[" << launch << "].grid, "
                     << r.transposed_axis << ")\n";
             call(launch, r, indent);
-            for (const TensorRef &t : r.partials)
+            if (r.partials.empty()) continue;
+            std::vector<std::string> partials;
+            for (const TensorRef &t : r.partials) partials.push_back(partial_.at(t));
+            os_ << indent << sums_ << " = _row_sums(" << join(partials) << ")\n";
+            for (size_t i = 0; i < r.partials.size(); ++i) {
+                const TensorRef &t = r.partials[i];
+                const std::string sum = sums_ + "[" + std::to_string(i) + "]";
                 if (summed_.count(t))
-                    os_ << indent << grad_var(t) << " = _partial_sum(" << primal(t) << ", " << partial_.at(t) << ")\n";
+                    os_ << indent << grad_var(t) << " = _partial_sum(" << primal(t) << ", " << sum << ")\n";
                 else
-                    os_ << indent << "_sum_partial(" << grad_var(t) << ", " << partial_.at(t) << ")\n";
+                    os_ << indent << "_sum_partial(" << grad_var(t) << ", " << sum << ")\n";
+            }
         }
     }
 
@@ -218,12 +231,15 @@ private:
         os_ << indent << grid_size_ << " = _grid_size(" << grid << ", " << r.regrid_axis << ")\n";
         os_ << indent << programs_ << " = _regrid_programs(" << grid_size_ << ", " << layouts_ << "[0][3], "
             << largest_tile(launch, p_.kernels.at(static_cast<size_t>(r.kernel)).fn) << ")\n";
+        std::vector<std::string> names, likes;
         for (const TensorRef &t : r.partials) {
-            partial_[t] = names_.fresh(grad_var(t) + "_partial");
+            names.push_back(partial_[t] = names_.fresh(grad_var(t) + "_partial"));
             const bool summed = summed_.count(t) > 0;
-            os_ << indent << partial_[t] << " = _partial_buffer(" << (summed ? primal(t) : grad_var(t)) << ", "
-                << programs_ << (summed ? ", True" : "") << ")\n";
+            likes.push_back("(" + (summed ? primal(t) : grad_var(t)) + (summed ? ", True)" : ", False)"));
         }
+        if (!names.empty())
+            os_ << indent << join(names) << (names.size() == 1 ? "," : "") << " = _partial_buffers(" << programs_
+                << ", " << join(likes) << ")\n";
     }
 
     // The element count of fn's largest tile (by its traced sizes), spelled with the launch's

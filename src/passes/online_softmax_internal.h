@@ -26,6 +26,21 @@ struct OnlineSoftmax {
     std::set<int> dropped;
 };
 
+// How a value changes when a maximum M becomes M + d, row by row: it is multiplied by e^(-w·d) and
+// shifted by shift·d. `axis`: the dim its rows are in (-1: every element).
+struct Shift {
+    double w = 0, shift = 0;
+    int axis = -1;
+    bool tracked() const { return w != 0 || shift != 0; }
+};
+
+// The one dim of a tile along which it varies (size above 1): -1 for none (a scalar), -2 for several.
+int varying_axis(const ir::Type &t);
+
+// The shift of op's result from its operands' in `t` (`why` set when the op may not see a tracked
+// value).
+Shift propagate(const ir::Function &f, const ir::Op &op, const std::map<ir::ValueId, Shift> &t, std::string *why);
+
 // Where row axis `axis` of a broadcast's or expand_dims' operand is in its result (-1 stays -1: a
 // scalar's factor applies to every element).
 int row_axis_after(const ir::Function &f, const ir::Op &op, int axis);

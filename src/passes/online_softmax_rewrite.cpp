@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "passes/online_softmax.h"
 #include "passes/online_softmax_internal.h"
@@ -17,53 +18,112 @@ namespace detail {
 
 namespace {
 
-// How a value after the loop changes when M becomes M + d, row by row: it is multiplied by
-// b^(-w·d) and shifted by shift·d. `axis`: the dim its rows are in (-1: every element).
-struct Shift {
-    int w = 0, shift = 0, axis = -1;
-    bool tracked() const { return w != 0 || shift != 0; }
-};
+// A tracked reduction's row axis afterwards; false when it sums or takes the maximum across rows
+// that change differently (then the result is no row-wise shift or scale of anything).
+bool reduced_row_axis(const ir::Function &f, const ir::Op &op, int axis, int *out) {
+    if (axis < 0) return *out = -1, true;
+    const int rank = static_cast<int>(f.type(op.operands[0]).rank());
+    if (op.axis < 0 || op.axis == axis || rank <= 1) return false;
+    *out = op.axis < axis && !op.keep_dims ? axis - 1 : axis;
+    return true;
+}
 
-// The shift of op's result from its operands' (`why` set when the op may not see a tracked value).
-Shift propagate(const ir::Function &f, const ir::Op &op, const std::map<ValueId, Shift> &t, OpKind log,
-                std::string *why) {
+// The value of a literal scalar (not a constexpr: the backward is not specialized on those), or of
+// a broadcast of one.
+bool literal_value(const ir::Function &f, ValueId v, double *out) {
+    const ir::Op &op = f.def(v);
+    if (op.kind == OpKind::Const && op.name.empty()) return *out = op.fval, true;
+    return op.kind == OpKind::Broadcast && literal_value(f, op.operands[0], out);
+}
+
+// x + y, zero where the two cancel to within rounding (log2(e) times ln(2) is 1 only so).
+double combine(double x, double y) {
+    const double r = x + y;
+    return std::abs(r) <= 1e-12 * std::max(std::abs(x), std::abs(y)) ? 0 : r;
+}
+
+// A product or quotient: scaled values multiply their factors; a shifted value times a literal
+// (exp2(z * log2(e))) is shifted by as much times it.
+std::optional<Shift> product(const ir::Function &f, const ir::Op &op, const Shift &a, const Shift &b) {
+    const bool mul = op.kind == OpKind::Mul, additive = a.shift != 0 || b.shift != 0;
+    double k = 0;
+    if (a.w == 0 && b.w == 0 && !b.tracked() && literal_value(f, op.operands[1], &k) && k != 0)
+        return Shift{0, mul ? a.shift * k : a.shift / k, a.axis};
+    if (a.w == 0 && b.w == 0 && mul && !a.tracked() && literal_value(f, op.operands[0], &k))
+        return Shift{0, b.shift * k, b.axis};
+    if (additive || (a.tracked() && b.tracked() && a.axis != b.axis)) return std::nullopt;
+    return Shift{combine(a.w, mul ? b.w : -b.w), 0, a.tracked() ? a.axis : b.axis};
+}
+
+// exp, exp2, log, log2 of a tracked value: e^(z + s·d) = e^z · e^(s·d), 2^(z + s·d) = 2^z ·
+// e^(s·ln2·d), log(c · e^(-w·d)) = log(c) - w·d, log2 likewise over ln 2.
+std::optional<Shift> transcendental(const ir::Op &op, const Shift &a) {
+    const double ln2 = std::log(2.0);
+    const bool of_shift = a.shift != 0 && a.w == 0, of_scale = a.w != 0 && a.shift == 0;
+    if (op.kind == OpKind::Exp && of_shift) return Shift{-a.shift, 0, a.axis};
+    if (op.kind == OpKind::Exp2 && of_shift) return Shift{-a.shift * ln2, 0, a.axis};
+    if (op.kind == OpKind::Log && of_scale) return Shift{0, -a.w, a.axis};
+    if (op.kind == OpKind::Log2 && of_scale) return Shift{0, -a.w / ln2, a.axis};
+    return std::nullopt;
+}
+
+}  // namespace
+
+int varying_axis(const ir::Type &t) {
+    int axis = -1;
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+        if (t.shape[d].value == 1) continue;
+        if (axis >= 0) return -2;
+        axis = static_cast<int>(d);
+    }
+    return axis;
+}
+
+Shift propagate(const ir::Function &f, const ir::Op &op, const std::map<ValueId, Shift> &t, std::string *why) {
     auto get = [&](size_t j) {
         auto it = j < op.operands.size() ? t.find(op.operands[j]) : t.end();
         return it == t.end() ? Shift{} : it->second;
     };
     const Shift a = get(0), b = get(1);
-    const bool rows_differ = a.tracked() && b.tracked() && a.axis != b.axis;
+    std::optional<Shift> r;
+    int axis = -1;
     switch (op.kind) {
     case OpKind::Broadcast:
     case OpKind::ExpandDims: return {a.w, a.shift, row_axis_after(f, op, a.axis)};
-    case OpKind::Cast: return a;  // a second operand gives only the dtype
+    case OpKind::Cast:  // between floats (a second operand gives only the dtype); to an integer it truncates
+        if (f.type(op.result).is_float() && f.type(op.operands[0]).is_float()) return a;
+        break;
     case OpKind::Neg: return {a.w, -a.shift, a.axis};
     case OpKind::Mul:
-    case OpKind::Div:
-        if (a.shift || b.shift || rows_differ) break;
-        return {a.w + (op.kind == OpKind::Mul ? b.w : -b.w), 0, a.tracked() ? a.axis : b.axis};
+    case OpKind::Div: r = product(f, op, a, b); break;
     case OpKind::Add:
     case OpKind::Sub:
-        if (a.w || b.w || rows_differ) break;
-        return {0, a.shift + (op.kind == OpKind::Add ? b.shift : -b.shift), a.tracked() ? a.axis : b.axis};
-    default:
-        if (op.kind == log && a.w && !a.shift) return {0, -a.w, a.axis};
+        if (a.w != 0 || b.w != 0 || (a.tracked() && b.tracked() && a.axis != b.axis)) break;
+        return {0, combine(a.shift, op.kind == OpKind::Add ? b.shift : -b.shift), a.tracked() ? a.axis : b.axis};
+    case OpKind::ReduceSum:  // of values scaled row by row: the sum scales alike
+        if (a.shift == 0 && reduced_row_axis(f, op, a.axis, &axis)) return {a.w, 0, axis};
         break;
+    case OpKind::ReduceMax:  // of values shifted, or scaled by a positive factor, row by row
+        if (reduced_row_axis(f, op, a.axis, &axis)) return {a.w, a.shift, axis};
+        break;
+    default: r = transcendental(op, a); break;
     }
+    if (r) return *r;
     *why = "it reads a value that changes with the running maximum's final value";
     return {};
 }
-
-}  // namespace
 
 std::string shift_invariant_uses(const ir::Function &f, const OnlineSoftmax &s,
                                  const std::vector<std::string> &outputs) {
     const ir::Loop &l = s.loop;
     auto result = [&](size_t k) { return f.ops[l.results[k]].result; };
     std::map<ValueId, Shift> t;
-    t[result(s.m)] = {0, 1, f.type(result(s.m)).rank() == 1 ? 0 : -1};
-    for (const OnlineSoftmax::Rescaled &r : s.rescaled) t[result(r.k)] = {1, 0, r.axis};
-    const OpKind log = s.exp == OpKind::Exp ? OpKind::Log : OpKind::Log2;
+    const int axis = varying_axis(f.type(result(s.m)));
+    if (axis < -1) return "the running maximum varies along more than one dim";
+    t[result(s.m)] = {0, 1, axis};
+    // Rescaled by b^(m - m'): multiplied by b^(-d) = e^(-ln(b)·d) when M becomes M + d.
+    const double ln_b = s.exp == OpKind::Exp ? 1.0 : std::log(2.0);
+    for (const OnlineSoftmax::Rescaled &r : s.rescaled) t[result(r.k)] = {ln_b, 0, r.axis};
     for (int i = l.last() + 1; i < static_cast<int>(f.ops.size()); ++i) {
         const ir::Op &op = f.ops[i];
         bool reads = false;
@@ -73,7 +133,7 @@ std::string shift_invariant_uses(const ir::Function &f, const OnlineSoftmax &s,
             std::find(outputs.begin(), outputs.end(), pointer_base(f, op.operands[0])) == outputs.end())
             continue;  // a saved statistic: no gradient comes back from it
         std::string why;
-        Shift r = propagate(f, op, t, log, &why);
+        Shift r = propagate(f, op, t, &why);
         if (!why.empty()) return op_at(f, i) + ": " + why;
         if (r.tracked()) t[op.result] = r;
     }

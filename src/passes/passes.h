@@ -49,6 +49,10 @@ struct GradWrite {
     // Store, not mirroring: what its stores reach (the access analysis), when that can be all of the
     // buffer; the buffer then needs no zero fill where plan::covers holds.
     std::optional<Coverage> cover;
+    // Split, with the adds that land on an element the same program stores added by that store
+    // (fold_scatter.h): the stored values are final where the scatter kernel adds nothing, so the
+    // buffer keeps the input's dtype.
+    bool folded = false;
 };
 
 // Decides, for each pointer parameter in `wrt`, whether its gradient can be written with plain

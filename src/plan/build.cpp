@@ -223,6 +223,8 @@ private:
                 r.args.push_back(arg(Arg::Tape));
             else if (o.kind == ad::ParamOrigin::TapeStride)
                 r.args.push_back(arg(Arg::TapeStride));
+            else if (o.kind == ad::ParamOrigin::Hits)
+                r.args.push_back(arg(Arg::Hits));
             else if (!grid_param.empty() && param.name == grid_param)
                 r.args.push_back(arg(Arg::GridSize));
             else if (param.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal ||
@@ -277,9 +279,10 @@ private:
         } else if (store && !w->second.covers) {
             allocs.push_back(alloc(t, Init::Zeros));
         }
-        // A split gradient's scatter adds onto the stored values: kept in float32 until the end.
+        // A split gradient's scatter adds onto the stored values: kept in float32 until the end,
+        // unless the stores added what lands on them themselves (folded).
         if (store && !w->second.covers)
-            allocs.back().wide = w->second.split;
+            allocs.back().wide = w->second.split && !w->second.folded;
         else if (store)
             allocs.push_back(alloc(t, Init::Written, -1, l.tensors.at(w->second.mirror)));
         else
@@ -395,6 +398,12 @@ Plan tangent(const Derivation &d) {
     Plan p = common(d, Mode::Tangent);
     TangentBuilder(d, p).run();
     return p;
+}
+
+bool takes_hits(const Branch &b) {
+    return std::any_of(b.runs.begin(), b.runs.end(), [](const Run &r) {
+        return std::any_of(r.args.begin(), r.args.end(), [](const Arg &a) { return a.kind == Arg::Hits; });
+    });
 }
 
 }  // namespace tad::plan

@@ -76,6 +76,10 @@ struct Arg {
         GridSize,  // a re-gridded or transposed run: the recorded grid's size along its axis (G)
         Partial,  // a re-gridded run: the partial buffer of `tensor`'s shadow
         PartialStride,  // a re-gridded run: the elements of one row of that partial buffer
+        // The branch's int32 word per program of the recorded grid (passes/fold_scatter.h),
+        // uninitialised: the kernel that folds a scatter writes every program's, the scatter kernel
+        // run after it reads them.
+        Hits,
     } kind = Scalar;
     std::string name;  // Scalar, Tensor, Saved: the recorded launch's argument
     TensorRef tensor;  // Tensor, Saved, Shadow, Partial, PartialStride
@@ -140,6 +144,9 @@ struct Branch {
     std::vector<Alloc> allocs;  // shadows this branch allocates, in parameter order
     std::vector<Run> runs;
 };
+
+// Whether some run of the branch takes an Arg::Hits buffer (the executor then allocates one).
+bool takes_hits(const Branch &b);
 
 struct Case {
     Key key;

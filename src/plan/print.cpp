@@ -57,6 +57,7 @@ std::string arg(const Arg &a) {
     case Arg::TapeStride: return "tape stride";
     case Arg::TapeNeed: return "tape need";
     case Arg::GridSize: return "grid size";
+    case Arg::Hits: return "hits";
     case Arg::Partial: return "partial buffer of the shadow of " + tensor(a.tensor);
     case Arg::PartialStride: return "row length of the partial buffer of " + tensor(a.tensor);
     }

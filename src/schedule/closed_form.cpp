@@ -2,6 +2,7 @@
 
 #include "passes/online_softmax.h"
 #include "passes/saved_values.h"
+#include "passes/shift_invariance.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
 
@@ -15,9 +16,10 @@ ClosedForms closed_forms(const char *env) {
     fail(TAD_ERR_INVALID_ARGUMENT, "TAD_CLOSED_FORM='" + v + "': expected on, recompute or off");
 }
 
-std::vector<ReverseForward> forwards_for_reverse(const ir::Function &fwd, const ad::GradSpec &spec,
+std::vector<ReverseForward> forwards_for_reverse(const ir::Function &given, const ad::GradSpec &spec,
                                                  ClosedForms closed_forms, std::string *report) {
-    if (closed_forms == ClosedForms::Off) return {{fwd, {}}};
+    if (closed_forms == ClosedForms::Off) return {{given, {}}};
+    const ir::Function fwd = passes::hold_shift_invariant_maxima(given, spec.outputs, report);
     const std::vector<std::string> kept = closed_forms == ClosedForms::On ? spec.kept : std::vector<std::string>{};
     passes::ClosedForm c = passes::closed_form_online_softmax(fwd, spec.outputs, kept, report);
     passes::SavedReuse s = passes::reuse_saved_values(c.fn, kept, report);

@@ -19,7 +19,8 @@ enum class ClosedForms { Off, Recompute, On };
 ClosedForms closed_forms(const char *env);
 
 // The forwards to hand to ad::reverse for `spec`, in the order their backwards are tried: the
-// rewritten one, under `guards` where it loads values the forward saved and their stores are each
+// rewritten one (maxima whose gradient is zero held constant, passes/shift_invariance.h; online
+// softmax loops in closed form), under `guards` where it loads values the forward saved and their stores are each
 // program's own only at run time; then, in that case, the rewrite that recomputes them. `report`
 // gets what each rewrite did or why not.
 struct ReverseForward {

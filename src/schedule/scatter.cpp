@@ -2,11 +2,26 @@
 
 #include <set>
 
+#include "passes/fold_scatter.h"
 #include "passes/split_scatter.h"
+#include "support/text.h"
 
 namespace tad::schedule {
 
-std::optional<ad::Backward> split_scatter(ad::Backward &b, const ad::Cleanup &cleanup, std::string *why) {
+namespace {
+
+std::vector<ad::ParamOrigin> origins_of(const ir::Function &fn, const ad::Backward &from, const std::string &hits) {
+    std::vector<ad::ParamOrigin> out;
+    for (const ir::Param &p : fn.params)
+        out.push_back(p.name == hits ? ad::ParamOrigin{ad::ParamOrigin::Hits, ""}
+                                     : from.origins.at(from.fn.param_index(p.name)));
+    return out;
+}
+
+}  // namespace
+
+std::optional<ad::Backward> split_scatter(ad::Backward &b, const ad::Cleanup &cleanup, std::string *why,
+                                          std::string *report) {
     why->clear();
     std::set<std::string> shadows;  // of the split gradients, by their parameter in b.fn
     std::map<std::string, passes::GradWrite> writes;
@@ -19,17 +34,28 @@ std::optional<ad::Backward> split_scatter(ad::Backward &b, const ad::Cleanup &cl
     }
     if (shadows.empty()) return std::nullopt;
     if (b.tape) return *why = "its backward keeps a tape", std::nullopt;
-    passes::ScatterSplit s = passes::split_scatter(b.fn, shadows);
-    if (!s.why.empty()) return *why = s.why, std::nullopt;
+    passes::ScatterFold fold = passes::fold_scatter(b.fn, shadows);
+    ir::Function rest, scatter_fn;
+    if (fold.why.empty()) {
+        rest = std::move(fold.rest);
+        scatter_fn = std::move(fold.scatter);
+        for (auto &[param, w] : writes) w.folded = b.writes.at(param).folded = true;
+        *report += b.fn.name + ": " + join(std::vector<std::string>(shadows.begin(), shadows.end())) +
+                   ": the scatter's adds folded into the stores they land on\n";
+    } else {
+        passes::ScatterSplit s = passes::split_scatter(b.fn, shadows);
+        if (!s.why.empty()) return *why = s.why, std::nullopt;
+        rest = std::move(s.rest);
+        scatter_fn = std::move(s.scatter);
+        *report += b.fn.name + ": scatter not folded: " + fold.why + "\n";
+    }
     ad::Backward scatter;
-    scatter.fn = cleanup(s.scatter);
-    for (const ir::Param &p : scatter.fn.params) scatter.origins.push_back(b.origins.at(b.fn.param_index(p.name)));
+    scatter.fn = cleanup(scatter_fn);
+    scatter.origins = origins_of(scatter.fn, b, fold.hits);
     scatter.writes = writes;
-    ir::Function rest = cleanup(s.rest);
-    std::vector<ad::ParamOrigin> origins;
-    for (const ir::Param &p : rest.params) origins.push_back(b.origins.at(b.fn.param_index(p.name)));
+    rest = cleanup(rest);
+    b.origins = origins_of(rest, b, fold.hits);
     b.fn = std::move(rest);
-    b.origins = std::move(origins);
     return scatter;
 }
 

@@ -197,6 +197,10 @@ void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run
             c.bind.push_back(tensor_binding(param.name, ir::DType::I64));
             c.args[param.name] = interp::ArgValue::pointer(need);
             break;
+        case plan::Arg::Hits:
+            c.bind.push_back(tensor_binding(param.name, ir::DType::I32));
+            c.args[param.name] = interp::ArgValue::pointer(hits_);
+            break;
         case plan::Arg::GridSize:
         case plan::Arg::Partial:
         case plan::Arg::PartialStride: bind_regrid(a, param, fn, grid_size(r, run), c); break;
@@ -258,6 +262,10 @@ void PlanRunner::run(const plan::Plan &p) {
         const plan::Branch &b = choose(s);
         const int64_t stride = b.sizing ? size_tape(p, s.launch, *b.sizing) : 1;
         for (const plan::Alloc &a : b.allocs) alloc(a);
+        // Poisoned: the folding kernel must write every program's word before the scatter reads it.
+        if (plan::takes_hits(b))
+            hits_ = mem_.add(
+                interp::Buffer{"hits", ir::DType::I32, std::vector<double>(programs(launches_.at(s.launch)), kNaN)});
         for (const plan::Run &run : b.runs) {
             if (run.regrid_axis >= 0) allocate_partials(run, regrid_programs(grid_size(launches_.at(s.launch), run)));
             launch(p, s.launch, run, stride, -1);

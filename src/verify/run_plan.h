@@ -57,6 +57,7 @@ private:
     Allocate allocate_;
     std::map<plan::TensorRef, int> shadows_;
     std::map<plan::TensorRef, int> partials_;  // the running re-gridded kernel's partial buffers
+    int hits_ = -1;  // the running branch's Arg::Hits buffer
 
     struct Call;  // one kernel's bindings and arguments while they are assembled
     void alloc(const plan::Alloc &a);

@@ -7,11 +7,13 @@
 #include "passes/access.h"
 #include "passes/adds_to_stores.h"
 #include "passes/combine_atomics.h"
+#include "passes/fold_scatter.h"
 #include "passes/merge_adds.h"
 #include "passes/online_softmax.h"
 #include "passes/passes.h"
 #include "passes/regrid.h"
 #include "passes/saved_values.h"
+#include "passes/shift_invariance.h"
 #include "passes/split_scatter.h"
 #include "passes/transpose.h"
 #include "passes/widen.h"
@@ -150,16 +152,32 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             passes::CombinedAtomics c = passes::combine_atomics(f);
             notes += "// combined: " + join(c.params, ", ") + "\n";
             f = passes::dce(passes::cse(c.fn));
-        } else if (s.pass == "split-scatter") {  // params=A,B: the scatter kernel, then what is left
-            const std::vector<std::string> params = split(s.args.count("params") ? s.args.at("params") : "", ',');
-            passes::ScatterSplit t = passes::split_scatter(f, std::set<std::string>(params.begin(), params.end()));
-            if (!t.why.empty()) return notes + "// not split: " + t.why + "\n";
+        } else if (s.pass == "split-scatter" ||
+                   s.pass == "fold-scatter") {  // params=A,B: the scatter kernel, then the rest
+            const std::vector<std::string> list = split(s.args.count("params") ? s.args.at("params") : "", ',');
+            const std::set<std::string> params(list.begin(), list.end());
+            const bool fold = s.pass == "fold-scatter";
+            passes::ScatterSplit t;
+            if (fold) {
+                passes::ScatterFold folded = passes::fold_scatter(f, params);
+                t = {std::move(folded.rest), std::move(folded.scatter), folded.why};
+            } else {
+                t = passes::split_scatter(f, params);
+            }
+            if (!t.why.empty()) return notes + (fold ? "// not folded: " : "// not split: ") + t.why + "\n";
+            // The rest is verified by the runner after the last pass; the scatter kernel here.
             const std::string problem = ir::verify(t.scatter);
             notes +=
                 "// scatter\n" +
                 (problem.empty() ? ir::print(passes::cleanup(t.scatter)) : "error: invalid IR: " + problem + "\n") +
                 "// rest\n";
             f = passes::dce(t.rest);
+        } else if (s.pass == "hold-shift-invariant-maxima") {  // outputs=A,B: differentiated
+            std::string report;
+            f = passes::hold_shift_invariant_maxima(f, split(s.args.count("outputs") ? s.args.at("outputs") : "", ','),
+                                                    &report);
+            for (const std::string &line : split(report, '\n'))
+                if (!line.empty()) notes += "// " + line + "\n";
         } else if (s.pass == "closed-form-online-softmax") {  // outputs=A,B: differentiated; kept=C,D
             std::string report;
             auto list = [&](const std::string &key) { return split(s.args.count(key) ? s.args.at(key) : "", ','); };

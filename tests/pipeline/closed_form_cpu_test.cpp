@@ -3,10 +3,12 @@
 // of the forward loop (TAD_CLOSED_FORM=on), or replays the forward loop once and reverses it in one
 // forward-order pass (recompute); without it (off) the loop is reversed by recomputation, a loop
 // nested in the reverse loop. Every way the gradients match finite differences (the test cases
-// include masked rows: N not a multiple of the block).
+// include masked rows: N not a multiple of the block). A row's maximum subtracted and divided out
+// again (softmax, log_softmax) is held constant; one that reaches the output keeps its gradient.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "../common/scoped_env.h"
 #include "cpu_session.h"
@@ -61,5 +63,30 @@ INSTANTIATE_TEST_SUITE_P(Files, ClosedFormCpu,
                                            Case{"online_lse", "tests/pipeline/data/closed_form/online_lse.py", "start",
                                                 "LSE"}),
                          [](const auto &info) { return std::string(info.param.name); });
+
+TEST(ShiftInvariantMaxima, SoftmaxSendsNothingBackThroughItsMaximum) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::pair<const char *, const char *> files[] = {{"examples/softmax.py", "_softmax_fwd_bwd"},
+                                                           {"dataset/log_softmax.py", "_log_softmax_fwd_bwd"}};
+    for (const auto &[file, name] : files) {
+        const std::string src = tad::test::generate_and_verify(file, "held maximum", 2);
+        const std::string k = tad::test::kernel(src, name);
+        ASSERT_FALSE(k.empty()) << src;
+        EXPECT_FALSE(has(k, " == ")) << k;  // the lanes equal to the maximum get nothing extra
+        EXPECT_EQ(tad::test::count(k, "tl.max("), 1) << k;
+    }
+}
+
+// x - max(x) stored, and a softmax along rows of maxima taken down the columns.
+TEST(ShiftInvariantMaxima, AMaximumTheOutputMovesWithKeepsItsGradient) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::pair<const char *, const char *> files[] = {
+        {"tests/pipeline/data/closed_form/centered.py", "_centered_bwd"},
+        {"tests/pipeline/data/closed_form/column_max.py", "_column_max_bwd"}};
+    for (const auto &[file, name] : files) {
+        const std::string src = tad::test::generate_and_verify(file, "kept", 2);
+        EXPECT_TRUE(has(tad::test::kernel(src, name), " == ")) << src;
+    }
+}
 
 }  // namespace

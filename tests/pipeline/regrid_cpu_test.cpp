@@ -54,7 +54,7 @@ TEST_P(RegridCpu, AtomicFlushOption) {
     const std::string src = generate_and_verify(GetParam().file, "atomic");
     EXPECT_TRUE(has(src, "for r in range(")) << src;
     EXPECT_TRUE(has(src, "tl.atomic_add(")) << src;
-    EXPECT_FALSE(has(src, "= _partial_buffer(")) << src;
+    EXPECT_FALSE(has(src, "= _partial_buffers(")) << src;
 }
 
 TEST_P(RegridCpu, OffKeepsTheForwardGrid) {

@@ -136,6 +136,29 @@ class Buffers(unittest.TestCase):
         self.assertEqual(got.dtype, torch.float16)
         self.assertEqual(got.tolist(), [1.5, -2.25])
 
+    def test_partial_buffers_of_one_row_length_and_dtype_share_one_zeroed_allocation(self):
+        w, b, other = torch.ones(4, dtype=torch.float16), torch.ones(4), torch.ones(6)
+        with garbage_memory():
+            pw, pb, po = rt._partial_buffers(3, (w, True), (b, False), (other, False))
+        self.assertEqual([tuple(p.shape) for p in (pw, pb, po)], [(3, 4), (3, 4), (3, 6)])
+        self.assertEqual({p.dtype for p in (pw, pb, po)}, {torch.float32})
+        self.assertIs(pw._base, pb._base)
+        self.assertIsNot(po._base, pw._base)
+        self.assertTrue(all(is_zero(p) for p in (pw, pb, po)))
+
+    def test_row_sums_sum_each_partial_as_summed_alone(self):
+        pw, pb, po = rt._partial_buffers(3, (torch.ones(4), True), (torch.ones(4), True), (torch.ones(2, 3), True))
+        for p in (pw, pb, po):
+            p.copy_(torch.randn(p.shape))
+        got = rt._row_sums(pw, pb, po, torch.arange(6.0).reshape(2, 3))
+        for s, p in zip(got, (pw, pb, po, torch.arange(6.0).reshape(2, 3))):
+            self.assertTrue(torch.equal(s, p.sum(0)))
+        t = transposed(2, 3)
+        self.assertTrue(torch.equal(rt._partial_sum(t, got[2]), torch.as_strided(po.sum(0), (2, 3), (1, 2))))
+        shadow = torch.ones(4)
+        rt._sum_partial(shadow, got[0])
+        self.assertTrue(torch.equal(shadow, 1 + pw.sum(0)))
+
     def test_snapshot_is_a_copy_with_the_same_layout(self):
         t = transposed(3, 4)
         copy = rt._snapshot(t)

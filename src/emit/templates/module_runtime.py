@@ -494,22 +494,45 @@ def _tmod(a, b):
     return a - b * _tdiv(a, b)
 
 
-def _partial_buffer(like, programs, summed=False):
-    """Per-program partial sums of a gradient: zeroed rows as long as the storage of its shadow
-    (`like`), or, `summed`, of the tensor whose gradient is their sum alone (float32 rows)."""
-    span = 1 + sum((n - 1) * s for n, s in zip(like.shape, like.stride())) if like.numel() else 0
-    return torch.zeros((programs, span), dtype=_wide_dtype(like, summed), device=like.device)
+def _partial_buffers(programs, *likes):
+    """Per-program partial sums of gradients, given as (like, summed) pairs: for each, zeroed rows as
+    long as the storage of its shadow (`like`), or, `summed`, of the tensor whose gradient is their
+    sum alone (float32 rows). Those of one row length and dtype are views of one allocation: one
+    fill, and one reduction after (_row_sums), where each would cost a launch of its own."""
+    keys = [(1 + sum((n - 1) * s for n, s in zip(like.shape, like.stride())) if like.numel() else 0,
+             _wide_dtype(like, summed)) for like, summed in likes]
+    out = [None] * len(likes)
+    for key in dict.fromkeys(keys):
+        at = [i for i, k in enumerate(keys) if k == key]
+        block = torch.zeros((len(at), programs, key[0]), dtype=key[1], device=likes[0][0].device)
+        for j, i in enumerate(at):
+            out[i] = block[j]
+    return tuple(out)
 
 
-def _partial_sum(t, partial):
-    """A gradient that is the sum of its partial rows alone, summed in a fixed order (the same result
-    every run), laid out as t."""
-    return torch.as_strided(partial.sum(0), t.shape, t.stride())
+def _row_sums(*partials):
+    """Each partial buffer's rows summed in a fixed order (the same result every run); the views of
+    one allocation of _partial_buffers in one reduction."""
+    sums, out = {}, []
+    for p in partials:
+        block = p._base
+        if block is None or block.dim() != 3 or p.numel() == 0:
+            out.append(p.sum(0))
+            continue
+        if id(block) not in sums:
+            sums[id(block)] = block.sum(1)
+        out.append(sums[id(block)][p.storage_offset() // block.stride(0)])
+    return out
 
 
-def _sum_partial(shadow, partial):
-    """Adds the partial rows, summed in a fixed order (the same result every run), into the shadow."""
-    torch.as_strided(shadow, (partial.shape[1],), (1,)).add_(partial.sum(0))
+def _partial_sum(t, row_sum):
+    """A gradient that is the sum of its partial rows alone (_row_sums), laid out as t."""
+    return torch.as_strided(row_sum, t.shape, t.stride())
+
+
+def _sum_partial(shadow, row_sum):
+    """Adds the sum of the partial rows (_row_sums) into the shadow."""
+    torch.as_strided(shadow, (row_sum.shape[0],), (1,)).add_(row_sum)
 
 
 def _as_dtype(g, t):
