@@ -1,6 +1,5 @@
 #include "passes/fold_scatter.h"
 
-#include "passes/affine.h"
 #include "passes/passes.h"
 #include "passes/split_scatter.h"
 
@@ -249,11 +248,11 @@ ScatterFold fold_scatter(const ir::Function &f, const std::set<std::string> &par
     if (!split.why.empty()) return out.why = split.why, out;
     const std::vector<ir::Loop> loops = ir::loops(f);
     const std::vector<bool> top = top_level(f);
-    Affine a(f);
+    const std::vector<bool> is_scattered = scattered_writes(f, params);
     std::vector<Scattered> scattered;
     for (size_t i = 0; i < f.ops.size(); ++i) {
         const ir::Op &op = f.ops[i];
-        if (!writes(op) || !params.count(pointer_base(f, op.operands[0])) || a.of(op.operands[0]).data < 0) continue;
+        if (!is_scattered[i]) continue;
         if (!top[i]) return out.why = "the " + op_at(f, static_cast<int>(i)) + " is inside a loop", out;
         if (!f.type(op.operands[0]).scalar())
             return out.why = "the " + op_at(f, static_cast<int>(i)) + " writes a tile", out;
@@ -266,7 +265,7 @@ ScatterFold fold_scatter(const ir::Function &f, const std::set<std::string> &par
     for (size_t i = 0; i < f.ops.size(); ++i) {
         const ir::Op &op = f.ops[i];
         const std::string base = writes(op) ? pointer_base(f, op.operands[0]) : "";
-        if (!params.count(base) || a.of(op.operands[0]).data >= 0) continue;
+        if (!params.count(base) || is_scattered[i]) continue;
         if (op.kind != OpKind::Store || !offset_path(f, op.operands[0], nullptr))
             return out.why = "the " + op_at(f, static_cast<int>(i)) + " is not a plain store at offsets", out;
         int first = static_cast<int>(i);

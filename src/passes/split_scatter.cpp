@@ -20,19 +20,24 @@ std::string reads_what_it_writes(const ir::Function &f) {
 
 }  // namespace
 
+std::vector<bool> scattered_writes(const ir::Function &f, const std::set<std::string> &params) {
+    Affine a(f);
+    std::vector<bool> out(f.ops.size(), false);
+    for (size_t i = 0; i < f.ops.size(); ++i) {
+        const ir::Op &op = f.ops[i];
+        out[i] = writes(op) && params.count(pointer_base(f, op.operands[0])) && a.of(op.operands[0]).data >= 0;
+    }
+    return out;
+}
+
 ScatterSplit split_scatter(const ir::Function &f, const std::set<std::string> &params) {
     ScatterSplit out;
     out.why = reads_what_it_writes(f);
     if (!out.why.empty()) return out;
-    Affine a(f);
-    std::vector<bool> scattered(f.ops.size(), false);
+    const std::vector<bool> scattered = scattered_writes(f, params);
     std::set<std::string> found;
-    for (size_t i = 0; i < f.ops.size(); ++i) {
-        const ir::Op &op = f.ops[i];
-        if (!writes(op) || !params.count(pointer_base(f, op.operands[0]))) continue;
-        scattered[i] = a.of(op.operands[0]).data >= 0;
-        if (scattered[i]) found.insert(pointer_base(f, op.operands[0]));
-    }
+    for (size_t i = 0; i < f.ops.size(); ++i)
+        if (scattered[i]) found.insert(pointer_base(f, f.ops[i].operands[0]));
     for (const std::string &p : params)
         if (!found.count(p)) return out.why = "no write of " + p + " has a data-dependent address", out;
     std::vector<ir::ValueId> same(f.values.size());

@@ -20,6 +20,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -29,6 +30,10 @@ struct ScatterSplit {
     ir::Function rest, scatter;
     std::string why;  // why not (then `rest` and `scatter` are empty)
 };
+
+// Per op of f: whether it writes (store or atomic add) one of `params` at an address that depends
+// on a loaded value. The writes split_scatter() moves, and fold_scatter() folds, in op order.
+std::vector<bool> scattered_writes(const ir::Function &f, const std::set<std::string> &params);
 
 // `params`: the gradient parameters whose writes at data-dependent addresses move (each must have
 // one; `why` says which has none).
