@@ -293,7 +293,8 @@ private:
     }
 
     // `K[grid](...)` of a kernel K tad wrote passes one positional argument per parameter that is
-    // not a constexpr and each constexpr by keyword, as the launchers do.
+    // not a constexpr and each constexpr by keyword, as the launchers do; `_tiles` is the kernel
+    // wrapper's own (module_runtime.py's _retile), never Triton's.
     void launch(const Node &call) {
         const NodePtr head = call.node("func")->node("value");
         auto k = head->is("Name") ? c_.emitted.find(head->str("id")) : c_.emitted.end();
@@ -314,7 +315,7 @@ private:
                   call.loc);
         for (const NodePtr &kw : call.list("keywords")) {
             const std::string *name = opt_str(*kw, "arg");
-            if (name && !constexprs.erase(*name))
+            if (name && *name != "_tiles" && !constexprs.erase(*name))
                 found("passes '" + *name + "' by keyword to kernel '" + k->first + "', which has no constexpr '" +
                           *name + "'",
                       kw->loc);

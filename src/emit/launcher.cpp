@@ -183,7 +183,24 @@ private:
             grid = "_regrid(" + grid + ", " + std::to_string(r.regrid_axis) + ", " + programs_ + ")";
         if (r.transposed_axis >= 0)
             grid = "_regrid(" + grid + ", " + std::to_string(r.transposed_axis) + ", " + r.trips.str(value) + ")";
-        os_ << indent << fn.name << "[" << grid << "](" << join(args) << ", **" << l << ".options)\n";
+        os_ << indent << fn.name << "[" << grid << "](" << join(args) << tiles(r, fn) << ", **" << l << ".options)\n";
+    }
+
+    // `_tiles=((name, where, target), ...)` for the block sizes the kernel's wrapper may set
+    // (module_runtime.py's _retile): `where` is the grid axis, or the name of the argument that
+    // receives G.
+    static std::string tiles(const plan::Run &r, const ir::Function &fn) {
+        std::vector<std::string> items;
+        std::string g;
+        for (size_t i = 0; i < r.args.size(); ++i)
+            if (r.args[i].kind == Arg::GridSize) g = fn.params[i].name;
+        for (const passes::FreeTile &t : r.tiles) {
+            if (t.axis < 0 && g.empty()) continue;
+            const std::string where = t.axis < 0 ? "\"" + g + "\"" : std::to_string(t.axis);
+            items.push_back("(\"" + t.name + "\", " + where + ", " + std::to_string(t.target) + ")");
+        }
+        if (items.empty()) return "";
+        return ", _tiles=(" + join(items) + (items.size() == 1 ? ",)" : ")");
     }
 
     void branch(size_t launch, const plan::Branch &b, const std::string &indent) {

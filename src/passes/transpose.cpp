@@ -583,10 +583,13 @@ std::string transpose_group(const ir::Function &f, const Group &g, const std::se
             wide.widened = block;
             wide.width = r;
             out = std::move(wide);
+            out.tiles = free_tiles(out.fn, out.kept, out.grid_param, out.widened, out.width);
             return "";
         }
     }
-    return write(f, loop, slice, g, r, out);
+    why = write(f, loop, slice, g, r, out);
+    if (why.empty()) out.tiles = free_tiles(out.fn, out.kept, out.grid_param, "", 1);
+    return why;
 }
 
 std::string transposed_text(const Transposed &t) {
@@ -598,6 +601,12 @@ std::string transposed_text(const Transposed &t) {
         s += ", with " + t.widened + " " + std::to_string(t.width) + " times its value";
     else if (!t.unwidened.empty())
         s += " (" + t.unwidened + ")";
+    for (size_t i = 0; i < t.tiles.size(); ++i) {
+        const FreeTile &x = t.tiles[i];
+        s += (i ? ", " : "; free tiles: ") + x.name +
+             (x.axis < 0 ? " (the loop over " + t.grid_param + ")" : " (grid axis " + std::to_string(x.axis) + ")");
+        if (x.target > 0) s += " at " + std::to_string(x.target);
+    }
     if (t.params.size() == 1) return s + guards_text(t.guards[0]) + "\n";
     for (size_t i = 0; i < t.guards.size(); ++i) {
         const std::string g = guards_text(t.guards[i]);

@@ -42,6 +42,7 @@
 #include "ir/ir.h"
 #include "passes/affine.h"
 #include "passes/host_expr.h"
+#include "passes/widen.h"
 
 namespace tad::passes {
 
@@ -56,6 +57,8 @@ struct Transposed {
     // `unwidened` says why (empty when widening was not tried).
     std::string widened, unwidened;
     int64_t width = 1;
+    // Other block sizes the launcher may set (widen.h: free_tiles), with their targets.
+    std::vector<FreeTile> tiles;
     // Run-time conditions of the disjointness proofs, one entry per gradient: any one of an entry's
     // sets of guards suffices.
     std::vector<std::vector<std::vector<Inequality>>> guards;

@@ -17,16 +17,62 @@
 // lane of a C dim (so it is a function of t·C + lane), mentions C nowhere else, and is affine. No
 // reduction, scan or contraction runs along a C dim, no reshape, join or split touches one, and no
 // literal equals C's value (it could be C baked in).
+//
+// Retiling the other block sizes (retile_proof, free_tiles). A transposed kernel's other tiles, those
+// along a grid axis it keeps (matmul dB's BLOCK_N) and those its loop over the forward's G programs
+// steps through (dB's BLOCK_M), were chosen for the forward's work. The same proof, with the program
+// id replaced by that axis's id or by the loop's iteration, shows the kernel depends only on global
+// indices t·C + lane; along the loop it also allows a sum or contraction along C whose result only
+// adds into an accumulator of that loop (the same sum, split at other boundaries, rounded in another
+// order). The launcher then sets C to C' only where C' divides the work exactly (value · count =
+// C' · count', count the programs along the axis or the loop's G), so the kernel covers exactly the
+// indices it did, no mask needed; the launch's grid along the axis, or G, becomes count'.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/ir.h"
 
 namespace tad::passes {
 
+// Whose tiles a constexpr spans: the program id along `axis`, or the iterations of loop `loop`
+// (ir::loops index); `exact`: the launcher keeps the covered indices exactly (no mask needed).
+struct TileRole {
+    int axis = -1;
+    int loop = -1;
+    bool exact = false;
+};
+
+// A constexpr block size of a transposed kernel the launcher may set to another power of two.
+struct FreeTile {
+    std::string name;
+    int axis = -1;  // the grid axis whose programs its tiles split; -1: the loop over the G programs
+    int64_t target = 0;  // the value to launch with where it divides the work exactly (0: as recorded)
+};
+
 // Whether kernel `g` is independent of constexpr `c`'s value as above, along grid axis `axis`; `why`
 // says what depends on it.
 bool widen_proof(const ir::Function &g, int axis, const std::string &c, std::string *why);
+
+// The loop over the G programs of a transposed kernel (ir::loops index): range(0, G, 1) with G, the
+// parameter `grid_param`, read by nothing else; -1 where there is none.
+int loop_over_grid(const ir::Function &g, const std::string &grid_param);
+
+// The same proof for constexpr `c` in role `role` (above).
+bool retile_proof(const ir::Function &g, TileRole role, const std::string &c, std::string *why);
+
+// The constexprs of transposed kernel `g` (other than `widened`, launched at `width` times its
+// value) proved free along one of the grid axes `axes` or along its loop over `grid_param`
+// (range(0, G, 1), G read nowhere else), with targets where that loop contracts its tiles: a
+// 64-wide step, and, where it accumulates one two-dimensional tile with one dim along a free axis
+// and computes no 64-bit integer tile, that dim sized for about 128 x 256 elements (the tensor
+// cores' preferred 16-bit shapes on the H100; the module applies targets to 16-bit launches only).
+// The same kernel with its addresses in 64-bit tiles inside the loop (block pointers lowered to
+// offsets) ran 3x slower at 128 x 256 (bench/results/2026-11-25-h100-issue12-retile.md): its
+// axis tiles keep their size unless the tuner chooses.
+std::vector<FreeTile> free_tiles(const ir::Function &g, const std::vector<int> &axes, const std::string &grid_param,
+                                 const std::string &widened, int64_t width);
 
 }  // namespace tad::passes

@@ -191,6 +191,7 @@ private:
             b.runs.back().trips = t.trips;
             b.runs.back().widened = t.widened;
             b.runs.back().width = t.width;
+            b.runs.back().tiles = t.tiles;
         }
         // After the kernels that allocated its buffers (a split gradient's: in the input's dtype).
         if (v.scatter) b.runs.push_back(run(k, *v.scatter, scatter_.at(&v), "", b.allocs));

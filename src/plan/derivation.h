@@ -16,6 +16,7 @@
 #include "ad/reverse.h"
 #include "passes/affine.h"
 #include "passes/host_expr.h"
+#include "passes/widen.h"
 
 namespace tad::plan {
 
@@ -72,6 +73,7 @@ struct Transposed {
     passes::TripCount trips;
     std::string widened;  // launched with this constexpr `width` times its value (passes/widen.h)
     int64_t width = 1;
+    std::vector<passes::FreeTile> tiles;  // other block sizes the launcher may set (passes/widen.h)
 };
 
 // A backward kernel and the run-time condition under which the launcher uses it.

@@ -136,6 +136,13 @@ struct Run {
     // evaluated with that value): a transposed kernel proved independent of it (passes/widen.h).
     std::string widened;
     int64_t width = 1;
+    // Block sizes set where they divide the work exactly (passes/widen.h: free_tiles): constexpr
+    // `name` becomes `target` when value · count = target · count', count being the run's grid size
+    // along `axis`, or (axis -1) the G its GridSize argument receives, which becomes count'. The
+    // Python module applies the targets to launches of 16-bit tensors only (module_runtime.py's
+    // _default_targets); the CPU oracle to every launch, so that its tier runs the retiled kernels,
+    // and it runs a tile without a target at twice or half its value.
+    std::vector<passes::FreeTile> tiles;
 };
 
 struct Branch {

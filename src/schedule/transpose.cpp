@@ -83,6 +83,7 @@ std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::stri
         p.trips = k.trips;
         p.widened = k.widened;
         p.width = k.width;
+        p.tiles = k.tiles;
         plan::Guards gs;
         for (const auto &alternatives : k.guards) {
             const plan::Guards one = guards_of(alternatives);

@@ -1,8 +1,10 @@
 #include "verify/run_plan.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include "support/error.h"
@@ -50,6 +52,34 @@ int64_t trips(const Recorded &r, const plan::Run &run) {
         fail(TAD_ERR_INTERNAL,
              "plan runner: trip count '" + run.trips.str() + "' names a value the launch does not record");
     return std::max<int64_t>(n, 0);
+}
+
+// A run's free block sizes as module_runtime.py's _retile sets them (plan.h: Run::tiles): their
+// values, and the grid and G they leave. A tile without a target (the module keeps it unless the
+// tuner chooses) runs at twice its value, or half, whichever divides the work: the tier checks the
+// proof that any value computes the same gradient, not just the launcher's default.
+struct Retiled {
+    std::map<std::string, int64_t> values;
+    std::array<int64_t, 3> grid;
+    int64_t g;
+};
+
+Retiled retile(const Recorded &r, const plan::Run &run, const std::array<int64_t, 3> &grid, int64_t g) {
+    Retiled out{{}, grid, g};
+    for (const passes::FreeTile &t : run.tiles) {
+        int64_t value = 0;
+        if (!symbol_value(r, t.name, &value)) continue;
+        int64_t &count = t.axis < 0 ? out.g : out.grid.at(static_cast<size_t>(t.axis));
+        const std::vector<int64_t> tries =
+            t.target > 0 ? std::vector<int64_t>{t.target} : std::vector<int64_t>{value * 2, value / 2};
+        for (int64_t to : tries)
+            if (to > 0 && (value * count) % to == 0) {
+                count = value * count / to;
+                out.values[t.name] = to;
+                break;
+            }
+    }
+    return out;
 }
 
 int64_t grid_size(const Recorded &r, const plan::Run &run) {
@@ -159,6 +189,10 @@ int64_t PlanRunner::size_tape(const plan::Plan &p, size_t launch, const plan::Ru
 void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run, int64_t tape_stride, int need) {
     const Recorded &r = launches_.at(launch);
     const ir::Function &fn = p.kernels.at(static_cast<size_t>(run.kernel)).fn;
+    std::array<int64_t, 3> grid = r.grid;
+    if (run.regrid_axis >= 0) grid[run.regrid_axis] = regrid_programs(grid_size(r, run));
+    if (run.transposed_axis >= 0) grid[run.transposed_axis] = trips(r, run);
+    const Retiled tiles = retile(r, run, grid, grid_size(r, run));
     Call c{{}, r.args};
     for (size_t i = 0; i < run.args.size(); ++i) {
         const plan::Arg &a = run.args[i];
@@ -203,20 +237,18 @@ void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run
             break;
         case plan::Arg::GridSize:
         case plan::Arg::Partial:
-        case plan::Arg::PartialStride: bind_regrid(a, param, fn, grid_size(r, run), c); break;
+        case plan::Arg::PartialStride: bind_regrid(a, param, fn, tiles.g, c); break;
         }
     }
     for (const ir::Constexpr &ce : fn.constexprs) {
         c.bind.push_back(binding(r, ce.name));
         if (ce.name == run.widened) c.bind.back().ival *= run.width;
+        if (tiles.values.count(ce.name)) c.bind.back().ival = tiles.values.at(ce.name);
     }
     ir::Function kernel = frontend::lower_kernel(module_, fn.name, c.bind);
     std::vector<interp::ArgValue> args;
     for (const ir::Param &q : kernel.params) args.push_back(c.args.at(q.name));
-    std::array<int64_t, 3> grid = r.grid;
-    if (run.regrid_axis >= 0) grid[run.regrid_axis] = regrid_programs(grid_size(r, run));
-    if (run.transposed_axis >= 0) grid[run.transposed_axis] = trips(r, run);
-    interp::run(kernel, args, grid, mem_);
+    interp::run(kernel, args, tiles.grid, mem_);
 }
 
 void PlanRunner::bind_regrid(const plan::Arg &a, const ir::Param &param, const ir::Function &fn, int64_t grid,

@@ -97,6 +97,33 @@ ir::Function transform(const Step &s, const ir::Function &f) {
     fail(TAD_ERR_INVALID_ARGUMENT, "RUN: unknown pass '" + s.pass + "'");
 }
 
+// Per constexpr and role (the loop over G, then each axis), the retile proof's answer; then what
+// free_tiles chooses.
+std::string retile_text(const ir::Function &f, const Step &s) {
+    std::vector<int> axes;
+    for (const std::string &a : split(s.args.count("axes") ? s.args.at("axes") : "", ',')) axes.push_back(std::stoi(a));
+    const std::string g = s.args.count("grid") ? s.args.at("grid") : "G";
+    const std::string widened = s.args.count("widened") ? s.args.at("widened") : "";
+    const int64_t width = s.args.count("width") ? std::stoll(s.args.at("width")) : 1;
+    const int loop = passes::loop_over_grid(f, g);
+    std::string out = loop < 0 ? "no loop over " + g + "\n" : "";
+    for (const ir::Constexpr &c : f.constexprs) {
+        std::vector<passes::TileRole> roles;
+        if (loop >= 0) roles.push_back({-1, loop, true});
+        for (int a : axes) roles.push_back({a, -1, true});
+        for (const passes::TileRole &r : roles) {
+            std::string why;
+            const bool ok = passes::retile_proof(f, r, c.name, &why);
+            out += c.name + (r.loop >= 0 ? " over " + g : " along axis " + std::to_string(r.axis)) + ": " +
+                   (ok ? "free" : why) + "\n";
+        }
+    }
+    for (const passes::FreeTile &t : passes::free_tiles(f, axes, g, widened, width))
+        out += "free tile " + t.name + (t.axis < 0 ? " over " + g : " along axis " + std::to_string(t.axis)) + " at " +
+               std::to_string(t.target) + "\n";
+    return out;
+}
+
 std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
     std::string notes;  // what a pass that may decline said (regrid), before the IR
     for (size_t i = 0; i < steps.size(); ++i) {
@@ -108,6 +135,10 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             const int axis = s.args.count("axis") ? std::stoi(s.args.at("axis")) : 0;
             const bool ok = passes::widen_proof(f, axis, s.args.count("constexpr") ? s.args.at("constexpr") : "", &why);
             return ok ? "independent of " + s.args.at("constexpr") + "\n" : "not widened: " + why + "\n";
+        }
+        if (s.pass == "retile-proof") {  // axes=1,2 grid=G widened=C width=4: each constexpr's roles
+            if (!last) fail(TAD_ERR_INVALID_ARGUMENT, "RUN: the analysis retile-proof must come last");
+            return retile_text(f, s);
         }
         if (s.pass == "plan-gradient-writes" || s.pass == "memory-params" || s.pass == "access") {
             if (!last) fail(TAD_ERR_INVALID_ARGUMENT, "RUN: the analysis " + s.pass + " must come last");

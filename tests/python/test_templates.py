@@ -233,6 +233,26 @@ class FitSharedMemory(unittest.TestCase):
             rt._fit_shared_memory(kernel)[(1,)](torch.zeros(2), num_stages=2)
         self.assertEqual(kernel.tried, [2, 1])
 
+    def test_retile_sets_a_block_size_where_it_divides_the_work_exactly(self):
+        kernel = FakeKernel(fits=3)
+        kernel.arg_names = ["X", "G", "BLOCK_M", "BLOCK_N"]
+        fit = rt._fit_shared_memory(kernel)
+        x = torch.zeros(4, dtype=torch.float16)
+        tiles = (("BLOCK_M", "G", 64), ("BLOCK_N", 1, 256))
+        # 128 * 3 rows over G in 64-row steps: G = 6; 32 * 8 columns in 256-wide tiles: 1 program
+        self.assertEqual(fit[(4, 8)](x, 3, BLOCK_M=128, BLOCK_N=32, _tiles=tiles),
+                         ("ran", (4, 1), (x, 6), {"BLOCK_M": 64, "BLOCK_N": 256}))
+        # 32 * 7 columns are not a multiple of 256; a grid without axis 1 has one program along it
+        self.assertEqual(fit[(4, 7)](x, 3, BLOCK_M=128, BLOCK_N=32, _tiles=tiles)[1:3], ((4, 7), (x, 6)))
+        self.assertEqual(fit[(4,)](x, 1, BLOCK_M=128, BLOCK_N=256, _tiles=tiles)[1:], ((4, 1), (x, 2),
+                                                                                         {"BLOCK_M": 64, "BLOCK_N": 256}))
+        # a target of 0 keeps the value; 128 * 3 rows are not a multiple of 256
+        self.assertEqual(fit[(4,)](x, 3, BLOCK_M=128, BLOCK_N=32, _tiles=(("BLOCK_M", "G", 256), ("BLOCK_N", 0, 0)))[1:],
+                         ((4,), (x, 3), {"BLOCK_M": 128, "BLOCK_N": 32}))
+        # the targets are for 16-bit tensors: with a float32 one the sizes stay as recorded
+        ran = fit[(4, 8)](x.float(), 3, BLOCK_M=128, BLOCK_N=32, _tiles=tiles)
+        self.assertEqual((ran[1], ran[2][1], ran[3]), ((4, 8), 3, {"BLOCK_M": 128, "BLOCK_N": 32}))
+
     def test_forwards_the_kernels_attributes_without_recursing(self):
         self.assertEqual(rt._fit_shared_memory(FakeKernel()).fn, "the jit function")
         bare = rt._fit_shared_memory.__new__(rt._fit_shared_memory)  # as copy and pickle make it
@@ -308,6 +328,29 @@ class Tuner(unittest.TestCase):
         self.assertEqual(len(timed), 7)  # another scalar (a seed, an offset): not a new key
         k[(2,)](torch.ones(8), torch.zeros(8), 8, BLOCK=16, num_warps=4)
         self.assertEqual(len(timed), 14)  # other shapes: tuned again
+
+    def test_chooses_free_block_sizes_first_then_warps_and_stages(self):
+        kernel = TimedKernel()
+        kernel.arg_names = ["X", "DX", "G"]
+        fastest = TimedKernel.ms
+        kernel_ms = lambda kw: fastest(kw) + abs(kw.get("BLOCK_M", 128) - 32) / 32  # fastest at 32 rows
+        k, timed = self.tuned(kernel)
+        k.tuner.timer = lambda run: (run(), kernel_ms(kernel.launches[-1][1]))[1]
+        x, dx = torch.ones(4, dtype=torch.float16), torch.zeros(4, dtype=torch.float16)
+        k[(2,)](x, dx, 4, BLOCK_M=128, num_warps=4, _tiles=(("BLOCK_M", "G", 64),))
+        args, options = kernel.launches[-1]
+        self.assertEqual(args[2], 16)  # 128 * 4 rows in 32-row steps
+        self.assertEqual(options, {"BLOCK_M": 32, "num_warps": 8, "num_stages": 2})
+        self.assertEqual(rt.tad_tuned()[-1]["tiles"], {"BLOCK_M": 32})
+        # 6 tile candidates (128 as recorded, 32, 64 at 4 and 8 warps; the target 128 launches as the
+        # recorded value does, so it is not timed again), then 2 and 16 warps, then 1, 2 and 4 stages
+        self.assertEqual(len({repr(sorted(o.items())) for _, o in kernel.launches[:-1]}), 11)
+        self.assertEqual(len(kernel.launches[:-1]), 11)
+        second, timed = self.tuned(TimedKernel())
+        second.kernel.arg_names = kernel.arg_names
+        second[(2,)](x, dx, 4, BLOCK_M=128, num_warps=4, _tiles=(("BLOCK_M", "G", 64),))
+        self.assertEqual(timed, [])  # from the file, tiles and all
+        self.assertEqual(second.kernel.launches[-1][1]["BLOCK_M"], 32)
 
     def test_a_choice_on_disk_is_used_without_timing(self):
         x, dx = torch.ones(4), torch.zeros(4)

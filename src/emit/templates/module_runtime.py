@@ -162,7 +162,7 @@ class _fit_shared_memory:
     forward, so at the forward's num_stages its software pipeline may need more shared memory than
     the GPU has: it then runs with fewer stages, down to 1 (slower, never different), and remembers
     how many fitted. With `written` (the names of the tensors it writes, none of which it reads) it
-    may also be tuned: see _Tuner."""
+    may also be tuned: see _Tuner. `_tiles` (a transposed kernel's free block sizes): see _retile."""
 
     def __init__(self, kernel, written=()):
         self.kernel = kernel
@@ -175,9 +175,12 @@ class _fit_shared_memory:
         return getattr(self.kernel, name)
 
     def __getitem__(self, grid):
-        def launch(*args, **kwargs):
+        def launch(*args, _tiles=(), **kwargs):
+            targets, g = _default_targets(_tiles, args), grid
             if _AUTOTUNE[0] and self.tuner is not None:
-                kwargs = self.tuner.options(grid, args, kwargs)
+                kwargs, targets = self.tuner.options(grid, args, kwargs, _tiles, targets)
+            if _tiles:
+                g, args, kwargs = _retile(self.kernel, grid, args, kwargs, _tiles, targets)
             key = None
             if self.stages:  # the key costs a fifth of a launch: only once something did not fit
                 key = self._key(args, kwargs)
@@ -185,7 +188,7 @@ class _fit_shared_memory:
                     kwargs = dict(kwargs, num_stages=self.stages[key])
             while True:
                 try:
-                    return self.kernel[grid](*args, **kwargs)
+                    return self.kernel[g](*args, **kwargs)
                 except Exception as e:  # triton.runtime.errors.OutOfResources
                     stages = kwargs.get("num_stages", 3)  # triton's default on NVIDIA GPUs
                     if type(e).__name__ != "OutOfResources" or "shared memory" not in str(e) or stages <= 1:
@@ -199,6 +202,44 @@ class _fit_shared_memory:
     @staticmethod
     def _key(args, kwargs):
         return tuple(sorted(kwargs.items())), tuple(a.dtype for a in args if torch.is_tensor(a))
+
+
+def _default_targets(tiles, args):
+    """The compiler's targets of a launch's free block sizes (the `target` of each (name, where,
+    target) in `tiles`), where every floating-point tensor it reads or writes has 16-bit elements:
+    they were measured for the tensor cores' 16-bit shapes. Otherwise none: the sizes as recorded."""
+    floats = [a for a in args if torch.is_tensor(a) and a.is_floating_point()]
+    if not floats or any(a.element_size() != 2 for a in floats):
+        return {}
+    return {name: target for name, _, target in tiles if target}
+
+
+def _retile(kernel, grid, args, kwargs, tiles, targets):
+    """The launch with its free block sizes set (passes/widen.h: free_tiles): for each (name, where,
+    _) of `tiles`, constexpr `name` (value v) becomes `targets[name]` (absent or 0: stays v) when
+    v * count is a multiple of it, count being the grid's size along axis `where`, or the argument
+    named `where` (the G of a loop over the forward's programs); count becomes v * count // target.
+    The kernel then covers exactly the indices it did at v: only the tiles' boundaries move.
+    Returns (grid, args, kwargs)."""
+    grid, args, kwargs = list(grid), list(args), dict(kwargs)
+    for name, where, _ in tiles:
+        target, value = targets.get(name), kwargs.get(name)
+        if not target or type(value) is not int:
+            continue
+        if isinstance(where, int):
+            grid += [1] * (where + 1 - len(grid))
+            count = grid[where]
+        else:
+            at = kernel.arg_names.index(where)
+            count = args[at]
+        if (value * count) % target:
+            continue
+        kwargs[name] = target
+        if isinstance(where, int):
+            grid[where] = value * count // target
+        else:
+            args[at] = value * count // target
+    return tuple(grid), args, kwargs
 
 
 def _tuned(*written):
@@ -223,11 +264,15 @@ class _Tuner:
     (autotune.json in TAD_CACHE_DIR, or ~/.cache/tad), keyed by the kernel's source hash and the
     GPU's name. Launches under CUDA-graph capture or on tensors that are not real CUDA tensors
     (torch.compile's fake tensors) are not tuned: they take a choice already made, or the options
-    as launched. Block sizes are not tuned: they shape the program's work, which the backward
-    shares with the forward it replays. One lock per kernel: two threads never tune it at once."""
+    as launched. A transposed kernel's free block sizes (`tiles`, see _retile) are chosen first:
+    every combination of their candidates (the launched value, and TILES) at 4 and 8 warps; then
+    warps and stages at the fastest. Other block sizes are not tuned: they shape the program's work,
+    which the backward shares with the forward it replays. One lock per kernel: two threads never
+    tune it at once."""
 
     WARPS = (2, 4, 8, 16)
     STAGES = (1, 2, 3, 4)
+    TILES = {"loop": (32, 64, 128), "axis": (64, 128, 256)}
 
     def __init__(self, kernel, written):
         self.kernel = kernel
@@ -237,15 +282,18 @@ class _Tuner:
         self.lock = threading.Lock()
         _TUNERS.append(self)
 
-    def options(self, grid, args, kwargs):
+    def options(self, grid, args, kwargs, tiles=(), defaults=None):
+        """The launch's options and its block sizes' targets (`defaults` where none was chosen)."""
         key = self._key(grid, args, kwargs)
         choice = self.chosen.get(key)
         if choice is None:
             with self.lock:
-                choice = self._choose(key, grid, args, kwargs)
-        return kwargs if choice is None else dict(kwargs, **choice["options"])
+                choice = self._choose(key, grid, args, kwargs, tiles, defaults or {})
+        if choice is None:
+            return kwargs, defaults or {}
+        return dict(kwargs, **choice["options"]), choice.get("tiles", defaults or {})
 
-    def _choose(self, key, grid, args, kwargs):
+    def _choose(self, key, grid, args, kwargs, tiles, defaults):
         if key in self.chosen:
             return self.chosen[key]
         if key not in self.not_on_disk:
@@ -256,7 +304,7 @@ class _Tuner:
             self.not_on_disk.add(key)
         if not self._can_time(args):
             return None
-        choice = self._tune(grid, args, kwargs)
+        choice = self._tune(grid, args, kwargs, tiles, defaults)
         if choice is not None:
             self.chosen[key] = choice
             _tune_file_put(self._disk_key(key), choice)
@@ -286,7 +334,7 @@ class _Tuner:
         bench = __import__("triton.testing", fromlist=["do_bench"]).do_bench
         return bench(run, warmup=5, rep=25, return_mode="median")
 
-    def _tune(self, grid, args, kwargs):
+    def _tune(self, grid, args, kwargs, tiles=(), defaults=None):
         names = self.kernel.arg_names
         try:
             trial = [torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=a.device)
@@ -294,31 +342,52 @@ class _Tuner:
                      for i, a in enumerate(args)]
         except RuntimeError:  # no memory for the copies: no tuning
             return None
+        times = {}  # (options, targets) -> ms
+        seen = {}  # the launch a candidate makes -> its time: candidates that launch alike are one
 
-        def time(options):
+        def measure(options, targets):
+            k = (tuple(sorted(options.items())), tuple(sorted(targets.items())))
+            if k in times:
+                return
             try:
-                return self.timer(lambda: self.kernel[grid](*trial, **dict(kwargs, **options)))
+                g, a, kw = _retile(self.kernel, grid, trial, dict(kwargs, **options), tiles, targets)
+                launch = (tuple(g), tuple(x for x in a if not torch.is_tensor(x)), tuple(sorted(kw.items())))
+                if launch not in seen:
+                    seen[launch] = self.timer(lambda: self.kernel[g](*a, **kw))
+                times[k] = seen[launch]
             except Exception:  # resources, memory, compilation: this candidate is never chosen
-                return float("inf")
+                times[k] = float("inf")
 
-        times = {}
-
-        def measure(options):
-            k = tuple(sorted(options.items()))
-            if k not in times:
-                times[k] = time(options)
+        def best():
+            k = min(times, key=times.get)
+            return dict(k[0]), dict(k[1])
 
         launched = {"num_warps": kwargs.get("num_warps", 4), "num_stages": kwargs.get("num_stages", 3)}
-        measure(launched)
+        defaults = defaults or {}
+        measure(launched, defaults)
+        choices = [[(name, 0)] + [(name, t) for t in self.TILES["axis" if isinstance(where, int) else "loop"]]
+                   for name, where, _ in tiles]
+        combos = [[]]
+        for c in choices:
+            combos = [x + [y] for x in combos for y in c]
+        for combo in combos:
+            for w in (4, 8):
+                measure(dict(launched, num_warps=w), {n: t for n, t in combo if t})
+        options, targets = best()
         for w in self.WARPS:
-            measure(dict(launched, num_warps=w))
-        warps = dict(min(times, key=times.get))["num_warps"]
+            measure(dict(options, num_warps=w), targets)
+        options, targets = best()
         for st in self.STAGES:
-            measure(dict(launched, num_warps=warps, num_stages=st))
-        best = min(times, key=times.get)
-        if times[best] == float("inf"):
+            measure(dict(options, num_stages=st), targets)
+        options, targets = best()
+        ms = times[(tuple(sorted(options.items())), tuple(sorted(targets.items())))]
+        if ms == float("inf"):
             return None
-        return {"options": dict(best), "ms": times[best], "launched_ms": times[tuple(sorted(launched.items()))]}
+        choice = {"options": options, "ms": ms,
+                  "launched_ms": times[(tuple(sorted(launched.items())), tuple(sorted(defaults.items())))]}
+        if tiles:
+            choice["tiles"] = targets
+        return choice
 
 
 _TUNERS = []
@@ -342,12 +411,14 @@ def _tune_path():
 
 def _tune_file_get(key):
     """The choice the file holds for `key`, or None (no file, no entry, or an entry not shaped
-    {"options": {"num_warps": int, "num_stages": int}, ...})."""
+    {"options": {"num_warps": int, "num_stages": int}, ...}, with "tiles" a dict of ints if any)."""
     try:
         with open(_tune_path()) as f:
             choice = json.load(f).get(key)
         options = choice["options"]
-        if set(options) == {"num_warps", "num_stages"} and all(type(v) is int for v in options.values()):
+        tiles = choice.get("tiles", {})
+        if set(options) == {"num_warps", "num_stages"} and all(type(v) is int for v in options.values()) and \
+                isinstance(tiles, dict) and all(type(v) is int for v in tiles.values()):
             return choice
     except (OSError, ValueError, AttributeError, TypeError, KeyError):
         pass
