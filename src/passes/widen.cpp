@@ -115,7 +115,8 @@ private:
     bool accumulates(int i) const {
         if (role_.loop < 0) return false;
         const ir::Loop &l = a_.loops()[role_.loop];
-        const ValueId r = g_.ops[i].result;
+        ValueId r = g_.ops[i].result;
+        while (users(r).size() == 1 && unit_sum(users(r)[0])) r = g_.ops[users(r)[0]].result;
         if (users(r).size() != 1) return false;
         const ir::Op &add = g_.ops[users(r)[0]];
         if (add.kind != OpKind::Add) return false;
@@ -125,6 +126,22 @@ private:
                 return users(acc).size() == 1 && users(add.result) == std::vector<int>{l.end} &&
                        g_.ops[l.end].operands[s] == add.result;
         return false;
+    }
+
+    // reduce_sum over a dim of size 1: the same values (`tl.sum(tl.sum(t, 0, keep_dims=True), 0)`).
+    bool unit_sum(int i) const {
+        const ir::Op &op = g_.ops[i];
+        if (op.kind != OpKind::ReduceSum || op.axis < 0) return false;
+        const ir::Type &in = g_.type(op.operands[0]);
+        return static_cast<size_t>(op.axis) < in.shape.size() && in.shape[op.axis].value == 1 &&
+               in.shape[op.axis].expr == "1";
+    }
+
+    // The op a value was summed by, through sums over dims of size 1.
+    int summed_by(ValueId x) const {
+        int d = g_.values[x].def_op;
+        while (d >= 0 && unit_sum(d)) d = g_.values[g_.ops[d].operands[0]].def_op;
+        return d;
     }
 
     // A sum of op i's operand along a dim of C: a contraction of one, or reduce_sum along one.
@@ -150,9 +167,10 @@ private:
             const ir::Op &add = g_.def(v);
             bool ok = false;
             if (add.kind == OpKind::Add)
-                for (ValueId x : add.operands)
-                    ok = ok || (x != arg && g_.values[x].def_op >= 0 && sums_along_c(g_.values[x].def_op) &&
-                                accumulates(g_.values[x].def_op));
+                for (ValueId x : add.operands) {
+                    const int d = x == arg ? -1 : summed_by(x);
+                    ok = ok || (d >= 0 && sums_along_c(d) && accumulates(d));
+                }
             if (!ok) return refuse(l.end, "carries a value other than a sum along " + c_ + " across its tiles", why);
         }
         return true;

@@ -4,7 +4,8 @@
 // blocks looping over the query blocks, the FlashAttention-2 schedule), and the CPU check (the plan runner, then the whole module on the interpreter) matches
 // finite differences, for row-major and column-major operands (the two alternatives of the
 // disjointness proof's guards), with sizes that are not multiples of the tiles. Each transposed
-// kernel is launched with its tile's constexpr widened (passes/widen.h), as the launcher spells it.
+// kernel is launched with its tile's constexpr widened (passes/widen.h), as the launcher spells it,
+// and with its free block sizes' targets; the plan runner runs them retiled.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -29,6 +30,8 @@ bool has(const std::string &src, const std::string &what) { return src.find(what
 struct Case {
     const char *name, *file, *kernel;  // kernel: the transposed kernel's launch as the launcher spells it (its grid)
     const char *recompute = "0";  // TAD_TRANSPOSE_RECOMPUTE
+    // The free block sizes its launch passes (passes/widen.h: free_tiles), as the launcher spells them.
+    const char *tiles = "";
 };
 
 std::string generate_and_verify(const Case &c, const char *mode) {
@@ -44,6 +47,7 @@ TEST_P(TransposeCpu, OwnedTilesMatchFiniteDifferences) {
     EXPECT_TRUE(has(src, GetParam().kernel)) << src;
     EXPECT_TRUE(has(src, "in range(G):")) << src;
     EXPECT_TRUE(has(src, "loop transposed")) << src;
+    EXPECT_TRUE(has(src, GetParam().tiles)) << src;
 }
 
 TEST_P(TransposeCpu, OffKeepsTheAtomics) {
@@ -57,17 +61,20 @@ INSTANTIATE_TEST_SUITE_P(
     Files, TransposeCpu,
     ::testing::Values(Case{"matmul", "dataset/matmul.py",
                            "_matmul_fwd_bwd_DA[_regrid(launches[0].grid, 1, len(range(0, _tdiv((a_[\"K\"] + "
-                           "((a_[\"BLOCK_K\"]*4) - 1)), (a_[\"BLOCK_K\"]*4)), 1)))]"},
+                           "((a_[\"BLOCK_K\"]*4) - 1)), (a_[\"BLOCK_K\"]*4)), 1)))]",
+                           "0", "_tiles=((\"BLOCK_M\", 0, 256), (\"BLOCK_N\", \"G\", 64))"},
                       Case{"matmul_colmajor", "tests/pipeline/data/transpose/matmul_colmajor.py",
                            "_mm_bwd_DB[_regrid(launches[0].grid, 0, len(range(0, _tdiv((a_[\"K\"] + "
-                           "((a_[\"BLOCK_K\"]*8) - 1)), (a_[\"BLOCK_K\"]*8)), 1)))]"},
+                           "((a_[\"BLOCK_K\"]*8) - 1)), (a_[\"BLOCK_K\"]*8)), 1)))]",
+                           "0", "_tiles=((\"BLOCK_M\", \"G\", 64), (\"BLOCK_N\", 1, 256))"},
                       Case{"flash_attention", "dataset/flash_attention.py",
                            "_attn_fwd_bwd_CAUSAL_False_DV_DK[_regrid(launches[0].grid, 0, len(range(0, a[\"N\"], "
                            "a[\"BLOCK_N\"])))]",
-                           "1"},
+                           "1", "_tiles=((\"BLOCK_M\", \"G\", 64),)"},
                       Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
                            "_gemv_bwd_DW[_regrid(launches[0].grid, 0, len(range(0, _tdiv((a[\"N\"] + "
-                           "((a[\"BLOCK_N\"]*8) - 1)), (a[\"BLOCK_N\"]*8)), 1)))]"}),
+                           "((a[\"BLOCK_N\"]*8) - 1)), (a[\"BLOCK_N\"]*8)), 1)))]",
+                           "0", "_tiles=((\"BLOCK_M\", \"G\", 0),)"}),
     [](const auto &info) { return std::string(info.param.name); });
 
 }  // namespace
