@@ -305,21 +305,19 @@ private:
         return true;
     }
 
-    // A mask with a bound on a C dim's global index: what keeps a wider tile's extra elements (past
-    // the forward's last tile) out of memory.
-    bool bounds_c_lane(ValueId mask) {
-        if (mask == ir::kNoValue) return false;
-        const ir::Type &t = g_.type(mask);
-        for (const Bound &b : a_.bounds(mask))
-            for (const auto &term : b.form.terms)
-                if (term.first.kind == IndexVar::Lane && c_dim(t, static_cast<size_t>(term.first.n))) return true;
-        return false;
-    }
-
     // Whether an address form indexes a lane of a C dim of type t.
     bool c_lane(const Form &f, const ir::Type &t) const {
         for (const auto &term : f.terms)
             if (term.first.kind == IndexVar::Lane && c_dim(t, static_cast<size_t>(term.first.n))) return true;
+        return false;
+    }
+
+    // A mask with a bound on a C dim's global index: what keeps a wider tile's extra elements (past
+    // the forward's last tile) out of memory.
+    bool bounds_c_lane(ValueId mask) {
+        if (mask == ir::kNoValue) return false;
+        for (const Bound &b : a_.bounds(mask))
+            if (c_lane(b.form, g_.type(mask))) return true;
         return false;
     }
 
