@@ -11,6 +11,7 @@
 #include "passes/access.h"
 #include "passes/combine_atomics.h"
 #include "passes/passes.h"
+#include "passes/pipeline_loops.h"
 #include "schedule/closed_form.h"
 #include "schedule/regrid.h"
 #include "schedule/scatter.h"
@@ -141,6 +142,12 @@ plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::str
         for (const std::string &p : c.params) params += (params.empty() ? "" : ", ") + p;
         *report += b.fn.name + ": atomic adds to " + params +
                    " combined where a tile's active lanes share at most two addresses\n";
+    }
+    passes::PipelinedLoops pipelined = passes::pipeline_loops(b.fn);
+    if (!pipelined.loops.empty()) {
+        *report += b.fn.name + ": " + passes::print(pipelined);
+        b.fn = std::move(pipelined.fn);
+        dump("pipeline-loops", b.fn);
     }
     return {std::move(b), guards, std::move(regrid), {}, true, std::nullopt};
 }

@@ -16,6 +16,7 @@
 
 #include "emit/emit.h"
 #include "frontend/parser.h"
+#include "passes/pipeline_loops.h"
 #include "support/error.h"
 
 namespace tad::emit {
@@ -320,6 +321,7 @@ private:
                           *name + "'",
                       kw->loc);
         }
+        constexprs.erase(passes::kLoopStages);  // the kernel's wrapper sets it (module_runtime.py)
         for (const std::string &c : constexprs)
             found("launches kernel '" + k->first + "' without its constexpr '" + c + "'", call.loc);
     }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "emit/emit.h"
+#include "passes/pipeline_loops.h"
 #include "support/error.h"
 #include "support/identifier.h"
 
@@ -90,6 +91,7 @@ public:
             params.push_back(p.name);
         }
         for (const ir::Constexpr &c : f_.constexprs) params.push_back(c.name + ": tl.constexpr");
+        if (passes::has_pipelined_loop(f_)) params.push_back(std::string(passes::kLoopStages) + ": tl.constexpr");
         for (size_t i = 0; i < params.size(); ++i) os << (i ? ", " : "") << params[i];
         os << "):\n";
         if (!doc.empty()) os << "    \"\"\"" << doc << "\"\"\"\n";
@@ -151,6 +153,7 @@ private:
         std::string iv = assign_name(op.result, static_cast<int>(i), self);
         std::string lo = value(op.operands[0]).text, hi = value(op.operands[1]).text, step = value(op.operands[2]).text;
         std::string range = step != "1" ? lo + ", " + hi + ", " + step : lo != "0" ? lo + ", " + hi : hi;
+        if (op.ival) range = lo + ", " + hi + ", " + step + ", num_stages=" + passes::kLoopStages;  // pipeline_loops.h
         if (!body_statements_.empty()) ++body_statements_.back();
         os << indent() << "for " << iv << " in " << op.name << "(" << range << "):\n";
         ++depth_;

@@ -466,7 +466,10 @@ private:
             break;
         case OpAttrs::Precision: op.name = optional_attr("precision"); break;
         case OpAttrs::Access: op.name = optional_attr("sem"); break;
-        case OpAttrs::Iterator: op.name = parenthesized_name(); break;
+        case OpAttrs::Iterator:
+            op.name = parenthesized_name();
+            op.ival = accept_word("pipelined") ? 1 : 0;
+            break;
         }
     }
 

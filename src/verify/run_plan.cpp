@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 
+#include "passes/pipeline_loops.h"
 #include "support/error.h"
 
 namespace tad::verify {
@@ -244,6 +245,13 @@ void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run
         c.bind.push_back(binding(r, ce.name));
         if (ce.name == run.widened) c.bind.back().ival *= run.width;
         if (tiles.values.count(ce.name)) c.bind.back().ival = tiles.values.at(ce.name);
+    }
+    if (passes::has_pipelined_loop(fn)) {  // the module sets it from num_stages; it changes no value
+        frontend::ArgBinding stages;
+        stages.kind = frontend::ArgBinding::Int;
+        stages.name = passes::kLoopStages;
+        stages.ival = 3;
+        c.bind.push_back(stages);
     }
     ir::Function kernel = frontend::lower_kernel(module_, fn.name, c.bind);
     std::vector<interp::ArgValue> args;

@@ -139,7 +139,11 @@ TEST(Parse, RoundTripsEveryCornerOfTheTextForm) {
     f.values[tile].name = " spaced // name";
     b.store(b.broadcast(X, f.type(tile).shape), b.cast(tile, ir::DType::F16), ir::kNoValue);
     b.atomic_add(b.broadcast(X, {}), b.cast(n, ir::DType::F16), ir::kNoValue, "");
+    const ir::ValueId r = b.for_begin(n, n, n, "tl.range");
+    f.ops[static_cast<size_t>(f.values[r].def_op)].ival = 1;  // pipelined (passes/pipeline_loops.h)
+    b.for_end({});
     const std::string text = ir::print(f);
+    EXPECT_NE(text.find(" = for_begin %1, %1, %1 (tl.range) pipelined : i32"), std::string::npos) << text;
     EXPECT_NE(text.find("func @\"corner cases\"(%1 n: i32 kind=float, %2 X: ptr<f16>, MODE: constexpr = 'a, (b)', "
                         "SCALE: constexpr = 0.5) specialized(MODE) {"),
               std::string::npos)

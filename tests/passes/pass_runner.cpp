@@ -11,6 +11,7 @@
 #include "passes/merge_adds.h"
 #include "passes/online_softmax.h"
 #include "passes/passes.h"
+#include "passes/pipeline_loops.h"
 #include "passes/regrid.h"
 #include "passes/saved_values.h"
 #include "passes/shift_invariance.h"
@@ -179,6 +180,10 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             for (const passes::StoredAdd &st : a.stored)
                 if (st.cover) notes += "// " + st.param + " covered\n";
             f = std::move(a.fn);
+        } else if (s.pass == "pipeline-loops") {
+            passes::PipelinedLoops p = passes::pipeline_loops(f);
+            for (const std::string &line : split(passes::print(p), '\n')) notes += "// " + line + "\n";
+            f = std::move(p.fn);
         } else if (s.pass == "combine-atomics") {
             passes::CombinedAtomics c = passes::combine_atomics(f);
             notes += "// combined: " + join(c.params, ", ") + "\n";

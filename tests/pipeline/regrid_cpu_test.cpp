@@ -2,6 +2,7 @@
 // gradients are summed over the grid, and the CPU check (plan runner with P = min(G, 3) programs, so
 // programs loop over several rows and the loop's tail matters; then the whole module on the
 // interpreter) matches finite differences, with the partial-buffer flush and with the atomic one.
+// The loop over rows is pipelined (passes/pipeline_loops.h): the module sets its stages constexpr.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -41,7 +42,9 @@ class RegridCpu : public ::testing::TestWithParam<Case> {};
 TEST_P(RegridCpu, PartialBufferFlushHasNoAtomics) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::string src = generate_and_verify(GetParam().file, "partial");
-    EXPECT_TRUE(has(src, "for r in range(")) << src;
+    EXPECT_TRUE(has(src, "for r in tl.range(")) << src;
+    EXPECT_TRUE(has(src, ", num_stages=TAD_LOOP_STAGES):")) << src;
+    EXPECT_TRUE(has(src, ", TAD_LOOP_STAGES: tl.constexpr):")) << src;
     EXPECT_TRUE(has(src, "_regrid(launches[0].grid, 0, programs)")) << src;
     // Nothing else writes the re-gridded gradients: each is its partial rows' sum (no zero fill, no add).
     EXPECT_TRUE(has(src, " = _partial_sum(")) << src;
@@ -52,7 +55,7 @@ TEST_P(RegridCpu, PartialBufferFlushHasNoAtomics) {
 TEST_P(RegridCpu, AtomicFlushOption) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::string src = generate_and_verify(GetParam().file, "atomic");
-    EXPECT_TRUE(has(src, "for r in range(")) << src;
+    EXPECT_TRUE(has(src, "for r in tl.range(")) << src;
     EXPECT_TRUE(has(src, "tl.atomic_add(")) << src;
     EXPECT_FALSE(has(src, "= _partial_buffers(")) << src;
 }

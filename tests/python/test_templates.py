@@ -233,6 +233,18 @@ class FitSharedMemory(unittest.TestCase):
             rt._fit_shared_memory(kernel)[(1,)](torch.zeros(2), num_stages=2)
         self.assertEqual(kernel.tried, [2, 1])
 
+    def test_pipelined_loops_take_the_launchs_stages_also_when_retried(self):
+        kernel = FakeKernel(fits=2)
+        kernel.arg_names = ["X", "BLOCK", "TAD_LOOP_STAGES"]
+        fit = rt._fit_shared_memory(kernel)
+        x = torch.zeros(4)
+        self.assertEqual(fit[(1,)](x, BLOCK=64, num_stages=4)[3],
+                         {"BLOCK": 64, "num_stages": 2, "TAD_LOOP_STAGES": 2})
+        self.assertEqual(kernel.tried, [4, 3, 2])
+        self.assertEqual(fit[(1,)](x, BLOCK=64)[3]["TAD_LOOP_STAGES"], 2)  # from triton's default of 3
+        kernel.arg_names = ["X", "BLOCK"]  # no pipelined loop: no such argument
+        self.assertNotIn("TAD_LOOP_STAGES", fit[(1,)](x, BLOCK=64, num_stages=1)[3])
+
     def test_retile_sets_a_block_size_where_it_divides_the_work_exactly(self):
         kernel = FakeKernel(fits=3)
         kernel.arg_names = ["X", "G", "BLOCK_M", "BLOCK_N"]

@@ -188,7 +188,7 @@ class _fit_shared_memory:
                     kwargs = dict(kwargs, num_stages=self.stages[key])
             while True:
                 try:
-                    return self.kernel[g](*args, **kwargs)
+                    return self.kernel[g](*args, **_loop_stages(self.kernel, kwargs))
                 except Exception as e:  # triton.runtime.errors.OutOfResources
                     stages = kwargs.get("num_stages", 3)  # triton's default on NVIDIA GPUs
                     if type(e).__name__ != "OutOfResources" or "shared memory" not in str(e) or stages <= 1:
@@ -240,6 +240,15 @@ def _retile(kernel, grid, args, kwargs, tiles, targets):
         else:
             args[at] = value * count // target
     return tuple(grid), args, kwargs
+
+
+def _loop_stages(kernel, kwargs):
+    """The launch's kwargs with TAD_LOOP_STAGES, the stages of a kernel's pipelined loops
+    (passes/pipeline_loops.h), set to its num_stages: lowered with it where shared memory runs out,
+    tuned with it."""
+    if "TAD_LOOP_STAGES" not in getattr(kernel, "arg_names", ()):
+        return kwargs
+    return dict(kwargs, TAD_LOOP_STAGES=kwargs.get("num_stages", 3))  # triton's default on NVIDIA GPUs
 
 
 def _tuned(*written):
@@ -351,6 +360,7 @@ class _Tuner:
                 return
             try:
                 g, a, kw = _retile(self.kernel, grid, trial, dict(kwargs, **options), tiles, targets)
+                kw = _loop_stages(self.kernel, kw)
                 launch = (tuple(g), tuple(x for x in a if not torch.is_tensor(x)), tuple(sorted(kw.items())))
                 if launch not in seen:
                     seen[launch] = self.timer(lambda: self.kernel[g](*a, **kw))
