@@ -250,6 +250,9 @@ struct Loop {
 // Empty and `problem` set when the loop structure is malformed.
 std::vector<Loop> loops(const Function &f, std::string *problem = nullptr);
 
+// Per value, the indices of the ops that read it, in op order (an op reading it twice appears twice).
+std::vector<std::vector<int>> users(const Function &f);
+
 // Broadcast shape of two shapes under numpy rules; false if incompatible.
 bool broadcast_shapes(const std::vector<Dim> &a, const std::vector<Dim> &b, std::vector<Dim> *out);
 

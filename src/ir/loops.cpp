@@ -103,4 +103,11 @@ std::vector<Loop> loops(const Function &f, std::string *problem) {
     return {};
 }
 
+std::vector<std::vector<int>> users(const Function &f) {
+    std::vector<std::vector<int>> out(f.values.size());
+    for (size_t i = 0; i < f.ops.size(); ++i)
+        for (ValueId o : f.ops[i].operands) out[static_cast<size_t>(o)].push_back(static_cast<int>(i));
+    return out;
+}
+
 }  // namespace tad::ir

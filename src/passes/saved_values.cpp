@@ -35,12 +35,7 @@ bool pure(const ir::Op &op) {
 class Finder {
 public:
     Finder(const ir::Function &f, const std::vector<std::string> &kept)
-        : f_(f), kept_(kept), top_(top_level(f)), affine_(f) {
-        for (size_t i = 0; i < f.ops.size(); ++i) {
-            if (f.ops[i].result != ir::kNoValue) users_[f.ops[i].result];
-            for (ValueId o : f.ops[i].operands) users_[o].push_back(static_cast<int>(i));
-        }
-    }
+        : f_(f), kept_(kept), top_(top_level(f)), affine_(f), users_(ir::users(f)) {}
 
     std::vector<Reuse> run(std::string *report) {
         std::vector<Reuse> out;
@@ -70,7 +65,7 @@ private:
     std::vector<bool> top_;
     mutable Affine affine_;
     std::set<ValueId> claimed_;
-    std::map<ValueId, std::vector<int>> users_;  // value -> the ops reading it
+    std::vector<std::vector<int>> users_;  // value -> the ops reading it
 
     std::string name(ValueId v) const {
         return f_.values[v].name.empty() ? "the " + op_at(f_, def(v)) : "'" + f_.values[v].name + "'";

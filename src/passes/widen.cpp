@@ -29,11 +29,10 @@ bool mentions(const std::string &spelling, const std::string &c) {
 
 class WidenProof {
 public:
-    WidenProof(const ir::Function &g, TileRole role, const std::string &c) : g_(g), role_(role), c_(c), a_(g) {
+    WidenProof(const ir::Function &g, TileRole role, const std::string &c)
+        : g_(g), role_(role), c_(c), a_(g), users_(ir::users(g)) {
         for (const ir::Constexpr &x : g.constexprs)
             if (x.name == c) c_value_ = std::strtoll(x.literal.c_str(), nullptr, 10);
-        for (size_t i = 0; i < g.ops.size(); ++i)
-            for (ValueId o : g.ops[i].operands) users_[o].push_back(static_cast<int>(i));
     }
 
     bool run(std::string *why) {
@@ -61,7 +60,7 @@ private:
     Affine a_;
     int64_t c_value_ = -1;
     std::vector<bool> index_;  // per value: depends on the program id, C or a lane of a C dim
-    std::map<ValueId, std::vector<int>> users_;
+    std::vector<std::vector<int>> users_;  // value -> the ops reading it
     std::set<std::string> written_;  // the buffers the kernel stores or adds to
     bool moved_ = false;  // some address or bound is a global index t·C + lane
 
@@ -77,11 +76,7 @@ private:
     void mark(ValueId v, bool *changed) {
         if (v != ir::kNoValue && !index_[v]) index_[v] = *changed = true;
     }
-    const std::vector<int> &users(ValueId v) const {
-        static const std::vector<int> none;
-        auto it = users_.find(v);
-        return it == users_.end() ? none : it->second;
-    }
+    const std::vector<int> &users(ValueId v) const { return users_[static_cast<size_t>(v)]; }
 
     // The operands of op i that may carry index values (addresses, masks, conditions, loop bounds).
     bool index_operand(const ir::Op &op, size_t k) const {

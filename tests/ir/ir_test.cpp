@@ -32,6 +32,16 @@ TEST(IR, PrintIsDeterministicAndTyped) {
     EXPECT_NE(text.find("%4 = arange 0, 16 : i32[BLOCK=16]"), std::string::npos) << text;
 }
 
+TEST(IR, UsersListEachReadingOpInOrder) {
+    const Function f = exp_kernel();  // %8 = add_ptr, %9 = load %8, %10 = exp %9, store %8, %10
+    const std::vector<std::vector<int>> u = users(f);
+    ASSERT_EQ(u.size(), f.values.size());
+    EXPECT_EQ(u[8], (std::vector<int>{9, 11}));
+    EXPECT_EQ(u[9], (std::vector<int>{10}));
+    EXPECT_EQ(u[10], (std::vector<int>{11}));
+    EXPECT_EQ(u[4], (std::vector<int>{6}));  // the arange, added to the broadcast base
+}
+
 TEST(IR, VerifierRejectsShapeMismatch) {
     Function f;
     Builder b(f);
