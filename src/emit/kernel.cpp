@@ -8,6 +8,7 @@
 #include "emit/emit.h"
 #include "support/error.h"
 #include "support/identifier.h"
+#include "support/py_literal.h"
 
 namespace tad::emit {
 
@@ -92,7 +93,7 @@ public:
         for (const ir::Constexpr &c : f_.constexprs) params.push_back(c.name + ": tl.constexpr");
         for (size_t i = 0; i < params.size(); ++i) os << (i ? ", " : "") << params[i];
         os << "):\n";
-        if (!doc.empty()) os << "    \"\"\"" << doc << "\"\"\"\n";
+        if (!doc.empty()) os << "    " << py_literal(doc, PyQuotes::Docstring) << "\n";
         for (size_t i = 0; i < f_.ops.size(); ++i) {
             const ir::Op &op = f_.ops[i];
             if (op.kind == OpKind::ForBegin) {
