@@ -113,7 +113,10 @@ TAD_API void tad_kill_workers(void);
 
 /* Loads the forward file. `source` NULL: read `path`. Otherwise `source` is the file's text and
  * `path` names it in diagnostics and is where the worker imports it from (the text is written to the
- * session directory when `path` does not exist). Parses it and finds the kernels and the stub. */
+ * session directory when `path` does not exist). Parses it and finds the kernels and the stub.
+ * A path that is not a regular file (a FIFO, /dev/zero) is refused at once, and a file or source of
+ * more than TAD_MAX_FORWARD_BYTES: TAD_ERR_IO "<path>: cannot read file: ..." (docs/security.md). */
+#define TAD_MAX_FORWARD_BYTES (16u << 20)
 TAD_API int tad_load_forward(tad_session *session, const char *path, const char *source);
 
 #define TAD_GENERATE_OPTIONS_VERSION 2

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "errors.h"
+#include "terminal.h"
 
 namespace tad_cli {
 
@@ -14,7 +15,7 @@ namespace {
 // would only repeat it.
 int print_progress(const char *stage, const char *message, double, void *payload) {
     std::FILE *out = static_cast<std::FILE *>(payload);
-    std::fprintf(out, "[%s] %s\n", stage, message);
+    std::fprintf(out, "[%s] %s\n", printable(stage, 40).c_str(), printable(message, 400).c_str());
     std::fflush(out);
     return 0;
 }

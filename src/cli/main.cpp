@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "errors.h"
 #include "tad.h"
+#include "terminal.h"
 
 namespace {
 
@@ -65,7 +66,7 @@ int dispatch(const tad_cli::Args &a) {
 
 int fail(const std::string &message, int code) {
     std::cout.flush();  // the table of what ran comes before the error
-    std::cerr << "tad: error: " << message << '\n';
+    std::cerr << "tad: error: " << tad_cli::printable(message, 8000, tad_cli::Lines::Many) << '\n';
     return code;
 }
 

@@ -164,6 +164,9 @@ void Session::load_forward(const std::string &path, const std::optional<std::str
     std::string abs = fs::absolute(path);
     std::string text;
     if (source) {
+        if (source->size() > TAD_MAX_FORWARD_BYTES)
+            fail(TAD_ERR_IO, path + ": cannot read file: source of " + std::to_string(source->size()) +
+                                 " bytes, over the limit of " + std::to_string(TAD_MAX_FORWARD_BYTES));
         text = *source;
         if (!fs::exists(abs)) {
             std::string dir = fs::join(impl_->opts.work_dir, "sources");
@@ -172,7 +175,7 @@ void Session::load_forward(const std::string &path, const std::optional<std::str
             fs::write_file_atomic(abs, text);
         }
     } else {
-        text = fs::read_file(path);
+        text = fs::read_file(path, TAD_MAX_FORWARD_BYTES);
     }
     frontend::KernelFile kf = frontend::analyze(frontend::parse_source(path, text));
     impl_->forward = std::move(kf);

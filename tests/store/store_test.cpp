@@ -338,7 +338,8 @@ TEST(Store, OpenRejectsABrokenLayout) {
     std::string work2 = fs::join(tmp.path(), "w2");
     fs::make_dirs(fs::join(work2, "current"));
     EXPECT_EQ(error_of([&] { Store::open(work2); }),
-              std::make_pair(int(TAD_ERR_IO), fs::join(work2, "current") + ": cannot read file: Is a directory"));
+              std::make_pair(int(TAD_ERR_IO),
+                             fs::join(work2, "current") + ": cannot read file: a directory, not a regular file"));
 }
 
 TEST(Store, ReopeningKeepsSnapshots) {
