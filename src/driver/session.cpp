@@ -80,9 +80,10 @@ struct Session::Impl {
     }
 
     // The file the worker imports for a snapshot: the forward path while it still holds the
-    // snapshot's source, otherwise the snapshot's own copy.
+    // snapshot's source, otherwise the snapshot's own copy, once its content hash is checked (load).
     std::string import_path(const std::string &id) const {
         if (fs::exists(forward_path) && fs::read_file(forward_path) == forward_source) return forward_path;
+        store.load(id);
         return fs::join(fs::join(fs::join(store.work_dir(), "snapshots"), id), "forward.py");
     }
 
