@@ -157,7 +157,8 @@ typedef struct tad_verify_options {
     int cpu; /* 1: CPU interpreter in float64; 0: GPU through the worker */
     const char *dims_json; /* a JSON list of dims to check; NULL: the file's SWEEP */
     const char *dtypes; /* GPU: comma-separated torch dtype names; NULL: the file's DTYPES, else "float32,float16" */
-    long long max_elements; /* CPU: skip dims whose tensors exceed this many elements; 0: 1<<20 */
+    long long max_elements; /* CPU: skip dims whose tensors exceed this many elements (counted with
+                               make_args on the meta device, before anything is allocated); 0: 1<<20 */
     unsigned int seed;
 } tad_verify_options;
 #define TAD_VERIFY_OPTIONS_INIT \
