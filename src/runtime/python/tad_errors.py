@@ -19,8 +19,9 @@ def is_oom(exc):
     """CUDA out of memory, or a host allocation that failed (CPU torch: "can't allocate memory")."""
     import torch
     oom = getattr(torch.cuda, "OutOfMemoryError", ())
-    return (isinstance(exc, (oom, MemoryError)) or
-            (isinstance(exc, RuntimeError) and any(s in str(exc) for s in ("out of memory", "can't allocate memory"))))
+    if isinstance(exc, (oom, MemoryError)):
+        return True
+    return isinstance(exc, RuntimeError) and any(s in str(exc) for s in ("out of memory", "can't allocate memory"))
 
 
 def is_user_file(path):
