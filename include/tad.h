@@ -78,7 +78,7 @@ typedef struct tad_session tad_session;
  * TAD_ERR_CANCELLED). */
 typedef int (*tad_progress_fn)(const char *stage, const char *message, double fraction, void *payload);
 
-#define TAD_SESSION_OPTIONS_VERSION 1
+#define TAD_SESSION_OPTIONS_VERSION 2
 typedef struct tad_session_options {
     unsigned int version;
     const char *work_dir; /* session directory; NULL: "./.tad" */
@@ -88,9 +88,13 @@ typedef struct tad_session_options {
     double startup_timeout_s; /* limit for the worker to import torch/triton; 0: 120 */
     tad_progress_fn progress; /* may be NULL */
     void *progress_payload;
+    /* Since version 2. The worker's host memory in MiB (RLIMIT_DATA: its heap and private writable
+     * mappings; GPU memory is not limited); 0: no limit. An allocation past it fails in the worker:
+     * an error of kind oom, or a skipped case for a SWEEP entry with "required": False. */
+    long long worker_memory_mb;
 } tad_session_options;
 #define TAD_SESSION_OPTIONS_INIT \
-    { TAD_SESSION_OPTIONS_VERSION, 0, 0, 0, 0.0, 0.0, 0, 0 }
+    { TAD_SESSION_OPTIONS_VERSION, 0, 0, 0, 0.0, 0.0, 0, 0, 0 }
 /* Sets the fields that `version` of the struct defines to their defaults and opts->version to
  * `version`; bytes past those fields are not touched. Pass the version of the header the caller was
  * built with (TAD_SESSION_OPTIONS_VERSION): a caller built against an older header passes its older

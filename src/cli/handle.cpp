@@ -42,6 +42,7 @@ Session::Session(const Args &args) {
     o.python = python.empty() ? nullptr : python.c_str();
     o.device_index = static_cast<int>(args.integer("--device", 0, 0, INT_MAX));
     o.worker_timeout_s = args.seconds("--timeout", 0);
+    o.worker_memory_mb = args.integer("--worker-memory", 0, 1, LLONG_MAX);
     if (!args.has("--quiet")) {
         o.progress = print_progress;
         o.progress_payload = stderr;

@@ -36,6 +36,7 @@ Options of every command:
   --python PATH       interpreter of the worker (default $TAD_PYTHON, else python3)
   --device N          CUDA device (default 0)
   --timeout S         limit for one worker request in seconds (default 600)
+  --worker-memory MB  limit of the worker's host memory (default: none)
   -q, --quiet         no progress lines on stderr
 
 --dims takes a JSON object ('{"M": 4, "N": 64}') or a list of them; without it the file's SWEEP

@@ -36,6 +36,7 @@ struct Session::Impl {
             w.device = opts.device_index;
             w.startup_timeout_s = opts.startup_timeout_s;
             w.request_timeout_s = opts.worker_timeout_s;
+            w.memory_limit_bytes = static_cast<uint64_t>(opts.worker_memory_mb) << 20;
             w.log_path = fs::join(opts.work_dir, "worker.log");
             worker = std::make_unique<Worker>(w);
         }

@@ -115,6 +115,7 @@ void Worker::start() {
              {"PYTHONFAULTHANDLER", "1"}};  // a crash in native code leaves a traceback on stderr
     p.env.insert(p.env.end(), options_.env.begin(), options_.env.end());
     p.stderr_path = log_path_;
+    p.data_limit_bytes = options_.memory_limit_bytes;
     process_ = std::make_unique<Process>(p);
     try {
         hello_ = exchange("hello", Json::object(), {}, options_.startup_timeout_s);

@@ -133,3 +133,20 @@ TEST(CliBounds, TextFromUserCodeIsEscapedAndCut) {
     const std::string tail = "k (at " + dir.path() + "/f\\x1b[2J.py:22); traceback in " + w + "/worker.log\n";
     EXPECT_EQ(error.substr(error.size() - tail.size()), tail);
 }
+
+// --worker-memory (tad_session_options.worker_memory_mb) limits the worker's host memory: an
+// allocation past it fails in user code, reported as running out of memory.
+TEST(CliBounds, WorkerMemoryLimitIsEnforced) {
+    REQUIRE_TORCH();
+    TempDir dir;
+    const std::string forward = dir.path() + "/hog.py", w = dir.path() + "/w";
+    write_text(forward, std::string(kDouble) +
+                            "\n\ndef make_args(dims):\n"
+                            "    return (torch.empty(1 << 30),), {}  # 4 GiB, never touched\n");
+    Outcome r = run({"generate", forward, "--dims", "{}", "--work-dir", w, "-q", "--worker-memory", "1024"},
+                    dir.path() + "/tad");
+    EXPECT_EQ(r.code, 4);
+    EXPECT_EQ(r.err.rfind("tad: error: oom: make_args raised RuntimeError: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("can't allocate memory: you tried to allocate 4294967296 bytes"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(" (at " + forward + ":22); traceback in " + w + "/worker.log\n"), std::string::npos) << r.err;
+}
