@@ -78,7 +78,7 @@ typedef struct tad_session tad_session;
  * TAD_ERR_CANCELLED). */
 typedef int (*tad_progress_fn)(const char *stage, const char *message, double fraction, void *payload);
 
-#define TAD_SESSION_OPTIONS_VERSION 1
+#define TAD_SESSION_OPTIONS_VERSION 2
 typedef struct tad_session_options {
     unsigned int version;
     const char *work_dir; /* session directory; NULL: "./.tad" */
@@ -88,9 +88,13 @@ typedef struct tad_session_options {
     double startup_timeout_s; /* limit for the worker to import torch/triton; 0: 120 */
     tad_progress_fn progress; /* may be NULL */
     void *progress_payload;
+    /* Since version 2. The worker's host memory in MiB (RLIMIT_DATA: its heap and private writable
+     * mappings; GPU memory is not limited); 0: no limit. An allocation past it fails in the worker:
+     * an error of kind oom, or a skipped case for a SWEEP entry with "required": False. */
+    long long worker_memory_mb;
 } tad_session_options;
 #define TAD_SESSION_OPTIONS_INIT \
-    { TAD_SESSION_OPTIONS_VERSION, 0, 0, 0, 0.0, 0.0, 0, 0 }
+    { TAD_SESSION_OPTIONS_VERSION, 0, 0, 0, 0.0, 0.0, 0, 0, 0 }
 /* Sets the fields that `version` of the struct defines to their defaults and opts->version to
  * `version`; bytes past those fields are not touched. Pass the version of the header the caller was
  * built with (TAD_SESSION_OPTIONS_VERSION): a caller built against an older header passes its older
@@ -113,7 +117,10 @@ TAD_API void tad_kill_workers(void);
 
 /* Loads the forward file. `source` NULL: read `path`. Otherwise `source` is the file's text and
  * `path` names it in diagnostics and is where the worker imports it from (the text is written to the
- * session directory when `path` does not exist). Parses it and finds the kernels and the stub. */
+ * session directory when `path` does not exist). Parses it and finds the kernels and the stub.
+ * A path that is not a regular file (a FIFO, /dev/zero) is refused at once, and a file or source of
+ * more than TAD_MAX_FORWARD_BYTES: TAD_ERR_IO "<path>: cannot read file: ..." (docs/security.md). */
+#define TAD_MAX_FORWARD_BYTES (16u << 20)
 TAD_API int tad_load_forward(tad_session *session, const char *path, const char *source);
 
 #define TAD_GENERATE_OPTIONS_VERSION 2
@@ -154,7 +161,8 @@ typedef struct tad_verify_options {
     int cpu; /* 1: CPU interpreter in float64; 0: GPU through the worker */
     const char *dims_json; /* a JSON list of dims to check; NULL: the file's SWEEP */
     const char *dtypes; /* GPU: comma-separated torch dtype names; NULL: the file's DTYPES, else "float32,float16" */
-    long long max_elements; /* CPU: skip dims whose tensors exceed this many elements; 0: 1<<20 */
+    long long max_elements; /* CPU: skip dims whose tensors exceed this many elements (counted with
+                               make_args on the meta device, before anything is allocated); 0: 1<<20 */
     unsigned int seed;
 } tad_verify_options;
 #define TAD_VERIFY_OPTIONS_INIT \

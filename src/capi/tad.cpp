@@ -92,7 +92,8 @@ char *c_string(const std::string &s) {
 // one v defines; the library reads and writes a caller's struct of version v only up to the end of
 // that field, kXxxEnds[v - 1]. A field added to a struct needs a new version and an entry here.
 #define TAD_FIELD_END(type, field) (offsetof(type, field) + sizeof(type::field))
-constexpr size_t kSessionEnds[] = {TAD_FIELD_END(tad_session_options, progress_payload)};
+constexpr size_t kSessionEnds[] = {TAD_FIELD_END(tad_session_options, progress_payload),
+                                   TAD_FIELD_END(tad_session_options, worker_memory_mb)};
 constexpr size_t kGenerateEnds[] = {TAD_FIELD_END(tad_generate_options, launch_json),
                                     TAD_FIELD_END(tad_generate_options, loops)};
 constexpr size_t kVerifyEnds[] = {TAD_FIELD_END(tad_verify_options, seed)};
@@ -154,6 +155,8 @@ tad::driver::SessionOptions session_options(const tad_session_options *given, co
     so.device_index = o->device_index;
     so.worker_timeout_s = seconds_or(o->worker_timeout_s, so.worker_timeout_s, fn, "worker_timeout_s");
     so.startup_timeout_s = seconds_or(o->startup_timeout_s, so.startup_timeout_s, fn, "startup_timeout_s");
+    if (o->worker_memory_mb < 0) invalid(fn, "worker_memory_mb must not be negative");
+    so.worker_memory_mb = o->worker_memory_mb;
     if (o->progress) {
         tad_progress_fn cb = o->progress;
         void *payload = o->progress_payload;

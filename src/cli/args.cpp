@@ -23,6 +23,7 @@ const OptionSpec kOptions[] = {
     {"--python", nullptr, true, "*"},
     {"--device", nullptr, true, "*"},
     {"--timeout", nullptr, true, "*"},
+    {"--worker-memory", nullptr, true, "*"},
     {"--quiet", "-q", false, "*"},
     {"--output", "-o", true, "generate"},
     {"--explain", nullptr, false, "generate"},

@@ -1,9 +1,14 @@
 #include "commands.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "errors.h"
 #include "handle.h"
@@ -39,11 +44,38 @@ Dims dims_option(const Args &a) {
     return {compact(cJSON_GetArrayItem(j.get(), 0)), compact(j.get())};
 }
 
+// A trace record file (--launch) is read whole: refuse at once what would never end or could not fit.
+const long long kMaxLaunchBytes = 256LL << 20;
+
 std::string read_text(const std::string &path, const std::string &what) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    if (!(in && text << in.rdbuf())) throw Failure{TAD_ERR_IO, what + ": cannot read '" + path + "'"};
-    return text.str();
+    const auto refuse = [&](const std::string &why) {
+        return Failure{TAD_ERR_IO, what + ": cannot read '" + path + "': " + why};
+    };
+    // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat refuses it.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) throw refuse(std::strerror(errno));
+    struct stat st;
+    std::string text, why;
+    if (::fstat(fd, &st) != 0)
+        why = std::strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        why = "not a regular file";
+    const auto over = [](long long size) {
+        return std::to_string(size) + " bytes, over the limit of " + std::to_string(kMaxLaunchBytes);
+    };
+    if (why.empty() && st.st_size > kMaxLaunchBytes) why = over(st.st_size);
+    char buf[1 << 16];
+    while (why.empty()) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) why = std::strerror(errno);
+        if (n <= 0) break;
+        text.append(buf, static_cast<size_t>(n));
+        if (text.size() > static_cast<size_t>(kMaxLaunchBytes)) why = over(static_cast<long long>(text.size()));
+    }
+    ::close(fd);
+    if (!why.empty()) throw refuse(why);
+    return text;
 }
 
 void write_text(const std::string &path, const std::string &text) {

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "errors.h"
+#include "terminal.h"
 
 namespace tad_cli {
 
@@ -14,7 +15,7 @@ namespace {
 // would only repeat it.
 int print_progress(const char *stage, const char *message, double, void *payload) {
     std::FILE *out = static_cast<std::FILE *>(payload);
-    std::fprintf(out, "[%s] %s\n", stage, message);
+    std::fprintf(out, "[%s] %s\n", printable(stage, 40).c_str(), printable(message, 400).c_str());
     std::fflush(out);
     return 0;
 }
@@ -41,6 +42,7 @@ Session::Session(const Args &args) {
     o.python = python.empty() ? nullptr : python.c_str();
     o.device_index = static_cast<int>(args.integer("--device", 0, 0, INT_MAX));
     o.worker_timeout_s = args.seconds("--timeout", 0);
+    o.worker_memory_mb = args.integer("--worker-memory", 0, 1, LLONG_MAX);
     if (!args.has("--quiet")) {
         o.progress = print_progress;
         o.progress_payload = stderr;

@@ -5,7 +5,7 @@
 
 namespace tad_cli {
 
-JsonPtr parse_json(const std::string &text) { return JsonPtr(cJSON_Parse(text.c_str())); }
+JsonPtr parse_json(const std::string &text) { return JsonPtr(cJSON_ParseWithOpts(text.c_str(), nullptr, 1)); }
 
 JsonPtr parse_report(const std::string &text) {
     JsonPtr j = parse_json(text);

@@ -15,7 +15,8 @@ struct JsonDelete {
 };
 using JsonPtr = std::unique_ptr<cJSON, JsonDelete>;
 
-JsonPtr parse_json(const std::string &text);  // nullptr when the text is not JSON
+// nullptr when the text is not one JSON value (white space around it allowed, nothing else).
+JsonPtr parse_json(const std::string &text);
 // A report from the library; a Failure (TAD_ERR_INTERNAL) when it is not a JSON object.
 JsonPtr parse_report(const std::string &text);
 std::string compact(const cJSON *node);  // the node as one-line JSON

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "errors.h"
 #include "tad.h"
+#include "terminal.h"
 
 namespace {
 
@@ -35,6 +36,7 @@ Options of every command:
   --python PATH       interpreter of the worker (default $TAD_PYTHON, else python3)
   --device N          CUDA device (default 0)
   --timeout S         limit for one worker request in seconds (default 600)
+  --worker-memory MB  limit of the worker's host memory (default: none)
   -q, --quiet         no progress lines on stderr
 
 --dims takes a JSON object ('{"M": 4, "N": 64}') or a list of them; without it the file's SWEEP
@@ -65,7 +67,7 @@ int dispatch(const tad_cli::Args &a) {
 
 int fail(const std::string &message, int code) {
     std::cout.flush();  // the table of what ran comes before the error
-    std::cerr << "tad: error: " << message << '\n';
+    std::cerr << "tad: error: " << tad_cli::printable(message, 8000, tad_cli::Lines::Many) << '\n';
     return code;
 }
 

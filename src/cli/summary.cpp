@@ -4,6 +4,7 @@
 #include "json_util.h"
 #include "table.h"
 #include "tad.h"
+#include "terminal.h"
 
 namespace tad_cli {
 
@@ -106,7 +107,7 @@ void Summary::print(std::ostream &out) const {
     Table t({"MODE", "DIMS", "DTYPE", "STATUS", "MAX REL ERR", "FWD MS", "BWD MS", "REF BWD MS", "RATIO"});
     for (const Row &r : rows_) t.add({r.mode, r.dims, r.dtype, r.status, r.errors, r.fwd, r.bwd, r.ref, r.ratio});
     if (!t.empty()) t.print(out);
-    for (const std::string &n : notes_) out << "  " << n << '\n';
+    for (const std::string &n : notes_) out << "  " << printable(n, 2000, Lines::Many) << '\n';
 }
 
 std::string verify_line(const std::string &report_json) {

@@ -3,7 +3,14 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "terminal.h"
+
 namespace tad_cli {
+
+void Table::add(std::vector<std::string> row) {
+    for (std::string &cell : row) cell = printable(cell, 200);
+    rows_.push_back(std::move(row));
+}
 
 void Table::print(std::ostream &out) const {
     std::vector<size_t> width(header_.size(), 0);

@@ -12,7 +12,8 @@ namespace tad_cli {
 class Table {
 public:
     explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
-    void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+    // Each cell on one line, at most 200 bytes (terminal.h).
+    void add(std::vector<std::string> row);
     bool empty() const { return rows_.empty(); }
     void print(std::ostream &out) const;
 

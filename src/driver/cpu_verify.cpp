@@ -108,17 +108,34 @@ int64_t input_elements(JsonRef trace) {
     return elements;
 }
 
-// One dims entry: traced for its size first (no data), so that large entries are skipped without
-// shipping them, then with data and checked.
-Json check_dims(const CpuVerifyInput &in, const ast::File &module, JsonRef dims, Worker &worker, std::mt19937_64 &rng) {
-    int64_t elements = input_elements(worker.request("trace", trace_request(in.import_path, in.kf.stub, dims, false)));
-    if (elements > in.max_elements) {
-        Json entry = Json::object();
-        entry.set("status", "skipped");
-        entry.set("message", std::to_string(elements) + " input elements exceed the CPU interpreter's limit of " +
-                                 std::to_string(in.max_elements));
-        return entry;
+// The elements of an entry's tensors before anything is allocated: make_args on the meta device
+// ('sizes'), or, for a make_args that cannot run there, a trace without data.
+int64_t entry_elements(const CpuVerifyInput &in, JsonRef dims, Worker &worker) {
+    Json args = Json::object();
+    args.set("file", in.import_path);
+    args.set_copy("dims", dims);
+    try {
+        return worker.request("sizes", std::move(args)).at("elements").integer();
+    } catch (const WorkerError &e) {
+        if (e.kind() != "exception") throw;
     }
+    return input_elements(worker.request("trace", trace_request(in.import_path, in.kf.stub, dims, false)));
+}
+
+Json skipped_entry(const std::string &message) {
+    Json entry = Json::object();
+    entry.set("status", "skipped");
+    entry.set("message", message);
+    return entry;
+}
+
+// One dims entry: sized first, so that large entries are skipped without allocating them, then
+// traced with data and checked.
+Json check_dims(const CpuVerifyInput &in, const ast::File &module, JsonRef dims, Worker &worker, std::mt19937_64 &rng) {
+    const int64_t elements = entry_elements(in, dims, worker);
+    if (elements > in.max_elements)
+        return skipped_entry(std::to_string(elements) + " input elements exceed the CPU interpreter's limit of " +
+                             std::to_string(in.max_elements));
     Json trace = worker.request("trace", trace_request(in.import_path, in.kf.stub, dims, true));
     const bool nodes = has_torch_code(trace);
     Json entry = nodes ? whole_stub_only() : check_trace(in, module, trace, rng);
@@ -143,6 +160,24 @@ Json error_entry(const std::string &message) {
     return entry;
 }
 
+// check_dims with its failures made entries. A broken environment fails the whole verification; a
+// failing user file fails its entry; an optional entry ("required": false) that runs out of memory,
+// or whose worker dies (the OOM killer), is skipped.
+Json entry_of(const CpuVerifyInput &in, const ast::File &module, JsonRef dims, Worker &worker, std::mt19937_64 &rng) {
+    const bool optional = dims.get("required").is_bool() && !dims.get("required").boolean();
+    try {
+        return check_dims(in, module, dims, worker, rng);
+    } catch (const WorkerError &e) {
+        if (e.kind() == "import" || e.kind() == "no_gpu") throw;
+        if (optional && e.kind() == "oom") return skipped_entry(std::string("optional entry: ") + e.what());
+        return error_entry(e.what());
+    } catch (const Error &e) {
+        if (optional && e.status() == TAD_ERR_WORKER) return skipped_entry(std::string("optional entry: ") + e.what());
+        if (e.status() == TAD_ERR_CANCELLED || e.status() == TAD_ERR_TIMEOUT || e.status() == TAD_ERR_WORKER) throw;
+        return error_entry(e.what());
+    }
+}
+
 }  // namespace
 
 Json cpu_verify(const CpuVerifyInput &in, JsonRef dims_list, Worker &worker, const ProgressFn &progress) {
@@ -159,17 +194,7 @@ Json cpu_verify(const CpuVerifyInput &in, JsonRef dims_list, Worker &worker, con
         if (progress && !progress(std::to_string(i + 1) + "/" + std::to_string(dims_list.size()) + label_of(dims),
                                   double(i) / dims_list.size()))
             fail(TAD_ERR_CANCELLED, "verify: cancelled");
-        Json entry;
-        try {
-            entry = check_dims(in, module, dims, worker, rng);
-        } catch (const WorkerError &e) {
-            // A broken environment fails the whole verification; a failing user file fails its case.
-            if (e.kind() == "import" || e.kind() == "no_gpu") throw;
-            entry = error_entry(e.what());
-        } catch (const Error &e) {
-            if (e.status() == TAD_ERR_CANCELLED || e.status() == TAD_ERR_TIMEOUT || e.status() == TAD_ERR_WORKER) throw;
-            entry = error_entry(e.what());
-        }
+        Json entry = entry_of(in, module, dims, worker, rng);
         entry.set_copy("dims", dims);
         entry.set("dtype", "float64");
         results.push_copy(entry);

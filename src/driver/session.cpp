@@ -36,6 +36,7 @@ struct Session::Impl {
             w.device = opts.device_index;
             w.startup_timeout_s = opts.startup_timeout_s;
             w.request_timeout_s = opts.worker_timeout_s;
+            w.memory_limit_bytes = static_cast<uint64_t>(opts.worker_memory_mb) << 20;
             w.log_path = fs::join(opts.work_dir, "worker.log");
             worker = std::make_unique<Worker>(w);
         }
@@ -80,9 +81,10 @@ struct Session::Impl {
     }
 
     // The file the worker imports for a snapshot: the forward path while it still holds the
-    // snapshot's source, otherwise the snapshot's own copy.
+    // snapshot's source, otherwise the snapshot's own copy, once its content hash is checked (load).
     std::string import_path(const std::string &id) const {
         if (fs::exists(forward_path) && fs::read_file(forward_path) == forward_source) return forward_path;
+        store.load(id);
         return fs::join(fs::join(fs::join(store.work_dir(), "snapshots"), id), "forward.py");
     }
 
@@ -164,6 +166,9 @@ void Session::load_forward(const std::string &path, const std::optional<std::str
     std::string abs = fs::absolute(path);
     std::string text;
     if (source) {
+        if (source->size() > TAD_MAX_FORWARD_BYTES)
+            fail(TAD_ERR_IO, path + ": cannot read file: source of " + std::to_string(source->size()) +
+                                 " bytes, over the limit of " + std::to_string(TAD_MAX_FORWARD_BYTES));
         text = *source;
         if (!fs::exists(abs)) {
             std::string dir = fs::join(impl_->opts.work_dir, "sources");
@@ -172,7 +177,7 @@ void Session::load_forward(const std::string &path, const std::optional<std::str
             fs::write_file_atomic(abs, text);
         }
     } else {
-        text = fs::read_file(path);
+        text = fs::read_file(path, TAD_MAX_FORWARD_BYTES);
     }
     frontend::KernelFile kf = frontend::analyze(frontend::parse_source(path, text));
     impl_->forward = std::move(kf);

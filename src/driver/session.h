@@ -18,6 +18,7 @@ struct SessionOptions {
     int device_index = 0;
     double worker_timeout_s = 600;
     double startup_timeout_s = 120;
+    long long worker_memory_mb = 0;  // the workers' RLIMIT_DATA; 0: none
     // (stage, message, fraction) -> false to cancel
     std::function<bool(const std::string &, const std::string &, double)> progress;
 };

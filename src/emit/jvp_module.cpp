@@ -5,6 +5,7 @@
 
 #include "emit/module_internal.h"
 #include "emit/templates.h"
+#include "support/py_literal.h"
 
 namespace tad::emit::detail {
 
@@ -14,18 +15,6 @@ using plan::Alloc;
 using plan::Arg;
 using plan::Init;
 using plan::TensorRef;
-
-std::string one_line(std::string s) {
-    for (char &c : s)
-        if (c == '\n' || c == '\r') c = ' ';
-    return s;
-}
-
-std::string py_string(const std::string &s) {
-    std::string out = "\"";
-    for (char c : one_line(s)) out += (c == '\\' || c == '"' ? "\\" : "") + std::string(1, c);
-    return out + "\"";
-}
 
 class JvpWriter {
 public:
@@ -60,7 +49,7 @@ private:
     std::string primal(size_t k, const std::string &param, TensorRef t) const {
         if (t.kind == TensorRef::Input) return stub_.params.at(static_cast<size_t>(t.index));
         if (t.kind == TensorRef::Output) return outs_ + "[" + std::to_string(t.index) + "]";
-        return launches_ + "[" + std::to_string(k) + "].tensors[\"" + param + "\"]";
+        return launches_ + "[" + std::to_string(k) + "].tensors[" + py_literal(param, PyQuotes::Double) + "]";
     }
 
     void alloc(const Alloc &a) {
@@ -88,8 +77,9 @@ private:
         switch (a.kind) {
         case Arg::Shadow: return tvar_.at(a.tensor);
         case Arg::Tensor: return primal(k, a.name, a.tensor);
-        case Arg::Saved: return launches_ + "[" + std::to_string(k) + "].pre[\"" + a.name + "\"]";
-        default: return a_ + "[\"" + a.name + "\"]";
+        case Arg::Saved:
+            return launches_ + "[" + std::to_string(k) + "].pre[" + py_literal(a.name, PyQuotes::Double) + "]";
+        default: return a_ + "[" + py_literal(a.name, PyQuotes::Double) + "]";
         }
     }
 
@@ -98,7 +88,8 @@ private:
         const ir::Function &kf = p_.kernels.at(static_cast<size_t>(r.kernel)).fn;
         std::vector<std::string> call;
         for (const Arg &a : r.args) call.push_back(arg(k, a));
-        for (const ir::Constexpr &ce : kf.constexprs) call.push_back(ce.name + "=" + a_ + "[\"" + ce.name + "\"]");
+        for (const ir::Constexpr &ce : kf.constexprs)
+            call.push_back(ce.name + "=" + a_ + "[" + py_literal(ce.name, PyQuotes::Double) + "]");
         os_ << indent << kf.name << "[" << launch << ".grid](" << join(call) << ", **" << launch << ".options)\n";
     }
 
@@ -161,8 +152,8 @@ private:
 std::string emit_jvp_section(const frontend::KernelFile &kf, const plan::Plan *tangent, const std::string &why) {
     if (!tangent) {
         std::ostringstream os;
-        os << "\n\n# ---- forward mode (JVP): not generated, forward mode does not handle this kernel ----\n# "
-           << one_line(why) << "\nJVP_UNSUPPORTED = " << py_string(why) << "\n";
+        os << "\n\n# ---- forward mode (JVP): not generated, forward mode does not handle this kernel ----\n"
+           << "JVP_UNSUPPORTED = " << py_literal(why, PyQuotes::Double) << "\n";
         return os.str();
     }
     return JvpWriter(kf, *tangent).run();

@@ -9,6 +9,7 @@
 #include "passes/pipeline_loops.h"
 #include "support/error.h"
 #include "support/identifier.h"
+#include "support/py_literal.h"
 
 namespace tad::emit {
 
@@ -94,7 +95,7 @@ public:
         if (passes::has_pipelined_loop(f_)) params.push_back(std::string(passes::kLoopStages) + ": tl.constexpr");
         for (size_t i = 0; i < params.size(); ++i) os << (i ? ", " : "") << params[i];
         os << "):\n";
-        if (!doc.empty()) os << "    \"\"\"" << doc << "\"\"\"\n";
+        if (!doc.empty()) os << "    " << py_literal(doc, PyQuotes::Docstring) << "\n";
         for (size_t i = 0; i < f_.ops.size(); ++i) {
             const ir::Op &op = f_.ops[i];
             if (op.kind == OpKind::ForBegin) {

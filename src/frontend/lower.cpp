@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "frontend/lower_internal.h"
+#include "support/py_literal.h"
 
 namespace tad::frontend::detail {
 
@@ -128,7 +129,7 @@ std::string Lowerer::literal_of(const CV &c) {
     case CV::Int: return std::to_string(c.i);
     case CV::Bool: return c.i ? "True" : "False";
     case CV::Float: return python_float(c.f);
-    case CV::Str: return python_string(c.s);
+    case CV::Str: return py_literal(c.s);
     case CV::None: return "None";
     default: return "";
     }
@@ -141,31 +142,6 @@ std::string Lowerer::python_float(double v) {
     std::snprintf(buf, sizeof buf, "%.17g", v);
     std::string s = buf;
     return s.find_first_of(".en") == std::string::npos ? s + ".0" : s;
-}
-
-// As Python's repr(): a literal on one line whatever the string holds (newlines, quotes, control
-// characters), so that the generated module can compare a launch's value with it.
-std::string Lowerer::python_string(const std::string &s) {
-    std::string out = "'";
-    for (char ch : s) {
-        auto u = static_cast<unsigned char>(ch);
-        if (ch == '\'' || ch == '\\') {
-            out += std::string("\\") + ch;
-        } else if (ch == '\n') {
-            out += "\\n";
-        } else if (ch == '\r') {
-            out += "\\r";
-        } else if (ch == '\t') {
-            out += "\\t";
-        } else if (u < 0x20 || u == 0x7f) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", u);
-            out += buf;
-        } else {
-            out += ch;  // UTF-8 bytes of other characters pass through, as repr() keeps them
-        }
-    }
-    return out + "'";
 }
 
 }  // namespace tad::frontend::detail

@@ -176,7 +176,6 @@ private:
     // The value as a Python literal ("" for kinds that have none).
     static std::string literal_of(const CV &c);
     static std::string python_float(double v);
-    static std::string python_string(const std::string &s);
 
     // ---- provenance of compile-time values (lower_spec.cpp) -------------------------------------
     // Records the deps of `c` (and of its items) in ir::Function::specialized: its value is baked in.

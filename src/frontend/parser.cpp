@@ -1,11 +1,10 @@
 #include "frontend/parser.h"
 
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 #include "frontend/parser_internal.h"
+#include "support/fs.h"
 
 namespace tad::frontend {
 
@@ -368,23 +367,6 @@ ast::File parse_source(const std::string &path, const std::string &source) {
     return file;
 }
 
-namespace {
-
-std::string read_file(const std::string &path) {
-    std::FILE *f = std::fopen(path.c_str(), "rb");
-    if (!f) fail(TAD_ERR_IO, path + ": cannot read file: " + std::strerror(errno));
-    std::string text;
-    char buf[16384];
-    size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-    int err = std::ferror(f) ? errno : 0;
-    std::fclose(f);
-    if (err) fail(TAD_ERR_IO, path + ": cannot read file: " + std::strerror(err));
-    return text;
-}
-
-}  // namespace
-
-ast::File parse_file(const std::string &path) { return parse_source(path, read_file(path)); }
+ast::File parse_file(const std::string &path) { return parse_source(path, fs::read_file(path)); }
 
 }  // namespace tad::frontend

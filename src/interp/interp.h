@@ -22,6 +22,9 @@
 //   "out-of-bounds <load|store|atomic_add> of '<buffer>' at element <i> (size <n>)",
 //   "<load|store|atomic_add> of '<buffer>' at an undefined element",
 //   "<load|store|atomic_add> with an undefined mask lane", "integer division by zero".
+// - TAD_ERR_INVALID_ARGUMENT, before any program runs, for a value whose tile has more than
+//   kMaxTileElements lanes: "<source_path>:<line>:<col>: a tile of shape [<dims>] in '<fn>' has more
+//   than 1048576 elements, the interpreter's limit (and Triton's); use smaller block sizes".
 // - TAD_ERR_INTERNAL for IR it cannot run: fails ir::verify, arithmetic on pointers, float-only
 //   math on integers or bitwise ops on floats.
 #pragma once
@@ -34,6 +37,9 @@
 #include "ir/ir.h"
 
 namespace tad::interp {
+
+// The most lanes one tile may have: Triton's TRITON_MAX_TENSOR_NUMEL.
+constexpr int64_t kMaxTileElements = 1 << 20;
 
 // One tensor's storage, element-indexed. `dtype` is what the caller converts to and from; the
 // interpreter itself keeps doubles.

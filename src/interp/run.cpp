@@ -138,11 +138,33 @@ void plan_releases(const ir::Function &fn, Plan &p) {
     }
 }
 
+// A tile of more lanes than Triton allows (TRITON_MAX_TENSOR_NUMEL) would only exhaust memory here:
+// refused before any program runs, at the op that makes it.
+void check_tile_sizes(const ir::Function &fn, const std::vector<Shape> &shapes) {
+    for (size_t v = 0; v < shapes.size(); ++v) {
+        int64_t n = 1;
+        std::string dims;
+        for (int64_t d : shapes[v]) {
+            n = d > 0 && n > kMaxTileElements / d ? kMaxTileElements + 1 : n * d;
+            dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+        }
+        if (n <= kMaxTileElements) continue;
+        const int def = fn.values[v].def_op;
+        const ir::SrcLoc loc = def >= 0 ? fn.ops[static_cast<size_t>(def)].loc : ir::SrcLoc{};
+        throw Error(TAD_ERR_INVALID_ARGUMENT, where(fn.source_path, loc.line, loc.col) + ": a tile of shape [" + dims +
+                                                  "] in '" + fn.name + "' has more than " +
+                                                  std::to_string(kMaxTileElements) +
+                                                  " elements, the interpreter's limit (and Triton's); use smaller "
+                                                  "block sizes");
+    }
+}
+
 Plan make_plan(const ir::Function &fn) {
     const std::string problem = ir::verify(fn);
     if (!problem.empty()) throw Error(TAD_ERR_INTERNAL, "interp: '" + fn.name + "' is not valid IR: " + problem);
     Plan p;
     p.shape = value_shapes(fn);
+    check_tile_sizes(fn, p.shape);
     p.loops = ir::loops(fn);
     p.loop_at.assign(fn.ops.size(), -1);
     for (size_t l = 0; l < p.loops.size(); ++l) p.loop_at[p.loops[l].begin] = static_cast<int>(l);

@@ -7,6 +7,7 @@
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -185,6 +186,10 @@ Process::Process(const ProcessOptions &options) {
         ::dup2(in_read.fd, 0);
         ::dup2(out_write.fd, 1);
         if (log.fd >= 0) ::dup2(log.fd, 2);
+        if (options.data_limit_bytes > 0) {
+            const struct rlimit limit = {options.data_limit_bytes, options.data_limit_bytes};
+            ::setrlimit(RLIMIT_DATA, &limit);
+        }
 #ifdef SYS_close_range
         // Descriptors the host program opened without O_CLOEXEC must not reach the worker.
         ::syscall(SYS_close_range, 3u, ~0u, 4u /* CLOSE_RANGE_CLOEXEC */);

@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,6 +19,7 @@ struct ProcessOptions {
     std::vector<std::string> argv;  // argv[0] is searched on PATH when it has no '/'
     std::vector<std::pair<std::string, std::string>> env;  // added to (or replacing in) ours
     std::string stderr_path;  // the child's stderr is appended there; empty: inherited
+    uint64_t data_limit_bytes = 0;  // the child's RLIMIT_DATA (heap, private writable mappings); 0: ours
 };
 
 struct ExitStatus {

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -53,6 +54,19 @@ std::string stderr_tail(const std::string &path) {
     return tail;
 }
 
+// The worker appends (O_APPEND): once the log is emptied its next line starts the fresh file. Called
+// between requests, while the worker is idle.
+void bound_log(const std::string &path, size_t limit) {
+    struct stat st;
+    if (limit == 0 || ::stat(path.c_str(), &st) != 0 || static_cast<size_t>(st.st_size) <= limit) return;
+    {
+        std::ifstream in(path, std::ios::binary);
+        std::ofstream old(path + ".1", std::ios::binary | std::ios::trunc);
+        old << in.rdbuf();
+    }
+    if (::truncate(path.c_str(), 0) != 0) fail(TAD_ERR_IO, "cannot empty the worker log " + path);
+}
+
 std::string temporary_log() {
     const char *tmp = ::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/tad-worker-XXXXXX";
@@ -79,12 +93,16 @@ Worker::~Worker() {
     } catch (const Error &) {
         // The process is gone either way (Process's destructor kills it); nothing to report to.
     }
-    if (own_log_) ::unlink(log_path_.c_str());
+    if (own_log_) {
+        ::unlink(log_path_.c_str());
+        ::unlink((log_path_ + ".1").c_str());
+    }
 }
 
 void Worker::start() {
     if (process_) return;
     std::string dir = options_.python_dir.empty() ? python_dir() : options_.python_dir;
+    bound_log(log_path_, options_.log_limit_bytes);
     {
         std::ofstream log(log_path_, std::ios::app);
         log << kStartMarker << "\n";
@@ -97,6 +115,7 @@ void Worker::start() {
              {"PYTHONFAULTHANDLER", "1"}};  // a crash in native code leaves a traceback on stderr
     p.env.insert(p.env.end(), options_.env.begin(), options_.env.end());
     p.stderr_path = log_path_;
+    p.data_limit_bytes = options_.memory_limit_bytes;
     process_ = std::make_unique<Process>(p);
     try {
         hello_ = exchange("hello", Json::object(), {}, options_.startup_timeout_s);
@@ -108,6 +127,7 @@ void Worker::start() {
 
 Json Worker::request(const std::string &cmd, Json args, const ProgressFn &progress, double timeout_s) {
     start();
+    bound_log(log_path_, options_.log_limit_bytes);
     return exchange(cmd, std::move(args), progress, timeout_s > 0 ? timeout_s : options_.request_timeout_s);
 }
 

@@ -3,6 +3,7 @@
 // next request starts a fresh one.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,6 +24,10 @@ struct WorkerOptions {
     double startup_timeout_s = 120;  // to import torch and triton and answer 'hello'
     double request_timeout_s = 600;  // limit of a request that names none
     std::string log_path;  // the worker's stderr, appended; empty: a temporary file
+    // Before each request, a log grown past this many bytes moves to "<log_path>.1" (replacing an
+    // older one) and starts empty; 0: unbounded.
+    size_t log_limit_bytes = 16u << 20;
+    uint64_t memory_limit_bytes = 0;  // the worker's RLIMIT_DATA (host heap); 0: none
     std::string python_dir;  // where tad_worker.py lives; empty: python_dir()
     std::vector<std::pair<std::string, std::string>> env;  // added to the worker's environment
 };

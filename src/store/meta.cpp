@@ -29,6 +29,12 @@ std::string make_id(int64_t seq, const Candidate &c) {
     return buf;
 }
 
+std::string content_hash(const std::string &text) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(14695981039346656037ull, text)));
+    return buf;
+}
+
 bool is_snapshot_id(const std::string &name) {
     size_t dash = name.find('-');
     if (dash == std::string::npos || dash < 4 || dash > 18 || name.size() != dash + 9) return false;
@@ -64,6 +70,7 @@ Json meta_to_json(const SnapshotInfo &info) {
     j.set("backend", info.backend);
     if (!info.loops.empty()) j.set("loops", info.loops);
     j.set("kind", info.kind);
+    if (!info.forward_hash.empty()) j.set("forward_hash", info.forward_hash);
     return j;
 }
 
@@ -85,6 +92,7 @@ SnapshotInfo meta_from_json(const std::string &text, const std::string &id, cons
         info.backend = j.at("backend").str();
         info.loops = j.str_or("loops", "");
         info.kind = j.at("kind").str();
+        info.forward_hash = j.str_or("forward_hash", "");
         if (info.id != id || info.seq != seq_of(id))
             fail(TAD_ERR_IO, "id '" + info.id + "' does not match its directory");
         return info;

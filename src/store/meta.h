@@ -16,6 +16,11 @@ int64_t seq_of(const std::string &id);  // id must satisfy is_snapshot_id
 
 std::string utc_now_iso8601();
 
+// 16 hex digits of a 64-bit FNV-1a hash of `text`: tells a changed file from the one stored. It
+// guards against damage and edits, not against someone who can write the work directory (who could
+// rewrite meta.json as well).
+std::string content_hash(const std::string &text);
+
 Json meta_to_json(const SnapshotInfo &info);
 // TAD_ERR_IO naming `path` when the text is not a meta object for snapshot `id`.
 SnapshotInfo meta_from_json(const std::string &text, const std::string &id, const std::string &path);

@@ -96,6 +96,7 @@ std::string Store::add(const Candidate &c) {
     info.backend = c.backend;
     info.loops = c.loops;
     info.kind = c.kind;
+    info.forward_hash = content_hash(c.forward_source);
 
     std::string tmp = fs::make_unique_dir(snapshots_dir(), kTmpPrefix);
     try {
@@ -133,6 +134,9 @@ Candidate Store::load(const std::string &id) const {
     c.loops = info.loops;
     c.kind = info.kind;
     c.forward_source = fs::read_file(fs::join(dir, kForward));
+    if (!info.forward_hash.empty() && content_hash(c.forward_source) != info.forward_hash)
+        fail(TAD_ERR_IO, fs::join(dir, kForward) +
+                             ": does not match its content hash in meta.json (changed since the snapshot was taken)");
     c.backward_source = fs::read_file(fs::join(dir, kBackward));
     c.launch_json = read_if_present(fs::join(dir, kLaunch));
     c.explain = read_if_present(fs::join(dir, kExplain));

@@ -40,6 +40,7 @@ struct SnapshotInfo {
     std::string backend;
     std::string loops;
     std::string kind;
+    std::string forward_hash;  // content_hash of forward.py; empty in snapshots made before it was kept
     bool has_verify = false;
     bool has_bench = false;
     std::optional<bool> passed;  // verify.json's top-level "passed", when it has one
@@ -54,7 +55,9 @@ public:
     // Writes a new snapshot (all or nothing), makes it current and returns its id, "<seq>-<hash>".
     // TAD_ERR_INVALID_ARGUMENT for an unknown kind or a *_json member that is not JSON.
     std::string add(const Candidate &c);
-    // TAD_ERR_NOT_FOUND "unknown snapshot '<id>'"; TAD_ERR_IO when its files are damaged.
+    // TAD_ERR_NOT_FOUND "unknown snapshot '<id>'"; TAD_ERR_IO when its files are damaged, and
+    // "<dir>/forward.py: does not match its content hash in meta.json (changed since the snapshot was
+    // taken)" when the forward source is not the one stored: the worker would execute it.
     Candidate load(const std::string &id) const;
     // Replaces (or adds) the "verify" or "bench" report of snapshot `id`.
     void set_report(const std::string &id, const std::string &name, const std::string &json);

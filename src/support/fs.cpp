@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -55,11 +56,38 @@ bool write_all(int fd, const std::string &data) {
     return true;
 }
 
+// What a file that is not a regular one is, for the refusal.
+const char *kind_of(mode_t mode) {
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "a special file";
+}
+
 }  // namespace
 
-std::string read_file(const std::string &path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+std::string read_file(const std::string &path, size_t limit) {
+    // O_NONBLOCK: opening a FIFO must not wait for a writer before fstat refuses it.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) io_fail(path, "cannot read file", errno);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+        const int err = errno;
+        ::close(fd);
+        io_fail(path, "cannot read file", err);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd);
+        fail(TAD_ERR_IO, path + ": cannot read file: " + kind_of(st.st_mode) + ", not a regular file");
+    }
+    const auto over = [&](uint64_t size) {
+        ::close(fd);
+        fail(TAD_ERR_IO, path + ": cannot read file: " + std::to_string(size) + " bytes, over the limit of " +
+                             std::to_string(limit));
+    };
+    if (static_cast<uint64_t>(st.st_size) > limit) over(static_cast<uint64_t>(st.st_size));
     std::string out;
     char buf[1 << 16];
     for (;;) {
@@ -72,6 +100,7 @@ std::string read_file(const std::string &path) {
         }
         if (n == 0) break;
         out.append(buf, static_cast<size_t>(n));
+        if (out.size() > limit) over(out.size());  // it grew while we read
     }
     ::close(fd);
     return out;

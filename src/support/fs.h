@@ -2,12 +2,16 @@
 // path and ends with the system's reason (strerror), e.g. "x.py: cannot read file: No such file...".
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace tad::fs {
 
-std::string read_file(const std::string &path);
+// The contents of the regular file at `path`. Anything else (a FIFO, a device such as /dev/zero, a
+// directory) is refused at once: "<path>: cannot read file: a FIFO, not a regular file". So is a file
+// of more than `limit` bytes: "<path>: cannot read file: <size> bytes, over the limit of <limit>".
+std::string read_file(const std::string &path, size_t limit = SIZE_MAX);
 
 // Replaces `path` so that a reader (or a crash) sees either the old content or the new one, never a
 // mix: writes a temp file in the same directory, fsyncs it, renames it over `path`, fsyncs the

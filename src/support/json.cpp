@@ -172,7 +172,12 @@ Json Json::parse(const std::string &text, const std::string &what) {
         size_t at = end ? static_cast<size_t>(end - text.c_str()) : 0;
         fail(TAD_ERR_INVALID_ARGUMENT, what + ": invalid JSON near byte " + std::to_string(at));
     }
-    return Json(n);
+    Json parsed(n);
+    // cJSON stops after the first value; what follows must be white space only.
+    const size_t rest = text.find_first_not_of(" \t\r\n", static_cast<size_t>(end - text.c_str()));
+    if (rest != std::string::npos)
+        fail(TAD_ERR_INVALID_ARGUMENT, what + ": text after the JSON value at byte " + std::to_string(rest));
+    return parsed;
 }
 
 Json::Json(Json &&o) noexcept : JsonRef(o.node_) { o.node_ = nullptr; }

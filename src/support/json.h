@@ -72,7 +72,8 @@ public:
     Json() : JsonRef(nullptr) {}
     static Json object();
     static Json array();
-    static Json parse(const std::string &text, const std::string &what);  // tad::Error on bad text
+    // tad::Error naming `what` on bad text, and on anything but white space after the value.
+    static Json parse(const std::string &text, const std::string &what);
     static Json copy(JsonRef v);
     Json(Json &&o) noexcept;
     Json &operator=(Json &&o) noexcept;

@@ -107,6 +107,7 @@ TEST(CApi, OptionsInitFunctionsMatchMacros) {
     EXPECT_EQ(s.startup_timeout_s, 0.0);
     EXPECT_EQ(s.progress, nullptr);
     EXPECT_EQ(s.progress_payload, nullptr);
+    EXPECT_EQ(s.worker_memory_mb, 0);
     EXPECT_EQ(g.version, static_cast<unsigned>(TAD_GENERATE_OPTIONS_VERSION));
     EXPECT_EQ(g.backend, nullptr);
     EXPECT_EQ(g.dims_json, nullptr);
@@ -173,11 +174,11 @@ TEST(CApi, OptionsInitWritesNothingPastTheVersionsFields) {
 TEST(CApi, OptionsInitRefusesUnknownVersions) {
     Guarded<tad_session_options> s;
     EXPECT_EQ(tad_session_options_init(s.opts(), 0), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(tad_error_last(),
-              "tad_session_options_init: unsupported options version 0 (libtad " + library() + " knows version 1)");
-    EXPECT_EQ(tad_session_options_init(s.opts(), 2), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(tad_error_last(),
-              "tad_session_options_init: unsupported options version 2 (libtad " + library() + " knows version 1)");
+    EXPECT_EQ(tad_error_last(), "tad_session_options_init: unsupported options version 0 (libtad " + library() +
+                                    " knows versions 1 to 2)");
+    EXPECT_EQ(tad_session_options_init(s.opts(), 3), TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(tad_error_last(), "tad_session_options_init: unsupported options version 3 (libtad " + library() +
+                                    " knows versions 1 to 2)");
     EXPECT_TRUE(s.untouched_from(0));
     Guarded<tad_generate_options> g;
     EXPECT_EQ(tad_generate_options_init(g.opts(), 0), TAD_ERR_INVALID_ARGUMENT);
@@ -208,12 +209,12 @@ TEST(CApi, SessionNewChecksItsArguments) {
     o.version = 0;
     EXPECT_EQ(tad_session_new(&o, &s), TAD_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(tad_error_last(),
-              "tad_session_new: unsupported options version 0 (libtad " + library() + " knows version 1)");
+              "tad_session_new: unsupported options version 0 (libtad " + library() + " knows versions 1 to 2)");
     EXPECT_EQ(s, nullptr);
     o.version = TAD_SESSION_OPTIONS_VERSION + 1;
     EXPECT_EQ(tad_session_new(&o, &s), TAD_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(tad_error_last(),
-              "tad_session_new: unsupported options version 2 (libtad " + library() + " knows version 1)");
+              "tad_session_new: unsupported options version 3 (libtad " + library() + " knows versions 1 to 2)");
 
     o.version = TAD_SESSION_OPTIONS_VERSION;
     o.device_index = -1;
@@ -227,6 +228,10 @@ TEST(CApi, SessionNewChecksItsArguments) {
     o.startup_timeout_s = std::numeric_limits<double>::infinity();
     EXPECT_EQ(tad_session_new(&o, &s), TAD_ERR_INVALID_ARGUMENT);
     EXPECT_STREQ(tad_error_last(), "tad_session_new: startup_timeout_s must be a positive number of seconds, got inf");
+    o.startup_timeout_s = 0;
+    o.worker_memory_mb = -1;
+    EXPECT_EQ(tad_session_new(&o, &s), TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_STREQ(tad_error_last(), "tad_session_new: worker_memory_mb must not be negative");
 }
 
 TEST(CApi, NullSessionIsAnInvalidArgumentNamingTheFunction) {

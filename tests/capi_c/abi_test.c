@@ -91,7 +91,8 @@ static void test_versioned_init(void) {
     memset(&b, 0xab, sizeof b);
     CHECK(tad_session_options_init(&s, TAD_SESSION_OPTIONS_VERSION) == TAD_OK);
     CHECK(s.version == TAD_SESSION_OPTIONS_VERSION && s.work_dir == NULL && s.python == NULL && s.device_index == 0 &&
-          s.worker_timeout_s == 0.0 && s.startup_timeout_s == 0.0 && s.progress == NULL && s.progress_payload == NULL);
+          s.worker_timeout_s == 0.0 && s.startup_timeout_s == 0.0 && s.progress == NULL && s.progress_payload == NULL &&
+          s.worker_memory_mb == 0);
     CHECK(tad_generate_options_init(&g, TAD_GENERATE_OPTIONS_VERSION) == TAD_OK);
     CHECK(g.version == TAD_GENERATE_OPTIONS_VERSION && g.backend == NULL && g.dims_json == NULL &&
           g.launch_json == NULL && g.loops == NULL);
@@ -114,7 +115,8 @@ static void test_versioned_init(void) {
     CHECK(all_bytes(&g, sizeof g, 0xab));
     memset(&s, 0xab, sizeof s);
     CHECK(tad_session_options_init(&s, 0) == TAD_ERR_INVALID_ARGUMENT);
-    sprintf(want, "tad_session_options_init: unsupported options version 0 (libtad %s knows version 1)", tad_version());
+    sprintf(want, "tad_session_options_init: unsupported options version 0 (libtad %s knows versions 1 to 2)",
+            tad_version());
     CHECK_MSG(want);
     CHECK(all_bytes(&s, sizeof s, 0xab));
     memset(&v, 0xab, sizeof v);
@@ -137,7 +139,7 @@ static void test_null_arguments(void) {
     char message[128];
     bad.version = 0;
     CHECK(tad_session_new(&bad, &session) == TAD_ERR_INVALID_ARGUMENT);
-    sprintf(message, "tad_session_new: unsupported options version 0 (libtad %s knows version 1)", tad_version());
+    sprintf(message, "tad_session_new: unsupported options version 0 (libtad %s knows versions 1 to 2)", tad_version());
     CHECK_MSG(message);
     CHECK(session == NULL);
     CHECK(tad_session_new(NULL, NULL) == TAD_ERR_INVALID_ARGUMENT);

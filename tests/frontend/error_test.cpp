@@ -276,7 +276,7 @@ TEST(IoErrors, Directory) {
         ADD_FAILURE() << "no error";
     } catch (const tad::Error &e) {
         EXPECT_EQ(e.status(), TAD_ERR_IO);
-        EXPECT_EQ(std::string(e.what()), dir + ": cannot read file: Is a directory");
+        EXPECT_EQ(std::string(e.what()), dir + ": cannot read file: a directory, not a regular file");
     }
 }
 

@@ -137,3 +137,22 @@ TEST(InterpFaults, InvalidIRIsRefusedBeforeRunning) {
     EXPECT_STREQ(e.what(),
                  "interp: 'invalid' is not valid IR: op 2 (add): operand shape i32 differs from result i32[8]");
 }
+
+// A tile over Triton's element limit is refused before any program runs (no memory for it is taken).
+TEST(InterpFaults, TileOverTheElementLimitIsRefused) {
+    Kernel k("huge");
+    ValueId Y = k.ptr("Y", DType::F32);
+    k.b.loc = SrcLoc{5, 14};
+    ValueId offs = k.range(int64_t(1) << 21);
+    k.b.loc = SrcLoc{6, 5};
+    k.b.store(k.at(Y, offs), k.b.cast(offs, DType::F32), kNoValue);
+
+    Memory mem;
+    int yi = add_buffer(mem, "y", DType::F32, std::vector<double>(4));
+    tad::Error e = run_error(k.f, {ptr(yi)}, {1, 1, 1}, mem);
+    EXPECT_EQ(e.status(), TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_STREQ(e.what(),
+                 "k.py:5:14: a tile of shape [2097152] in 'huge' has more than 1048576 elements, the interpreter's "
+                 "limit (and Triton's); use smaller block sizes");
+    EXPECT_EQ(kMaxTileElements, 1 << 20);
+}

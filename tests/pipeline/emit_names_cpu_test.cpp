@@ -44,4 +44,30 @@ TEST(EmitNames, FutureImportComesFirst) {
     EXPECT_EQ(module.find("from __future__", at + 1), std::string::npos) << "copied once";
 }
 
+// Strings reach the module only as Python literals: a forward file in a directory whose name
+// holds quotes, a newline and code, with a string constexpr holding `"""`, a backslash, a newline
+// and non-ASCII text, generates a module that passes, and the code in the name is never a statement.
+TEST(EmitNames, HostileStringsStayLiterals) {
+    REQUIRE_TORCH();
+    fs::TempDir dir;
+    const std::string sub = dir.path() + "/d'\"\\\xc3\xa9\nraise SystemExit(3)\n#";
+    fs::make_dirs(sub);
+    const std::string file = sub + "/hostile_strings.py";
+    fs::write_file_atomic(file, fs::read_file(std::string(TAD_SOURCE_DIR) + "/tests/pipeline/data/hostile_strings.py"));
+    auto s = cpu_session(dir, file);
+    const std::string id = s->generate(GenerateOptions{});
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = false;
+    Json report = Json::parse(s->verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+    EXPECT_EQ(report.at("summary").at("passed").integer(), 2) << report.dump(true);
+    const std::string module = fs::read_file(dir.path() + "/snapshots/" + id + "/backward.py");
+    EXPECT_EQ(module.find("\nraise SystemExit(3)"), std::string::npos) << module.substr(0, 800);
+    EXPECT_NE(module.find("d\\'\"\\\\\xc3\xa9\\nraise SystemExit(3)\\n#/hostile_strings.py'"), std::string::npos)
+        << module.substr(0, 800);
+    EXPECT_NE(module.find("ACTIVATION='soft\\\"\\\"\\\"plus\\\\\\\\ \xc3\xa9\\\\n\\\\'x'"), std::string::npos)
+        << module;
+}
+
 }  // namespace

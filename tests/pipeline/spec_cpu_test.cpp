@@ -80,7 +80,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"valid/cast_constexpr", 2, {"tl.cast(K, tl.float32)"}, {"K.to(", "BLOCK.to("}},
         Case{"valid/tile_init", 2, {"best = tl.full((BLOCK,), 0.0, tl.float32) - float(\"inf\")\n"}, {}},
         Case{"valid/names", 2, {"del_"}, {"del =", "    do = "}},
-        Case{"valid/string_newline", 2, {"a[\"MODE\"] == 'square\\nit\\'s'", "a[\"MODE\"] == 'exp\\tx'"}, {}}),
+        Case{"valid/string_newline", 2, {"a[\"MODE\"] == \"square\\nit's\"", "a[\"MODE\"] == 'exp\\tx'"}, {}}),
     [](const auto &info) {
         std::string name = info.param.file;
         for (char &ch : name)

@@ -9,6 +9,7 @@
 
 #include "runtime/python_dir.h"
 #include "runtime/worker.h"
+#include "support/fs.h"
 
 using tad::Json;
 using tad::JsonRef;
@@ -306,6 +307,26 @@ TEST(Worker, OwnLogIsRemoved) {
         EXPECT_EQ(access(log.c_str(), F_OK), 0);
     }
     EXPECT_NE(access(log.c_str(), F_OK), 0);
+}
+
+// The log is bounded: grown past its limit (at the start, or by a request), its contents move to
+// "<log>.1" before the next request, and the log starts over.
+TEST(Worker, LogPastItsLimitMovesAsideBeforeTheNextRequest) {
+    REQUIRE_TORCH();
+    tad::fs::TempDir dir;
+    WorkerOptions o = torch_options("cpu");
+    o.log_path = dir.path() + "/worker.log";
+    o.log_limit_bytes = 4096;
+    tad::fs::write_file_atomic(o.log_path, std::string(5000, 'o') + "\n");
+    Worker w(o);
+    w.start();
+    EXPECT_EQ(tad::fs::read_file(o.log_path + ".1"), std::string(5000, 'o') + "\n");
+    EXPECT_LT(tad::fs::read_file(o.log_path).size(), 4096u);
+    EXPECT_THROW(w.request("trace", trace_args("misbehaving.py", "copy", R"({"case": "chatty"})")), tad::WorkerError);
+    EXPECT_NE(tad::fs::read_file(o.log_path).find(std::string(9999, 'x')), std::string::npos);
+    w.request("info", trace_args("misbehaving.py", "copy", "{}"));
+    EXPECT_NE(tad::fs::read_file(o.log_path + ".1").find(std::string(9999, 'x')), std::string::npos);
+    EXPECT_EQ(tad::fs::read_file(o.log_path).find('x'), std::string::npos);
 }
 
 TEST(GpuWorker, TracesAndVerifiesWithRealTriton) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "store/meta.h"
 #include "store/store.h"
 #include "support/error.h"
 #include "support/fs.h"
@@ -109,6 +110,25 @@ TEST(Store, OnDiskLayoutMatchesTheDocs) {
     EXPECT_EQ(meta.at("forward_path").str(), "/src/layernorm.py");
     EXPECT_EQ(meta.at("backend").str(), "triton");
     EXPECT_EQ(meta.at("kind").str(), "generate");
+    EXPECT_EQ(meta.at("forward_hash").str(), tad::store::content_hash(c.forward_source));
+    EXPECT_EQ(meta.at("forward_hash").str().size(), 16u);
+}
+
+// A forward.py changed after the snapshot was taken is refused before anything executes it (a
+// rollback loads it); one from before forward hashes were kept loads as it is.
+TEST(Store, ForwardSourceMustMatchItsContentHash) {
+    fs::TempDir tmp;
+    Store s = Store::open(tmp.path());
+    const std::string id = s.add(candidate("kept")), dir = fs::join(tmp.path(), "snapshots/" + id);
+    fs::write_file_atomic(fs::join(dir, "forward.py"), "import os\nos.system('echo changed')\n");
+    EXPECT_EQ(error_of([&] { s.load(id); }),
+              std::make_pair(int(TAD_ERR_IO), fs::join(dir, "forward.py") +
+                                                  ": does not match its content hash in meta.json (changed since "
+                                                  "the snapshot was taken)"));
+    Json meta = Json::parse(fs::read_file(fs::join(dir, "meta.json")), "meta");
+    meta.remove("forward_hash");
+    fs::write_file_atomic(fs::join(dir, "meta.json"), meta.dump(true));
+    EXPECT_EQ(s.load(id).forward_source, "import os\nos.system('echo changed')\n");
 }
 
 TEST(Store, AddMakesCurrentAndRollbackMovesIt) {
@@ -338,7 +358,8 @@ TEST(Store, OpenRejectsABrokenLayout) {
     std::string work2 = fs::join(tmp.path(), "w2");
     fs::make_dirs(fs::join(work2, "current"));
     EXPECT_EQ(error_of([&] { Store::open(work2); }),
-              std::make_pair(int(TAD_ERR_IO), fs::join(work2, "current") + ": cannot read file: Is a directory"));
+              std::make_pair(int(TAD_ERR_IO),
+                             fs::join(work2, "current") + ": cannot read file: a directory, not a regular file"));
 }
 
 TEST(Store, ReopeningKeepsSnapshots) {

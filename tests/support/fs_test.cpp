@@ -27,6 +27,25 @@ TEST(Fs, ReadMissingFileNamesPathAndReason) {
               std::make_pair(int(TAD_ERR_IO), path + ": cannot read file: No such file or directory"));
 }
 
+// A FIFO (no writer: opening it must not wait for one), a device without end and a directory are
+// refused at once, as is a file over the limit.
+TEST(Fs, ReadRefusesWhatIsNotABoundedRegularFile) {
+    fs::TempDir tmp;
+    const std::string fifo = fs::join(tmp.path(), "fifo.py"), big = fs::join(tmp.path(), "big.py");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_EQ(error_of([&] { fs::read_file(fifo); }),
+              std::make_pair(int(TAD_ERR_IO), fifo + ": cannot read file: a FIFO, not a regular file"));
+    EXPECT_EQ(error_of([&] { fs::read_file("/dev/zero", 1 << 20); }),
+              std::make_pair(int(TAD_ERR_IO), std::string("/dev/zero: cannot read file: a character device, not a "
+                                                          "regular file")));
+    EXPECT_EQ(error_of([&] { fs::read_file(tmp.path()); }),
+              std::make_pair(int(TAD_ERR_IO), tmp.path() + ": cannot read file: a directory, not a regular file"));
+    fs::write_file_atomic(big, std::string(11, 'x'));
+    EXPECT_EQ(fs::read_file(big, 11), std::string(11, 'x'));
+    EXPECT_EQ(error_of([&] { fs::read_file(big, 10); }),
+              std::make_pair(int(TAD_ERR_IO), big + ": cannot read file: 11 bytes, over the limit of 10"));
+}
+
 TEST(Fs, WriteAtomicCreatesAndReplacesWithoutLeftovers) {
     fs::TempDir tmp;
     std::string path = fs::join(tmp.path(), "report.json");

@@ -34,3 +34,23 @@ TEST(Json, InvalidTextNamesWhatWasParsed) {
         EXPECT_NE(std::string(e.what()).find("worker reply: invalid JSON"), std::string::npos);
     }
 }
+
+// A value followed by anything but white space is refused: `{"M": 4} x` is not a dims object.
+TEST(Json, TrailingTextIsRefused) {
+    EXPECT_EQ(Json::parse(" {\"M\": 4} \n\t", "dims").at("M").integer(), 4);
+    for (const char *text : {"{\"M\": 4} x", "{\"M\": 4}{}", "[1] ]", "1 2"}) {
+        try {
+            Json::parse(text, "dims");
+            ADD_FAILURE() << text;
+        } catch (const tad::Error &e) {
+            EXPECT_EQ(e.status(), TAD_ERR_INVALID_ARGUMENT);
+            EXPECT_EQ(std::string(e.what()).rfind("dims: text after the JSON value at byte ", 0), 0u) << e.what();
+        }
+    }
+    try {
+        Json::parse("{\"M\": 4}  garbage", "launch record");
+        FAIL();
+    } catch (const tad::Error &e) {
+        EXPECT_STREQ(e.what(), "launch record: text after the JSON value at byte 10");
+    }
+}

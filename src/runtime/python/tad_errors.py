@@ -16,9 +16,12 @@ _NOT_USER = tuple(os.path.join(os.path.abspath(d), "") for d in
 
 
 def is_oom(exc):
+    """CUDA out of memory, or a host allocation that failed (CPU torch: "can't allocate memory")."""
     import torch
     oom = getattr(torch.cuda, "OutOfMemoryError", ())
-    return isinstance(exc, oom) or (isinstance(exc, RuntimeError) and "out of memory" in str(exc))
+    if isinstance(exc, (oom, MemoryError)):
+        return True
+    return isinstance(exc, RuntimeError) and any(s in str(exc) for s in ("out of memory", "can't allocate memory"))
 
 
 def is_user_file(path):

@@ -10,6 +10,7 @@ import types
 
 from tad_trace import TadError, user_code
 
+TAD_DIR = os.path.dirname(os.path.abspath(__file__))
 _serial = itertools.count()
 _loaded = {}  # absolute path -> name of its latest module in sys.modules
 
@@ -47,9 +48,7 @@ def load_module(path):
     name = f"tad_user_{next(_serial)}_{stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    directory = os.path.dirname(path)
-    if directory not in sys.path:
-        sys.path.insert(0, directory)  # sibling imports work as with `python file.py`
+    add_user_dir(os.path.dirname(path))
     sys.modules.pop(_loaded.pop(path, ""), None)
     sys.modules[name] = module
     try:
@@ -59,6 +58,16 @@ def load_module(path):
         raise TadError("import", f"cannot import {path}: {type(e).__name__}: {e}") from e
     _loaded[path] = name
     return module
+
+
+def add_user_dir(directory):
+    """Puts a user file's directory on sys.path, so that it may import its siblings as with `python
+    file.py`, but after tad's own directory (and the stand-in triton before it): a sibling named like
+    one of tad's modules (tad_verify.py) must not replace it when the worker imports it later."""
+    if directory in sys.path:
+        return
+    at = sys.path.index(TAD_DIR) + 1 if TAD_DIR in sys.path else 0
+    sys.path.insert(at, directory)
 
 
 def make_args(module, dims):

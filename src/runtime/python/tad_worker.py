@@ -205,6 +205,19 @@ class Worker:
                                          grad_inputs=request.get("grad_inputs"), user_errors=True)
         return {"stub": record.pop("stub"), "dims": dims, **record}
 
+    def cmd_sizes(self, request, progress):
+        """The elements of the tensors make_args builds for dims, built on the meta device (shapes
+        without storage; since torch 2.0 also for factories that name no device), so that nothing
+        is allocated."""
+        import tad_userfile
+        module = tad_userfile.load_module(arg(request, "file", str))
+        dims = {"dtype": "float32", **arg(request, "dims", dict), "device": "meta"}
+        meta = self.torch.device("meta")
+        with meta if hasattr(meta, "__enter__") else contextlib.nullcontext():
+            args, kwargs = tad_userfile.make_args(module, dims)
+        values = list(args) + list(kwargs.values())
+        return {"elements": sum(v.numel() for v in values if self.torch.is_tensor(v))}
+
     def cmd_verify(self, request, progress):
         # With "interpreter" (a path to libtad), cpu mode runs every launch on tad's interpreter:
         # the CPU tier's check of the whole stub.

@@ -27,4 +27,6 @@ def make_args(dims):
     if case == "crash":
         print("about to crash", file=sys.stderr, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
+    if case == "chatty":
+        print("x" * 9999, file=sys.stderr, flush=True)
     return (torch.zeros(4, device=dims["device"]),), {}

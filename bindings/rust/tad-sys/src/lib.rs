@@ -45,7 +45,7 @@ pub type tad_progress_fn = Option<
     ) -> c_int,
 >;
 
-pub const TAD_SESSION_OPTIONS_VERSION: c_uint = 1;
+pub const TAD_SESSION_OPTIONS_VERSION: c_uint = 2;
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct tad_session_options {
@@ -57,6 +57,7 @@ pub struct tad_session_options {
     pub startup_timeout_s: c_double,
     pub progress: tad_progress_fn,
     pub progress_payload: *mut c_void,
+    pub worker_memory_mb: c_longlong,
 }
 
 pub const TAD_GENERATE_OPTIONS_VERSION: c_uint = 2;
@@ -112,6 +113,7 @@ impl Default for tad_session_options {
             startup_timeout_s: 0.0,
             progress: None,
             progress_payload: std::ptr::null_mut(),
+            worker_memory_mb: 0,
         }
     }
 }
