@@ -143,7 +143,9 @@ plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::str
         *report += b.fn.name + ": atomic adds to " + params +
                    " combined where a tile's active lanes share at most two addresses\n";
     }
-    passes::PipelinedLoops pipelined = passes::pipeline_loops(b.fn);
+    // Only the re-grid's loop: its iterations were the forward's programs, which share nothing a
+    // load could see change (pipeline_loops.h); a loop the user wrote may carry such a dependency.
+    passes::PipelinedLoops pipelined = regrid ? passes::pipeline_loops(b.fn) : passes::PipelinedLoops{};
     if (!pipelined.loops.empty()) {
         *report += b.fn.name + ": " + passes::print(pipelined);
         b.fn = std::move(pipelined.fn);

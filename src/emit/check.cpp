@@ -103,6 +103,16 @@ bool is_jit(const Node &def) {
     return false;
 }
 
+// Whether a kernel is wrapped by module_runtime.py's _fit_shared_memory (`@_fit_shared_memory`, or
+// `@_tuned(...)`, which wraps it so): its wrapper supplies the stages of its pipelined loops.
+bool is_wrapped(const Node &def) {
+    for (const NodePtr &d : def.list("decorator_list")) {
+        const Node &name = d->is("Call") ? *d->node("func") : *d;
+        if (name.is("Name") && (name.str("id") == "_fit_shared_memory" || name.str("id") == "_tuned")) return true;
+    }
+    return false;
+}
+
 bool is_constexpr(const Node &arg) {
     std::string a = dotted(arg.node("annotation"));
     return a == "constexpr" || (a.size() > 10 && a.compare(a.size() - 10, 10, ".constexpr") == 0);
@@ -321,7 +331,7 @@ private:
                           *name + "'",
                       kw->loc);
         }
-        constexprs.erase(passes::kLoopStages);  // the kernel's wrapper sets it (module_runtime.py)
+        if (is_wrapped(*k->second)) constexprs.erase(passes::kLoopStages);  // its wrapper sets it
         for (const std::string &c : constexprs)
             found("launches kernel '" + k->first + "' without its constexpr '" + c + "'", call.loc);
     }

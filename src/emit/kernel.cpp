@@ -56,7 +56,8 @@ public:
           uses_(f.values.size()),
           last_use_(f.values.size(), -1),
           loops_(ir::loops(f)),
-          innermost_(f.ops.size(), -1) {
+          innermost_(f.ops.size(), -1),
+          pipelined_(passes::has_pipelined_loop(f)) {
         for (size_t l = 0; l < loops_.size(); ++l)
             for (int i = loops_[l].begin + 1; i < loops_[l].end + 1; ++i) innermost_[i] = static_cast<int>(l);
         for (size_t i = 0; i < f.ops.size(); ++i)
@@ -92,7 +93,7 @@ public:
             params.push_back(p.name);
         }
         for (const ir::Constexpr &c : f_.constexprs) params.push_back(c.name + ": tl.constexpr");
-        if (passes::has_pipelined_loop(f_)) params.push_back(std::string(passes::kLoopStages) + ": tl.constexpr");
+        if (pipelined_) params.push_back(std::string(passes::kLoopStages) + ": tl.constexpr");
         for (size_t i = 0; i < params.size(); ++i) os << (i ? ", " : "") << params[i];
         os << "):\n";
         if (!doc.empty()) os << "    " << py_literal(doc, PyQuotes::Docstring) << "\n";
@@ -127,6 +128,7 @@ private:
     std::vector<int> last_use_;
     std::vector<ir::Loop> loops_;
     std::vector<int> innermost_;  // per op: the innermost loop whose body holds it, -1 at top level
+    bool pipelined_;  // a loop reads the constexpr passes::kLoopStages
     int depth_ = 1;
     std::vector<int> body_statements_;  // statements emitted in each open loop body
 
@@ -154,9 +156,13 @@ private:
         std::string iv = assign_name(op.result, static_cast<int>(i), self);
         std::string lo = value(op.operands[0]).text, hi = value(op.operands[1]).text, step = value(op.operands[2]).text;
         std::string range = step != "1" ? lo + ", " + hi + ", " + step : lo != "0" ? lo + ", " + hi : hi;
-        if (op.ival) range = lo + ", " + hi + ", " + step + ", num_stages=" + passes::kLoopStages;  // pipeline_loops.h
+        std::string iterator = op.name;
+        if (op.ival) {  // pipelined (pipeline_loops.h): only tl.range takes stages
+            iterator = "tl.range";
+            range = lo + ", " + hi + ", " + step + ", num_stages=" + passes::kLoopStages;
+        }
         if (!body_statements_.empty()) ++body_statements_.back();
-        os << indent() << "for " << iv << " in " << op.name << "(" << range << "):\n";
+        os << indent() << "for " << iv << " in " << iterator << "(" << range << "):\n";
         ++depth_;
         body_statements_.push_back(0);
     }
@@ -260,6 +266,7 @@ private:
     bool free_name(const std::string &n, ValueId v, int at, int scope) const {
         for (const ir::Constexpr &c : f_.constexprs)
             if (c.name == n) return false;
+        if (pipelined_ && n == passes::kLoopStages) return false;  // the constexpr a pipelined loop reads
         auto it = bound_.find(n);
         if (it == bound_.end()) return true;
         if (last_use_[it->second] > at) return false;

@@ -39,7 +39,8 @@ std::string refusal(const ir::Function &f, const ir::Loop &l, const std::set<std
         if (op.result != ir::kNoValue) carried[op.result] = dep;
         if (op.kind != OpKind::Load) continue;
         if (writes.count(pointer_base(f, op.operands[0]))) return op_at(f, i) + " reads a buffer the kernel writes";
-        prefetchable = prefetchable || !carried[op.operands[0]];
+        // Triton pipelines tile loads only (pipeline_loops.h): a scalar's load is not prefetched.
+        prefetchable = prefetchable || (!carried[op.operands[0]] && !f.type(op.result).scalar());
     }
     return prefetchable ? "" : "no load at an address it can compute ahead";
 }

@@ -241,6 +241,20 @@ TEST(CheckModule, LaunchWithWrongArguments) {
                   kBug);
 }
 
+// The stages of a pipelined loop (passes/pipeline_loops.h): a kernel's wrapper sets them, so only a
+// wrapped kernel may be launched without them.
+TEST(CheckModule, LoopStagesOnlyWrappedKernelsMayOmit) {
+    const std::string staged = edit("def k_bwd(DX, DY, n, BLOCK: tl.constexpr):",
+                                    "def k_bwd(DX, DY, n, BLOCK: tl.constexpr, TAD_LOOP_STAGES: tl.constexpr):");
+    EXPECT_EQ(check(staged),
+              "generated module: function 'f_backward' launches kernel 'k_bwd' without its constexpr "
+              "'TAD_LOOP_STAGES' (line 60:5)" +
+                  kBug);
+    std::string wrapped = edit("@triton.jit\ndef k_bwd", "@_fit_shared_memory\n@triton.jit\ndef k_bwd", staged);
+    wrapped = edit("class _Recorded:", "def _fit_shared_memory(fn):\n    return fn\n\n\nclass _Recorded:", wrapped);
+    EXPECT_EQ(check(wrapped), "");
+}
+
 // Valid to ast.parse, refused by Python's compiler: a forward file's own `from __future__ import`
 // copied below the module's header.
 TEST(CheckModule, FutureImportAfterTheHeader) {

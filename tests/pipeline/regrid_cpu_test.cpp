@@ -67,6 +67,14 @@ TEST_P(RegridCpu, OffKeepsTheForwardGrid) {
     EXPECT_TRUE(has(src, "tl.atomic_add(")) << src;
 }
 
+// A forward value named like the stages' constexpr: the backward renames it, and still pipelines.
+TEST(RegridCpu, AValueNamedLikeTheLoopStagesIsRenamed) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = generate_and_verify("tests/pipeline/data/loop_stages_name.py", "partial");
+    EXPECT_TRUE(has(src, ", num_stages=TAD_LOOP_STAGES):")) << src;
+    EXPECT_TRUE(has(src, "TAD_LOOP_STAGES_1 = ")) << src;
+}
+
 INSTANTIATE_TEST_SUITE_P(Files, RegridCpu,
                          ::testing::Values(Case{"layernorm", "examples/layernorm.py"},
                                            Case{"bias_grad", "tests/pipeline/data/bias_grad.py"}),

@@ -244,6 +244,8 @@ class FitSharedMemory(unittest.TestCase):
         self.assertEqual(fit[(1,)](x, BLOCK=64)[3]["TAD_LOOP_STAGES"], 2)  # from triton's default of 3
         kernel.arg_names = ["X", "BLOCK"]  # no pipelined loop: no such argument
         self.assertNotIn("TAD_LOOP_STAGES", fit[(1,)](x, BLOCK=64, num_stages=1)[3])
+        kernel.arg_names = ["X", "TAD_LOOP_STAGES"]  # the forward's own constexpr of that name
+        self.assertEqual(fit[(1,)](x, TAD_LOOP_STAGES=7, num_stages=1)[3]["TAD_LOOP_STAGES"], 7)
 
     def test_retile_sets_a_block_size_where_it_divides_the_work_exactly(self):
         kernel = FakeKernel(fits=3)
@@ -340,6 +342,16 @@ class Tuner(unittest.TestCase):
         self.assertEqual(len(timed), 7)  # another scalar (a seed, an offset): not a new key
         k[(2,)](torch.ones(8), torch.zeros(8), 8, BLOCK=16, num_warps=4)
         self.assertEqual(len(timed), 14)  # other shapes: tuned again
+
+    def test_candidates_pipeline_their_loops_at_their_own_stages(self):
+        kernel = TimedKernel()
+        kernel.arg_names = ["X", "DX", "n", "TAD_LOOP_STAGES"]
+        k, timed = self.tuned(kernel)
+        k[(2,)](torch.ones(4), torch.zeros(4), 4, BLOCK=16)
+        self.assertEqual(len(timed), 7)
+        for options in timed + [kernel.launches[-1][1]]:
+            self.assertEqual(options["TAD_LOOP_STAGES"], options["num_stages"])
+        self.assertEqual(kernel.launches[-1][1]["TAD_LOOP_STAGES"], 2)  # the choice's stages
 
     def test_chooses_free_block_sizes_first_then_warps_and_stages(self):
         kernel = TimedKernel()

@@ -245,8 +245,9 @@ def _retile(kernel, grid, args, kwargs, tiles, targets):
 def _loop_stages(kernel, kwargs):
     """The launch's kwargs with TAD_LOOP_STAGES, the stages of a kernel's pipelined loops
     (passes/pipeline_loops.h), set to its num_stages: lowered with it where shared memory runs out,
-    tuned with it."""
-    if "TAD_LOOP_STAGES" not in getattr(kernel, "arg_names", ()):
+    tuned with it. A launch that passes it (a forward's own constexpr of that name, which the pass
+    then leaves alone) keeps its value."""
+    if "TAD_LOOP_STAGES" in kwargs or "TAD_LOOP_STAGES" not in getattr(kernel, "arg_names", ()):
         return kwargs
     return dict(kwargs, TAD_LOOP_STAGES=kwargs.get("num_stages", 3))  # triton's default on NVIDIA GPUs
 
