@@ -335,8 +335,9 @@ private:
         os_ << "        for " << launch << " in " << launches << ":\n";
         os_ << "            " << launch << ".tensors = None\n";
         if (!dirty_inputs.empty()) os_ << "        " << ctx << ".mark_dirty(" << join(dirty_inputs) << ")\n";
-        os_ << "        " << ctx << ".out_layouts = [(o.shape, tuple(o.stride()), o.dtype, o.device) for o in " << outs
-            << "]\n";
+        // A stub may return None (or a number) among its outputs: it has no layout.
+        os_ << "        " << ctx << ".out_layouts = [(o.shape, tuple(o.stride()), o.dtype, o.device) if isinstance(o, "
+            << "torch.Tensor) else None for o in " << outs << "]\n";
         os_ << "        " << ctx << ".save_for_backward(" << join(to_save) << ")\n";
         os_ << "        return " << out << "\n\n";
         os_ << "    @staticmethod\n    def backward(" << ctx << ", *" << grads << "):\n";
