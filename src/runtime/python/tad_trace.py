@@ -119,7 +119,7 @@ def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd, use
                 for (kernel, grid, options, kernel_args), torch_ops, autograd_args
                 in zip(recorder.launches, recorder.torch_ops, recorder.autograd_args)]
     record = {"stub": stub_fn.__name__, "inputs": inputs,
-              "outputs": [{"index": i, **_entry(v), **_alias(v, params),
+              "outputs": [{"index": i, **_entry(v), **_alias(v, params), **_shared(v, returned[:i]),
                            **_torch_entry(_torch_op(v) if autograd and torch.is_tensor(v) else None)}
                           for i, v in enumerate(returned)],
               "temps": [{"id": i, **_tensor_entry(t, kind=False)} for i, t in enumerate(memory.temps)],
@@ -398,6 +398,17 @@ def _alias(v, params):
     for i, (_, p) in enumerate(params):
         if p is v:
             return {"input": i}
+    return {}
+
+
+def _shared(v, earlier):
+    """{"storage_of": i} when output v views the storage of earlier output i (`return y.view(-1), y`)."""
+    import torch
+    if not torch.is_tensor(v):
+        return {}
+    for i, o in enumerate(earlier):
+        if torch.is_tensor(o) and o.device == v.device and _storage_owner(o) is _storage_owner(v):
+            return {"storage_of": i}
     return {}
 
 
