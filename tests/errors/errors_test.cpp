@@ -201,6 +201,75 @@ def make_args(dims):
                        "torch.view_as_real of the complex one)");
 }
 
+// Two returned views of one storage would need their cotangents summed into one gradient; the
+// module used to give a wrong gradient (the second view's cotangent was dropped).
+TEST_F(Errors, TwoOutputsViewingOneStorage) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string stub = kStub;
+    stub.replace(stub.find("    return y\n"), 13, "    return y, y.view(10, 10)\n");
+    std::string p = write("views.py", std::string(kKernel) + stub);
+    s.load_forward(p, std::nullopt);
+    auto [status, msg] = error_of([&] { s.generate(GenerateOptions{}); });
+    EXPECT_EQ(status, TAD_ERR_UNSUPPORTED);
+    EXPECT_EQ(msg, p + ":16:1: stub 'double' returns output 1, a view of the storage of output 0; tad gives each "
+                       "storage one gradient, so return one view of it");
+}
+
+// A masked load without other= whose masked-off lanes reach an output (through a reduction): the
+// CPU tier names the load instead of saying that the gradient is not finite.
+TEST_F(Errors, MaskedLoadWithoutOtherReachingAnOutput) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string kernel = kKernel;
+    kernel.replace(kernel.find("2.0 * tl.load(X + offs, mask=mask)"), 34,
+                   "tl.sum(tl.load(X + offs, mask=mask), axis=0) * tl.load(X + offs, mask=mask)");
+    std::string p = write("undefined.py", kernel + kStub);
+    s.load_forward(p, std::nullopt);
+    s.generate(GenerateOptions{});
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = true;
+    Json report = Json::parse(s.verify(v, &passed), "report");
+    EXPECT_FALSE(passed);
+    JsonRef r = report.at("results")[0];
+    EXPECT_EQ(r.at("message").str().rfind("gradient of 'x': " + p +
+                                              ":12:31: the masked-off lanes of this tl.load, which has no other=, "
+                                              "reach output 0 (Triton leaves them undefined, e.g. in a reduction); "
+                                              "give the load other= (e.g. other=0.0)",
+                                          0),
+              0u)
+        << r.at("message").str();
+}
+
+// A stub choosing its kernel by shape: the entry that launches another kernel than the module was
+// generated for is an error naming both sequences (it used to be "no @triton.jit function named
+// '_b_bwd'").
+TEST_F(Errors, SweepEntryLaunchingOtherKernels) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string kernel = kKernel;
+    std::string other = kernel.substr(kernel.find("@triton.jit"));
+    other.replace(other.find("_double"), 7, "_triple").replace(other.find("2.0 *"), 5, "3.0 *");
+    std::string stub = kStub;
+    stub.replace(stub.find("    _double["), 0,
+                 "    if x.numel() > 100:\n        _triple[(2,)](x, y, x.numel(), BLOCK=64)\n        return y\n");
+    stub.replace(stub.find("[{\"n\": 100}]"), 12, "[{\"n\": 100}, {\"n\": 120}]");
+    stub.replace(stub.find("device=dims"), 0, "dtype=getattr(torch, dims[\"dtype\"]), ");
+    s.load_forward(write("bysize.py", kernel + "\n\n" + other + stub), std::nullopt);
+    s.generate(GenerateOptions{});
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = true;
+    Json report = Json::parse(s.verify(v, &passed), "report");
+    EXPECT_FALSE(passed);
+    EXPECT_EQ(report.at("results")[0].at("status").str(), "pass") << report.dump(true);
+    EXPECT_EQ(report.at("results")[1].at("message").str(),
+              "the stub launches ('_triple',) here, but the module was generated for a call that launches ('_double',) "
+              "(the stub chooses its kernels by shape or flags; a module serves the launch sequence it was generated "
+              "from: generate from a SWEEP entry or call that launches these kernels)");
+}
+
 TEST_F(Errors, WorkerCannotImportTorch) {
     // A fake torch package that fails to import, shadowing the real one.
     Session s = session_with_fakes({{"torch", "raise ImportError('simulated broken install')\n"}});
