@@ -197,11 +197,7 @@ ir::Function lower_kernel(const KernelFile &kf, const std::string &kernel, const
 
 ir::Function lower_kernel(const ast::File &file, const std::string &kernel, const std::vector<ArgBinding> &args,
                           bool host_descriptors) {
-    std::map<std::string, ast::NodePtr> jit;
-    for (const auto &s : file.module->list("body"))
-        if (s->is("FunctionDef"))
-            for (const auto &d : s->list("decorator_list"))
-                if (is_jit_decorator(*d)) jit[s->str("name")] = s;
+    const std::map<std::string, ast::NodePtr> jit = jit_functions_of(file);
     return detail::Lowerer(file, jit, host_descriptors).run(kernel, args);
 }
 

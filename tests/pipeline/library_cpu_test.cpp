@@ -38,6 +38,10 @@ INSTANTIATE_TEST_SUITE_P(
         // .cast, tl.float32(x), constant tl.where, runtime min / max, hints, element_ty, triton.*.
         // (next_power_of_2 and the constant condition on it specialize on BLOCK.)
         Case{"spellings", {"tl.minimum(N, 5)", "tl.maximum(N - 3, row)", "def _spell_fwd_bwd_BLOCK_4("}},
+        // A @staticmethod kernel, a class attribute, triton.jit(fn), a kernel chosen by an expression.
+        Case{"kernel_objects",
+             {"Ops.square = _Recorded(Ops.square)\n", "Table.trig = _Recorded(Table.trig)\n",
+              "_exp = _Recorded(_exp)\n", "_cos = _Recorded(_cos)\n", "def _exp_py_bwd"}},
         Case{"returns_none", {"else None for o in "}}, Case{"views_and_strides", {}}, Case{"finished_in_torch", {}},
         Case{"fused_cross_entropy", {}}, Case{"early_return_store", {}}),
     [](const auto &info) { return std::string(info.param.file); });

@@ -80,10 +80,9 @@ def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd, use
     import torch
 
     classes = kernel_classes()
-    kernels = {id(k): k for name, k in vars(module).items()
-               if isinstance(k, classes.interface)
-               and (kernel_names is None or name in kernel_names
-                    or base_fn(k, classes).__name__ in kernel_names)}
+    kernels = {id(k): k for name, k in _module_kernels(module, classes.interface)
+               if kernel_names is None or name in kernel_names
+               or base_fn(k, classes).__name__ in kernel_names}
     bound = inspect.signature(stub_fn).bind(*args, **kwargs)
     bound.apply_defaults()
     params = list(bound.arguments.items())
@@ -136,6 +135,19 @@ def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd, use
                     data[f"{kind}:{i}"] = seen[1]
         record["data"] = data
     return outputs, record
+
+
+def _module_kernels(module, interface):
+    """(name, kernel) of the module's kernel objects: its globals, and the attributes of its classes
+    (a @staticmethod kernel launched as Cls.k[grid] is named "Cls.k")."""
+    for name, v in vars(module).items():
+        if isinstance(v, interface):
+            yield name, v
+        elif inspect.isclass(v) and v.__module__ == module.__name__:
+            for attr, a in vars(v).items():
+                a = a.__func__ if isinstance(a, staticmethod) else a
+                if isinstance(a, interface):
+                    yield f"{name}.{attr}", a
 
 
 _Classes = namedtuple("_Classes", "standin interface jit autotuner heuristics")
