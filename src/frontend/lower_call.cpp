@@ -50,7 +50,8 @@ CV Lowerer::call(const ast::Node &e, Env &env) {
     unsupported(e, "call", "the callee is not a @triton.jit function or a triton.language builtin");
 }
 
-CV Lowerer::inline_call(const ast::Node &e, const std::string &callee, const Args &a) {
+CV Lowerer::inline_call(const ast::Node &e, const std::string &called, const Args &a) {
+    const std::string callee = differentiable_definition(e, called);
     for (const auto &c : call_stack_)
         if (c == callee) unsupported(e, "recursive call of '" + callee + "'", "");
     const ast::Node &def = *jit_.at(callee);

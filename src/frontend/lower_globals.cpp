@@ -77,6 +77,32 @@ std::optional<CV> Lowerer::global_value(const ast::Node &e, const std::string &i
     return v;
 }
 
+// TAD_DIFFERENTIATE_AS = {helper: definition, ...} at module level (names or strings): a helper
+// with no derivative rule (inline assembly, say) is lowered as its definition, whose derivative
+// tad takes; the forward itself still runs the helper. Returns the definition's name, or `callee`.
+std::string Lowerer::differentiable_definition(const ast::Node &call, const std::string &callee) const {
+    const ast::Node *table = module_global("TAD_DIFFERENTIATE_AS");
+    if (!table) return callee;
+    if (!table->is("Dict")) unsupported(*table, "TAD_DIFFERENTIATE_AS", "must be a dict {helper: definition}");
+    auto name_of = [&](const ast::Node &n) {
+        const ast::Value *v = n.is("Constant") ? n.find("value") : nullptr;
+        if (v && std::holds_alternative<std::string>(*v)) return std::get<std::string>(*v);
+        if (n.is("Name")) return n.str("id");
+        unsupported(n, "TAD_DIFFERENTIATE_AS entry", "keys and values name @triton.jit functions");
+    };
+    const ast::NodeList &keys = table->list("keys"), &values = table->list("values");
+    for (size_t i = 0; i < keys.size(); ++i) {
+        if (!keys[i] || name_of(*keys[i]) != callee) continue;
+        const std::string def = name_of(*values[i]);
+        if (!jit_.count(def))
+            unsupported(*values[i], "TAD_DIFFERENTIATE_AS", "'" + def + "' is not a @triton.jit function");
+        if (param_names(*jit_.at(def)) != param_names(*jit_.at(callee)))
+            unsupported(call, "TAD_DIFFERENTIATE_AS", "'" + def + "' must take the parameters of '" + callee + "'");
+        return def;
+    }
+    return callee;
+}
+
 std::optional<CV> Lowerer::math_constant(const std::string &attr) {
     static const std::map<std::string, double> constants = {
         {"pi", M_PI}, {"e", M_E}, {"tau", 2 * M_PI}, {"inf", INFINITY}, {"nan", NAN}};

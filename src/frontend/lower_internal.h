@@ -260,6 +260,8 @@ private:
     std::optional<CV> global_value(const ast::Node &e, const std::string &id);
     // The module path a top-level import binds `name` to (triton.language spelled `tl`), or "".
     std::string imported_module(const std::string &name) const;
+    // The function lowered for a call of helper `callee`: its TAD_DIFFERENTIATE_AS definition, or itself.
+    std::string differentiable_definition(const ast::Node &call, const std::string &callee) const;
     // math.pi, math.e, math.tau, math.inf, math.nan; nullopt for other names.
     static std::optional<CV> math_constant(const std::string &attr);
     CV constant(const ast::Node &e);
@@ -303,7 +305,8 @@ private:
 
     const CV &need(const Args &a, size_t i, const std::string &name, const ast::Node &n, const std::string &fn);
     CV call(const ast::Node &e, Env &env);
-    CV inline_call(const ast::Node &e, const std::string &callee, const Args &a);
+    // Inlines helper `called` (or its TAD_DIFFERENTIATE_AS definition).
+    CV inline_call(const ast::Node &e, const std::string &called, const Args &a);
     CV builtin(const ast::Node &e, const std::string &name, const Args &a);
     CV extremum(const ast::Node &e, bool min, const CV &x, const CV &y);
     DType dtype_arg(const CV &c, const ast::Node &n);

@@ -22,6 +22,11 @@ const std::map<std::string, DType> &dtype_names() {
     return m;
 }
 
+// How a user gives tad the derivative of what it has no rule for (docs/compiler.md).
+const char *const kDifferentiateAs =
+    "call it from a @triton.jit helper and give that helper a differentiable definition in "
+    "TAD_DIFFERENTIATE_AS = {helper: definition}";
+
 // Each function by its name without the module prefix; unary math comes from the op table instead.
 const std::map<std::string, Lowerer::TlLowering> &Lowerer::tl_lowerings() {
     using L = Lowerer;
@@ -100,7 +105,10 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
     if (lowering != tl_lowerings().end()) return lowering->second(*this, c);
     auto um = unary_math().find(name);
     if (um != unary_math().end()) return tl_unary_math(c, um->second);
-    unsupported(e, full, "not in tad's rules table yet");
+    unsupported(e, full,
+                name == "inline_asm_elementwise"
+                    ? "tad cannot differentiate inline assembly; " + std::string(kDifferentiateAs)
+                    : "not in tad's rules table yet; " + std::string(kDifferentiateAs));
 }
 
 // An integer operand is computed in f32 unless the op is defined on integers.

@@ -171,6 +171,23 @@ TEST_F(Errors, ReductionWithATileAsItsAxis) {
                        "tl.maximum(a, b)");
 }
 
+// Inline assembly has no derivative rule: the message says how to give tad one.
+TEST_F(Errors, InlineAssemblyWithoutADefinition) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string kernel = kKernel;
+    kernel.replace(kernel.find("2.0 * tl.load(X + offs, mask=mask)"), 34,
+                   "tl.inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r\", [tl.load(X + offs, mask=mask)], "
+                   "dtype=tl.float32, is_pure=True, pack=1)");
+    std::string p = write("asm.py", kernel + kStub);
+    s.load_forward(p, std::nullopt);
+    auto [status, msg] = error_of([&] { s.generate(GenerateOptions{}); });
+    EXPECT_EQ(status, TAD_ERR_UNSUPPORTED);
+    EXPECT_EQ(msg, p + ":12:24: unsupported construct 'tl.inline_asm_elementwise': tad cannot differentiate inline "
+                       "assembly; call it from a @triton.jit helper and give that helper a differentiable definition "
+                       "in TAD_DIFFERENTIATE_AS = {helper: definition}");
+}
+
 // A kernel reading a complex stub input through a real view: the module's gradient buffers follow
 // the complex tensor, so it is refused, naming both. It used to generate, then fail in the CPU tier
 // with "JSON object has no member 'input:1'".

@@ -42,8 +42,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"kernel_objects",
              {"Ops.square = _Recorded(Ops.square)\n", "Table.trig = _Recorded(Table.trig)\n",
               "_exp = _Recorded(_exp)\n", "_cos = _Recorded(_cos)\n", "def _exp_py_bwd"}},
-        Case{"running_stats", {}}, Case{"returns_none", {"else None for o in "}}, Case{"views_and_strides", {}},
-        Case{"finished_in_torch", {}}, Case{"fused_cross_entropy", {}}, Case{"early_return_store", {}}),
+        Case{"running_stats", {}},
+        // Inline assembly in a helper, differentiated through its TAD_DIFFERENTIATE_AS definition.
+        Case{"differentiate_as", {"TAD_DIFFERENTIATE_AS = {_fast_tanh: _tanh_definition}\n"}},
+        Case{"returns_none", {"else None for o in "}}, Case{"views_and_strides", {}}, Case{"finished_in_torch", {}},
+        Case{"fused_cross_entropy", {}}, Case{"early_return_store", {}}),
     [](const auto &info) { return std::string(info.param.file); });
 
 }  // namespace
