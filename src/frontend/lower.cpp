@@ -57,7 +57,7 @@ void Lowerer::bind_params(const ast::Node &def, const std::vector<ArgBinding> &a
                      at(p) + ": kernel parameter '" + name + "' has no value in the launch record");
             bind_default(name, *defaults[i - first_default], cexpr, env);
         } else if (cexpr || bound->kind == ArgBinding::None || bound->kind == ArgBinding::Bool ||
-                   bound->kind == ArgBinding::Str) {
+                   bound->kind == ArgBinding::Str || bound->kind == ArgBinding::DType) {
             env[name] = compile_time_param(p, *bound, cexpr);
         } else {
             bind_run_time_param(p, *bound, args, params, env);
@@ -84,6 +84,7 @@ CV Lowerer::compile_time_param(const ast::Node &p, const ArgBinding &bound, bool
            : bound.kind == ArgBinding::Float ? CV::real(bound.fval)
            : bound.kind == ArgBinding::Bool  ? CV::boolean(bound.ival != 0)
            : bound.kind == ArgBinding::Str   ? CV::named(CV::Str, bound.sval)
+           : bound.kind == ArgBinding::DType ? CV::dtype(bound.dtype)
                                              : CV{};
     if (bound.kind == ArgBinding::Tensor) unsupported(p, "tensor bound to tl.constexpr parameter '" + name + "'", "");
     // Numbers are constexprs, spelled by name; None, bools and strings are compile-time either way.
@@ -130,6 +131,10 @@ std::string Lowerer::literal_of(const CV &c) {
     case CV::Float: return python_float(c.f);
     case CV::Str: return python_string(c.s);
     case CV::None: return "None";
+    case CV::DTypeV:  // the launch's tl.dtype compares equal to it
+        for (const auto &[name, dt] : dtype_names())
+            if (dt == c.dt && name.rfind("fp", 0) != 0 && name != "bf16") return "tl." + name;
+        return "";
     default: return "";
     }
 }

@@ -42,6 +42,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"kernel_objects",
              {"Ops.square = _Recorded(Ops.square)\n", "Table.trig = _Recorded(Table.trig)\n",
               "_exp = _Recorded(_exp)\n", "_cos = _Recorded(_cos)\n", "def _exp_py_bwd"}},
+        Case{"dtype_constexpr",
+             {"def _scale_fwd_bwd_OUT_DTYPE_tl_float64(", "    if a[\"OUT_DTYPE\"] == tl.float32:\n"}},
         Case{"running_stats", {}},
         // Inline assembly in a helper, differentiated through its TAD_DIFFERENTIATE_AS definition.
         Case{"differentiate_as", {"TAD_DIFFERENTIATE_AS = {_fast_tanh: _tanh_definition}\n"}},
