@@ -126,7 +126,7 @@ CV Lowerer::math_call(const ast::Node &e, const std::string &fn, const Args &a) 
     std::vector<double> xs;
     for (const CV &x : a.pos) {
         if (x.kind != CV::Int && x.kind != CV::Float && x.kind != CV::Bool)
-            unsupported(e, "math." + fn + " of a tile or run-time scalar", "use the triton.language function");
+            unsupported(e, "math." + fn, "takes numbers at compile time");
         xs.push_back(x.kind == CV::Float ? x.f : static_cast<double>(x.i));
         deps.insert(x.deps.begin(), x.deps.end());
     }

@@ -1,0 +1,94 @@
+// Lowering the names and spellings of kernel libraries (src/frontend/lower_globals.cpp): what they
+// lower to, and the exact text of each refusal.
+#include <gtest/gtest.h>
+
+#include "ir/ir.h"
+#include "lower_source.h"
+
+using tad::frontend::ArgBinding;
+using tad::test::arg;
+using tad::test::lower_body;
+using tad::test::lower_error;
+
+namespace {
+
+const std::vector<ArgBinding> kArgs = {arg(ArgBinding::Tensor, "X"), arg(ArgBinding::Int, "n", 5),
+                                       arg(ArgBinding::Int, "B", 8)};
+
+std::string printed(const std::string &body) { return tad::ir::print(lower_body(body, kArgs)); }
+
+// Builtin min / max of a run-time scalar are tl.minimum / tl.maximum; of constants they fold.
+TEST(LibraryNames, BuiltinMinMaxOfRunTimeScalars) {
+    std::string ir = printed(R"(@triton.jit
+def k(X, n, B: tl.constexpr):
+    x = tl.load(X + tl.arange(0, B))
+    tl.store(X + tl.arange(0, B), x * min(n, 3) + x * max(n, 1, min(B, 4)))
+)");
+    EXPECT_NE(ir.find("minimum"), std::string::npos) << ir;
+    EXPECT_NE(ir.find("maximum"), std::string::npos) << ir;
+}
+
+// math constants and functions of numbers fold to one constant.
+TEST(LibraryNames, MathOfConstantsFolds) {
+    std::string ir = printed(R"(@triton.jit
+def k(X, n, B: tl.constexpr):
+    x = tl.load(X + tl.arange(0, B))
+    tl.store(X + tl.arange(0, B), x * (math.log2(math.e) * math.sqrt(4.0)))
+)");
+    EXPECT_NE(ir.find("const 2.88539"), std::string::npos) << ir;
+}
+
+TEST(LibraryNames, MathFunctionTadDoesNotFoldIsRefused) {
+    EXPECT_EQ(lower_error(R"(@triton.jit
+def k(X, n, B: tl.constexpr):
+    tl.store(X + tl.arange(0, B), tl.load(X + tl.arange(0, B)) * math.gamma(2.5))
+)",
+                          kArgs),
+              "k.py:7:66: unsupported construct 'math.gamma': not one of the math functions tad folds on constants");
+}
+
+TEST(LibraryNames, AGlobalReadingItselfIsRefused) {
+    EXPECT_EQ(lower_error(R"(LOOP = LOOP
+
+
+@triton.jit
+def k(X, n, B: tl.constexpr):
+    tl.store(X + tl.arange(0, B), tl.load(X + tl.arange(0, B)) * LOOP)
+)",
+                          kArgs),
+              "k.py:5:8: unsupported construct 'name 'LOOP'': its module-level value reads itself");
+}
+
+TEST(LibraryNames, ADefinitionWithOtherParametersIsRefused) {
+    EXPECT_EQ(lower_error(R"(@triton.jit
+def fast(x):
+    return x
+
+
+@triton.jit
+def definition(x, y):
+    return x
+
+
+TAD_DIFFERENTIATE_AS = {fast: definition}
+
+
+@triton.jit
+def k(X, n, B: tl.constexpr):
+    tl.store(X + tl.arange(0, B), fast(tl.load(X + tl.arange(0, B))))
+)",
+                          kArgs),
+              "k.py:20:35: unsupported construct 'TAD_DIFFERENTIATE_AS': 'definition' must take the parameters of "
+              "'fast'");
+}
+
+TEST(LibraryNames, NextPowerOfTwoOfARunTimeValueIsRefused) {
+    EXPECT_EQ(lower_error(R"(@triton.jit
+def k(X, n, B: tl.constexpr):
+    tl.store(X + tl.arange(0, B), tl.load(X + tl.arange(0, B)) * triton.next_power_of_2(n))
+)",
+                          kArgs),
+              "k.py:7:66: unsupported construct 'triton.next_power_of_2': takes a constexpr integer in a kernel");
+}
+
+}  // namespace
