@@ -143,13 +143,16 @@ using JitMap = std::map<std::string, ast::NodePtr>;
 
 // `@staticmethod @triton.jit def k(...)` (or a kernel assigned as a class attribute) in class C:
 // launched as C.k[grid], traced under its function's name.
-void record_class(const ast::Node &cls, JitMap &jit, std::vector<std::string> &order) {
+void record_class(const ast::Node &cls, JitMap &jit, std::vector<std::string> &order, JitMap &in_classes) {
     const std::string &cname = cls.str("name");
     for (const auto &s : cls.list("body")) {
         if (s->is("FunctionDef"))
             for (const auto &d : s->list("decorator_list"))
                 if (is_jit_decorator(*d)) {
+                    auto earlier = jit.find(s->str("name"));
+                    if (earlier != jit.end()) in_classes.emplace(s->str("name"), earlier->second);
                     jit[cname + "." + s->str("name")] = jit[s->str("name")] = s;
+                    in_classes.emplace(s->str("name"), s);
                     order.push_back(s->str("name"));
                 }
         if (s->is("Assign") && s->list("targets").size() == 1 && s->list("targets")[0]->is("Name")) {
@@ -195,7 +198,7 @@ std::vector<std::string> param_names(const ast::Node &fn) {
 }
 
 std::map<std::string, ast::NodePtr> jit_functions_of(const ast::File &file, std::vector<std::string> *order) {
-    JitMap jit;
+    JitMap jit, in_classes;
     std::vector<std::string> names;
     for (const auto &s : file.module->list("body")) {
         if (s->is("FunctionDef"))
@@ -204,9 +207,16 @@ std::map<std::string, ast::NodePtr> jit_functions_of(const ast::File &file, std:
                     jit[s->str("name")] = s;
                     names.push_back(s->str("name"));
                 }
-        if (s->is("ClassDef")) record_class(*s, jit, names);
+        if (s->is("ClassDef")) record_class(*s, jit, names, in_classes);
         if (s->is("Assign")) record_assigned_kernel(file, *s, jit, names);
     }
+    // Kernels are traced by their function's name: a class's kernel must be the only one of it.
+    for (const auto &[name, def] : in_classes)
+        if (jit.at(name) != def)
+            fail(TAD_ERR_UNSUPPORTED, where(file.path, def->loc.line, def->loc.col + 1) +
+                                          ": unsupported construct 'two @triton.jit functions named '" + name +
+                                          "'': one is in a class, and tad tells kernels apart by their function's "
+                                          "name; rename one");
     if (order) *order = std::move(names);
     return jit;
 }

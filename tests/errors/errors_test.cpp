@@ -131,6 +131,24 @@ def double(x):
     EXPECT_EQ(msg, p + ":16:1: stub 'double' launches no @triton.jit kernel");
 }
 
+// A class's kernel named like another @triton.jit function: the trace could not tell them apart,
+// and the wrong one would be differentiated.
+TEST_F(Errors, ClassKernelNamedLikeAnother) {
+    Session s = session();
+    std::string p = write("clash.py", std::string(kKernel) + R"(
+
+class Ops:
+    @staticmethod
+    @triton.jit
+    def _double(X, Y, n, BLOCK: tl.constexpr):
+        pass
+)" + kStub);
+    auto [status, msg] = error_of([&] { s.load_forward(p, std::nullopt); });
+    EXPECT_EQ(status, TAD_ERR_UNSUPPORTED);
+    EXPECT_EQ(msg, p + ":9:1: unsupported construct 'two @triton.jit functions named '_double'': one is in a class, "
+                       "and tad tells kernels apart by their function's name; rename one");
+}
+
 TEST_F(Errors, GradInputsNamingUnknownArgument) {
     Session s = session();
     std::string stub = kStub;
