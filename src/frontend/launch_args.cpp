@@ -58,6 +58,10 @@ ArgBinding scalar_binding(const std::string &path, JsonRef a, const std::string 
         b.sval = a.at("value").str();
     } else if (kind == "other" && triton_dtype(a.at("value").str(), &b.dtype)) {
         b.kind = ArgBinding::DType;
+    } else if (kind == "other" && a.at("value").str().rfind("triton.language.", 0) == 0) {
+        fail(TAD_ERR_UNSUPPORTED, path + ": unsupported construct 'dtype " + a.at("value").str() + "': '" + name +
+                                      "' is a dtype tad has no type for (it has float16, bfloat16, float32, float64, "
+                                      "int32, int64 and int1)");
     } else {
         fail(TAD_ERR_UNSUPPORTED,
              path + ": unsupported construct 'kernel argument of kind " + kind + "': '" + name +

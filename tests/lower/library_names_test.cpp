@@ -4,6 +4,7 @@
 
 #include "ir/ir.h"
 #include "lower_source.h"
+#include "support/json.h"
 
 using tad::frontend::ArgBinding;
 using tad::test::arg;
@@ -89,6 +90,28 @@ def k(X, n, B: tl.constexpr):
 )",
                           kArgs),
               "k.py:7:66: unsupported construct 'triton.next_power_of_2': takes a constexpr integer in a kernel");
+}
+
+// A dtype passed as an argument binds a dtype (the CPU stand-in and triton spell it differently);
+// one tad has no type for is refused naming it.
+TEST(LibraryNames, DtypeArguments) {
+    tad::Json args = tad::Json::parse(R"([{"name": "A", "kind": "other", "value": "triton.language.fp16"},
+        {"name": "B", "kind": "other", "value": "triton.language.float32"}])",
+                                      "args");
+    std::vector<ArgBinding> b = tad::frontend::launch_bindings("k.py", args, false);
+    EXPECT_EQ(b[0].kind, ArgBinding::DType);
+    EXPECT_EQ(b[0].dtype, tad::ir::DType::F16);
+    EXPECT_EQ(b[1].dtype, tad::ir::DType::F32);
+    tad::Json bad =
+        tad::Json::parse(R"([{"name": "OUT", "kind": "other", "value": "triton.language.uint32"}])", "args");
+    try {
+        tad::frontend::launch_bindings("k.py", bad, false);
+        ADD_FAILURE() << "expected a refusal";
+    } catch (const tad::Error &e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "k.py: unsupported construct 'dtype triton.language.uint32': 'OUT' is a dtype tad has no type for "
+                  "(it has float16, bfloat16, float32, float64, int32, int64 and int1)");
+    }
 }
 
 }  // namespace
