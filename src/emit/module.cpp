@@ -111,10 +111,10 @@ std::string class_name(const std::string &stub) {
 }
 
 // The forward file's statements the module copies: jit functions, the stub and the module-level
-// names they use (protocol functions excepted), and TAD_DIFFERENTIATE_AS, which lowering the copy
-// reads, in source order.
+// names they use (protocol functions excepted), and TAD_DIFFERENTIATE_AS and TAD_DERIVATIVES, which
+// lowering the copy reads, in source order.
 std::vector<bool> forward_statements(const frontend::KernelFile &kf) {
-    std::set<std::string> needed = {"TAD_DIFFERENTIATE_AS"};
+    std::set<std::string> needed = {"TAD_DIFFERENTIATE_AS", "TAD_DERIVATIVES"};
     used_names(kf.stub.def, needed);
     for (const auto &[name, def] : kf.jit_functions) used_names(def, needed);
     static const std::set<std::string> protocol = {"SWEEP", "make_args", "reference", "bytes", "flops"};

@@ -70,13 +70,34 @@ CV Lowerer::inline_call(const ast::Node &e, const std::string &called, const Arg
         else
             fail(TAD_ERR_UNSUPPORTED, at(e) + ": call of '" + callee + "' is missing argument '" + name + "'");
     }
+    std::vector<CV> bound;
+    for (const auto &p : params) bound.push_back(env.at(p->str("arg")));
     call_stack_.push_back(callee);
     int outer_ifs = dynamic_ifs_;
     dynamic_ifs_ = 0;  // a `return` here leaves the helper, not the caller's branch
     CV r = lower_body(def.list("body"), env, callee);
     dynamic_ifs_ = outer_ifs;
     call_stack_.pop_back();
-    return r;
+    const std::vector<std::string> partials = user_derivatives(e, called);
+    return partials.empty() ? r : with_derivatives(e, r, partials, bound, a);
+}
+
+// The helper's value with the gradient its TAD_DERIVATIVES give: grad_via(y, Σ stop_gradient(∂y/∂x_i)
+// · x_i), whose derivative along each x_i is the given ∂y/∂x_i (elementwise helpers).
+CV Lowerer::with_derivatives(const ast::Node &e, const CV &y, const std::vector<std::string> &partials,
+                             const std::vector<CV> &bound, const Args &a) {
+    if (y.kind != CV::Value || !fn_.type(y.v).is_float())
+        unsupported(e, "TAD_DERIVATIVES", "the helper must return one float tile or scalar");
+    CV sum = CV::real(0.0);
+    for (size_t i = 0; i < partials.size(); ++i) {
+        if (partials[i].empty() || bound[i].kind != CV::Value || fn_.type(bound[i].v).is_ptr) continue;
+        CV d = inline_call(e, partials[i], a);
+        if (d.kind != CV::Value) unsupported(e, "TAD_DERIVATIVES", "'" + partials[i] + "' must return a tile");
+        sum = binop("Add", sum, binop("Mult", CV::value(b_.unary(OpKind::StopGradient, d.v)), bound[i], e), e);
+    }
+    const Type &t = fn_.type(y.v);
+    ValueId s = b_.cast(b_.broadcast(materialize(sum, &t, e), t.shape), t.elem);
+    return CV::value(b_.append(ir::Op(OpKind::GradVia, {y.v, s}), t));
 }
 
 namespace {

@@ -103,6 +103,31 @@ std::string Lowerer::differentiable_definition(const ast::Node &call, const std:
     return callee;
 }
 
+// TAD_DERIVATIVES = {helper: (d_x, d_y, ...)}: for an elementwise helper, one @triton.jit function
+// per parameter (None: no gradient) taking the helper's parameters and returning the derivative of
+// its result along that parameter. Empty when the helper has none.
+std::vector<std::string> Lowerer::user_derivatives(const ast::Node &call, const std::string &helper) const {
+    const ast::Node *table = module_global("TAD_DERIVATIVES");
+    if (!table || !jit_.count(helper)) return {};
+    if (!table->is("Dict")) unsupported(*table, "TAD_DERIVATIVES", "must be a dict {helper: (derivative, ...)}");
+    for (size_t i = 0; i < table->list("keys").size(); ++i) {
+        const ast::Node *key = table->list("keys")[i].get();
+        if (!key || !key->is("Name") || key->str("id") != helper) continue;
+        const ast::Node &value = *table->list("values")[i];
+        std::vector<std::string> out;
+        for (const auto &d : value.is("Tuple") ? value.list("elts") : ast::NodeList{table->list("values")[i]}) {
+            const bool none = d->is("Constant") && std::holds_alternative<ast::NoneValue>(*d->find("value"));
+            if (!none && (!d->is("Name") || !jit_.count(d->str("id"))))
+                unsupported(*d, "TAD_DERIVATIVES entry", "each derivative is a @triton.jit function or None");
+            out.push_back(none ? "" : d->str("id"));
+        }
+        if (out.size() != param_names(*jit_.at(helper)).size())
+            unsupported(call, "TAD_DERIVATIVES", "'" + helper + "' needs one derivative (or None) per parameter");
+        return out;
+    }
+    return {};
+}
+
 std::optional<CV> Lowerer::math_constant(const std::string &attr) {
     static const std::map<std::string, double> constants = {
         {"pi", M_PI}, {"e", M_E}, {"tau", 2 * M_PI}, {"inf", INFINITY}, {"nan", NAN}};

@@ -262,6 +262,8 @@ private:
     std::string imported_module(const std::string &name) const;
     // The function lowered for a call of helper `callee`: its TAD_DIFFERENTIATE_AS definition, or itself.
     std::string differentiable_definition(const ast::Node &call, const std::string &callee) const;
+    // The TAD_DERIVATIVES of helper `helper`, one function name per parameter ("" for None), or none.
+    std::vector<std::string> user_derivatives(const ast::Node &call, const std::string &helper) const;
     // math.pi, math.e, math.tau, math.inf, math.nan; nullopt for other names.
     static std::optional<CV> math_constant(const std::string &attr);
     CV constant(const ast::Node &e);
@@ -313,6 +315,9 @@ private:
     std::vector<Dim> shape_arg(const CV &c, const ast::Node &n);
     ValueId value_arg(const CV &c, const ast::Node &n) { return materialize(c, nullptr, n); }
     CV method(const ast::Node &e, const CV &m, const Args &a);
+    // The value `y` of a helper call with the gradient of its TAD_DERIVATIVES (`bound`: its arguments).
+    CV with_derivatives(const ast::Node &e, const CV &y, const std::vector<std::string> &partials,
+                        const std::vector<CV> &bound, const Args &a);
     // math.<fn> of compile-time numbers (lower_globals.cpp).
     CV math_call(const ast::Node &e, const std::string &fn, const Args &a);
 

@@ -83,6 +83,53 @@ def k(X, n, B: tl.constexpr):
               "'fast'");
 }
 
+TEST(LibraryNames, DerivativesForTooFewParametersAreRefused) {
+    EXPECT_EQ(lower_error(R"(@triton.jit
+def scaled(x, w):
+    return x * w
+
+
+@triton.jit
+def scaled_dx(x, w):
+    return w
+
+
+TAD_DERIVATIVES = {scaled: (scaled_dx,)}
+
+
+@triton.jit
+def k(X, n, B: tl.constexpr):
+    x = tl.load(X + tl.arange(0, B))
+    tl.store(X + tl.arange(0, B), scaled(x, x))
+)",
+                          kArgs),
+              "k.py:21:35: unsupported construct 'TAD_DERIVATIVES': 'scaled' needs one derivative (or None) per "
+              "parameter");
+}
+
+// The helper's value, with its gradient through grad_via from the given derivative.
+TEST(LibraryNames, DerivativesLowerToGradVia) {
+    std::string ir = printed(R"(@triton.jit
+def cube(x):
+    return x * x * x
+
+
+@triton.jit
+def cube_dx(x):
+    return 3.0 * x * x
+
+
+TAD_DERIVATIVES = {cube: (cube_dx,)}
+
+
+@triton.jit
+def k(X, n, B: tl.constexpr):
+    tl.store(X + tl.arange(0, B), cube(tl.load(X + tl.arange(0, B))))
+)");
+    EXPECT_NE(ir.find("stop_gradient"), std::string::npos) << ir;
+    EXPECT_NE(ir.find("grad_via"), std::string::npos) << ir;
+}
+
 TEST(LibraryNames, NextPowerOfTwoOfARunTimeValueIsRefused) {
     EXPECT_EQ(lower_error(R"(@triton.jit
 def k(X, n, B: tl.constexpr):

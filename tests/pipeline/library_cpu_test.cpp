@@ -42,6 +42,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"kernel_objects",
              {"Ops.square = _Recorded(Ops.square)\n", "Table.trig = _Recorded(Table.trig)\n",
               "_exp = _Recorded(_exp)\n", "_cos = _Recorded(_cos)\n", "def _exp_py_bwd"}},
+        // Derivatives given per parameter: softplus's backward multiplies by the given sigmoid.
+        Case{"user_derivatives", {"dY * t0 * tl.sigmoid(x)"}},
         Case{"dtype_constexpr",
              {"def _scale_fwd_bwd_OUT_DTYPE_tl_float64(", "    if a[\"OUT_DTYPE\"] == tl.float32:\n"}},
         Case{"running_stats", {}},
