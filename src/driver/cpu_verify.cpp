@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <string>
+#include <variant>
+#include <vector>
 
 #include "driver/launch_nodes.h"
 #include "driver/pipeline.h"
@@ -96,6 +99,38 @@ void add_whole_stub(Json &entry, Json stub) {
     entry.set_copy("stub", stub);
 }
 
+// The kernels a module was generated to see launched, in order: its `_KERNELS` tuple.
+std::vector<std::string> generated_launches(const ast::File &module) {
+    std::vector<std::string> out;
+    for (const auto &s : module.module->list("body"))
+        if (s->is("Assign") && s->list("targets")[0]->is("Name") && s->list("targets")[0]->str("id") == "_KERNELS" &&
+            s->node("value")->is("Tuple"))
+            for (const auto &e : s->node("value")->list("elts"))
+                if (e->is("Constant") && std::holds_alternative<std::string>(*e->find("value")))
+                    out.push_back(std::get<std::string>(*e->find("value")));
+    return out;
+}
+
+std::string py_tuple_of(const std::vector<std::string> &names) {
+    std::string out;
+    for (const std::string &n : names) out += "'" + n + "', ";
+    if (names.size() == 1) return "(" + out.substr(0, out.size() - 1) + ")";
+    return "(" + (out.empty() ? "" : out.substr(0, out.size() - 2)) + ")";
+}
+
+// A call that launches other kernels than the module was generated for (a stub choosing its kernels
+// by shape or flags): the module refuses it at run time, and the oracle has no backward to run.
+void check_launch_sequence(const ast::File &module, JsonRef trace) {
+    std::vector<std::string> got, want = generated_launches(module);
+    for (size_t k = 0; k < trace.at("launches").size(); ++k) got.push_back(trace.at("launches")[k].at("kernel").str());
+    if (!want.empty() && got != want)
+        fail(TAD_ERR_UNSUPPORTED, "the stub launches " + py_tuple_of(got) + " here, but the module was generated " +
+                                      "for a call that launches " + py_tuple_of(want) +
+                                      " (the stub chooses its kernels by shape or flags; a module serves the launch " +
+                                      "sequence it was generated from: generate from a SWEEP entry or call that " +
+                                      "launches these kernels)");
+}
+
 int64_t input_elements(JsonRef trace) {
     int64_t elements = 0;
     for (size_t k = 0; k < trace.at("inputs").size(); ++k) {
@@ -137,6 +172,7 @@ Json check_dims(const CpuVerifyInput &in, const ast::File &module, JsonRef dims,
         return skipped_entry(std::to_string(elements) + " input elements exceed the CPU interpreter's limit of " +
                              std::to_string(in.max_elements));
     Json trace = worker.request("trace", trace_request(in.import_path, in.kf.stub, dims, true));
+    check_launch_sequence(module, trace);
     const bool nodes = has_torch_code(trace);
     Json entry = nodes ? whole_stub_only() : check_trace(in, module, trace, rng);
     Json stub = check_whole_stub(in, dims, worker);

@@ -141,7 +141,8 @@ private:
         os_ << "            out = " << stub_callable(stub_) << "(*values)\n";
         os_ << "        _check_launches(launches, _KERNELS)\n";
         os_ << "        outs = out if isinstance(out, tuple) else (out,)\n";
-        os_ << "        layouts = [(o.shape, tuple(o.stride()), o.dtype, o.device) for o in outs]\n";
+        os_ << "        layouts = [(o.shape, tuple(o.stride()), o.dtype, o.device) if isinstance(o, torch.Tensor) "
+               "else None for o in outs]\n";
         os_ << "        touts = " << fn_ << "(launches, *values, outs, layouts, tangent_list)\n";
         os_ << "    return out, (touts if isinstance(out, tuple) else touts[0])\n";
     }

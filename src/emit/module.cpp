@@ -114,9 +114,10 @@ std::string class_name(const std::string &stub) {
 }
 
 // The forward file's statements the module copies: jit functions, the stub and the module-level
-// names they use (protocol functions excepted), in source order.
+// names they use (protocol functions excepted), and TAD_DIFFERENTIATE_AS and TAD_DERIVATIVES, which
+// lowering the copy reads, in source order.
 std::vector<bool> forward_statements(const frontend::KernelFile &kf) {
-    std::set<std::string> needed;
+    std::set<std::string> needed = {"TAD_DIFFERENTIATE_AS", "TAD_DERIVATIVES"};
     used_names(kf.stub.def, needed);
     for (const auto &[name, def] : kf.jit_functions) used_names(def, needed);
     static const std::set<std::string> protocol = {"SWEEP", "make_args", "reference", "bytes", "flops"};
@@ -338,8 +339,9 @@ private:
         os_ << "        for " << launch << " in " << launches << ":\n";
         os_ << "            " << launch << ".tensors = None\n";
         if (!dirty_inputs.empty()) os_ << "        " << ctx << ".mark_dirty(" << join(dirty_inputs) << ")\n";
-        os_ << "        " << ctx << ".out_layouts = [(o.shape, tuple(o.stride()), o.dtype, o.device) for o in " << outs
-            << "]\n";
+        // A stub may return None (or a number) among its outputs: it has no layout.
+        os_ << "        " << ctx << ".out_layouts = [(o.shape, tuple(o.stride()), o.dtype, o.device) if isinstance(o, "
+            << "torch.Tensor) else None for o in " << outs << "]\n";
         os_ << "        " << ctx << ".save_for_backward(" << join(to_save) << ")\n";
         os_ << "        return " << out << "\n\n";
         os_ << "    @staticmethod\n    def backward(" << ctx << ", *" << grads << "):\n";

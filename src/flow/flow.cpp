@@ -146,9 +146,12 @@ void gradient_flow(const Call &c, const std::vector<Launch> &ls, const std::set<
         }
         if (spec.wrt.empty() || spec.outputs.empty()) spec = {};
     }
-    // A stub input updated in place carries gradient only if autograd sees the update.
+    // A grad input updated in place carries gradient only if autograd sees the update. Other inputs
+    // updated and not returned (batch norm's running statistics) are side effects: no gradient
+    // flows through them unless a later launch reads them, and the stub's run still stores them.
     for (const TensorRef &t : written_tensors(ls))
-        if (t.kind == TensorRef::Input && active.count(t) && !returned.count(t))
+        if (t.kind == TensorRef::Input && active.count(t) && !returned.count(t) &&
+            contains(c.grad_inputs, c.params[static_cast<size_t>(t.index)]))
             fail(TAD_ERR_UNSUPPORTED,
                  c.path + ": stub '" + c.stub + "' updates " + tensor_label(c, t) +
                      " in place but does not return it; return it, so that autograd sees the update");

@@ -72,6 +72,13 @@ Call call_of(const frontend::KernelFile &kf, JsonRef trace) {
     Call c{kf.file.path, kf.stub.name, kf.stub.params, kf.stub.grad_inputs, {}, {}, {}};
     JsonRef outs = trace.at("outputs");
     for (size_t j = 0; j < outs.size(); ++j) {
+        // One shadow per storage: the cotangents of two views of it would have to be summed.
+        if (outs[j].has("storage_of"))
+            fail(TAD_ERR_UNSUPPORTED, where(kf.file.path, kf.stub.def->loc.line, kf.stub.def->loc.col + 1) +
+                                          ": stub '" + kf.stub.name + "' returns output " + std::to_string(j) +
+                                          ", a view of the storage of output " +
+                                          std::to_string(outs[j].at("storage_of").integer()) +
+                                          "; tad gives each storage one gradient, so return one view of it");
         c.output_inputs.push_back(outs[j].has("input") ? static_cast<int>(outs[j].at("input").integer()) : -1);
         if (outs[j].has("torch")) c.torch_outputs[static_cast<int>(j)] = outs[j].at("torch").str();
     }

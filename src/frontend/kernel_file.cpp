@@ -24,22 +24,43 @@ bool is_autodiff_decorator(const ast::Node &d) {
     return name == "tad.autodiff" || name == "autodiff";
 }
 
-// Collects K in every `K[grid](...)` call inside `n`, in source order.
-void find_launches(const ast::NodePtr &n, std::vector<std::string> &out) {
+// Calls f on `n` and every node below it, in source order.
+template <class F> void walk(const ast::NodePtr &n, F &&f) {
     if (!n) return;
-    if (n->is("Call")) {
-        ast::NodePtr f = n->node("func");
-        if (f && f->is("Subscript")) {
-            std::string k = dotted(f->node("value").get());
-            if (!k.empty()) out.push_back(k);
-        }
-    }
+    f(*n);
     for (const auto &field : n->fields) {
         if (auto p = std::get_if<ast::NodePtr>(&field.second))
-            find_launches(*p, out);
+            walk(*p, f);
         else if (auto l = std::get_if<ast::NodeList>(&field.second))
-            for (const auto &c : *l) find_launches(c, out);
+            for (const auto &c : *l) walk(c, f);
     }
+}
+
+// The jit functions an expression of the stub may evaluate to: a kernel's (dotted) name, or a
+// local the stub assigns from such names (`k = _a if flag else _b`), in source order.
+void kernels_named(const KernelFile &kf, const ast::Node &e, std::vector<std::string> &out, int depth = 0) {
+    std::string k = dotted(&e);
+    if (kf.jit_functions.count(k)) {
+        out.push_back(k);
+        return;
+    }
+    if (!e.is("Name") || depth > 8) return;
+    walk(kf.stub.def, [&](const ast::Node &s) {
+        if (!s.is("Assign")) return;
+        for (const auto &t : s.list("targets"))
+            if (t->is("Name") && t->str("id") == k)
+                walk(s.node("value"), [&](const ast::Node &v) {
+                    if (v.is("Name") || v.is("Attribute")) kernels_named(kf, v, out, depth + 1);
+                });
+    });
+}
+
+// Collects the kernels of every `K[grid](...)` call in the stub, in source order.
+void find_launches(KernelFile &kf) {
+    walk(kf.stub.def, [&](const ast::Node &n) {
+        ast::NodePtr f = n.is("Call") ? n.node("func") : nullptr;
+        if (f && f->is("Subscript")) kernels_named(kf, *f->node("value"), kf.stub.launched);
+    });
 }
 
 // The decorator's grad_inputs=..., or its first positional argument; null when it has neither.
@@ -98,15 +119,12 @@ void read_grad_inputs(const ast::File &file, const ast::Node &decorator, StubInf
     for (const ast::Node *it : items) stub.grad_inputs.push_back(grad_input_name(file, *it, stub, plist));
 }
 
-// Records a module-level function: a jit function, the stub (its decorator in `stub_decorator`),
-// or one of the protocol functions.
+// Records a module-level function: the stub (its decorator in `stub_decorator`) or one of the
+// protocol functions.
 void record_function(KernelFile &kf, const ast::NodePtr &def, const ast::Node *&stub_decorator) {
     const std::string &name = def->str("name");
     for (const auto &d : def->list("decorator_list")) {
-        if (is_jit_decorator(*d)) {
-            kf.jit_functions[name] = def;
-            kf.jit_order.push_back(name);
-        } else if (is_autodiff_decorator(*d)) {
+        if (is_autodiff_decorator(*d)) {
             if (stub_decorator)
                 fail(TAD_ERR_INVALID_ARGUMENT, at(kf.file, *d) + ": a second @tad.autodiff stub '" + name +
                                                    "' (tad handles one stub per file; the first is '" + kf.stub.name +
@@ -119,6 +137,49 @@ void record_function(KernelFile &kf, const ast::NodePtr &def, const ast::Node *&
     }
     if (name == "make_args") kf.has_make_args = true;
     if (name == "reference") kf.has_reference = true;
+}
+
+using JitMap = std::map<std::string, ast::NodePtr>;
+
+// `@staticmethod @triton.jit def k(...)` (or a kernel assigned as a class attribute) in class C:
+// launched as C.k[grid], traced under its function's name.
+void record_class(const ast::Node &cls, JitMap &jit, std::vector<std::string> &order, JitMap &in_classes) {
+    const std::string &cname = cls.str("name");
+    for (const auto &s : cls.list("body")) {
+        if (s->is("FunctionDef"))
+            for (const auto &d : s->list("decorator_list"))
+                if (is_jit_decorator(*d)) {
+                    auto earlier = jit.find(s->str("name"));
+                    if (earlier != jit.end()) in_classes.emplace(s->str("name"), earlier->second);
+                    jit[cname + "." + s->str("name")] = jit[s->str("name")] = s;
+                    in_classes.emplace(s->str("name"), s);
+                    order.push_back(s->str("name"));
+                }
+        if (s->is("Assign") && s->list("targets").size() == 1 && s->list("targets")[0]->is("Name")) {
+            auto it = jit.find(dotted(s->node("value").get()));
+            if (it != jit.end()) jit[cname + "." + s->list("targets")[0]->str("id")] = it->second;
+        }
+    }
+}
+
+// `K = triton.jit(fn)` (or an alias `K = other_kernel`): K is a kernel whose function is fn's,
+// traced under fn's name.
+void record_assigned_kernel(const ast::File &file, const ast::Node &assign, JitMap &jit,
+                            std::vector<std::string> &order) {
+    if (assign.list("targets").size() != 1 || !assign.list("targets")[0]->is("Name")) return;
+    const std::string &name = assign.list("targets")[0]->str("id");
+    const ast::Node &v = *assign.node("value");
+    if (v.is("Call") && is_jit_decorator(*v.node("func")) && v.list("args").size() == 1) {
+        const std::string fn = dotted(v.list("args")[0].get());
+        for (const auto &s : file.module->list("body"))
+            if (s->is("FunctionDef") && s->str("name") == fn) {
+                jit[name] = jit[fn] = s;
+                order.push_back(fn);
+            }
+        return;
+    }
+    auto it = jit.find(dotted(&v));
+    if (it != jit.end()) jit[name] = it->second;
 }
 
 }  // namespace
@@ -136,6 +197,30 @@ std::vector<std::string> param_names(const ast::Node &fn) {
     return out;
 }
 
+std::map<std::string, ast::NodePtr> jit_functions_of(const ast::File &file, std::vector<std::string> *order) {
+    JitMap jit, in_classes;
+    std::vector<std::string> names;
+    for (const auto &s : file.module->list("body")) {
+        if (s->is("FunctionDef"))
+            for (const auto &d : s->list("decorator_list"))
+                if (is_jit_decorator(*d)) {
+                    jit[s->str("name")] = s;
+                    names.push_back(s->str("name"));
+                }
+        if (s->is("ClassDef")) record_class(*s, jit, names, in_classes);
+        if (s->is("Assign")) record_assigned_kernel(file, *s, jit, names);
+    }
+    // Kernels are traced by their function's name: a class's kernel must be the only one of it.
+    for (const auto &[name, def] : in_classes)
+        if (jit.at(name) != def)
+            fail(TAD_ERR_UNSUPPORTED, where(file.path, def->loc.line, def->loc.col + 1) +
+                                          ": unsupported construct 'two @triton.jit functions named '" + name +
+                                          "'': one is in a class, and tad tells kernels apart by their function's "
+                                          "name; rename one");
+    if (order) *order = std::move(names);
+    return jit;
+}
+
 const ast::NodePtr &KernelFile::jit(const std::string &name) const {
     auto it = jit_functions.find(name);
     if (it == jit_functions.end())
@@ -147,6 +232,7 @@ KernelFile analyze(ast::File file) {
     KernelFile kf;
     kf.file = std::move(file);
     const ast::Node *stub_decorator = nullptr;
+    kf.jit_functions = jit_functions_of(kf.file, &kf.jit_order);
     for (const auto &stmt : kf.file.module->list("body")) {
         if (stmt->is("FunctionDef")) {
             record_function(kf, stmt, stub_decorator);
@@ -159,14 +245,10 @@ KernelFile analyze(ast::File file) {
     if (!stub_decorator)
         fail(TAD_ERR_NO_KERNEL, kf.file.path + ": no stub marked @tad.autodiff(grad_inputs=...) found");
     read_grad_inputs(kf.file, *stub_decorator, kf.stub);
-    find_launches(kf.stub.def, kf.stub.launched);
-    std::vector<std::string> kernels;
-    for (const auto &k : kf.stub.launched)
-        if (kf.jit_functions.count(k)) kernels.push_back(k);
-    if (kernels.empty())
+    find_launches(kf);
+    if (kf.stub.launched.empty())
         fail(TAD_ERR_NO_KERNEL,
              at(kf.file, *kf.stub.def) + ": stub '" + kf.stub.name + "' launches no @triton.jit kernel");
-    kf.stub.launched = kernels;
     return kf;
 }
 

@@ -15,12 +15,16 @@ struct StubInfo {
     ast::NodePtr def;  // the FunctionDef
     std::vector<std::string> params;  // parameter names in order
     std::vector<std::string> grad_inputs;  // resolved to parameter names
-    std::vector<std::string> launched;  // kernels launched as K[grid](...), in source order
+    // kernels launched as K[grid](...), in source order, as the stub spells them: a name, `Cls.k`, or
+    // each kernel a local it launches may hold (`k = _a if flag else _b`)
+    std::vector<std::string> launched;
 };
 
 struct KernelFile {
     ast::File file;
-    std::map<std::string, ast::NodePtr> jit_functions;  // name -> FunctionDef
+    // name -> FunctionDef: @triton.jit defs by name (in a class also as `Cls.name`), and kernels
+    // assigned as `K = triton.jit(fn)` under K and fn
+    std::map<std::string, ast::NodePtr> jit_functions;
     std::vector<std::string> jit_order;  // source order
     StubInfo stub;
     bool has_sweep = false, has_make_args = false, has_reference = false;
@@ -32,6 +36,10 @@ struct KernelFile {
 // TAD_ERR_NO_KERNEL (no jit function, no stub, stub launching nothing), TAD_ERR_INVALID_ARGUMENT
 // (grad_inputs naming an unknown parameter).
 KernelFile analyze(ast::File file);
+
+// The file's @triton.jit functions, as KernelFile::jit_functions holds them; `order`: their
+// function names in source order.
+std::map<std::string, ast::NodePtr> jit_functions_of(const ast::File &file, std::vector<std::string> *order = nullptr);
 
 // True if `decorator` is triton.jit / jit / triton.jit(...).
 bool is_jit_decorator(const ast::Node &decorator);

@@ -1,6 +1,7 @@
 // A recorded launch's arguments (a trace record's "args") as lowering bindings: shared by the
 // compiler's reading of a trace (src/flow) and by the interpreter's entry point (src/verify).
 #include "frontend/lower.h"
+#include "frontend/lower_internal.h"
 #include "support/error.h"
 
 namespace tad::frontend {
@@ -26,6 +27,17 @@ std::vector<int64_t> ints(JsonRef a, const char *key) {
     return v;
 }
 
+// A triton.language dtype as the trace shows it (its repr: "triton.language.fp16"; the CPU
+// stand-in's "triton.language.float16").
+bool triton_dtype(const std::string &repr, ir::DType *out) {
+    const std::string prefix = "triton.language.";
+    if (repr.rfind(prefix, 0) != 0) return false;
+    auto it = detail::dtype_names().find(repr.substr(prefix.size()));
+    if (it == detail::dtype_names().end()) return false;
+    *out = it->second;
+    return true;
+}
+
 // A scalar argument, or a refusal naming what it is.
 ArgBinding scalar_binding(const std::string &path, JsonRef a, const std::string &name, const std::string &kind) {
     ArgBinding b;
@@ -44,9 +56,16 @@ ArgBinding scalar_binding(const std::string &path, JsonRef a, const std::string 
     } else if (kind == "str") {
         b.kind = ArgBinding::Str;
         b.sval = a.at("value").str();
+    } else if (kind == "other" && triton_dtype(a.at("value").str(), &b.dtype)) {
+        b.kind = ArgBinding::DType;
+    } else if (kind == "other" && a.at("value").str().rfind("triton.language.", 0) == 0) {
+        fail(TAD_ERR_UNSUPPORTED, path + ": unsupported construct 'dtype " + a.at("value").str() + "': '" + name +
+                                      "' is a dtype tad has no type for (it has float16, bfloat16, float32, float64, "
+                                      "int32, int64 and int1)");
     } else {
-        fail(TAD_ERR_UNSUPPORTED, path + ": unsupported construct 'kernel argument of kind " + kind + "': '" + name +
-                                      "' must be a tensor, a number, a bool, a string or None");
+        fail(TAD_ERR_UNSUPPORTED,
+             path + ": unsupported construct 'kernel argument of kind " + kind + "': '" + name +
+                 "' must be a tensor, a number, a bool, a string, None or a triton.language dtype");
     }
     return b;
 }

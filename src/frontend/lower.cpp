@@ -58,7 +58,7 @@ void Lowerer::bind_params(const ast::Node &def, const std::vector<ArgBinding> &a
                      at(p) + ": kernel parameter '" + name + "' has no value in the launch record");
             bind_default(name, *defaults[i - first_default], cexpr, env);
         } else if (cexpr || bound->kind == ArgBinding::None || bound->kind == ArgBinding::Bool ||
-                   bound->kind == ArgBinding::Str) {
+                   bound->kind == ArgBinding::Str || bound->kind == ArgBinding::DType) {
             env[name] = compile_time_param(p, *bound, cexpr);
         } else {
             bind_run_time_param(p, *bound, args, params, env);
@@ -85,6 +85,7 @@ CV Lowerer::compile_time_param(const ast::Node &p, const ArgBinding &bound, bool
            : bound.kind == ArgBinding::Float ? CV::real(bound.fval)
            : bound.kind == ArgBinding::Bool  ? CV::boolean(bound.ival != 0)
            : bound.kind == ArgBinding::Str   ? CV::named(CV::Str, bound.sval)
+           : bound.kind == ArgBinding::DType ? CV::dtype(bound.dtype)
                                              : CV{};
     if (bound.kind == ArgBinding::Tensor) unsupported(p, "tensor bound to tl.constexpr parameter '" + name + "'", "");
     // Numbers are constexprs, spelled by name; None, bools and strings are compile-time either way.
@@ -131,6 +132,10 @@ std::string Lowerer::literal_of(const CV &c) {
     case CV::Float: return python_float(c.f);
     case CV::Str: return py_literal(c.s);
     case CV::None: return "None";
+    case CV::DTypeV:  // the launch's tl.dtype compares equal to it
+        for (const auto &[name, dt] : dtype_names())
+            if (dt == c.dt && name.rfind("fp", 0) != 0 && name != "bf16") return "tl." + name;
+        return "";
     default: return "";
     }
 }
@@ -173,11 +178,7 @@ ir::Function lower_kernel(const KernelFile &kf, const std::string &kernel, const
 
 ir::Function lower_kernel(const ast::File &file, const std::string &kernel, const std::vector<ArgBinding> &args,
                           bool host_descriptors) {
-    std::map<std::string, ast::NodePtr> jit;
-    for (const auto &s : file.module->list("body"))
-        if (s->is("FunctionDef"))
-            for (const auto &d : s->list("decorator_list"))
-                if (is_jit_decorator(*d)) jit[s->str("name")] = s;
+    const std::map<std::string, ast::NodePtr> jit = jit_functions_of(file);
     return detail::Lowerer(file, jit, host_descriptors).run(kernel, args);
 }
 

@@ -17,9 +17,9 @@ namespace tad::frontend {
 
 // How one kernel parameter is bound at launch (from a trace record's "args").
 struct ArgBinding {
-    enum Kind { Tensor, Int, Float, Bool, None, Str } kind = None;
+    enum Kind { Tensor, Int, Float, Bool, None, Str, DType } kind = None;
     std::string name;
-    ir::DType dtype = ir::DType::F32;  // Tensor: element type
+    ir::DType dtype = ir::DType::F32;  // Tensor: element type; DType: the value (tl.float16 passed as a constexpr)
     int64_t ival = 0;
     double fval = 0;
     std::string sval;  // Str

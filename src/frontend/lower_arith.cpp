@@ -269,8 +269,11 @@ CV Lowerer::unaryop(const ast::Node &e, const CV &v) {
 }
 
 CV Lowerer::where(const CV &c, const CV &a, const CV &b, const ast::Node &n) {
-    if (c.kind != CV::Value) unsupported(n, "tl.where with a constant condition", "");
     auto [x, y] = unify(a, b, n);
+    if (c.compile_time()) {  // chosen while lowering; both sides still give the result its type
+        consume(c);
+        return CV::value(truthy(c, n) ? x : y);
+    }
     std::vector<Dim> shape;
     if (!ir::broadcast_shapes(fn_.type(c.v).shape, fn_.type(x).shape, &shape))
         fail(TAD_ERR_UNSUPPORTED,

@@ -30,10 +30,17 @@ CV Lowerer::call(const ast::Node &e, Env &env) {
         return builtin(e, f.s, a);
     }
     if (f.kind == CV::Method) return method(e, f, a);
+    if (f.kind == CV::DTypeV) {  // tl.float32(x): a cast, as Triton's dtype objects convert when called
+        if (a.pos.size() != 1) unsupported(e, "dtype call", "takes one argument, the value to convert");
+        return CV::value(b_.cast(value_arg(a.pos[0], e), dtype_arg(f, e), true));
+    }
     if (f.kind == CV::Module) {
         std::string name = f.s;
+        bool constants = !a.pos.empty();
+        for (const CV &x : a.pos) constants = constants && x.compile_time();
+        if (name.rfind("math.", 0) == 0 && constants) return math_call(e, name.substr(5), a);
         for (const char *prefix :
-             {"tl.math.", "tl.extra.cuda.libdevice.", "tl.extra.libdevice.", "libdevice.", "tl.", "math."})
+             {"tl.math.", "tl.extra.cuda.libdevice.", "tl.extra.libdevice.", "libdevice.", "tl.", "math.", "triton."})
             if (name.rfind(prefix, 0) == 0) {
                 name = name.substr(std::string(prefix).size());
                 break;
@@ -43,7 +50,8 @@ CV Lowerer::call(const ast::Node &e, Env &env) {
     unsupported(e, "call", "the callee is not a @triton.jit function or a triton.language builtin");
 }
 
-CV Lowerer::inline_call(const ast::Node &e, const std::string &callee, const Args &a) {
+CV Lowerer::inline_call(const ast::Node &e, const std::string &called, const Args &a) {
+    const std::string callee = differentiable_definition(e, called);
     for (const auto &c : call_stack_)
         if (c == callee) unsupported(e, "recursive call of '" + callee + "'", "");
     const ast::Node &def = *jit_.at(callee);
@@ -62,13 +70,34 @@ CV Lowerer::inline_call(const ast::Node &e, const std::string &callee, const Arg
         else
             fail(TAD_ERR_UNSUPPORTED, at(e) + ": call of '" + callee + "' is missing argument '" + name + "'");
     }
+    std::vector<CV> bound;
+    for (const auto &p : params) bound.push_back(env.at(p->str("arg")));
     call_stack_.push_back(callee);
     int outer_ifs = dynamic_ifs_;
     dynamic_ifs_ = 0;  // a `return` here leaves the helper, not the caller's branch
     CV r = lower_body(def.list("body"), env, callee);
     dynamic_ifs_ = outer_ifs;
     call_stack_.pop_back();
-    return r;
+    const std::vector<std::string> partials = user_derivatives(e, called);
+    return partials.empty() ? r : with_derivatives(e, r, partials, bound, a);
+}
+
+// The helper's value with the gradient its TAD_DERIVATIVES give: grad_via(y, Σ stop_gradient(∂y/∂x_i)
+// · x_i), whose derivative along each x_i is the given ∂y/∂x_i (elementwise helpers).
+CV Lowerer::with_derivatives(const ast::Node &e, const CV &y, const std::vector<std::string> &partials,
+                             const std::vector<CV> &bound, const Args &a) {
+    if (y.kind != CV::Value || !fn_.type(y.v).is_float())
+        unsupported(e, "TAD_DERIVATIVES", "the helper must return one float tile or scalar");
+    CV sum = CV::real(0.0);
+    for (size_t i = 0; i < partials.size(); ++i) {
+        if (partials[i].empty() || bound[i].kind != CV::Value || fn_.type(bound[i].v).is_ptr) continue;
+        CV d = inline_call(e, partials[i], a);
+        if (d.kind != CV::Value) unsupported(e, "TAD_DERIVATIVES", "'" + partials[i] + "' must return a tile");
+        sum = binop("Add", sum, binop("Mult", CV::value(b_.unary(OpKind::StopGradient, d.v)), bound[i], e), e);
+    }
+    const Type &t = fn_.type(y.v);
+    ValueId s = b_.cast(b_.broadcast(materialize(sum, &t, e), t.shape), t.elem);
+    return CV::value(b_.append(ir::Op(OpKind::GradVia, {y.v, s}), t));
 }
 
 namespace {
@@ -86,15 +115,10 @@ double parse_float(const std::string &s) {
 }  // namespace
 
 CV Lowerer::builtin(const ast::Node &e, const std::string &name, const Args &a) {
-    if ((name == "min" || name == "max") && a.pos.size() == 2 && a.pos[0].compile_time() && a.pos[1].compile_time()) {
-        const CV &x = a.pos[0], &y = a.pos[1];
-        const CV cmp = fold(name == "min" ? "LtE" : "GtE", x, y, e);
-        // The choice depends on both: the result keeps no spelling.
-        CV r = cmp.i ? x : y;
-        r.deps = cmp.deps;
-        r.symbolic = false;
-        if (r.kind == CV::Int) r.s = std::to_string(r.i);
-        return r;
+    if ((name == "min" || name == "max") && a.pos.size() >= 2 && a.kw.empty()) {
+        CV acc = a.pos[0];
+        for (size_t i = 1; i < a.pos.size(); ++i) acc = extremum(e, name == "min", acc, a.pos[i]);
+        return acc;
     }
     if (name == "float" && a.pos.size() == 1 && a.pos[0].kind == CV::Str) {
         CV r = CV::real(parse_float(a.pos[0].s));
@@ -114,6 +138,22 @@ CV Lowerer::builtin(const ast::Node &e, const std::string &name, const Args &a) 
                 "Python builtins other than float() and int() of constants are not supported in kernels");
 }
 
+// Builtin min / max of two values: folded on compile-time ones; on run-time ones tl.minimum /
+// tl.maximum, as Triton's code generator maps them.
+CV Lowerer::extremum(const ast::Node &e, bool min, const CV &x, const CV &y) {
+    if (!x.compile_time() || !y.compile_time()) {
+        auto [vx, vy] = unify(x, y, e);
+        return CV::value(b_.binary(min ? OpKind::Minimum : OpKind::Maximum, vx, vy));
+    }
+    const CV cmp = fold(min ? "LtE" : "GtE", x, y, e);
+    // The choice depends on both: the result keeps no spelling.
+    CV r = cmp.i ? x : y;
+    r.deps = cmp.deps;
+    r.symbolic = false;
+    if (r.kind == CV::Int) r.s = std::to_string(r.i);
+    return r;
+}
+
 CV Lowerer::method(const ast::Node &e, const CV &m, const Args &a) {
     if (m.items[0].kind == CV::TensorDesc) return tensor_desc_method(e, m.items[0], m.s, a);
     ValueId recv = m.items[0].v;
@@ -125,9 +165,9 @@ CV Lowerer::method(const ast::Node &e, const CV &m, const Args &a) {
     }
     Args with_self = a;
     with_self.pos.insert(with_self.pos.begin(), m.items[0]);
-    static const std::set<std::string> tl_methods = {"sum",    "max",     "min",         "argmax",
-                                                     "argmin", "cumsum",  "reshape",     "split",
-                                                     "trans",  "permute", "expand_dims", "broadcast_to"};
+    static const std::set<std::string> tl_methods = {"sum",     "max",         "min",         "argmax", "argmin",
+                                                     "cumsum",  "reshape",     "split",       "cast",   "trans",
+                                                     "permute", "expand_dims", "broadcast_to"};
     if (tl_methods.count(m.s)) return tl_call(e, m.s, "." + m.s, with_self);
     auto um = unary_math().find(m.s);
     if (um != unary_math().end()) return CV::value(b_.unary(um->second, recv));

@@ -46,29 +46,30 @@ CV Lowerer::eval_inner(const ast::Node &e, Env &env) {
     unsupported(e, e.kind, "");
 }
 
-// A local, a @triton.jit function, a module, a Python builtin, or a constexpr module-level global.
+// A local, a @triton.jit function, a module, a Python builtin, or a module-level global (an import,
+// an alias, a constexpr).
 CV Lowerer::name_value(const ast::Node &e, Env &env) {
     const std::string &id = e.str("id");
     auto it = env.find(id);
     if (it != env.end()) return it->second;
     if (jit_.count(id)) return CV::named(CV::Func, id);
-    if (id == "tl" || id == "triton" || id == "libdevice" || id == "math") return CV::named(CV::Module, id);
     if (id == "True" || id == "False") return CV::boolean(id == "True");
     if (id == "None") return CV{};
+    std::string imported = imported_module(id);
+    if (!imported.empty()) return CV::named(CV::Module, imported);
+    if (id == "tl" || id == "triton" || id == "libdevice" || id == "math") return CV::named(CV::Module, id);
     if (id == "min" || id == "max" || id == "abs" || id == "float" || id == "int" || id == "range" || id == "len" ||
         id == "static_range")
         return CV::named(CV::Func, id);
-    if (const ast::Node *g = module_global(id)) {
-        Env none;
-        CV v = eval(*g, none);
-        if (v.compile_time() && v.kind != CV::Module && v.kind != CV::Func) return v;
-    }
+    if (std::optional<CV> g = global_value(e, id)) return *g;
     auto half = env.find(kOneBranchPrefix + id);
     if (half != env.end())
         unsupported(e, "name '" + id + "'",
                     "assigned in only one branch of the if on a run-time value at " + half->second.s +
                         "; assign it before the if or in both branches");
-    unsupported(e, "name '" + id + "'", "not defined in the kernel (module-level globals must be constexpr numbers)");
+    unsupported(e, "name '" + id + "'",
+                "not defined in the kernel (module-level globals must be constexpr numbers, imports or aliases of "
+                "triton.language functions)");
 }
 
 // `a if c else b`: chosen at compile time, or both sides evaluated and merged with where().
@@ -79,15 +80,6 @@ CV Lowerer::if_exp(const ast::Node &e, Env &env) {
         return where(c, a, b, e);
     }
     return truthy(c, e) ? eval(*e.node("body"), env) : eval(*e.node("orelse"), env);
-}
-
-const ast::Node *Lowerer::module_global(const std::string &name) const {
-    const ast::Node *found = nullptr;
-    for (const auto &s : file_.module->list("body"))
-        if (s->is("Assign") && s->list("targets").size() == 1 && s->list("targets")[0]->is("Name") &&
-            s->list("targets")[0]->str("id") == name)
-            found = s->node("value").get();
-    return found;
 }
 
 CV Lowerer::constant(const ast::Node &e) {
@@ -106,7 +98,9 @@ CV Lowerer::attribute(const ast::Node &e, Env &env) {
     if (base.kind == CV::Module) {
         std::string full = base.s + "." + attr;
         auto dt = dtype_names().find(attr);
-        if ((base.s == "tl" || base.s == "triton.language") && dt != dtype_names().end()) return CV::dtype(dt->second);
+        if (base.s == "tl" && dt != dtype_names().end()) return CV::dtype(dt->second);
+        if (base.s == "math")
+            if (std::optional<CV> c = math_constant(attr)) return *c;
         return CV::named(CV::Module, full);
     }
     if (base.kind == CV::Value) {
@@ -115,7 +109,7 @@ CV Lowerer::attribute(const ast::Node &e, Env &env) {
             return CV::value(b_.trans(base.v));
         }
         const Type &t = fn_.type(base.v);
-        if (attr == "dtype") {
+        if (attr == "dtype" || attr == "type") {  // for pointers and tiles alike: .element_ty follows
             CV d = CV::dtype(t.elem);
             d.i = t.is_ptr;  // a pointer's dtype: its element_ty is the pointee
             // `x.to(v.dtype)` must follow v's dtype when the backward runs on other input dtypes.

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -154,6 +155,7 @@ private:
     // Every load, store and atomic is masked with it.
     ValueId pred_ = ir::kNoValue;
     int dynamic_ifs_ = 0;  // run-time `if`s open in the function being inlined (0 in a new frame)
+    std::set<std::string> globals_in_progress_;  // module-level names being evaluated (a cycle is refused)
 
     static ir::SrcLoc loc_of(const ast::Node &n) { return ir::SrcLoc{n.loc.line, n.loc.col + 1}; }
     std::string at(const ast::Node &n) const { return tad::where(file_.path, n.loc.line, n.loc.col + 1); }
@@ -249,8 +251,20 @@ private:
     CV eval_inner(const ast::Node &e, Env &env);
     CV name_value(const ast::Node &e, Env &env);
     CV if_exp(const ast::Node &e, Env &env);
-    // The value of `NAME = <expr>` at module level, where Triton allows it: tl.constexpr(...) or a literal.
+
+    // ---- module-level names (lower_globals.cpp) ------------------------------------------------
+    // The expression of the last top-level `NAME = <expr>` or `NAME: T = <expr>`, or null.
     const ast::Node *module_global(const std::string &name) const;
+    // The compile-time value of global `id` read at `e`, or nullopt where it is not one.
+    std::optional<CV> global_value(const ast::Node &e, const std::string &id);
+    // The module path a top-level import binds `name` to (triton.language spelled `tl`), or "".
+    std::string imported_module(const std::string &name) const;
+    // The function lowered for a call of helper `callee`: its TAD_DIFFERENTIATE_AS definition, or itself.
+    std::string differentiable_definition(const ast::Node &call, const std::string &callee) const;
+    // The TAD_DERIVATIVES of helper `helper`, one function name per parameter ("" for None), or none.
+    std::vector<std::string> user_derivatives(const ast::Node &call, const std::string &helper) const;
+    // math.pi, math.e, math.tau, math.inf, math.nan; nullopt for other names.
+    static std::optional<CV> math_constant(const std::string &attr);
     CV constant(const ast::Node &e);
     CV attribute(const ast::Node &e, Env &env);
     CV subscript(const ast::Node &e, Env &env);
@@ -292,12 +306,19 @@ private:
 
     const CV &need(const Args &a, size_t i, const std::string &name, const ast::Node &n, const std::string &fn);
     CV call(const ast::Node &e, Env &env);
-    CV inline_call(const ast::Node &e, const std::string &callee, const Args &a);
+    // Inlines helper `called` (or its TAD_DIFFERENTIATE_AS definition).
+    CV inline_call(const ast::Node &e, const std::string &called, const Args &a);
     CV builtin(const ast::Node &e, const std::string &name, const Args &a);
+    CV extremum(const ast::Node &e, bool min, const CV &x, const CV &y);
     DType dtype_arg(const CV &c, const ast::Node &n);
     std::vector<Dim> shape_arg(const CV &c, const ast::Node &n);
     ValueId value_arg(const CV &c, const ast::Node &n) { return materialize(c, nullptr, n); }
     CV method(const ast::Node &e, const CV &m, const Args &a);
+    // The value `y` of a helper call with the gradient of its TAD_DERIVATIVES (`bound`: its arguments).
+    CV with_derivatives(const ast::Node &e, const CV &y, const std::vector<std::string> &partials,
+                        const std::vector<CV> &bound, const Args &a);
+    // math.<fn> of compile-time numbers (lower_globals.cpp).
+    CV math_call(const ast::Node &e, const std::string &fn, const Args &a);
 
     // ---- triton.language (lower_tl.cpp) --------------------------------------------------------
     // A call of triton.language function `name` (without its module prefix), spelled `full`.
@@ -330,6 +351,7 @@ private:
     CV tl_debug_barrier();
     CV tl_rand(const TlCall &c);
     CV tl_cdiv(const TlCall &c);
+    CV next_power_of_2(const TlCall &c);
 
     // tl.dot(a, b, acc) is lowered as acc + dot(a, b): the accumulate is then an ordinary add,
     // which is what makes a K loop an accumulator loop for reverse mode.

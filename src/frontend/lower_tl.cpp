@@ -22,6 +22,11 @@ const std::map<std::string, DType> &dtype_names() {
     return m;
 }
 
+// How a user gives tad the derivative of what it has no rule for (docs/compiler.md).
+const char *const kDifferentiateAs =
+    "call it from a @triton.jit helper and give that helper a differentiable definition in "
+    "TAD_DIFFERENTIATE_AS = {helper: definition}";
+
 // Each function by its name without the module prefix; unary math comes from the op table instead.
 const std::map<std::string, Lowerer::TlLowering> &Lowerer::tl_lowerings() {
     using L = Lowerer;
@@ -74,6 +79,12 @@ const std::map<std::string, Lowerer::TlLowering> &Lowerer::tl_lowerings() {
         {"constexpr", [](L &l, C c) { return l.need(c.a, 0, "value", c.e, "tl.constexpr"); }},
         {"rand", [](L &l, C c) { return l.tl_rand(c); }},
         {"cdiv", [](L &l, C c) { return l.tl_cdiv(c); }},
+        {"next_power_of_2", [](L &l, C c) { return l.next_power_of_2(c); }},
+        // Hints to Triton's compiler: the value itself, or nothing.
+        {"multiple_of", [](L &l, C c) { return l.need(c.a, 0, "input", c.e, c.full); }},
+        {"max_contiguous", [](L &l, C c) { return l.need(c.a, 0, "input", c.e, c.full); }},
+        {"max_constancy", [](L &l, C c) { return l.need(c.a, 0, "input", c.e, c.full); }},
+        {"assume", [](L &, C) { return CV{}; }},
     };
     return m;
 }
@@ -84,7 +95,8 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
     // value, whatever the lowering below does with it. (Symbolic ones are consumed where a lowering
     // uses them by value: int_of, flag_of, str_of, dim_of, materialize.) Functions that leave no
     // trace in the IR, or pass their argument on, consume nothing.
-    static const std::set<std::string> traceless = {"static_assert", "device_assert", "static_print", "constexpr"};
+    static const std::set<std::string> traceless = {"static_assert", "device_assert",  "static_print",  "constexpr",
+                                                    "multiple_of",   "max_contiguous", "max_constancy", "assume"};
     if (!traceless.count(name)) {
         for (const CV &x : a.pos) consume_baked(x);
         for (const auto &[k, x] : a.kw) consume_baked(x);
@@ -93,7 +105,10 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
     if (lowering != tl_lowerings().end()) return lowering->second(*this, c);
     auto um = unary_math().find(name);
     if (um != unary_math().end()) return tl_unary_math(c, um->second);
-    unsupported(e, full, "not in tad's rules table yet");
+    unsupported(e, full,
+                name == "inline_asm_elementwise"
+                    ? "tad cannot differentiate inline assembly; " + std::string(kDifferentiateAs)
+                    : "not in tad's rules table yet; " + std::string(kDifferentiateAs));
 }
 
 // An integer operand is computed in f32 unless the op is defined on integers.
@@ -265,6 +280,17 @@ CV Lowerer::tl_cdiv(const TlCall &c) {
     // spelling, so a trip count or a dim computed by cdiv stays symbolic.
     CV num = binop("Add", x, binop("Sub", y, CV::integer(1), c.e), c.e);
     return binop("FloorDiv", num, y, c.e);
+}
+
+// triton.next_power_of_2 of a constexpr: folded without a spelling (specialized where used).
+CV Lowerer::next_power_of_2(const TlCall &c) {
+    const CV &x = need(c.a, 0, "n", c.e, c.full);
+    if (x.kind != CV::Int) unsupported(c.e, c.full, "takes a constexpr integer in a kernel");
+    int64_t p = 1;
+    while (p < x.i) p <<= 1;
+    CV r = CV::integer(p);
+    r.deps = x.deps;
+    return r;
 }
 
 CV Lowerer::dot(const ast::Node &e, const Args &a) {

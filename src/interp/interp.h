@@ -6,7 +6,8 @@
 // - Integers are int64 arithmetic (wrapping past int64, no narrowing to i32), exact while |v| < 2^53.
 //   Div and Mod truncate toward zero (C); integer division by zero is an error. Casts float -> int
 //   truncate toward zero; any -> i1 is != 0. Float Mod is fmod (Triton's frem).
-// - Undefined values are visible: a masked-off Load lane without `other` yields NaN. In integer and
+// - Undefined values are visible: a masked-off Load lane without `other` yields NaN (whose payload
+//   names the load: undefined_origin). In integer and
 //   i1 context NaN means "undefined" and propagates through integer ops, casts, Where and AddPtr; it
 //   is an error only where it decides something: as a mask lane, or as the address of a lane that is
 //   read or written. So `idx = load(I, mask=m); load(W + idx, mask=m)` runs as it does on a GPU.
@@ -70,5 +71,10 @@ struct ArgValue {
 
 // args: one per fn.params, in order. grid: programs per axis (0 on any axis runs none).
 void run(const ir::Function &fn, const std::vector<ArgValue> &args, const std::array<int64_t, 3> &grid, Memory &mem);
+
+// The NaN a masked-off Load lane without `other` at `loc` yields, and the load's location read back
+// from a value computed from it (false where `x` carries none: a number, or a NaN of other origin).
+double undefined_lane(const ir::SrcLoc &loc);
+bool undefined_origin(double x, ir::SrcLoc *loc);
 
 }  // namespace tad::interp

@@ -460,7 +460,7 @@ private:
                 const double m = mask->num[i];
                 if (m != m) fault(kind + " with an undefined mask lane");
                 if (m == 0) {
-                    if (res) res->num[i] = other ? other->num[i] : kNaN;
+                    if (res) res->num[i] = other ? other->num[i] : undefined_lane(op.loc);
                     continue;
                 }
             }

@@ -108,6 +108,7 @@ Tensors make_tensors(JsonRef trace, const std::map<int, int> &aliases) {
     }
     for (size_t j = 0; j < trace.at("outputs").size(); ++j) {
         auto alias = aliases.find(static_cast<int>(j));
+        if (trace.at("outputs")[j].at("kind").str() != "tensor") continue;  // `return y, None`: no values
         if (alias != aliases.end())
             t.ids["output:" + std::to_string(j)] = t.ids.at("input:" + std::to_string(alias->second));
         else
@@ -202,7 +203,8 @@ struct Run {
             interp::run(kernels[k], args, launches[k].grid, mem);
         }
         double s = 0;
-        for (size_t j = 0; j < cot.size(); ++j) s += dot(cot[j], mem.at(t.ids.at("output:" + std::to_string(j))).data);
+        for (size_t j = 0; j < cot.size(); ++j)
+            if (!cot[j].empty()) s += dot(cot[j], mem.at(t.ids.at("output:" + std::to_string(j))).data);
         return s;
     }
 };
@@ -226,6 +228,22 @@ void run_backward(Run &r) {
     runner.run(in.backward);
     for (const auto &[t, id] : runner.shadows())
         if (t.kind == TensorRef::Input) r.grads[key_of(t)] = id;
+}
+
+// Where an output holds a lane computed from a masked-off load without `other` (its file:line:col,
+// with the output), or "": that load's undefined lanes reach what the stub returns.
+std::string undefined_output(const Run &r) {
+    for (size_t j = 0; j < r.cot.size(); ++j) {
+        if (r.cot[j].empty()) continue;
+        for (double x : r.fmem.buffers.at(static_cast<size_t>(r.t.ids.at("output:" + std::to_string(j)))).data) {
+            ir::SrcLoc loc;
+            if (interp::undefined_origin(x, &loc))
+                return where(r.in.kf.file.path, loc.line, loc.col) + ": the masked-off lanes of this tl.load, which " +
+                       "has no other=, reach output " + std::to_string(j) +
+                       " (Triton leaves them undefined, e.g. in a reduction); give the load other= (e.g. other=0.0)";
+        }
+    }
+    return "";
 }
 
 // One gradient against central differences of the loss along three random directions.
@@ -259,6 +277,8 @@ Json check_gradient(Run &r, const std::string &key, int buffer, std::mt19937_64 
     ge.set_bool("ok", ok);
     if (unwritten)
         ge.set("message", std::to_string(unwritten) + " gradient elements were never written");
+    else if (nonfinite && !undefined_output(r).empty())
+        ge.set("message", undefined_output(r));
     else if (nonfinite)
         ge.set("message", "the gradient or the finite differences of the forward are not finite");
     return ge;
@@ -389,7 +409,9 @@ Json check_call(const OracleInput &in, std::mt19937_64 &rng) {
     load_prior_contents(in.launches, r.kernels, in.trace, r.t);
     r.launches = recorded(in, r.kernels, r.t);
     for (size_t j = 0; j < in.trace.at("outputs").size(); ++j)
-        r.cot.push_back(normal(r.t.size({TensorRef::Output, static_cast<int>(j)}), rng));
+        r.cot.push_back(r.t.ids.count("output:" + std::to_string(j))
+                            ? normal(r.t.size({TensorRef::Output, static_cast<int>(j)}), rng)
+                            : std::vector<double>{});
     r.fmem = r.t.mem;
     r.saved = run_forward(r.kernels, r.launches, all_snapshots(in), r.fmem);
     run_backward(r);

@@ -131,6 +131,24 @@ def double(x):
     EXPECT_EQ(msg, p + ":16:1: stub 'double' launches no @triton.jit kernel");
 }
 
+// A class's kernel named like another @triton.jit function: the trace could not tell them apart,
+// and the wrong one would be differentiated.
+TEST_F(Errors, ClassKernelNamedLikeAnother) {
+    Session s = session();
+    std::string p = write("clash.py", std::string(kKernel) + R"(
+
+class Ops:
+    @staticmethod
+    @triton.jit
+    def _double(X, Y, n, BLOCK: tl.constexpr):
+        pass
+)" + kStub);
+    auto [status, msg] = error_of([&] { s.load_forward(p, std::nullopt); });
+    EXPECT_EQ(status, TAD_ERR_UNSUPPORTED);
+    EXPECT_EQ(msg, p + ":9:1: unsupported construct 'two @triton.jit functions named '_double'': one is in a class, "
+                       "and tad tells kernels apart by their function's name; rename one");
+}
+
 TEST_F(Errors, GradInputsNamingUnknownArgument) {
     Session s = session();
     std::string stub = kStub;
@@ -171,6 +189,23 @@ TEST_F(Errors, ReductionWithATileAsItsAxis) {
                        "tl.maximum(a, b)");
 }
 
+// Inline assembly has no derivative rule: the message says how to give tad one.
+TEST_F(Errors, InlineAssemblyWithoutADefinition) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string kernel = kKernel;
+    kernel.replace(kernel.find("2.0 * tl.load(X + offs, mask=mask)"), 34,
+                   "tl.inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r\", [tl.load(X + offs, mask=mask)], "
+                   "dtype=tl.float32, is_pure=True, pack=1)");
+    std::string p = write("asm.py", kernel + kStub);
+    s.load_forward(p, std::nullopt);
+    auto [status, msg] = error_of([&] { s.generate(GenerateOptions{}); });
+    EXPECT_EQ(status, TAD_ERR_UNSUPPORTED);
+    EXPECT_EQ(msg, p + ":12:24: unsupported construct 'tl.inline_asm_elementwise': tad cannot differentiate inline "
+                       "assembly; call it from a @triton.jit helper and give that helper a differentiable definition "
+                       "in TAD_DIFFERENTIATE_AS = {helper: definition}");
+}
+
 // A kernel reading a complex stub input through a real view: the module's gradient buffers follow
 // the complex tensor, so it is refused, naming both. It used to generate, then fail in the CPU tier
 // with "JSON object has no member 'input:1'".
@@ -199,6 +234,75 @@ def make_args(dims):
     EXPECT_EQ(msg, p + ": stub 'double' passes kernel '_double' argument 'X' a real view of its complex64 input "
                        "'z'; tad differentiates real tensors only (pass the stub real tensors, e.g. "
                        "torch.view_as_real of the complex one)");
+}
+
+// Two returned views of one storage would need their cotangents summed into one gradient; the
+// module used to give a wrong gradient (the second view's cotangent was dropped).
+TEST_F(Errors, TwoOutputsViewingOneStorage) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string stub = kStub;
+    stub.replace(stub.find("    return y\n"), 13, "    return y, y.view(10, 10)\n");
+    std::string p = write("views.py", std::string(kKernel) + stub);
+    s.load_forward(p, std::nullopt);
+    auto [status, msg] = error_of([&] { s.generate(GenerateOptions{}); });
+    EXPECT_EQ(status, TAD_ERR_UNSUPPORTED);
+    EXPECT_EQ(msg, p + ":16:1: stub 'double' returns output 1, a view of the storage of output 0; tad gives each "
+                       "storage one gradient, so return one view of it");
+}
+
+// A masked load without other= whose masked-off lanes reach an output (through a reduction): the
+// CPU tier names the load instead of saying that the gradient is not finite.
+TEST_F(Errors, MaskedLoadWithoutOtherReachingAnOutput) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string kernel = kKernel;
+    kernel.replace(kernel.find("2.0 * tl.load(X + offs, mask=mask)"), 34,
+                   "tl.sum(tl.load(X + offs, mask=mask), axis=0) * tl.load(X + offs, mask=mask)");
+    std::string p = write("undefined.py", kernel + kStub);
+    s.load_forward(p, std::nullopt);
+    s.generate(GenerateOptions{});
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = true;
+    Json report = Json::parse(s.verify(v, &passed), "report");
+    EXPECT_FALSE(passed);
+    JsonRef r = report.at("results")[0];
+    EXPECT_EQ(r.at("message").str().rfind("gradient of 'x': " + p +
+                                              ":12:31: the masked-off lanes of this tl.load, which has no other=, "
+                                              "reach output 0 (Triton leaves them undefined, e.g. in a reduction); "
+                                              "give the load other= (e.g. other=0.0)",
+                                          0),
+              0u)
+        << r.at("message").str();
+}
+
+// A stub choosing its kernel by shape: the entry that launches another kernel than the module was
+// generated for is an error naming both sequences (it used to be "no @triton.jit function named
+// '_b_bwd'").
+TEST_F(Errors, SweepEntryLaunchingOtherKernels) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string kernel = kKernel;
+    std::string other = kernel.substr(kernel.find("@triton.jit"));
+    other.replace(other.find("_double"), 7, "_triple").replace(other.find("2.0 *"), 5, "3.0 *");
+    std::string stub = kStub;
+    stub.replace(stub.find("    _double["), 0,
+                 "    if x.numel() > 100:\n        _triple[(2,)](x, y, x.numel(), BLOCK=64)\n        return y\n");
+    stub.replace(stub.find("[{\"n\": 100}]"), 12, "[{\"n\": 100}, {\"n\": 120}]");
+    stub.replace(stub.find("device=dims"), 0, "dtype=getattr(torch, dims[\"dtype\"]), ");
+    s.load_forward(write("bysize.py", kernel + "\n\n" + other + stub), std::nullopt);
+    s.generate(GenerateOptions{});
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = true;
+    Json report = Json::parse(s.verify(v, &passed), "report");
+    EXPECT_FALSE(passed);
+    EXPECT_EQ(report.at("results")[0].at("status").str(), "pass") << report.dump(true);
+    EXPECT_EQ(report.at("results")[1].at("message").str(),
+              "the stub launches ('_triple',) here, but the module was generated for a call that launches ('_double',) "
+              "(the stub chooses its kernels by shape or flags; a module serves the launch sequence it was generated "
+              "from: generate from a SWEEP entry or call that launches these kernels)");
 }
 
 TEST_F(Errors, WorkerCannotImportTorch) {

@@ -124,7 +124,9 @@ def k(X, B: tl.constexpr):
         FAIL() << "expected an error";
     } catch (const Error &e) {
         EXPECT_EQ(std::string(e.what()),
-                  "k.py:8:35: unsupported construct 'tl.histogram': not in tad's rules table yet");
+                  "k.py:8:35: unsupported construct 'tl.histogram': not in tad's rules table yet; call it from a "
+                  "@triton.jit helper and give that helper a differentiable definition in TAD_DIFFERENTIATE_AS = "
+                  "{helper: definition}");
     }
 }
 

@@ -80,10 +80,9 @@ def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd, use
     import torch
 
     classes = kernel_classes()
-    kernels = {id(k): k for name, k in vars(module).items()
-               if isinstance(k, classes.interface)
-               and (kernel_names is None or name in kernel_names
-                    or base_fn(k, classes).__name__ in kernel_names)}
+    kernels = {id(k): k for name, k in _module_kernels(module, classes.interface)
+               if kernel_names is None or name in kernel_names
+               or base_fn(k, classes).__name__ in kernel_names}
     bound = inspect.signature(stub_fn).bind(*args, **kwargs)
     bound.apply_defaults()
     params = list(bound.arguments.items())
@@ -119,7 +118,7 @@ def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd, use
                 for (kernel, grid, options, kernel_args), torch_ops, autograd_args
                 in zip(recorder.launches, recorder.torch_ops, recorder.autograd_args)]
     record = {"stub": stub_fn.__name__, "inputs": inputs,
-              "outputs": [{"index": i, **_entry(v), **_alias(v, params),
+              "outputs": [{"index": i, **_entry(v), **_alias(v, params), **_shared(v, returned[:i]),
                            **_torch_entry(_torch_op(v) if autograd and torch.is_tensor(v) else None)}
                           for i, v in enumerate(returned)],
               "temps": [{"id": i, **_tensor_entry(t, kind=False)} for i, t in enumerate(memory.temps)],
@@ -136,6 +135,19 @@ def _trace(module, stub_fn, args, kwargs, kernel_names, with_data, autograd, use
                     data[f"{kind}:{i}"] = seen[1]
         record["data"] = data
     return outputs, record
+
+
+def _module_kernels(module, interface):
+    """(name, kernel) of the module's kernel objects: its globals, and the attributes of its classes
+    (a @staticmethod kernel launched as Cls.k[grid] is named "Cls.k")."""
+    for name, v in vars(module).items():
+        if isinstance(v, interface):
+            yield name, v
+        elif inspect.isclass(v) and v.__module__ == module.__name__:
+            for attr, a in vars(v).items():
+                a = a.__func__ if isinstance(a, staticmethod) else a
+                if isinstance(a, interface):
+                    yield f"{name}.{attr}", a
 
 
 _Classes = namedtuple("_Classes", "standin interface jit autotuner heuristics")
@@ -398,6 +410,17 @@ def _alias(v, params):
     for i, (_, p) in enumerate(params):
         if p is v:
             return {"input": i}
+    return {}
+
+
+def _shared(v, earlier):
+    """{"storage_of": i} when output v views the storage of earlier output i (`return y.view(-1), y`)."""
+    import torch
+    if not torch.is_tensor(v):
+        return {}
+    for i, o in enumerate(earlier):
+        if torch.is_tensor(o) and o.device == v.device and _storage_owner(o) is _storage_owner(v):
+            return {"storage_of": i}
     return {}
 
 

@@ -34,6 +34,13 @@ class _Placeholder:
     def __repr__(self):
         return self._name
 
+    # tl.float16 == tl.float16, as triton's dtypes compare (a module dispatches on dtype constexprs).
+    def __eq__(self, other):
+        return isinstance(other, _Placeholder) and other._name == self._name
+
+    def __hash__(self):
+        return hash(self._name)
+
 
 class _InertModule(types.ModuleType):
     """A package whose every attribute is a placeholder (triton.language.extra.libdevice, ...)."""
