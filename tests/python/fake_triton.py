@@ -79,6 +79,7 @@ def _language():
     tl.cast = lambda x, dtype: torch.as_tensor(x).to(dtype)
     tl.atomic_add = _atomic_add
     tl.dot = lambda a, b, acc=None: a.float() @ b.float() + (0 if acc is None else acc)
+    tl.range = lambda *args, **hints: _kernel_range(*args)  # num_stages and the like: hints only
     tl.program_id = lambda axis: torch.tensor(_State.pid[axis])
     tl.num_programs = lambda axis: torch.tensor(_State.grid[axis])
     return tl
@@ -97,6 +98,7 @@ class JITFunction:
 
     def __init__(self, fn):
         self.fn = fn
+        self.arg_names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
         self.launches = []
 
     def __getitem__(self, grid):
