@@ -12,25 +12,7 @@ using namespace tad_test;
 namespace {
 
 // A forward whose make_args fails in a helper: the error names make_args and the helper's line.
-const char kFailing[] = R"(import torch
-import triton
-import triton.language as tl
-
-import tad
-
-
-@triton.jit
-def _double(X, Y, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(Y + offs, 2.0 * tl.load(X + offs, mask=offs < n), mask=offs < n)
-
-
-@tad.autodiff(grad_inputs=("x",))
-def double(x):
-    y = torch.empty_like(x)
-    _double[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
-    return y
-
+const std::string kFailing = std::string(kDoubleForward) + R"(
 
 def sizes(dims):
     return dims["size"]

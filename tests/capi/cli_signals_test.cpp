@@ -17,28 +17,10 @@ using namespace tad_test;
 namespace {
 
 // A forward whose make_args starts a subprocess, records both pids, and then never returns.
-const char kLooping[] = R"(import os
+const std::string kLooping = std::string(kDoubleForward) + R"(
+import os
 import subprocess
 import time
-
-import torch
-import triton
-import triton.language as tl
-
-import tad
-
-
-@triton.jit
-def _double(X, Y, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(Y + offs, 2.0 * tl.load(X + offs, mask=offs < n), mask=offs < n)
-
-
-@tad.autodiff(grad_inputs=("x",))
-def double(x):
-    y = torch.empty_like(x)
-    _double[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
-    return y
 
 
 def make_args(dims):

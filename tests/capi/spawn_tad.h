@@ -20,6 +20,27 @@ namespace tad_test {
 
 inline const char kPython[] = "/usr/bin/python3";
 
+// A forward file's kernel and stub, y = 2x, without make_args: each test adds its own.
+inline constexpr char kDoubleForward[] = R"(import torch
+import triton
+import triton.language as tl
+
+import tad
+
+
+@triton.jit
+def _double(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(Y + offs, 2.0 * tl.load(X + offs, mask=offs < n), mask=offs < n)
+
+
+@tad.autodiff(grad_inputs=("x",))
+def double(x):
+    y = torch.empty_like(x)
+    _double[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
+    return y
+)";
+
 inline bool torch_available() {
     static const bool ok = std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
     return ok;
