@@ -68,6 +68,14 @@ std::string base_in(const ir::Function &f, const std::vector<ir::Loop> &loops, i
 
 std::string pointer_base(const ir::Function &f, ir::ValueId p) { return base_in(f, ir::loops(f), p); }
 
+std::set<std::string> written_buffers(const ir::Function &f) {
+    std::set<std::string> out;
+    for (const ir::Op &op : f.ops)
+        if (op.kind == ir::OpKind::Store || op.kind == ir::OpKind::AtomicAdd)
+            out.insert(pointer_base(f, op.operands[0]));
+    return out;
+}
+
 MemoryParams memory_params(const ir::Function &f) {
     MemoryParams m;
     std::vector<ir::Loop> loops = ir::loops(f);

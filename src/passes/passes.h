@@ -65,6 +65,9 @@ std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, con
 // every iteration keeps in the buffer they start in.
 std::string pointer_base(const ir::Function &f, ir::ValueId p);
 
+// The pointer_base of every store and atomic add of f ("" among them where one cannot be told).
+std::set<std::string> written_buffers(const ir::Function &f);
+
 // One load, store or atomic add of a kernel, in op order.
 struct Access {
     int op = -1;  // index in f.ops

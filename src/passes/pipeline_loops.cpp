@@ -11,14 +11,6 @@ namespace {
 using ir::OpKind;
 using ir::ValueId;
 
-// The buffers `f` stores or adds to.
-std::set<std::string> written(const ir::Function &f) {
-    std::set<std::string> out;
-    for (const ir::Op &op : f.ops)
-        if (op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd) out.insert(pointer_base(f, op.operands[0]));
-    return out;
-}
-
 // for r in range(program_id(a), hi, num_programs(a)).
 bool grid_stride(const ir::Function &f, const ir::Op &begin) {
     const ir::Op &lo = f.def(begin.operands[0]), &step = f.def(begin.operands[2]);
@@ -52,7 +44,7 @@ PipelinedLoops pipeline_loops(const ir::Function &f) {
     if (f.param_index(kLoopStages) >= 0) return out.why = std::string("a parameter is named ") + kLoopStages, out;
     for (const ir::Constexpr &c : f.constexprs)
         if (c.name == kLoopStages) return out.why = std::string("a constexpr is named ") + kLoopStages, out;
-    const std::set<std::string> writes = written(f);
+    const std::set<std::string> writes = written_buffers(f);
     for (const ir::Loop &l : ir::loops(f)) {
         const std::string why = refusal(f, l, writes);
         if (why.empty()) {

@@ -36,9 +36,7 @@ public:
     }
 
     bool run(std::string *why) {
-        for (size_t i = 0; i < g_.ops.size(); ++i)
-            if (g_.ops[i].kind == OpKind::Store || g_.ops[i].kind == OpKind::AtomicAdd)
-                written_.insert(pointer_base(g_, g_.ops[i].operands[0]));
+        written_ = written_buffers(g_);
         index_.assign(g_.values.size(), false);
         // Loop-carried values reach their loop's start only through its end: repeat until stable.
         for (bool changed = true; changed;) {
