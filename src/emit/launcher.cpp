@@ -32,6 +32,7 @@ public:
         sums_ = names_.fresh("partial_sums");
         grid_size_ = names_.fresh("grid_size");
         programs_ = names_.fresh("programs");
+        wide_block_ = names_.fresh("wide_block");
     }
 
     Launcher run() {
@@ -68,7 +69,7 @@ private:
     std::map<TensorRef, std::string> current_;  // where it was rebound (an incoming gradient's copy)
     std::map<TensorRef, std::string> partial_;  // a re-gridded run's partial buffer of each tensor's shadow
     std::set<TensorRef> summed_;  // shadows that are their partial rows' sum (Init::Partials)
-    std::string grid_size_, programs_;
+    std::string grid_size_, programs_, wide_block_;
     std::set<std::string> inputs_;
     std::set<int> outputs_, temps_used_;
 
@@ -173,10 +174,19 @@ private:
         const std::string l = launches_ + "[" + std::to_string(launch) + "]";
         std::vector<std::string> args;
         for (const Arg &a : r.args) args.push_back(arg(launch, a));
-        // A widened run's constexpr, wherever the run reads it.
-        auto value = [&](const std::string &n) {
-            return n == r.widened ? "(" + symbol(launch, n) + "*" + std::to_string(r.width) + ")" : symbol(launch, n);
-        };
+        // A widened run's constexpr, computed once before the launch (module_runtime.py's _widen).
+        const std::string &wide = wide_block_;
+        if (!r.widening.name.empty()) {
+            std::vector<std::string> tiles;
+            for (const std::vector<std::string> &tile : r.widening.tiles) {
+                std::vector<std::string> dims;
+                for (const std::string &d : tile) dims.push_back(symbol(launch, d));
+                tiles.push_back("(" + join(dims) + (dims.size() == 1 ? ",)" : ")"));
+            }
+            os_ << indent << wide << " = _widen(" << symbol(launch, r.widening.name) << ", " << r.widening.most << ", ("
+                << join(tiles) << (tiles.size() == 1 ? ",))" : "))") << "\n";
+        }
+        auto value = [&](const std::string &n) { return n == r.widening.name ? wide : symbol(launch, n); };
         for (const ir::Constexpr &c : fn.constexprs) args.push_back(c.name + "=" + value(c.name));
         std::string grid = l + ".grid";
         if (r.regrid_axis >= 0)

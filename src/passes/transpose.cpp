@@ -545,6 +545,30 @@ std::string recomputation(const ir::Function &f, const Group &g, const Slice &sl
            " besides the sums also computed by the rest of the backward (" + op_at(f, first) + ")";
 }
 
+// How the tiles of group `g` widen along constexpr `block` (widen.h: Widening); why they cannot: a
+// dim the launcher could not size.
+std::string widening_of(const ir::Function &f, const Group &g, const std::string &block, int max_copies,
+                        Widening &out) {
+    out = Widening{block, 1, max_copies, {}};
+    int64_t elements = 0, value = 1;
+    for (const Member *m : g) {
+        const ir::Type &t = f.type(f.ops[m->op].operands[1]);
+        std::vector<std::string> dims;
+        for (const ir::Dim &d : t.shape) {
+            const bool literal = d.expr == std::to_string(d.value);
+            const bool named = std::any_of(f.constexprs.begin(), f.constexprs.end(),
+                                           [&](const ir::Constexpr &c) { return c.name == d.expr; });
+            if (!literal && !named) return "its tile's size " + d.expr + " is neither a constexpr nor a literal";
+            if (d.expr == block) value = d.value;
+            dims.push_back(d.expr);
+        }
+        out.tiles.push_back(dims);
+        elements += t.numel();
+    }
+    out.width = widen_factor(value, max_copies, elements);
+    return "";
+}
+
 // Whether group `g` transposes as one kernel; fills `out` when it does, else returns why not.
 std::string transpose_group(const ir::Function &f, const Group &g, const std::set<std::string> &written, int max_copies,
                             bool widen, int recompute, Transposed &out) {
@@ -576,14 +600,15 @@ std::string transpose_group(const ir::Function &f, const Group &g, const std::se
     for (const Member *m : g)
         if (!block.empty() && out.unwidened.empty())
             out.unwidened = tiles_cover_the_bound(f, a, f.ops[m->op], m->loop, out.trips, block);
+    Widening widening;
+    if (!block.empty() && out.unwidened.empty()) out.unwidened = widening_of(f, g, block, max_copies, widening);
     if (!block.empty() && out.unwidened.empty()) {
         Transposed wide = out;
         why = write(f, loop, slice, g, 1, wide);
         if (why.empty() && widen_proof(wide.fn, wide.axis, block, &out.unwidened)) {
-            wide.widened = block;
-            wide.width = r;
+            wide.widening = widening;
             out = std::move(wide);
-            out.tiles = free_tiles(out.fn, out.kept, out.grid_param, out.widened, out.width);
+            out.tiles = free_tiles(out.fn, out.kept, out.grid_param, block, widening.width);
             return "";
         }
     }
@@ -597,8 +622,8 @@ std::string transposed_text(const Transposed &t) {
                     ": grid axis " + std::to_string(t.axis) + " of size " + t.trips.str() + ", " +
                     std::to_string(t.trips.per) + " iteration" + (t.trips.per > 1 ? "s" : "") +
                     " per program, each summing over " + t.grid_param + " programs";
-    if (!t.widened.empty())
-        s += ", with " + t.widened + " " + std::to_string(t.width) + " times its value";
+    if (!t.widening.name.empty())
+        s += ", with " + t.widening.name + " " + std::to_string(t.widening.width) + " times its value";
     else if (!t.unwidened.empty())
         s += " (" + t.unwidened + ")";
     for (size_t i = 0; i < t.tiles.size(); ++i) {

@@ -52,11 +52,11 @@ struct Transposed {
     std::vector<int> kept;  // the other grid axes the kernel reads, which keep their programs
     std::string grid_param;  // the scalar parameter receiving G, the forward grid's size along `axis`
     TripCount trips;  // the new grid's size along `axis` (trips.per: iterations per program)
-    // Launched with constexpr `widened` `width` times its value (widen.h): each program owns a tile
-    // `width` iterations wide, and `trips` is evaluated with that value; "" when not widened, then
+    // Launched with constexpr `widening.name` widened (widen.h): each program owns a tile that many
+    // iterations wide, and `trips` is evaluated with that value; name "" when not widened, then
     // `unwidened` says why (empty when widening was not tried).
-    std::string widened, unwidened;
-    int64_t width = 1;
+    Widening widening;
+    std::string unwidened;
     // Other block sizes the launcher may set (widen.h: free_tiles), with their targets.
     std::vector<FreeTile> tiles;
     // Run-time conditions of the disjointness proofs, one entry per gradient: any one of an entry's

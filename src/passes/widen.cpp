@@ -411,6 +411,30 @@ std::vector<FreeTile> free_tiles(const ir::Function &g, const std::vector<int> &
     return out;
 }
 
+int64_t widen_factor(int64_t value, int64_t most, int64_t elements) {
+    int64_t w = 1;
+    while (w * 2 <= most && w * 2 * std::max<int64_t>(1, elements) <= kWidenElements && w * 2 * value <= kWidenSide)
+        w *= 2;
+    return w;
+}
+
+bool widened_value(const Widening &w, const std::function<bool(const std::string &, int64_t *)> &lookup, int64_t *out) {
+    int64_t value = 0, elements = 0;
+    if (!lookup(w.name, &value)) return false;
+    for (const std::vector<std::string> &tile : w.tiles) {
+        int64_t n = 1;
+        for (const std::string &d : tile) {
+            char *end = nullptr;
+            int64_t v = std::strtoll(d.c_str(), &end, 10);
+            if ((d.empty() || *end != '\0') && !lookup(d, &v)) return false;
+            n *= v;
+        }
+        elements += n;
+    }
+    *out = value * widen_factor(value, w.most, elements);
+    return true;
+}
+
 int loop_over_grid(const ir::Function &g, const std::string &grid_param) {
     const int p = g.param_index(grid_param);
     if (p < 0) return -1;

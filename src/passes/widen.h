@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,33 @@ struct TileRole {
     int loop = -1;
     bool exact = false;
 };
+
+// How the launcher widens constexpr `name` of a transposed kernel (transpose.h): by a factor it
+// computes from the launch's block sizes (widen_factor), never one fixed at the traced sizes, which
+// at other sizes (another autotune config) could make a tile Triton computes wrong. `tiles`: the
+// gradient tiles a program owns, each its dims spelled as constexpr names or integer literals.
+struct Widening {
+    std::string name;  // "" when not widened
+    int64_t width = 1;  // the factor at the traced sizes (printed)
+    int64_t most = 1;  // the largest factor
+    std::vector<std::vector<std::string>> tiles;
+};
+
+// The widest tile side and the most elements a widened program owns. On the H100 with Triton 3.6 a
+// float32 (TF32) dot of a 64-row tile and a transposed 512-wide one computes wrong values, and
+// float32 matmul's dB at 256 x 64 ran 1.24x slower than at 128 x 64, as fast in 16 bits
+// (bench/results/2026-11-26-h100-issue12-widen-cap.md).
+constexpr int64_t kWidenSide = 128;
+constexpr int64_t kWidenElements = 128 * 128;
+
+// The factor: the largest power of two w <= most with w · elements <= kWidenElements and
+// w · value <= kWidenSide, where `value` is the constexpr's and `elements` the tiles' elements at
+// the launch. The generated module's _widen (module_runtime.py) computes the same.
+int64_t widen_factor(int64_t value, int64_t most, int64_t elements);
+
+// The widened constexpr's value for a launch whose constexpr values `lookup` gives; false where a
+// tile's dim is neither a literal nor a constexpr the lookup knows.
+bool widened_value(const Widening &w, const std::function<bool(const std::string &, int64_t *)> &lookup, int64_t *out);
 
 // A constexpr block size of a transposed kernel the launcher may set to another power of two.
 struct FreeTile {

@@ -189,8 +189,7 @@ private:
             b.runs.push_back(run(k, t.bwd, transposed_.at(&t), t.grid_param, b.allocs));
             b.runs.back().transposed_axis = t.axis;
             b.runs.back().trips = t.trips;
-            b.runs.back().widened = t.widened;
-            b.runs.back().width = t.width;
+            b.runs.back().widening = t.widening;
             b.runs.back().tiles = t.tiles;
         }
         // After the kernels that allocated its buffers (a split gradient's: in the input's dtype).

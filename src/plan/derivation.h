@@ -71,8 +71,7 @@ struct Transposed {
     int axis = 0;
     std::string grid_param;
     passes::TripCount trips;
-    std::string widened;  // launched with this constexpr `width` times its value (passes/widen.h)
-    int64_t width = 1;
+    passes::Widening widening;  // the constexpr it is launched with widened (passes/widen.h)
     std::vector<passes::FreeTile> tiles;  // other block sizes the launcher may set (passes/widen.h)
 };
 

@@ -132,10 +132,10 @@ struct Run {
     std::vector<TensorRef> partials;  // re-gridded: partial buffers, summed into their shadows after the run
     int transposed_axis = -1;  // >= 0: the grid axis whose size is `trips` (see above)
     passes::TripCount trips;
-    // The kernel takes constexpr `widened` as `width` times the recorded value (and `trips` is
-    // evaluated with that value): a transposed kernel proved independent of it (passes/widen.h).
-    std::string widened;
-    int64_t width = 1;
+    // The kernel takes constexpr `widening.name` widened from the recorded value by the factor
+    // passes::widen_factor computes at the launch's block sizes (and `trips` is evaluated with that
+    // value): a transposed kernel proved independent of it (passes/widen.h).
+    passes::Widening widening;
     // Block sizes set where they divide the work exactly (passes/widen.h: free_tiles): constexpr
     // `name` becomes `target` when value · count = target · count', count being the run's grid size
     // along `axis`, or (axis -1) the G its GridSize argument receives, which becomes count'. The

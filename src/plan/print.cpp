@@ -115,7 +115,7 @@ private:
         os_ << indent << what << " #" << r.kernel << " " << fn.name;
         if (r.regrid_axis >= 0) os_ << " re-gridded along axis " << r.regrid_axis;
         if (r.transposed_axis >= 0) os_ << " transposed: axis " << r.transposed_axis << " of size " << r.trips.str();
-        if (!r.widened.empty()) os_ << ", " << r.widened << " x" << r.width;
+        if (!r.widening.name.empty()) os_ << ", " << r.widening.name << " x" << r.widening.width;
         for (const passes::FreeTile &t : r.tiles)
             os_ << ", " << t.name << (t.axis < 0 ? " over G" : " along axis " + std::to_string(t.axis)) << " -> "
                 << (t.target > 0 ? std::to_string(t.target) : "as recorded");

@@ -81,8 +81,7 @@ std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::stri
         p.axis = k.axis;
         p.grid_param = k.grid_param;
         p.trips = k.trips;
-        p.widened = k.widened;
-        p.width = k.width;
+        p.widening = k.widening;
         p.tiles = k.tiles;
         plan::Guards gs;
         for (const auto &alternatives : k.guards) {

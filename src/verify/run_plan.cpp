@@ -39,11 +39,11 @@ bool holds(const plan::Guard &g, const Recorded &r) {
     return h;
 }
 
-// A symbol's value for a run: a widened run's constexpr `width` times the recorded one.
+// A symbol's value for a run: a widened run's constexpr widened as the module widens it.
 bool run_value(const Recorded &r, const plan::Run &run, const std::string &name, int64_t *out) {
-    if (!symbol_value(r, name, out)) return false;
-    if (name == run.widened) *out *= run.width;
-    return true;
+    if (name != run.widening.name) return symbol_value(r, name, out);
+    const auto recorded = [&](const std::string &n, int64_t *v) { return symbol_value(r, n, v); };
+    return passes::widened_value(run.widening, recorded, out);
 }
 
 // A transposed run's grid size along its axis: the loop's trip count on the recorded arguments.
@@ -243,7 +243,8 @@ void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run
     }
     for (const ir::Constexpr &ce : fn.constexprs) {
         c.bind.push_back(binding(r, ce.name));
-        if (ce.name == run.widened) c.bind.back().ival *= run.width;
+        if (ce.name == run.widening.name && !run_value(r, run, ce.name, &c.bind.back().ival))
+            fail(TAD_ERR_INTERNAL, "plan runner: the widened " + ce.name + " names a value the launch does not record");
         if (tiles.values.count(ce.name)) c.bind.back().ival = tiles.values.at(ce.name);
     }
     if (passes::has_pipelined_loop(fn)) {  // the module sets it from num_stages; it changes no value

@@ -1,5 +1,6 @@
 // The GPU tier: every example's generated backward checked with real Triton across its SWEEP in
-// float32 and float16. Without a GPU each case prints "[SKIP] no GPU" and is reported as skipped.
+// float32 and float16, and kernels of tests/gpu/data where only the GPU shows a fault. Without a GPU
+// each case prints "[SKIP] no GPU" and is reported as skipped.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -27,9 +28,9 @@ std::string gpu_unavailable() {
     return std::system(cmd.c_str()) == 0 ? "" : python() + " has no CUDA device with torch and triton";
 }
 
-class ExampleGpu : public ::testing::TestWithParam<const char *> {};
-
-TEST_P(ExampleGpu, GradientsMatchReferenceAcrossSweep) {
+// Generates a backward of `file` (under the source tree), verifies it across its SWEEP in `dtypes`,
+// and expects every required case to pass, with its dot-product test where `dot` (forward mode).
+void expect_verified(const std::string &file, const std::string &dtypes, bool dot) {
     std::string why = gpu_unavailable();
     if (!why.empty()) {
         std::printf("[SKIP] no GPU: %s\n", why.c_str());
@@ -40,14 +41,14 @@ TEST_P(ExampleGpu, GradientsMatchReferenceAcrossSweep) {
     opts.work_dir = dir.path();
     opts.python = python();
     Session s(opts);
-    s.load_forward(std::string(TAD_SOURCE_DIR) + "/examples/" + GetParam(), std::nullopt);
+    s.load_forward(std::string(TAD_SOURCE_DIR) + "/" + file, std::nullopt);
     s.generate(GenerateOptions{});
     VerifyOptions v;
-    v.dtypes = "float32,float16";
+    v.dtypes = dtypes;
     bool passed = false;
     std::string text = s.verify(v, &passed);
     const char *out = std::getenv("TAD_GPU_REPORT_DIR");
-    if (out) std::ofstream(std::string(out) + "/verify_" + GetParam() + ".json") << text;
+    if (out) std::ofstream(std::string(out) + "/verify_" + file.substr(file.rfind('/') + 1) + ".json") << text;
     Json report = Json::parse(text, "report");
     EXPECT_TRUE(passed) << text;
     JsonRef results = report.at("results");
@@ -55,11 +56,23 @@ TEST_P(ExampleGpu, GradientsMatchReferenceAcrossSweep) {
         std::string status = results[i].at("status").str();
         bool optional = results[i].at("dims").bool_or("required", true) == false;
         EXPECT_TRUE(status == "pass" || (optional && status == "skipped")) << results[i].dump(true);
-        // Every example has forward mode: its dot-product test ran (not skipped) and agreed.
-        if (status == "pass") {
+        if (status == "pass" && dot) {
             EXPECT_TRUE(results[i].at("dot_product").bool_or("ok", false)) << results[i].dump(true);
         }
     }
+}
+
+class ExampleGpu : public ::testing::TestWithParam<const char *> {};
+
+// Every example has forward mode: its dot-product test runs (not skipped) and agrees.
+TEST_P(ExampleGpu, GradientsMatchReferenceAcrossSweep) {
+    expect_verified(std::string("examples/") + GetParam(), "float32,float16", true);
+}
+
+// Traced at one set of block sizes and run at another: the transposed kernels' widened tiles are
+// sized from the launch's block sizes (passes/widen.h), never by a factor fixed at the trace.
+TEST(TransposedGpu, WidenedTilesFollowTheLaunchsBlockSizes) {
+    expect_verified("tests/gpu/data/matmul_sized_tiles.py", "float32", true);
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleGpu, ::testing::Values("gelu.py", "softmax.py", "layernorm.py"),

@@ -125,6 +125,16 @@ std::string retile_text(const ir::Function &f, const Step &s) {
     return out;
 }
 
+// ", C x4 (at most 8, tiles BLOCK_M x C)": the factor at the traced sizes and what the launcher sizes
+// it from; "" when not widened.
+std::string widening_text(const passes::Widening &w) {
+    if (w.name.empty()) return "";
+    std::vector<std::string> tiles;
+    for (const std::vector<std::string> &t : w.tiles) tiles.push_back(join(t, " x "));
+    return ", " + w.name + " x" + std::to_string(w.width) + " (at most " + std::to_string(w.most) + ", tiles " +
+           join(tiles, ", ") + ")";
+}
+
 std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
     std::string notes;  // what a pass that may decline said (regrid), before the IR
     for (size_t i = 0; i < steps.size(); ++i) {
@@ -163,8 +173,7 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             for (const passes::Transposed &k : t.kernels) {
                 const std::string problem = ir::verify(k.fn);
                 notes += "// transposed d" + join(k.params, ", d") + " (grid axis " + std::to_string(k.axis) + ": " +
-                         k.trips.str() + (k.widened.empty() ? "" : ", " + k.widened + " x" + std::to_string(k.width)) +
-                         ")\n" +
+                         k.trips.str() + widening_text(k.widening) + ")\n" +
                          (problem.empty() ? ir::print(passes::cse(k.fn)) : "error: invalid IR: " + problem + "\n");
             }
             notes += "// rest\n";

@@ -60,20 +60,23 @@ TEST_P(TransposeCpu, OffKeepsTheAtomics) {
 INSTANTIATE_TEST_SUITE_P(
     Files, TransposeCpu,
     ::testing::Values(Case{"matmul", "dataset/matmul.py",
+                           "wide_block = _widen(a_[\"BLOCK_K\"], 8, ((a_[\"BLOCK_M\"], a_[\"BLOCK_K\"]),))\n        "
                            "_matmul_fwd_bwd_DA[_regrid(launches[0].grid, 1, len(range(0, _tdiv((a_[\"K\"] + "
-                           "((a_[\"BLOCK_K\"]*4) - 1)), (a_[\"BLOCK_K\"]*4)), 1)))]",
+                           "(wide_block - 1)), wide_block), 1)))]",
                            "0", "_tiles=((\"BLOCK_M\", 0, 256), (\"BLOCK_N\", \"G\", 64))"},
                       Case{"matmul_colmajor", "tests/pipeline/data/transpose/matmul_colmajor.py",
+                           "wide_block = _widen(a_[\"BLOCK_K\"], 8, ((a_[\"BLOCK_K\"], a_[\"BLOCK_N\"]),))\n        "
                            "_mm_bwd_DB[_regrid(launches[0].grid, 0, len(range(0, _tdiv((a_[\"K\"] + "
-                           "((a_[\"BLOCK_K\"]*8) - 1)), (a_[\"BLOCK_K\"]*8)), 1)))]",
+                           "(wide_block - 1)), wide_block), 1)))]",
                            "0", "_tiles=((\"BLOCK_M\", \"G\", 64), (\"BLOCK_N\", 1, 256))"},
                       Case{"flash_attention", "dataset/flash_attention.py",
                            "_attn_fwd_bwd_CAUSAL_False_DV_DK[_regrid(launches[0].grid, 0, len(range(0, a[\"N\"], "
                            "a[\"BLOCK_N\"])))]",
                            "1", "_tiles=((\"BLOCK_M\", \"G\", 64),)"},
                       Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
+                           "wide_block = _widen(a[\"BLOCK_N\"], 8, ((a[\"BLOCK_N\"],),))\n        "
                            "_gemv_bwd_DW[_regrid(launches[0].grid, 0, len(range(0, _tdiv((a[\"N\"] + "
-                           "((a[\"BLOCK_N\"]*8) - 1)), (a[\"BLOCK_N\"]*8)), 1)))]",
+                           "(wide_block - 1)), wide_block), 1)))]",
                            "0", "_tiles=((\"BLOCK_M\", \"G\", 0),)"}),
     [](const auto &info) { return std::string(info.param.name); });
 

@@ -267,6 +267,16 @@ class FitSharedMemory(unittest.TestCase):
         ran = fit[(4, 8)](x.float(), 3, BLOCK_M=128, BLOCK_N=32, _tiles=tiles)
         self.assertEqual((ran[1], ran[2][1], ran[3]), ((4, 8), 3, {"BLOCK_M": 128, "BLOCK_N": 32}))
 
+    def test_widen_sizes_a_widened_block_from_the_launchs_tiles(self):
+        # matmul's dA tile BLOCK_M x BLOCK_K at 64 x 32: x4 (the side stops at 128); at 64 x 64,
+        # twice, where a factor fixed at 64 x 32 made a 512-wide tile Triton computed wrong
+        self.assertEqual(rt._widen(32, 8, ((64, 32),)), 128)
+        self.assertEqual(rt._widen(64, 8, ((64, 64),)), 128)
+        self.assertEqual(rt._widen(16, 8, ((16,),)), 128)  # the most copies, 8
+        self.assertEqual(rt._widen(8, 2, ((8,),)), 16)
+        self.assertEqual(rt._widen(32, 8, ((128, 32), (128, 32))), 64)  # two tiles share 128 x 128
+        self.assertEqual(rt._widen(256, 8, ((64, 256),)), 256)  # wider already: as launched
+
     def test_forwards_the_kernels_attributes_without_recursing(self):
         self.assertEqual(rt._fit_shared_memory(FakeKernel()).fn, "the jit function")
         bare = rt._fit_shared_memory.__new__(rt._fit_shared_memory)  # as copy and pickle make it

@@ -10,6 +10,7 @@ test_templates.py) and readable by linters.
 
 import inspect
 import json
+import math
 import os
 import threading
 
@@ -550,6 +551,19 @@ def _regrid_programs(grid_size, device, tile=1):
         _SM_COUNTS[index] = torch.cuda.get_device_properties(index).multi_processor_count
     per_sm = max(1, min(4, 8192 // max(tile, 1)))
     return max(1, min(grid_size, per_sm * _SM_COUNTS[index]))
+
+
+def _widen(value, most, tiles):
+    """A widened transposed kernel's block size (passes/widen.h: Widening): `value`, the launch's,
+    times the largest power of two w <= most that keeps the gradient tiles a program owns (`tiles`,
+    their dims at the launch) within 128 x 128 elements together and the widened side within 128
+    (at 512, Triton 3.6 computes some float32 dots wrong on the H100; at 256, slower). passes::
+    widen_factor is the same rule for the CPU oracle."""
+    elements = sum(math.prod(t) for t in tiles)
+    w = 1
+    while w * 2 <= most and w * 2 * elements <= 128 * 128 and w * 2 * value <= 128:
+        w *= 2
+    return value * w
 
 
 def _grid_size(grid, axis):
