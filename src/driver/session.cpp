@@ -116,6 +116,18 @@ struct Session::Impl {
         Json info = get_worker().request("info", std::move(args));
         return Json::copy(info.at("sweep"));
     }
+
+    // The trace of a further SWEEP entry, for its specializations and launches; none (an invalid
+    // Json) for an optional entry ("required": false) that runs out of memory.
+    Json trace_entry(const frontend::KernelFile &kf, JsonRef dims) {
+        try {
+            return get_worker().request("trace", trace_request(forward_path, kf.stub, dims, false), progress("trace"));
+        } catch (const WorkerError &e) {
+            const bool optional = dims.get("required").is_bool() && !dims.get("required").boolean();
+            if (!optional || e.kind() != "oom") throw;
+        }
+        return Json();
+    }
 };
 
 namespace {
@@ -214,20 +226,21 @@ std::string Session::generate(const GenerateOptions &opts) {
         trace = impl_->get_worker().request("trace", trace_request(impl_->forward_path, kf.stub, dims, false),
                                             impl_->progress("trace"));
     }
-    // A kernel specialized on constexpr values gets one backward per specialization: trace the rest
-    // of the SWEEP for the specializations it uses (only when the kernel has any and no dims were
-    // given).
+    // A kernel specialized on constexpr values gets one backward per specialization, and a stub
+    // that branches may launch other kernels for other dims: trace the rest of the SWEEP for the
+    // specializations and launch sequences it uses (only when the kernel has any or the stub
+    // branches, and no dims were given).
     std::vector<Json> traces;
     traces.push_back(std::move(trace));
     bool scanning = opts.launch_json.empty() && (opts.dims_json.empty() || scan.valid());
-    if (scanning && has_specializations(kf, traces[0])) {
+    if (scanning && (kf.stub.branches || has_specializations(kf, traces[0]))) {
         Json list = scan.valid() ? Json::copy(scan) : impl_->dims_list("", impl_->forward_path);
         for (size_t i = 1; i < list.size(); ++i) {
-            impl_->report("trace", "tracing " + kf.stub.name + " with " + list[i].dump() + " for its specialization");
-            Json t = impl_->get_worker().request("trace", trace_request(impl_->forward_path, kf.stub, list[i], false),
-                                                 impl_->progress("trace"));
+            impl_->report("trace", "tracing " + kf.stub.name + " with " + list[i].dump() +
+                                       " for its specializations and launches");
+            Json t = impl_->trace_entry(kf, list[i]);
             std::vector<JsonRef> seen(traces.begin(), traces.end());
-            if (new_specialization(kf, t, seen)) traces.push_back(std::move(t));
+            if (t.valid() && new_specialization(kf, t, seen)) traces.push_back(std::move(t));
         }
     }
     impl_->report("generate", "differentiating " + kf.stub.name);

@@ -55,11 +55,14 @@ void kernels_named(const KernelFile &kf, const ast::Node &e, std::vector<std::st
     });
 }
 
-// Collects the kernels of every `K[grid](...)` call in the stub, in source order.
+// Collects the kernels of every `K[grid](...)` call in the stub, in source order, and whether it
+// branches.
 void find_launches(KernelFile &kf) {
     walk(kf.stub.def, [&](const ast::Node &n) {
         ast::NodePtr f = n.is("Call") ? n.node("func") : nullptr;
         if (f && f->is("Subscript")) kernels_named(kf, *f->node("value"), kf.stub.launched);
+        for (const char *kind : {"If", "IfExp", "For", "While", "Try", "TryStar", "Match"})
+            kf.stub.branches = kf.stub.branches || n.is(kind);
     });
 }
 

@@ -16,7 +16,9 @@
 // - `steps` run in order. A step belongs to forward launch `launch`: its cases are tried in order,
 //   the first whose key equals the launch's constexpr values is taken (none matching is an error:
 //   the module was not generated for these values); within it, the first branch whose guards hold
-//   (each named pair of recorded scalars equal) is taken. A branch sizes its tape (when it has a
+//   (each named pair of recorded scalars equal) is taken, a remapped branch only where the
+//   launch's programs map one to one onto a box of its tile coordinates (Branch::remap), which
+//   then stands for the launch's grid. A branch sizes its tape (when it has a
 //   sizing kernel), allocates its shadows, then runs its kernels in order on the launch's grid and
 //   options.
 //   A transposed run (`transposed_axis` >= 0) replaces the grid's size along that axis by `trips`,
@@ -147,6 +149,10 @@ struct Run {
 
 struct Branch {
     Guards guards;  // empty: always
+    // The branch's kernels derive from the forward on its tile coordinates: it applies only where
+    // remap->box() holds for the launch, and then runs on that box as the launch's grid (every
+    // grid size below, num_programs in its guards included, is the box's).
+    std::optional<passes::ProgramMap> remap;
     std::optional<Run> sizing;  // the tape sizing kernel, run first
     std::vector<Alloc> allocs;  // shadows this branch allocates, in parameter order
     std::vector<Run> runs;
