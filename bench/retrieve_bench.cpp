@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <random>
@@ -33,6 +34,14 @@ using namespace tad::retrieve;
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// CPU time of this thread: what a query costs whatever else the machine runs (wall time is also
+// printed; on a shared machine it includes waiting for a core).
+double thread_cpu_micros() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+}
 
 double micros(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::micro>(b - a).count();
@@ -136,16 +145,18 @@ void latency(const std::vector<IndexedEntry> &all, const Args &a) {
     std::unique_ptr<Index> exact;
     if (idx.vectors().kind() == VectorIndex::Kind::Hnsw)
         exact = std::make_unique<Index>(Index::build(synthetic, VectorIndex::Kind::Flat));
-    std::vector<double> embed_us, search_us;
+    std::vector<double> embed_us, search_us, cpu_us;
     int agree = 0, found = 0, wanted = 0;
     for (long q = 0; q < a.queries; ++q) {
         const IndexedEntry &b = all[static_cast<size_t>(q) % all.size()];
         Features f = perturbed(b.features, rng);
+        const double c0 = thread_cpu_micros();
         Clock::time_point t1 = Clock::now();
         std::vector<float> v = embed(f, idx.idf(), idx.weights());
         Clock::time_point t2 = Clock::now();
         auto hits = idx.search_vector(v, 4, 0, nullptr);
         Clock::time_point t3 = Clock::now();
+        cpu_us.push_back(thread_cpu_micros() - c0);
         embed_us.push_back(micros(t1, t2));
         search_us.push_back(micros(t2, t3));
         agree += !hits.empty() && idx.entries()[hits[0].entry].family == b.family;
@@ -155,11 +166,12 @@ void latency(const std::vector<IndexedEntry> &all, const Args &a) {
             for (const auto &h : hits) found += h.entry == t.entry;
         }
     }
-    Percentiles e = percentiles(embed_us), s = percentiles(search_us);
+    Percentiles e = percentiles(embed_us), s = percentiles(search_us), c = percentiles(cpu_us);
     std::printf("\n%ld synthetic entries, %s index (built in %.1f ms), %ld queries, top 4\n", a.entries,
                 VectorIndex::kind_name(idx.vectors().kind()), build_ms, a.queries);
     std::printf("embed  us: p50 %.1f  p90 %.1f  p99 %.1f  mean %.1f\n", e.p50, e.p90, e.p99, e.mean);
     std::printf("search us: p50 %.1f  p90 %.1f  p99 %.1f  mean %.1f\n", s.p50, s.p90, s.p99, s.mean);
+    std::printf("both, thread CPU us: p50 %.1f  p90 %.1f  p99 %.1f  mean %.1f\n", c.p50, c.p90, c.p99, c.mean);
     std::printf("top 1 of the query's family: %d/%ld\n", agree, a.queries);
     if (exact) std::printf("HNSW top 4 against the exact top 4: %d/%d = %.3f\n", found, wanted, 1.0 * found / wanted);
 }

@@ -21,7 +21,7 @@ public:
     enum class Kind { Flat, Hnsw };
     static constexpr int64_t kHnswAbove = 4096;
     static constexpr int kHnswM = 32;
-    static constexpr int kHnswEfSearch = 128;
+    static constexpr int kHnswEfSearch = 64;
     static Kind kind_for(int64_t vectors) { return vectors > kHnswAbove ? Kind::Hnsw : Kind::Flat; }
     static const char *kind_name(Kind k) { return k == Kind::Hnsw ? "hnsw" : "flat"; }
 
