@@ -23,8 +23,9 @@ constexpr std::array<int, kGroups> kGroupWidth = {192, 128, 160, 32};
 constexpr int kDim = 512;  // the sum of kGroupWidth
 // The groups whose weights are multiplied by the feature's inverse document frequency.
 constexpr std::array<bool, kGroups> kIdfGroups = {false, false, true, false};
-// The version of the features and their layout: an index made with another is rebuilt.
-constexpr const char *kFeatureVersion = "tad-retrieve-features-1";
+// The version of the features and their layout: an index made with another is rebuilt. Bump it
+// with every change to what extract() or embed() computes.
+constexpr const char *kFeatureVersion = "tad-retrieve-features-2";
 
 struct Weights {
     std::array<double, kGroups> w = {0.35, 0.2, 0.3, 0.15};  // ir, ast, ident, count (docs/retrieval.md)

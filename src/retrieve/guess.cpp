@@ -53,11 +53,11 @@ public:
 
     // Pointers to integers: those whose loaded values are added to an address (gather by index).
     std::set<std::string> integer(const std::string &fn) {
-        const std::set<std::string> &addresses = used(fn);
+        const std::set<std::string> in_addresses = address_names(fn);
         std::set<std::string> out;
         ast::walk(kf_.jit(fn), [&](const ast::Node &n) {
             if (!n.is("Assign") || n.list("targets").size() != 1 || !n.list("targets")[0]->is("Name") ||
-                !addresses.count(n.list("targets")[0]->str("id")))
+                !in_addresses.count(n.list("targets")[0]->str("id")))
                 return;
             const ast::Node *v = n.node("value").get();
             while (v->is("Call") && v->node("func")->is("Attribute") && v->node("func")->str("attr") == "to")
@@ -69,6 +69,31 @@ public:
     }
 
 private:
+    // Every name inside an address: in the pointer argument of a memory access, or in what is
+    // assigned to a pointer variable (`p = X + idx[:, None] * stride` names idx).
+    std::set<std::string> address_names(const std::string &fn) {
+        const std::set<std::string> &pointers = used(fn);
+        std::set<std::string> out;
+        auto names_in = [&](const ast::NodePtr &e) {
+            ast::walk(e, [&](const ast::Node &x) {
+                if (x.is("Name")) out.insert(x.str("id"));
+            });
+        };
+        ast::walk(kf_.jit(fn), [&](const ast::Node &n) {
+            if (n.is("Call") && addresses_memory(triton_function(ast::dotted(n.node("func").get())))) {
+                const ast::Node *p = argument(n, 0, "pointer");
+                for (const auto &a : n.list("args"))
+                    if (a.get() == p) names_in(a);
+                for (const auto &kw : n.list("keywords"))
+                    if (kw->node("value").get() == p) names_in(kw->node("value"));
+            } else if (n.is("Assign") && n.list("targets").size() == 1 && n.list("targets")[0]->is("Name") &&
+                       pointers.count(n.list("targets")[0]->str("id"))) {
+                names_in(n.node("value"));
+            }
+        });
+        return out;
+    }
+
     // The variables `seeds` finds in `fn`, closed under assignment; empty while being computed, so
     // that recursion ends.
     template <typename Seeds> const std::set<std::string> &memo(std::map<std::string, std::set<std::string>> &table,
@@ -202,14 +227,40 @@ bool literal_binding(const ast::Node *v, ArgBinding &b) {
     return true;
 }
 
+// Names used as integers: compared, multiplied, divided, or given to range / tl.arange / cdiv. A
+// sum's terms may be offsets as well as pointers (`a_ptrs + N`); these say which are not pointers.
+std::set<std::string> integer_evidence(const ast::Node &def) {
+    std::set<std::string> out;
+    auto name = [&](const ast::NodePtr &e) {
+        if (e && e->is("Name")) out.insert(e->str("id"));
+    };
+    for (const auto &stmt : def.list("body"))
+        ast::walk(stmt, [&](const ast::Node &n) {
+            if (n.is("Compare")) {
+                name(n.node("left"));
+                for (const auto &c : n.list("comparators")) name(c);
+            } else if (n.is("BinOp") && !n.node("op")->is("Add") && !n.node("op")->is("Sub")) {
+                name(n.node("left"));
+                name(n.node("right"));
+            } else if (n.is("Call")) {
+                const std::string callee = ast::dotted(n.node("func").get());
+                const std::string fn = triton_function(callee);
+                if (callee == "range" || fn == "range" || fn == "arange" || fn == "cdiv" || callee == "triton.cdiv")
+                    for (const auto &a : n.list("args")) name(a);
+            }
+        });
+    return out;
+}
+
 }  // namespace
 
 std::vector<std::string> pointer_params(const frontend::KernelFile &kf, const std::string &fn) {
     PointerFinder finder(kf);
     const std::set<std::string> used = finder.used(fn), returned = finder.returned(fn);
+    const std::set<std::string> ints = integer_evidence(*kf.jit(fn));
     std::vector<std::string> out;
     for (const auto &p : frontend::param_names(*kf.jit(fn)))
-        if (used.count(p) || returned.count(p)) out.push_back(p);
+        if ((used.count(p) || returned.count(p)) && !ints.count(p)) out.push_back(p);
     return out;
 }
 
