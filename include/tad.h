@@ -235,7 +235,7 @@ TAD_API int tad_retrieve(tad_session *session, const tad_retrieve_options *opts,
 
 /* Every entry of the dataset named by opts->dataset_dir / cache_dir (the other fields are not read;
  * NULL opts: the defaults) with its metadata, backward and feature counts, as JSON (docs/reports.md,
- * "Dataset listing"). Builds the index like tad_retrieve. */
+ * "Dataset listing"). It computes the features without the index, so it works without FAISS. */
 TAD_API int tad_dataset_list(const tad_retrieve_options *opts, char **out_json);
 
 /* Converts every *.py of `source_dir` written in the sectioned fwd/bwd layout ("shared helpers",

@@ -52,8 +52,9 @@ std::string docstring_line(const ast::File &f) {
     return doc.substr(0, doc.find('\n'));
 }
 
-// The entries of `ds` with their features; those that do not analyse go to `skipped`.
-std::vector<IndexedEntry> analyse(const Dataset &ds, std::vector<Skipped> &skipped) {
+}  // namespace
+
+std::vector<IndexedEntry> analyse_entries(const Dataset &ds, std::vector<Skipped> &skipped) {
     std::vector<IndexedEntry> out;
     for (const Entry &e : ds.entries) {
         if (!e.problem.empty()) {
@@ -69,8 +70,6 @@ std::vector<IndexedEntry> analyse(const Dataset &ds, std::vector<Skipped> &skipp
     }
     return out;
 }
-
-}  // namespace
 
 Index Index::build(std::vector<IndexedEntry> entries, const Weights &w) {
     const VectorIndex::Kind kind = VectorIndex::kind_for(static_cast<int64_t>(entries.size()));
@@ -97,7 +96,7 @@ Index Index::open(const Dataset &ds, const std::string &cache_dir, bool *rebuilt
         return std::move(*cached);
     }
     std::vector<Skipped> skipped;
-    Index idx = build(analyse(ds, skipped));
+    Index idx = build(analyse_entries(ds, skipped));
     idx.skipped_ = std::move(skipped);
     idx.write(ds, cache_dir);
     if (rebuilt) *rebuilt = true;

@@ -28,6 +28,10 @@ struct Skipped {
     std::string path, reason;
 };
 
+// The features of every entry of `ds`; an entry that does not analyse (syntax error, no stub,
+// malformed sidecar) is left out and listed in `skipped` with the reason.
+std::vector<IndexedEntry> analyse_entries(const Dataset &ds, std::vector<Skipped> &skipped);
+
 class Index {
 public:
     // An index over `entries` built in memory; `kind` by VectorIndex::kind_for unless given.

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "retrieve/index.h"
@@ -78,20 +79,20 @@ void why_json(JsonRef out, const Explanation &x) {
     }
 }
 
-void dataset_json(JsonRef out, const Dataset &ds, const Index &idx, const Dirs &d, bool rebuilt) {
+JsonRef dataset_json(JsonRef out, const Dataset &ds, const Dirs &d, size_t entries,
+                     const std::vector<Skipped> &skipped_entries) {
     JsonRef o = out.set_object("dataset");
     o.set("dir", ds.dir);
     o.set("cache_dir", d.cache);
     o.set("hash", ds.hash);
-    o.set("entries", static_cast<int64_t>(idx.entries().size()));
-    o.set("index", VectorIndex::kind_name(idx.vectors().kind()));
-    o.set_bool("rebuilt", rebuilt);
+    o.set("entries", static_cast<int64_t>(entries));
     JsonRef skipped = o.set_array("skipped");
-    for (const auto &s : idx.skipped()) {
+    for (const auto &s : skipped_entries) {
         JsonRef x = skipped.push_object();
         x.set("path", s.path);
         x.set("reason", s.reason);
     }
+    return o;
 }
 
 bool excluded_by(const std::string &path, const std::vector<std::string> &subs) {
@@ -102,8 +103,11 @@ bool excluded_by(const std::string &path, const std::vector<std::string> &subs) 
 
 void check(const Options &o) {
     if (o.topk < 1) fail(TAD_ERR_INVALID_ARGUMENT, "topk must be at least 1, got " + std::to_string(o.topk));
-    if (!(o.min_sim >= -1.0 && o.min_sim <= 1.0))
-        fail(TAD_ERR_INVALID_ARGUMENT, "min_sim must be between -1 and 1, got " + std::to_string(o.min_sim));
+    if (!(o.min_sim >= -1.0 && o.min_sim <= 1.0)) {
+        char got[32];
+        std::snprintf(got, sizeof got, "%g", o.min_sim);
+        fail(TAD_ERR_INVALID_ARGUMENT, std::string("min_sim must be between -1 and 1, got ") + got);
+    }
 }
 
 }  // namespace
@@ -133,7 +137,9 @@ std::string retrieve(const frontend::KernelFile &query, const Options &opts) {
     strings_json(qj, "lowered", q.lowered);
     strings_json(qj, "notes", q.notes);
     counts_json(qj, q);
-    dataset_json(r, ds, idx, d, rebuilt);
+    JsonRef dj = dataset_json(r, ds, d, idx.entries().size(), idx.skipped());
+    dj.set("index", VectorIndex::kind_name(idx.vectors().kind()));
+    dj.set_bool("rebuilt", rebuilt);
     JsonRef results = r.set_array("results");
     for (const auto &h : hits) {
         if (h.similarity < opts.min_sim) continue;
@@ -160,13 +166,13 @@ std::string retrieve(const frontend::KernelFile &query, const Options &opts) {
 std::string dataset_listing(const Options &opts) {
     const Dirs d = dirs_of(opts);
     const Dataset ds = open_dataset(d.dataset);
-    bool rebuilt = false;
-    const Index idx = Index::open(ds, d.cache, &rebuilt);
+    std::vector<Skipped> skipped;
+    const std::vector<IndexedEntry> entries = analyse_entries(ds, skipped);
     std::map<std::string, const IndexedEntry *> indexed;
-    for (const auto &e : idx.entries()) indexed[e.name] = &e;
+    for (const auto &e : entries) indexed[e.name] = &e;
     Json r = Json::object();
     r.set("kind", "dataset");
-    dataset_json(r, ds, idx, d, rebuilt);
+    dataset_json(r, ds, d, entries.size(), skipped);
     JsonRef list = r.set_array("entries");
     for (const Entry &e : ds.entries) {
         JsonRef o = list.push_object();

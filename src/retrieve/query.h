@@ -20,7 +20,8 @@ struct Options {
 std::string retrieve(const frontend::KernelFile &query, const Options &opts);
 
 // Every entry of the dataset with its sidecar, its backward and a summary of its features
-// (docs/reports.md, "Dataset listing"). Uses dataset_dir and cache_dir of `opts`.
+// (docs/reports.md, "Dataset listing"). Uses dataset_dir and cache_dir of `opts`; needs no FAISS
+// (the features are computed, not read from the index), so it works where the plugin cannot load.
 std::string dataset_listing(const Options &opts);
 
 }  // namespace tad::retrieve

@@ -85,6 +85,32 @@ TEST(Import, Refusals) {
                  "import_bad/reads_ctx.py:28:12: the forward reads 'ctx', which tad's stub does not have");
     expect_error("import_bad/no_gradient.py", TAD_ERR_UNSUPPORTED,
                  "import_bad/no_gradient.py:32:9: the backward returns no gradient");
+    expect_error("import_bad/no_class.py", TAD_ERR_SYNTAX,
+                 "import_bad/no_class.py: no torch.autograd.Function class with a forward");
+    expect_error("import_bad/no_backward.py", TAD_ERR_SYNTAX,
+                 "import_bad/no_backward.py:22:1: class 'Copy' has no backward");
+    expect_error("import_bad/varargs.py", TAD_ERR_UNSUPPORTED,
+                 "import_bad/varargs.py:11:5: the forward takes *args or **kwargs; a stub names its parameters");
+}
+
+TEST(Import, ConvertedFileMustLoad) {
+    fs::TempDir tmp;
+    const std::string src = fs::join(tmp.path(), "src");
+    fs::make_dirs(src);
+    fs::write_file_atomic(fs::join(src, "delegates.py"), fs::read_file(kData + "import_bad/delegates.py"));
+    Json r = Json::parse(import_dataset(src, fs::join(tmp.path(), "ds")), "report");
+    ASSERT_EQ(r.at("skipped").size(), 1u);
+    EXPECT_EQ(r.at("skipped")[0].at("reason").str(),
+              fs::join(src, "delegates.py") + ": the converted forward file does not load: " +
+                  fs::join(tmp.path(), "ds/delegates.py") + ":33:1: stub 'copy' launches no @triton.jit kernel");
+    EXPECT_FALSE(fs::exists(fs::join(tmp.path(), "ds/delegates.py"))) << "nothing is written for a refused file";
+    try {
+        import_dataset(fs::join(tmp.path(), "absent"), fs::join(tmp.path(), "ds"));
+        FAIL() << "no error";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.status(), TAD_ERR_IO);
+        EXPECT_EQ(e.what(), fs::join(tmp.path(), "absent") + ": not a directory");
+    }
 }
 
 TEST(Import, DirectoryIntoADataset) {

@@ -95,9 +95,12 @@ TEST(Index, EntriesThatDoNotLoadAreSkippedWithTheReason) {
     SmallDataset d({"rmsnorm"});
     fs::write_file_atomic(fs::join(d.dir, "broken.py"), "def f(:\n");
     fs::write_file_atomic(fs::join(d.dir, "meta/rmsnorm.json"), "{\"family\": 3}");
+    d.copy("dataset/swiglu.py", "swiglu.py");
+    fs::write_file_atomic(fs::join(d.dir, "meta/swiglu.json"), "[1]");
     Index idx = Index::open(open_dataset(d.dir), d.cache);
     EXPECT_TRUE(idx.entries().empty());
-    ASSERT_EQ(idx.skipped().size(), 2u);
+    ASSERT_EQ(idx.skipped().size(), 3u);
+    EXPECT_EQ(idx.skipped()[2].reason, fs::join(d.dir, "meta/swiglu.json") + ": expected a JSON object");
     EXPECT_EQ(idx.skipped()[0].reason, fs::join(d.dir, "broken.py") + ":1:6: syntax error: '(' was never closed");
     EXPECT_EQ(idx.skipped()[1].reason, fs::join(d.dir, "meta/rmsnorm.json") + ": \"family\" must be a string or null");
 }
