@@ -90,25 +90,23 @@ TEST(Retrieve, ExcludeAndMinSim) {
     EXPECT_EQ(q.run("examples/layernorm.py").at("results").size(), 0u);
 }
 
+void expect_invalid(const Query &q, const char *message) {
+    try {
+        q.run("examples/layernorm.py");
+        FAIL() << "no error";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.status(), TAD_ERR_INVALID_ARGUMENT);
+        EXPECT_STREQ(e.what(), message);
+    }
+}
+
 TEST(Retrieve, OptionErrors) {
     Query q;
     q.opts.topk = 0;
-    try {
-        q.run("examples/layernorm.py");
-        FAIL() << "no error";
-    } catch (const Error &e) {
-        EXPECT_EQ(e.status(), TAD_ERR_INVALID_ARGUMENT);
-        EXPECT_STREQ(e.what(), "topk must be at least 1, got 0");
-    }
+    expect_invalid(q, "topk must be at least 1, got 0");
     q.opts.topk = 4;
     q.opts.min_sim = 1.5;
-    try {
-        q.run("examples/layernorm.py");
-        FAIL() << "no error";
-    } catch (const Error &e) {
-        EXPECT_EQ(e.status(), TAD_ERR_INVALID_ARGUMENT);
-        EXPECT_STREQ(e.what(), "min_sim must be between -1 and 1, got 1.5");
-    }
+    expect_invalid(q, "min_sim must be between -1 and 1, got 1.5");
 }
 
 TEST(DatasetListing, EveryEntryWithItsSidecar) {
