@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include "retrieve/faiss_plugin.h"
@@ -166,7 +167,9 @@ std::vector<VectorIndex::Hit> VectorIndex::search(const float *query, int k) con
 }
 
 void VectorIndex::write(const std::string &path) const {
-    const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+    // Unique per process and call: threads of one process may write the same cache at once.
+    static std::atomic<unsigned> calls{0};
+    const std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "-" + std::to_string(calls++);
     checked(
         path + ": cannot write index", [&](char *e, int n) { return plugin().write(h_, tmp.c_str(), e, n); },
         TAD_ERR_IO);
