@@ -208,6 +208,43 @@ TAD_API int tad_snapshot_list(tad_session *session, char **out_json);
 TAD_API int tad_report_passed(const char *report_json, int *passed);
 TAD_API int tad_report_number(const char *report_json, const char *key, double *value);
 
+/* Retrieval (docs/retrieval.md): the entries of a dataset of forward/backward pairs whose forward is
+ * closest to a forward file, by local, deterministic features (tile-IR and AST n-grams, identifier
+ * sub-tokens, structural counts) searched in a FAISS inner-product index. The index is kept in a
+ * cache directory and rebuilt when the dataset's files change. */
+#define TAD_RETRIEVE_OPTIONS_VERSION 1
+typedef struct tad_retrieve_options {
+    unsigned int version;
+    int topk; /* results wanted; 0: 4 */
+    double min_sim; /* results less similar are left out, in [-1, 1]; 0: none is (similarities are >= 0) */
+    const char *exclude; /* path substrings, one per line: entries whose path holds one are left out;
+                            NULL: none */
+    const char *dataset_dir; /* NULL: $TAD_DATASET, else tad's own dataset/ */
+    const char *cache_dir; /* index and generated backwards; NULL: <dataset_dir>/.cache when writable,
+                              else $XDG_CACHE_HOME/tad/dataset-<hash> */
+} tad_retrieve_options;
+#define TAD_RETRIEVE_OPTIONS_INIT \
+    { TAD_RETRIEVE_OPTIONS_VERSION, 0, 0.0, 0, 0, 0 }
+TAD_API int tad_retrieve_options_init(tad_retrieve_options *opts, unsigned int version);
+
+/* The dataset entries closest to the loaded forward, best first, as JSON (docs/reports.md, "Retrieve
+ * report"): each with its path, family, similarity, backward and `why` (the features that matched).
+ * TAD_ERR_STATE without a loaded forward; TAD_ERR_IO when the dataset directory is missing;
+ * TAD_ERR_UNSUPPORTED when the FAISS plugin (libtad_faiss.so) cannot be loaded. */
+TAD_API int tad_retrieve(tad_session *session, const tad_retrieve_options *opts, char **out_report);
+
+/* Every entry of the dataset named by opts->dataset_dir / cache_dir (the other fields are not read;
+ * NULL opts: the defaults) with its metadata, backward and feature counts, as JSON (docs/reports.md,
+ * "Dataset listing"). It computes the features without the index, so it works without FAISS. */
+TAD_API int tad_dataset_list(const tad_retrieve_options *opts, char **out_json);
+
+/* Converts every *.py of `source_dir` written in the sectioned fwd/bwd layout ("shared helpers",
+ * "forward kernels", "backward kernels", "autograd.Function" sections; docs/retrieval.md) into an
+ * entry of `dataset_dir` (NULL: the default dataset): a forward file with a @tad.autodiff stub made
+ * from the autograd.Function's forward, the original file as its backward, and a sidecar. A file that
+ * cannot be converted is listed with the reason, not fatal. Report: docs/reports.md, "Import report". */
+TAD_API int tad_dataset_import(const char *source_dir, const char *dataset_dir, char **out_report);
+
 /* Caller-owned float64 storage of one tensor: `size` elements at `data`. */
 typedef struct tad_buffer {
     double *data;

@@ -14,7 +14,7 @@ FLOORS = {
     "support": 0,
     "ir": 1, "runtime": 1, "store": 1,
     "passes": 2, "frontend": 2, "interp": 2,
-    "ad": 3,
+    "ad": 3, "retrieve": 3,
     "plan": 4,
     "emit": 5, "schedule": 5,
     "verify": 6, "flow": 6,

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "driver/session.h"
+#include "retrieve/import.h"
+#include "retrieve/query.h"
 #include "runtime/child_groups.h"
 #include "support/error.h"
 #include "support/json.h"
@@ -98,11 +100,13 @@ constexpr size_t kGenerateEnds[] = {TAD_FIELD_END(tad_generate_options, launch_j
                                     TAD_FIELD_END(tad_generate_options, loops)};
 constexpr size_t kVerifyEnds[] = {TAD_FIELD_END(tad_verify_options, seed)};
 constexpr size_t kBenchEnds[] = {TAD_FIELD_END(tad_bench_options, reps)};
+constexpr size_t kRetrieveEnds[] = {TAD_FIELD_END(tad_retrieve_options, cache_dir)};
 #undef TAD_FIELD_END
 static_assert(std::size(kSessionEnds) == TAD_SESSION_OPTIONS_VERSION, "one end per version");
 static_assert(std::size(kGenerateEnds) == TAD_GENERATE_OPTIONS_VERSION, "one end per version");
 static_assert(std::size(kVerifyEnds) == TAD_VERIFY_OPTIONS_VERSION, "one end per version");
 static_assert(std::size(kBenchEnds) == TAD_BENCH_OPTIONS_VERSION, "one end per version");
+static_assert(std::size(kRetrieveEnds) == TAD_RETRIEVE_OPTIONS_VERSION, "one end per version");
 
 void check_version(unsigned version, size_t known, const char *fn) {
     if (version != 0 && version <= known) return;
@@ -206,6 +210,36 @@ tad::driver::BenchOptions bench_options(const tad_bench_options *given, const ch
     return bo;
 }
 
+// The lines of `text` that are not empty.
+std::vector<std::string> lines(const char *text) {
+    std::vector<std::string> out;
+    if (!text) return out;
+    std::string s = text;
+    for (size_t start = 0; start <= s.size();) {
+        size_t end = s.find('\n', start);
+        if (end == std::string::npos) end = s.size();
+        if (end > start) out.push_back(s.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+tad::retrieve::Options retrieve_options(const tad_retrieve_options *given, const char *fn) {
+    tad::retrieve::Options ro;
+    if (!given) return ro;
+    const tad_retrieve_options copy = read_options(given, kRetrieveEnds, fn);
+    const tad_retrieve_options *o = &copy;
+    if (o->topk < 0) invalid(fn, "topk must not be negative");
+    if (o->topk > 0) ro.topk = o->topk;
+    if (!(o->min_sim >= -1.0 && o->min_sim <= 1.0))
+        invalid(fn, "min_sim must be between -1 and 1, got " + number(o->min_sim));
+    ro.min_sim = o->min_sim;
+    ro.exclude = lines(o->exclude);
+    ro.dataset_dir = text_or(o->dataset_dir, "");
+    ro.cache_dir = text_or(o->cache_dir, "");
+    return ro;
+}
+
 // The status message of a failed verification, from the report's summary (docs/reports.md).
 std::string mismatch_message(const std::string &report) {
     tad::Json r = tad::Json::parse(report, "verify report");
@@ -303,6 +337,13 @@ int tad_verify_options_init(tad_verify_options *opts, unsigned int version) {
 int tad_bench_options_init(tad_bench_options *opts, unsigned int version) {
     return guard(__func__, [&](const char *fn) {
         init_options(opts, version, kBenchEnds, tad_bench_options TAD_BENCH_OPTIONS_INIT, fn);
+        return TAD_OK;
+    });
+}
+
+int tad_retrieve_options_init(tad_retrieve_options *opts, unsigned int version) {
+    return guard(__func__, [&](const char *fn) {
+        init_options(opts, version, kRetrieveEnds, tad_retrieve_options TAD_RETRIEVE_OPTIONS_INIT, fn);
         return TAD_OK;
     });
 }
@@ -439,6 +480,35 @@ int tad_report_number(const char *report_json, const char *key, double *value) {
         if (!v.valid() || v.is_null()) not_in_report(k);
         if (!v.is_number()) invalid(fn, "key '" + k + "' is not a number");
         *value = v.num();
+        return TAD_OK;
+    });
+}
+
+int tad_retrieve(tad_session *session, const tad_retrieve_options *opts, char **out_report) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_report);
+        need(session, fn, "session");
+        need(out_report, fn, "out_report");
+        *out_report = c_string(session->impl.retrieve(retrieve_options(opts, fn)));
+        return TAD_OK;
+    });
+}
+
+int tad_dataset_list(const tad_retrieve_options *opts, char **out_json) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_json);
+        need(out_json, fn, "out_json");
+        *out_json = c_string(tad::retrieve::dataset_listing(retrieve_options(opts, fn)));
+        return TAD_OK;
+    });
+}
+
+int tad_dataset_import(const char *source_dir, const char *dataset_dir, char **out_report) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_report);
+        need(source_dir, fn, "source_dir");
+        need(out_report, fn, "out_report");
+        *out_report = c_string(tad::retrieve::import_dataset(source_dir, dataset_dir ? dataset_dir : ""));
         return TAD_OK;
     });
 }

@@ -12,5 +12,7 @@ int cmd_bench(const Args &a);
 int cmd_run(const Args &a);
 int cmd_snapshots(const Args &a);
 int cmd_rollback(const Args &a);
+int cmd_retrieve(const Args &a);
+int cmd_dataset(const Args &a);
 
 }  // namespace tad_cli

@@ -29,6 +29,14 @@ Commands:
                       generate, verify on the CPU, then on the GPU and bench when one is present
   snapshots [--json]  list the session's snapshots
   rollback ID         make snapshot ID the current candidate again
+  retrieve FILE [--topk N] [--min-sim X] [--exclude A,B] [--dataset DIR] [--cache DIR] [--json]
+                      the dataset entries (forward/backward pairs) closest to FILE
+  dataset list|build|check [--dataset DIR] [--cache DIR] [--only A,B] [--json]
+                      list the dataset; build (generate and check on the CPU) the backwards of
+                      entries without a hand-written one; check: verify every entry on the GPU
+                      (--record writes the results into meta/, --bench also times them)
+  dataset import DIR [--dataset DIR]
+                      convert sectioned fwd/bwd files of DIR into dataset entries
   help, --version
 
 Options of every command:
@@ -62,6 +70,8 @@ int dispatch(const tad_cli::Args &a) {
     if (a.command == "bench") return cmd_bench(a);
     if (a.command == "run") return cmd_run(a);
     if (a.command == "snapshots") return cmd_snapshots(a);
+    if (a.command == "retrieve") return cmd_retrieve(a);
+    if (a.command == "dataset") return cmd_dataset(a);
     return cmd_rollback(a);  // parse_args accepts no other command
 }
 

@@ -266,6 +266,10 @@ std::string Session::candidate_source(const std::string &id) const {
     return impl_->store.load(id.empty() ? impl_->need_current("tad_candidate_source") : id).backward_source;
 }
 
+std::string Session::retrieve(const tad::retrieve::Options &opts) const {
+    return tad::retrieve::retrieve(impl_->need_forward("tad_retrieve"), opts);
+}
+
 std::string Session::candidate_explain(const std::string &id) const {
     return impl_->store.load(id.empty() ? impl_->need_current("tad_candidate_explain") : id).explain.value_or("");
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "retrieve/query.h"
 #include "support/json.h"
 
 namespace tad::driver {
@@ -61,6 +62,8 @@ public:
     std::string snapshot(const std::string &label);
     void rollback(const std::string &id);
     std::string snapshot_list() const;
+    // The dataset entries closest to the loaded forward (retrieve/query.h).
+    std::string retrieve(const tad::retrieve::Options &opts) const;
 
 private:
     struct Impl;

@@ -93,6 +93,18 @@ pub struct tad_bench_options {
     pub reps: c_int,
 }
 
+pub const TAD_RETRIEVE_OPTIONS_VERSION: c_uint = 1;
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct tad_retrieve_options {
+    pub version: c_uint,
+    pub topk: c_int,
+    pub min_sim: c_double,
+    pub exclude: *const c_char,
+    pub dataset_dir: *const c_char,
+    pub cache_dir: *const c_char,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct tad_buffer {
@@ -154,6 +166,19 @@ impl Default for tad_bench_options {
     }
 }
 
+impl Default for tad_retrieve_options {
+    fn default() -> Self {
+        tad_retrieve_options {
+            version: TAD_RETRIEVE_OPTIONS_VERSION,
+            topk: 0,
+            min_sim: 0.0,
+            exclude: std::ptr::null(),
+            dataset_dir: std::ptr::null(),
+            cache_dir: std::ptr::null(),
+        }
+    }
+}
+
 extern "C" {
     pub fn tad_version() -> *const c_char;
     pub fn tad_error_last() -> *const c_char;
@@ -191,6 +216,19 @@ extern "C" {
 
     pub fn tad_report_passed(report_json: *const c_char, passed: *mut c_int) -> c_int;
     pub fn tad_report_number(report_json: *const c_char, key: *const c_char, value: *mut c_double) -> c_int;
+
+    pub fn tad_retrieve_options_init(opts: *mut tad_retrieve_options, version: c_uint) -> c_int;
+    pub fn tad_retrieve(
+        session: *mut tad_session,
+        opts: *const tad_retrieve_options,
+        out_report: *mut *mut c_char,
+    ) -> c_int;
+    pub fn tad_dataset_list(opts: *const tad_retrieve_options, out_json: *mut *mut c_char) -> c_int;
+    pub fn tad_dataset_import(
+        source_dir: *const c_char,
+        dataset_dir: *const c_char,
+        out_report: *mut *mut c_char,
+    ) -> c_int;
 
     pub fn tad_interpret(
         source: *const c_char,

@@ -247,7 +247,14 @@ fn structs_match_the_header() {
     let names: Vec<&String> = c.structs.keys().collect();
     assert_eq!(
         names,
-        vec!["tad_bench_options", "tad_buffer", "tad_generate_options", "tad_session_options", "tad_verify_options"]
+        vec![
+            "tad_bench_options",
+            "tad_buffer",
+            "tad_generate_options",
+            "tad_retrieve_options",
+            "tad_session_options",
+            "tad_verify_options"
+        ]
     );
     assert_eq!(c.structs, rust.structs, "struct fields of tad.h, then src/lib.rs");
 }
@@ -307,6 +314,8 @@ fn options_init_fills_the_rust_structs() {
     assert_eq!(format!("{:?}", v), format!("{:?}", tad_verify_options::default()));
     let b = init_from_garbage(tad_bench_options_init, TAD_BENCH_OPTIONS_VERSION);
     assert_eq!(format!("{:?}", b), format!("{:?}", tad_bench_options::default()));
+    let r = init_from_garbage(tad_retrieve_options_init, TAD_RETRIEVE_OPTIONS_VERSION);
+    assert_eq!(format!("{:?}", r), format!("{:?}", tad_retrieve_options::default()));
 }
 
 #[test]
