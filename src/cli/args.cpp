@@ -25,18 +25,18 @@ const OptionSpec kOptions[] = {
     {"--timeout", nullptr, true, "*"},
     {"--worker-memory", nullptr, true, "*"},
     {"--quiet", "-q", false, "*"},
-    {"--output", "-o", true, "generate"},
+    {"--output", "-o", true, "generate export"},
     {"--explain", nullptr, false, "generate"},
-    {"--dims", nullptr, true, "generate verify bench run"},
-    {"--launch", nullptr, true, "generate verify bench run"},
-    {"--loops", nullptr, true, "generate verify bench run"},
-    {"--dtypes", nullptr, true, "verify bench run"},
+    {"--dims", nullptr, true, "generate verify bench run export"},
+    {"--launch", nullptr, true, "generate verify bench run export"},
+    {"--loops", nullptr, true, "generate verify bench run export"},
+    {"--dtypes", nullptr, true, "verify bench run export"},
     {"--cpu", nullptr, false, "verify"},
     {"--cpu-only", nullptr, false, "run"},
     {"--seed", nullptr, true, "verify run"},
     {"--max-elements", nullptr, true, "verify run"},
     {"--reps", nullptr, true, "bench run"},
-    {"--json", nullptr, false, "verify bench snapshots"},
+    {"--json", nullptr, false, "verify bench snapshots export"},
 };
 
 struct CommandSpec {
@@ -45,7 +45,7 @@ struct CommandSpec {
 };
 
 const CommandSpec kCommands[] = {
-    {"generate", "FILE"},   {"verify", "FILE"}, {"bench", "FILE"}, {"run", "FILE"},
+    {"generate", "FILE"},   {"verify", "FILE"}, {"bench", "FILE"}, {"run", "FILE"},      {"export", "FILE"},
     {"snapshots", nullptr}, {"rollback", "ID"}, {"help", nullptr}, {"version", nullptr},
 };
 

@@ -1,0 +1,173 @@
+// tad_export on the CPU tier (what it refuses before the GPU is needed, and that it needs one), and
+// LayerNorm's real backward plan through the AOT executor on the fake libcuda (tests/aot/fake): the
+// launches the generated module's launcher would make, with Triton's specialization of each
+// argument written out by hand for the traced sizes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "../aot/fixture.h"
+#include "../common/error_of.h"
+#include "aot/kernels.h"
+#include "cpu_session.h"
+#include "driver/pipeline.h"
+#include "frontend/parser.h"
+#include "runtime/worker.h"
+
+using namespace tad;
+using tad::testing::error_of;
+using test::cpu_session;
+
+namespace {
+
+driver::ExportOptions export_options(const fs::TempDir &dir, const char *dims) {
+    driver::ExportOptions e;
+    e.out_dir = dir.path() + "/export";
+    e.dims_json = dims;
+    e.dtypes = "float32";
+    return e;
+}
+
+TEST(Export, CompilesOnTheGpuOnly) {
+    REQUIRE_TORCH();
+    fs::TempDir dir;
+    auto s = cpu_session(dir, "examples/layernorm.py");
+    driver::GenerateOptions g;
+    g.dims_json = R"({"M": 4, "N": 48})";
+    s->generate(g);
+    EXPECT_EQ(error_of([&] { s->export_kernels(export_options(dir, R"([{"M": 4, "N": 48}])")); }),
+              std::make_pair(static_cast<int>(TAD_ERR_NO_GPU),
+                             std::string("no_gpu: export compiles the backward with triton on the GPU (torch sees no "
+                                         "CUDA device); the worker runs in cpu mode")));
+}
+
+TEST(Export, RefusesAStubThatLaunchesSeveralKernels) {
+    REQUIRE_TORCH();
+    fs::TempDir dir;
+    auto s = cpu_session(dir, "tests/pipeline/data/chain.py");
+    driver::GenerateOptions g;
+    g.dims_json = R"({"n": 100})";
+    s->generate(g);
+    EXPECT_EQ(error_of([&] { s->export_kernels(export_options(dir, R"({"n": 100})")); }),
+              std::make_pair(static_cast<int>(TAD_ERR_UNSUPPORTED),
+                             std::string("tad_export: stub 'chain' launches 4 kernels; tad_launch_backward runs the "
+                                         "backward of a stub that launches one (tad_launch_backward does not handle "
+                                         "it yet; docs/aot.md)")));
+}
+
+TEST(Export, NeedsACandidate) {
+    fs::TempDir dir;
+    auto s = cpu_session(dir, "examples/layernorm.py");
+    EXPECT_EQ(error_of([&] { s->export_kernels(export_options(dir, R"({"M": 4, "N": 48})")); }),
+              std::make_pair(static_cast<int>(TAD_ERR_STATE),
+                             std::string("tad_export: no candidate yet (call tad_generate first)")));
+}
+
+// LayerNorm at M = 4, N = 48 in float32, as examples/layernorm.py launches it: BLOCK_SIZE 64,
+// num_warps 1.
+class LayerNormPlan : public ::testing::Test {
+protected:
+    void SetUp() override { fake_cuda::reset(); }
+    void TearDown() override { fake_cuda::reset(); }
+};
+
+plan::Plan layernorm_plan() {
+    const std::string path = std::string(TAD_SOURCE_DIR) + "/examples/layernorm.py";
+    frontend::KernelFile kf = frontend::analyze(frontend::parse_source(path, fs::read_file(path)));
+    WorkerOptions wo;
+    wo.python = test::kPython;
+    wo.mode = "cpu";
+    Worker worker(wo);
+    Json dims = Json::parse(R"({"M": 4, "N": 48})", "dims");
+    Json args = Json::object();
+    args.set("file", path);
+    args.set("stub", kf.stub.name);
+    args.set_copy("dims", dims);
+    Json trace = worker.request("trace", std::move(args));
+    return plan::backward(driver::merge(kf, {driver::derive_chain(kf, trace)}, trace));
+}
+
+TEST_F(LayerNormPlan, RunsAsTheGeneratedLauncherDoes) {
+    REQUIRE_TORCH();
+    using namespace aot;
+    using namespace aot::testing;
+    const std::string dir = fresh_dir("layernorm");
+    Manifest m;
+    m.tad_version = tad_version();
+    m.triton_version = "3.6.0";
+    m.device = "Fake GPU";
+    m.capability = 90;
+    m.stub = "layernorm";
+    m.kernel = "_layernorm_fwd";
+    const plan::TensorRef x{plan::TensorRef::Input, 0}, w{plan::TensorRef::Input, 1}, b{plan::TensorRef::Input, 2},
+        y{plan::TensorRef::Output, 0}, mean{plan::TensorRef::Temp, 0}, rstd{plan::TensorRef::Temp, 1};
+    m.params = {{"X", "tensor", x, 2},       {"Y", "tensor", y, 2},       {"W", "tensor", w, 1},
+                {"B", "tensor", b, 1},       {"Mean", "tensor", mean, 1}, {"Rstd", "tensor", rstd, 1},
+                {"stride", "int", {}, 0},    {"N", "int", {}, 0},         {"eps", "float", {}, 0},
+                {"BLOCK_SIZE", "int", {}, 0}};
+    m.plan = layernorm_plan();
+    ASSERT_EQ(m.plan.kernels.size(), 1u);
+    const std::string bwd = m.plan.kernels[0].fn.name;
+    ASSERT_EQ(bwd, "_layernorm_fwd_bwd");
+    // Triton's specialization at these sizes: every buffer 16-byte aligned, stride = N = 48 and the
+    // partial rows' length 48 multiples of 16, G = 4 not.
+    m.kernels[bwd] =
+        KernelInfo{bwd,
+                   plan::largest_tile(m.plan.kernels[0].fn),
+                   false,
+                   {cubin(dir, "bwd.cubin", bwd,
+                          {param("X", "*fp32", true), param("DX", "*fp32", true), param("DY", "*fp32", true),
+                           param("W", "*fp32", true), param("DW", "*fp32", true), param("DB", "*fp32", true),
+                           param("stride", "i32", true), param("N", "i32", true), param("Mean_final", "*fp32", true),
+                           param("Rstd_final", "*fp32", true), param("G", "i32"), param("DB_slab", "i32", true),
+                           param("DW_slab", "i32", true), constant("BLOCK_SIZE", "64")})}};
+    m.kernels[bwd].cubins[0].num_warps = 1;
+    m.kernels[kRowSum] = KernelInfo{kRowSum,
+                                    {},
+                                    false,
+                                    {cubin(dir, "sum.cubin", "tad_row_sum",
+                                           {param("Partial", "*fp32"), param("Out", "*fp32"), param("rows", "i32"),
+                                            param("n", "i32"), constant("ADD", "False"), constant("BLOCK", "1024")})}};
+    write_manifest(dir, m);
+    Kernels k(dir, TAD_FAKE_CUDA);
+
+    std::vector<float> xs(4 * 48, 1), ys(4 * 48, 2), ws(48, 1), bs(48, 0), means(4), rstds(4), dx(4 * 48, NAN),
+        dy(4 * 48, 3), dw(48, NAN), db(48, NAN);
+    Request r;
+    r.grid = {4, 1, 1};
+    r.num_warps = 1;
+    r.tensors["X"] = tensor(xs, 4, 48, address(dx.data()));
+    r.tensors["Y"] = tensor(ys, 4, 48, address(dy.data()));
+    r.tensors["W"] = tensor(ws, 0, 48, address(dw.data()));
+    r.tensors["B"] = tensor(bs, 0, 48, address(db.data()));
+    r.tensors["Mean"] = tensor(means, 0, 4);
+    r.tensors["Rstd"] = tensor(rstds, 0, 4);
+    r.values["stride"] = Value{Value::Int, 48, 0, ""};
+    r.values["N"] = Value{Value::Int, 48, 0, ""};
+    r.values["eps"] = Value{Value::Float, 0, 1e-5, ""};
+    r.values["BLOCK_SIZE"] = Value{Value::Int, 64, 0, ""};
+    k.launch(r, nullptr);
+
+    // The partial rows of DB and DW zeroed (P = 4 programs: at most 4 per SM for a 64-element tile,
+    // at most G), the backward on P programs, then each gradient the sum of its rows, into the
+    // caller's buffers (float32 needs no cast); DX is laid out as Y: no fill.
+    const std::vector<std::string> &calls = fake_cuda::state().calls;
+    const std::vector<std::string> tail(calls.end() - 6, calls.end());
+    EXPECT_EQ(tail, (std::vector<std::string>{"cuMemAlloc_v2 bytes=1048576", "cuMemsetD8Async a0+0 value=0 bytes=768",
+                                              "cuMemsetD8Async a0+768 value=0 bytes=768", "cuLaunchKernelEx " + bwd,
+                                              "cuLaunchKernelEx tad_row_sum", "cuLaunchKernelEx tad_row_sum"}));
+    const std::vector<fake_cuda::Launch> &l = fake_cuda::state().launches;
+    EXPECT_EQ(l[0].grid, (std::array<unsigned, 3>{4, 1, 1}));
+    EXPECT_EQ(l[0].block, (std::array<unsigned, 3>{32, 1, 1}));
+    const uint64_t ws_base = fake_cuda::state().allocations.begin()->first;
+    EXPECT_EQ(read<uint64_t>(l[0].params[1]), address(dx.data()));
+    EXPECT_EQ(read<uint64_t>(l[0].params[4]), ws_base + 768);  // DW: the second partial buffer
+    EXPECT_EQ(read<uint64_t>(l[0].params[5]), ws_base);  // DB
+    EXPECT_EQ(read<int32_t>(l[0].params[10]), 4);  // G
+    EXPECT_EQ(read<uint64_t>(l[1].params[1]), address(db.data()));
+    EXPECT_EQ(read<uint64_t>(l[2].params[1]), address(dw.data()));
+    EXPECT_EQ(read<int32_t>(l[2].params[2]), 4);  // rows
+    EXPECT_EQ(read<int32_t>(l[2].params[3]), 48);  // n
+}
+
+}  // namespace
