@@ -1,7 +1,8 @@
 // tad_export: the current candidate's backward plan (derived again from traces at the export's
 // dims, as generate derives it) and the cubins the worker collects by running the candidate's
 // module on the GPU, written as a manifest (src/aot) that tad_kernels_load reads.
-#include "aot/manifest.h"
+#include "driver/export.h"
+
 #include "driver/launch_nodes.h"
 #include "driver/pipeline.h"
 #include "driver/session_impl.h"
@@ -120,6 +121,32 @@ std::string report(const aot::Manifest &m, const std::string &out_dir, size_t ca
 
 }  // namespace
 
+aot::Manifest manifest_of(const frontend::KernelFile &kf, const plan::Plan &p, JsonRef trace,
+                          const std::map<std::string, plan::TensorRef> &tensors, JsonRef reply) {
+    aot::Manifest m;
+    m.tad_version = tad_version();
+    m.triton_version = reply.at("triton").str();
+    m.device = reply.at("device").str();
+    m.capability = static_cast<int>(reply.at("capability").integer());
+    m.stub = kf.stub.name;
+    m.kernel = trace.at("launches")[0].at("kernel").str();
+    m.params = forward_params(trace, tensors);
+    m.plan = p;
+    JsonRef compiled = reply.at("kernels");
+    for (const plan::Kernel &k : p.kernels) {
+        if (!compiled.has(k.fn.name))
+            fail(TAD_ERR_WORKER,
+                 "tad_export: the module launched no " + k.fn.name + " at the export's dims and dtypes");
+        aot::KernelInfo info = kernel_info(k.fn.name, compiled.at(k.fn.name));
+        info.largest_tile = plan::largest_tile(k.fn);
+        info.loop_stages = passes::has_pipelined_loop(k.fn);
+        m.kernels[k.fn.name] = std::move(info);
+    }
+    for (const char *name : {aot::kRowSum, aot::kCast})
+        if (compiled.has(name)) m.kernels[name] = kernel_info(name, compiled.at(name));
+    return m;
+}
+
 std::string Session::export_kernels(const ExportOptions &opts) {
     const frontend::KernelFile &kf = impl_->need_forward("tad_export");
     const std::string id = impl_->need_current("tad_export");
@@ -151,24 +178,7 @@ std::string Session::export_kernels(const ExportOptions &opts) {
     impl_->report("export", "compiling the backward of " + kf.stub.name + " on the GPU");
     Json reply = impl_->get_worker().request("export", export_request(*impl_, id, list, dtypes, opts.out_dir, p),
                                              impl_->progress("export"));
-    aot::Manifest m;
-    m.tad_version = tad_version();
-    m.triton_version = reply.at("triton").str();
-    m.device = reply.at("device").str();
-    m.capability = static_cast<int>(reply.at("capability").integer());
-    m.stub = kf.stub.name;
-    m.kernel = traces[0].at("launches")[0].at("kernel").str();
-    m.params = forward_params(traces[0], chains[0].launches[0].tensors);
-    m.plan = p;
-    JsonRef compiled = reply.at("kernels");
-    for (const plan::Kernel &k : p.kernels) {
-        aot::KernelInfo info = kernel_info(k.fn.name, compiled.at(k.fn.name));
-        info.largest_tile = plan::largest_tile(k.fn);
-        info.loop_stages = passes::has_pipelined_loop(k.fn);
-        m.kernels[k.fn.name] = std::move(info);
-    }
-    for (const char *name : {aot::kRowSum, aot::kCast})
-        if (compiled.has(name)) m.kernels[name] = kernel_info(name, compiled.at(name));
+    const aot::Manifest m = manifest_of(kf, p, traces[0], chains[0].launches[0].tensors, reply);
     aot::write_manifest(opts.out_dir, m);
     return report(m, opts.out_dir, list.size() * dtypes.size());
 }

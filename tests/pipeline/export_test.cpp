@@ -10,8 +10,10 @@
 #include "../common/error_of.h"
 #include "aot/kernels.h"
 #include "cpu_session.h"
+#include "driver/export.h"
 #include "driver/pipeline.h"
 #include "frontend/parser.h"
+#include "passes/pipeline_loops.h"
 #include "runtime/worker.h"
 
 using namespace tad;
@@ -71,20 +73,76 @@ protected:
     void TearDown() override { fake_cuda::reset(); }
 };
 
-plan::Plan layernorm_plan() {
+// LayerNorm traced at M = 4, N = 48 on the CPU worker, and what the pipeline derives for it.
+struct Traced {
+    frontend::KernelFile kf;
+    Json trace;
+    driver::Chain chain;
+    plan::Plan plan;
+};
+
+Traced layernorm() {
     const std::string path = std::string(TAD_SOURCE_DIR) + "/examples/layernorm.py";
-    frontend::KernelFile kf = frontend::analyze(frontend::parse_source(path, fs::read_file(path)));
+    Traced t{frontend::analyze(frontend::parse_source(path, fs::read_file(path))), Json(), {}, {}};
     WorkerOptions wo;
     wo.python = test::kPython;
     wo.mode = "cpu";
     Worker worker(wo);
-    Json dims = Json::parse(R"({"M": 4, "N": 48})", "dims");
     Json args = Json::object();
     args.set("file", path);
-    args.set("stub", kf.stub.name);
-    args.set_copy("dims", dims);
-    Json trace = worker.request("trace", std::move(args));
-    return plan::backward(driver::merge(kf, {driver::derive_chain(kf, trace)}, trace));
+    args.set("stub", t.kf.stub.name);
+    args.set_copy("dims", Json::parse(R"({"M": 4, "N": 48})", "dims"));
+    t.trace = worker.request("trace", std::move(args));
+    t.chain = driver::derive_chain(t.kf, t.trace);
+    t.plan = plan::backward(driver::merge(t.kf, {t.chain}, t.trace));
+    return t;
+}
+
+plan::Plan layernorm_plan() { return layernorm().plan; }
+
+// The worker's export reply (docs/worker-protocol.md) with one cubin per kernel named.
+Json reply_of(const std::vector<std::string> &kernels) {
+    Json r = Json::parse(R"({"triton": "3.6.0", "device": "NVIDIA H100 80GB HBM3", "capability": 90,
+                             "kernels": {}, "launches": 1})",
+                         "reply");
+    for (const std::string &k : kernels)
+        r.at("kernels").set_array(k).push_copy(Json::parse(R"({"file": "k.cubin", "function": "k", "num_warps": 4,
+            "num_stages": 3, "num_ctas": 1, "cluster_dims": [1, 1, 1], "shared": 0, "global_scratch_size": 0,
+            "global_scratch_align": 1, "profile_scratch_size": 0, "profile_scratch_align": 1, "cooperative": false,
+            "pdl": false, "params": [{"name": "X", "type": "*fp32", "divisible": true},
+            {"name": "BLOCK", "type": "constexpr", "value": "64"}], "abi": [8, 8, 8]})",
+                                                           "cubin"));
+    return r;
+}
+
+TEST(Export, TheManifestOfAPlanAndTheWorkersCubins) {
+    REQUIRE_TORCH();
+    const Traced t = layernorm();
+    const aot::Manifest m = driver::manifest_of(t.kf, t.plan, t.trace, t.chain.launches[0].tensors,
+                                                reply_of({"_layernorm_fwd_bwd", "tad_row_sum"}));
+    EXPECT_EQ(m.stub, "layernorm");
+    EXPECT_EQ(m.kernel, "_layernorm_fwd");
+    EXPECT_EQ(m.device, "NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(m.capability, 90);
+    std::string params;
+    for (const aot::ForwardParam &p : m.params)
+        params += p.name + ":" + p.kind +
+                  (p.kind == "tensor" ? "/" + std::to_string(p.tensor.kind) + "." + std::to_string(p.tensor.index) +
+                                            "/" + std::to_string(p.ndim)
+                                      : "") +
+                  " ";
+    // Tensors as input (0), output (1) or temp (2) i, with their rank.
+    EXPECT_EQ(params,
+              "X:tensor/0.0/2 Y:tensor/1.0/2 W:tensor/0.1/1 B:tensor/0.2/1 Mean:tensor/2.0/1 "
+              "Rstd:tensor/2.1/1 stride:int N:int eps:float BLOCK_SIZE:int ");
+    ASSERT_EQ(m.kernels.size(), 2u);
+    EXPECT_EQ(m.kernels.at("_layernorm_fwd_bwd").largest_tile, std::vector<std::string>{"BLOCK_SIZE"});
+    EXPECT_TRUE(m.kernels.at("_layernorm_fwd_bwd").loop_stages);  // its loop over the forward's programs
+    EXPECT_EQ(m.kernels.at("tad_row_sum").cubins.size(), 1u);
+    EXPECT_EQ(error_of([&] { driver::manifest_of(t.kf, t.plan, t.trace, t.chain.launches[0].tensors, reply_of({})); }),
+              std::make_pair(static_cast<int>(TAD_ERR_WORKER),
+                             std::string("tad_export: the module launched no _layernorm_fwd_bwd at the export's dims "
+                                         "and dtypes")));
 }
 
 TEST_F(LayerNormPlan, RunsAsTheGeneratedLauncherDoes) {
@@ -111,17 +169,19 @@ TEST_F(LayerNormPlan, RunsAsTheGeneratedLauncherDoes) {
     ASSERT_EQ(bwd, "_layernorm_fwd_bwd");
     // Triton's specialization at these sizes: every buffer 16-byte aligned, stride = N = 48 and the
     // partial rows' length 48 multiples of 16, G = 4 not.
-    m.kernels[bwd] =
-        KernelInfo{bwd,
-                   plan::largest_tile(m.plan.kernels[0].fn),
-                   false,
-                   {cubin(dir, "bwd.cubin", bwd,
-                          {param("X", "*fp32", true), param("DX", "*fp32", true), param("DY", "*fp32", true),
-                           param("W", "*fp32", true), param("DW", "*fp32", true), param("DB", "*fp32", true),
-                           param("stride", "i32", true), param("N", "i32", true), param("Mean_final", "*fp32", true),
-                           param("Rstd_final", "*fp32", true), param("G", "i32"), param("DB_slab", "i32", true),
-                           param("DW_slab", "i32", true), constant("BLOCK_SIZE", "64")})}};
+    m.kernels[bwd] = KernelInfo{
+        bwd,
+        plan::largest_tile(m.plan.kernels[0].fn),
+        false,
+        {cubin(dir, "bwd.cubin", bwd,
+               {param("X", "*fp32", true), param("DX", "*fp32", true), param("DY", "*fp32", true),
+                param("W", "*fp32", true), param("DW", "*fp32", true), param("DB", "*fp32", true),
+                param("stride", "i32", true), param("N", "i32", true), param("Mean_final", "*fp32", true),
+                param("Rstd_final", "*fp32", true), param("G", "i32"), param("DB_slab", "i32", true),
+                param("DW_slab", "i32", true), constant("BLOCK_SIZE", "64"), constant("TAD_LOOP_STAGES", "3")})}};
     m.kernels[bwd].cubins[0].num_warps = 1;
+    m.kernels[bwd].loop_stages = passes::has_pipelined_loop(m.plan.kernels[0].fn);  // its loop over the G programs
+    ASSERT_TRUE(m.kernels[bwd].loop_stages);
     m.kernels[kRowSum] = KernelInfo{kRowSum,
                                     {},
                                     false,
