@@ -53,6 +53,7 @@ struct KernelInfo {
     // Its largest tile's dims (constexpr names or numbers): a re-gridded run's program count.
     std::vector<std::string> largest_tile;
     bool loop_stages = false;  // takes TAD_LOOP_STAGES, set to the launch's num_stages
+    // None for a kernel of a branch the export's launches did not take.
     std::vector<Cubin> cubins;
     bool operator==(const KernelInfo &o) const {
         return name == o.name && largest_tile == o.largest_tile && loop_stages == o.loop_stages && cubins == o.cubins;

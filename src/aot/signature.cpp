@@ -162,6 +162,8 @@ CubinParam specialize(const CallArg &a) {
 }
 
 Pick pick(const KernelInfo &k, std::vector<CallArg> args, int num_warps, int num_stages) {
+    if (k.cubins.empty())
+        no_cubin(k, "the export's launches never ran it (a branch of the plan its dims did not take)");
     std::vector<const Cubin *> warps;
     for (const Cubin &c : k.cubins)
         if (c.num_warps == num_warps) warps.push_back(&c);

@@ -95,7 +95,7 @@ TEST(Manifest, BadManifestsAreNamedByWhatIsWrong) {
     expect(j.dump(), "plan: unknown argument kind 'magic'");
     Json without = manifest_json(sample(dir));
     without.set_array("kernels");
-    expect(without.dump(), "no cubin of kernel fwd_bwd");
+    expect(without.dump(), "kernel fwd_bwd of the plan has no entry in \"kernels\"");
 }
 
 TEST(Manifest, PlansTheExecutorCannotRunAreRefusedByStep) {

@@ -83,6 +83,13 @@ TEST(Pick, TheCubinOfTheCallsSpecialization) {
                                    "specialization (docs/aot.md)")));
 }
 
+TEST(Pick, AKernelTheExportNeverRanHasNoCubin) {
+    KernelInfo k{"k_v1", {}, false, {}};
+    EXPECT_EQ(error_of([&] { pick(k, call(1000), 4, 3); }).second,
+              "no exported cubin of k_v1 matches this launch: the export's launches never ran it (a branch of the "
+              "plan its dims did not take); export with dims that give the launch's specialization (docs/aot.md)");
+}
+
 TEST(Pick, ConstexprsByValueFloatsNumerically) {
     Cubin c = two_ints("i32", false);
     c.params.push_back(constant("scale", "0.1"));

@@ -141,8 +141,8 @@ TEST(Export, TheManifestOfAPlanAndTheWorkersCubins) {
     EXPECT_EQ(m.kernels.at("tad_row_sum").cubins.size(), 1u);
     EXPECT_EQ(error_of([&] { driver::manifest_of(t.kf, t.plan, t.trace, t.chain.launches[0].tensors, reply_of({})); }),
               std::make_pair(static_cast<int>(TAD_ERR_WORKER),
-                             std::string("tad_export: the module launched no _layernorm_fwd_bwd at the export's dims "
-                                         "and dtypes")));
+                             std::string("tad_export: the module launched none of the plan's kernels "
+                                         "(_layernorm_fwd_bwd) at the export's dims and dtypes")));
 }
 
 TEST_F(LayerNormPlan, RunsAsTheGeneratedLauncherDoes) {
