@@ -55,17 +55,19 @@ static void check(CUresult r, const char *call) {
     die(call, code);
 }
 
-static void check_tad(int status, const char *call) {
-    if (status != TAD_OK) die(call, tad_error_last());
+static void check_tad(int status) {
+    if (status != TAD_OK) die(tad_error_last(), NULL); /* the message names `call` */
 }
 
+/* libcuda, or the library $TAD_LIBCUDA names (as libtad opens it: tests run this program on a fake). */
 static void open_driver(void) {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
-    if (!lib) die("cannot open libcuda.so.1", dlerror());
-#define RESOLVE(name)                                   \
-    do {                                                \
-        *(void **)(&cu.name) = dlsym(lib, #name);       \
-        if (!cu.name) die("libcuda.so.1 lacks", #name); \
+    const char *path = getenv("TAD_LIBCUDA") && *getenv("TAD_LIBCUDA") ? getenv("TAD_LIBCUDA") : "libcuda.so.1";
+    void *lib = dlopen(path, RTLD_NOW);
+    if (!lib) die("cannot open the CUDA driver", dlerror());
+#define RESOLVE(name)                                      \
+    do {                                                   \
+        *(void **)(&cu.name) = dlsym(lib, #name);          \
+        if (!cu.name) die("the CUDA driver lacks", #name); \
     } while (0)
     RESOLVE(cuInit);
     RESOLVE(cuDeviceGet);
@@ -206,7 +208,7 @@ int main(int argc, char **argv) {
     check(cu.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain");
     check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     check(cu.cuStreamCreate(&stream, 0), "cuStreamCreate");
-    check_tad(tad_kernels_load(argv[1], NULL, &kernels), "tad_kernels_load");
+    check_tad(tad_kernels_load(argv[1], NULL, &kernels));
 
     x = upload(&c, "x.bin", mn * size);
     y = upload(&c, "y.bin", mn * size);
@@ -251,7 +253,7 @@ int main(int argc, char **argv) {
     opts.values = values;
     opts.num_values = nv;
 
-    check_tad(tad_launch_backward(kernels, &opts), "tad_launch_backward");
+    check_tad(tad_launch_backward(kernels, &opts));
     check(cu.cuStreamSynchronize(stream), "cuStreamSynchronize");
     compare(&c, dx, "dx", mn, size, &cmp);
     if (layernorm) {
@@ -260,10 +262,10 @@ int main(int argc, char **argv) {
     }
 
     /* Launch overhead: enqueueing alone, then with the GPU's work (the stream drained at the end). */
-    for (i = 0; i < 50; ++i) check_tad(tad_launch_backward(kernels, &opts), "tad_launch_backward");
+    for (i = 0; i < 50; ++i) check_tad(tad_launch_backward(kernels, &opts));
     check(cu.cuStreamSynchronize(stream), "cuStreamSynchronize");
     start = now_us();
-    for (i = 0; i < calls; ++i) check_tad(tad_launch_backward(kernels, &opts), "tad_launch_backward");
+    for (i = 0; i < calls; ++i) check_tad(tad_launch_backward(kernels, &opts));
     enqueued = now_us() - start;
     check(cu.cuStreamSynchronize(stream), "cuStreamSynchronize");
     total = now_us() - start;

@@ -11,6 +11,7 @@ namespace {
 
 constexpr int kStaticSharedLimit = 49152;  // 48 KB: above it a kernel must opt in
 constexpr uint64_t kWorkspaceGrain = 1 << 20;
+constexpr size_t kMostPrograms = 64;
 
 std::string capability(int c) { return std::to_string(c / 10) + "." + std::to_string(c % 10); }
 
@@ -69,9 +70,19 @@ void Kernels::launch(const Request &r, cu::Stream stream) {
         fail(TAD_ERR_INVALID_ARGUMENT,
              "the current CUDA context is not the one the kernels were loaded in (make it current, or load them "
              "again in this one)");
-    const Program p = build(m_, r, sm_count_);
+    const Program &p = program(r);
+    const std::vector<uint64_t> callers = caller_addresses(p, r);
     reserve(p.workspace, stream);
-    for (const Action &a : p.actions) issue(a, stream);
+    for (const Action &a : p.actions) issue(a, callers, stream);
+}
+
+const Program &Kernels::program(const Request &r) {
+    std::string key = program_key(r);
+    auto it = programs_.find(key);
+    if (it != programs_.end()) return it->second;
+    Program p = build(m_, r, sm_count_);
+    if (programs_.size() >= kMostPrograms) programs_.clear();
+    return programs_.emplace(std::move(key), std::move(p)).first->second;
 }
 
 void Kernels::reserve(uint64_t bytes, cu::Stream stream) {
@@ -88,20 +99,20 @@ void Kernels::reserve(uint64_t bytes, cu::Stream stream) {
     capacity_ = size;
 }
 
-void Kernels::issue(const Action &a, cu::Stream stream) {
+void Kernels::issue(const Action &a, const std::vector<uint64_t> &callers, cu::Stream stream) {
     const cu::Api &api = driver_->api();
     if (a.kind == Action::Memset) {
-        driver_->check(api.cuMemsetD8Async(address(a.dst), 0, a.bytes, stream), "cuMemsetD8Async");
+        driver_->check(api.cuMemsetD8Async(address(a.dst, callers), 0, a.bytes, stream), "cuMemsetD8Async");
         return;
     }
     if (a.kind == Action::Copy) {
-        driver_->check(api.cuMemcpyDtoDAsync_v2(address(a.dst), address(a.src), a.bytes, stream),
+        driver_->check(api.cuMemcpyDtoDAsync_v2(address(a.dst, callers), address(a.src, callers), a.bytes, stream),
                        "cuMemcpyDtoDAsync_v2");
         return;
     }
     std::vector<unsigned char> bytes = a.params.bytes;
-    for (const auto &[at, offset] : a.params.patches) {
-        const cu::DevicePtr p = workspace_ + offset;
+    for (const auto &[at, ptr] : a.params.patches) {
+        const cu::DevicePtr p = address(ptr, callers);
         std::memcpy(bytes.data() + at, &p, sizeof p);
     }
     std::vector<void *> params;

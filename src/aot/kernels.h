@@ -46,11 +46,17 @@ private:
     std::map<const Cubin *, cu::Function> functions_;
     cu::DevicePtr workspace_ = 0;
     uint64_t capacity_ = 0;
+    // The programs of earlier launches by program_key(): a launch like an earlier one but for its
+    // buffers costs no build.
+    std::map<std::string, Program> programs_;
 
     void load(const KernelInfo &k, const Cubin &c, int shared_optin);
+    const Program &program(const Request &r);
     void reserve(uint64_t bytes, cu::Stream stream);
-    void issue(const Action &a, cu::Stream stream);
-    cu::DevicePtr address(Ptr p) const { return p.workspace ? workspace_ + p.value : p.value; }
+    void issue(const Action &a, const std::vector<uint64_t> &callers, cu::Stream stream);
+    cu::DevicePtr address(Ptr p, const std::vector<uint64_t> &callers) const {
+        return p.base == Ptr::Workspace ? workspace_ + p.value : p.base == Ptr::Caller ? callers.at(p.slot) : p.value;
+    }
 };
 
 }  // namespace tad::aot

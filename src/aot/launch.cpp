@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 
 #include "passes/widen.h"
@@ -73,6 +74,7 @@ private:
     const int sm_count_;
     Program out_;
     std::map<TensorRef, const TensorArg *> tensors_;  // the caller's tensor of each stub tensor
+    std::map<TensorRef, std::string> names_;  // the forward parameter it is given by
     std::map<TensorRef, Buffer> shadows_;
     std::set<TensorRef> summed_;  // Init::Partials shadows: made by their re-gridded run
     std::map<TensorRef, Buffer> partials_;
@@ -93,6 +95,7 @@ private:
             invalid("tensor " + p.name + " has " + std::to_string(t->second.shape.size()) + " dims; the export's has " +
                     std::to_string(p.ndim));
         tensors_.emplace(p.tensor, &t->second);
+        names_.emplace(p.tensor, p.name);
     }
 
     void check_request() {
@@ -117,6 +120,17 @@ private:
         if (it == tensors_.end())
             fail(TAD_ERR_INTERNAL, "the plan names " + tensor_name(t) + ", which no parameter is");
         return *it->second;
+    }
+
+    // A caller pointer of tensor `t`, kept symbolic in the program (its slot) with its value now.
+    Ptr caller(const TensorRef &t, CallerPointer::Field f) {
+        const TensorArg &ta = tensor(t);
+        const uint64_t value = f == CallerPointer::Data ? ta.data : f == CallerPointer::Grad ? ta.grad : ta.saved;
+        const std::string &name = names_.at(t);
+        for (size_t i = 0; i < out_.callers.size(); ++i)
+            if (out_.callers[i].tensor == name && out_.callers[i].field == f) return Ptr{Ptr::Caller, value, i};
+        out_.callers.push_back(CallerPointer{f, name});
+        return Ptr{Ptr::Caller, value, out_.callers.size() - 1};
     }
 
     // ---- symbols (guards, trip counts, coverage, tiles): the launch's integers
@@ -187,7 +201,7 @@ private:
     // ---- buffers
     Ptr workspace(uint64_t bytes) {
         out_.workspace = (out_.workspace + kAlign - 1) / kAlign * kAlign;
-        Ptr p{true, out_.workspace};
+        Ptr p{Ptr::Workspace, out_.workspace};
         out_.workspace += bytes;
         return p;
     }
@@ -210,7 +224,7 @@ private:
         const bool own = t.kind == TensorRef::Input && ta.grad && &dtype(ta.dtype, "") == &d && !taken_.count(ta.grad);
         if (own) {
             taken_.insert(ta.grad);
-            b.ptr = Ptr{false, ta.grad};
+            b.ptr = caller(t, CallerPointer::Grad);
         } else {
             b.ptr = workspace(bytes);
         }
@@ -223,7 +237,7 @@ private:
         const TensorArg &ta = tensor(t);
         const DType &d = dtype(ta.dtype, "");
         if (ta.grad) {
-            shadows_[t] = Buffer{Ptr{false, ta.grad}, &d};
+            shadows_[t] = Buffer{caller(t, CallerPointer::Grad), &d};
             return;
         }
         const Ptr p = workspace(static_cast<uint64_t>(span(ta)) * static_cast<uint64_t>(d.bytes));
@@ -318,14 +332,14 @@ private:
         case plan::Arg::Scalar: return value_arg(param, a.name);
         case plan::Arg::Tensor: {
             const TensorArg &t = tensor(a.tensor);
-            return CallArg::pointer(param, Ptr{false, t.data}, dtype(t.dtype, ""));
+            return CallArg::pointer(param, caller(a.tensor, CallerPointer::Data), dtype(t.dtype, ""));
         }
         case plan::Arg::Saved: {
             const TensorArg &t = tensor(a.tensor);
             if (!t.saved)
                 invalid("tensor " + a.name +
                         " needs `saved`, a copy taken before the forward launch (which overwrites it)");
-            return CallArg::pointer(param, Ptr{false, t.saved}, dtype(t.dtype, ""));
+            return CallArg::pointer(param, caller(a.tensor, CallerPointer::Saved), dtype(t.dtype, ""));
         }
         case plan::Arg::Shadow: return buffer_arg(param, shadow_of(a.tensor));
         case plan::Arg::Hits: return CallArg::pointer(param, hits_, dtype("int32", ""));
@@ -469,29 +483,31 @@ private:
             if (!res.present || dest == tensors_.end() || !dest->second->grad) continue;
             auto from = shadows_.find(res.tensor);
             if (from != shadows_.end()) {
-                finish(from->second, *dest->second);
+                finish(from->second, dest->first);
                 continue;
             }
             const TensorArg &to = *dest->second;  // no gradient flowed into it: zeros, as autograd reads None
-            memset(Ptr{false, to.grad}, static_cast<uint64_t>(span(to) * dtype(to.dtype, "").bytes));
+            memset(caller(dest->first, CallerPointer::Grad),
+                   static_cast<uint64_t>(span(to) * dtype(to.dtype, "").bytes));
         }
     }
 
-    void finish(const Buffer &from, const TensorArg &to) {
+    void finish(const Buffer &from, const TensorRef &dest) {
+        const TensorArg &to = tensor(dest);
         const DType &d = dtype(to.dtype, "");
-        if (!from.ptr.workspace && from.ptr.value == to.grad) return;
+        const Ptr grad = caller(dest, CallerPointer::Grad);
+        if (from.ptr.base == Ptr::Caller && from.ptr.slot == grad.slot) return;
         const int64_t n = span(to);
         if (from.dtype == &d) {
             Action a;
             a.kind = Action::Copy;
-            a.dst = Ptr{false, to.grad};
+            a.dst = grad;
             a.src = from.ptr;
             a.bytes = static_cast<uint64_t>(n * d.bytes);
             out_.actions.push_back(a);
             return;
         }
-        CallArg src = buffer_arg("Src", from), dst = CallArg::pointer("Dst", Ptr{false, to.grad}, d),
-                count = CallArg::integer("n", n);
+        CallArg src = buffer_arg("Src", from), dst = CallArg::pointer("Dst", grad, d), count = CallArg::integer("n", n);
         for (CallArg *a : {&src, &dst, &count}) a->specialize = false;
         support(kCast, n, {src, dst, count});
     }
@@ -500,5 +516,38 @@ private:
 }  // namespace
 
 Program build(const Manifest &m, const Request &r, int sm_count) { return Builder(m, r, sm_count).run(); }
+
+namespace {
+
+// 'z' for 0, 'a' for a 16-byte aligned pointer, 'u' for another.
+char pointer_class(uint64_t p) { return p == 0 ? 'z' : p % 16 == 0 ? 'a' : 'u'; }
+
+}  // namespace
+
+std::string program_key(const Request &r) {
+    std::string k = r.kernel;
+    for (int64_t g : r.grid) k += "|" + std::to_string(g);
+    k += "|" + std::to_string(r.num_warps) + "|" + std::to_string(r.num_stages);
+    std::map<uint64_t, std::string> grads;  // which gradient buffers coincide
+    for (const auto &[name, t] : r.tensors) {
+        k += "|" + name + ":" + t.dtype + ":";
+        for (size_t d = 0; d < t.shape.size(); ++d)
+            k += std::to_string(t.shape[d]) + "/" + std::to_string(t.strides[d]) + ",";
+        k += {pointer_class(t.data), pointer_class(t.grad), pointer_class(t.saved)};
+        if (t.grad) k += "=" + grads.emplace(t.grad, name).first->second;
+    }
+    for (const auto &[name, v] : r.values)
+        k += "|" + name + "=" + std::to_string(static_cast<int>(v.kind)) + literal(v);
+    return k;
+}
+
+std::vector<uint64_t> caller_addresses(const Program &p, const Request &r) {
+    std::vector<uint64_t> out;
+    for (const CallerPointer &c : p.callers) {
+        const TensorArg &t = r.tensors.at(c.tensor);
+        out.push_back(c.field == CallerPointer::Data ? t.data : c.field == CallerPointer::Grad ? t.grad : t.saved);
+    }
+    return out;
+}
 
 }  // namespace tad::aot

@@ -60,12 +60,27 @@ struct Action {
     Packed params;
 };
 
+// A caller pointer a program uses: a field of a tensor argument.
+struct CallerPointer {
+    enum Field { Data, Grad, Saved } field = Data;
+    std::string tensor;  // the forward parameter
+};
+
 struct Program {
     std::vector<Action> actions;
     uint64_t workspace = 0;  // bytes
+    std::vector<CallerPointer> callers;  // Ptr::Caller slots
 };
 
 // `sm_count`: the device's multiprocessors (a re-gridded run's program count depends on it).
 Program build(const Manifest &m, const Request &r, int sm_count);
+
+// What the program of `r` depends on: everything but the caller's pointer values, of which only
+// whether each is 0 or 16-byte aligned and which gradient buffers coincide. Launches of one key
+// share a program (kernels.h keeps them).
+std::string program_key(const Request &r);
+
+// The address of each of the program's caller pointers in launch `r`.
+std::vector<uint64_t> caller_addresses(const Program &p, const Request &r);
 
 }  // namespace tad::aot

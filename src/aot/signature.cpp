@@ -89,7 +89,7 @@ void put(Packed &out, const void *value, size_t bytes) {
 
 void put_pointer(Packed &out, Ptr p) {
     put(out, &p.value, 8);
-    if (p.workspace) out.patches.emplace_back(out.offsets.back(), p.value);
+    if (p.base != Ptr::Address) out.patches.emplace_back(out.offsets.back(), p);
 }
 
 void put_scalar(Packed &out, const CubinParam &p, const CallArg &a) {

@@ -19,11 +19,14 @@
 
 namespace tad::aot {
 
-// A device pointer: an address, or an offset into the launch's workspace (whose base is 256-byte
-// aligned, so an offset keeps its alignment).
+// A device pointer: an address, an offset into the launch's workspace (whose base is 256-byte
+// aligned, so an offset keeps its alignment), or one of the caller's pointers (`slot` of the
+// program's list; `value` its address in the launch the program was built for). Programs keep the
+// latter two symbolic, so that a program serves later launches with other buffers.
 struct Ptr {
-    bool workspace = false;
+    enum Base { Address, Workspace, Caller } base = Address;
     uint64_t value = 0;
+    size_t slot = 0;
 };
 
 // One argument of a kernel call, as the executor passes it.
@@ -60,12 +63,12 @@ struct Pick {
 Pick pick(const KernelInfo &k, std::vector<CallArg> args, int num_warps, int num_stages);
 
 // The entry's parameter bytes: each non-constexpr argument at its type's width, then the two
-// scratch pointers. `patches` receives (offset, workspace offset) of each pointer into the
-// workspace, to be rebased when the workspace is known. Each parameter starts at a multiple of 8.
+// scratch pointers. `patches` receives (offset, pointer) of each workspace or caller pointer, to be
+// written when the launch is issued. Each parameter starts at a multiple of 8.
 struct Packed {
     std::vector<unsigned char> bytes;
     std::vector<size_t> offsets;  // of each entry parameter
-    std::vector<std::pair<size_t, uint64_t>> patches;
+    std::vector<std::pair<size_t, Ptr>> patches;
 };
 Packed pack(const Cubin &c, const std::vector<CallArg> &args, Ptr global_scratch, Ptr profile_scratch);
 

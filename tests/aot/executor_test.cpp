@@ -223,6 +223,27 @@ TEST_F(Executor, LaunchesOnTheCallersStreamWithItsWarps) {
                                          "export with dims that give the launch's specialization (docs/aot.md)")));
 }
 
+TEST_F(Executor, ALaunchLikeAnEarlierOneRunsOnItsOwnBuffers) {
+    const std::string dir = fresh_dir("again");
+    Kernels &k = load(dir, with_cubins(elementwise(dir), "fwd_bwd",
+                                       {cubin(dir, "a.cubin", "fwd_bwd", elementwise_params(param("N", "i32")))}));
+    Elementwise first, second;
+    k.launch(first.request(), nullptr);
+    Request r = second.request();
+    r.tensors["Y"].strides = {16, 1};  // another layout: another program (x's gradient zeroed first)
+    k.launch(second.request(), nullptr);  // the first's program, the second's buffers
+    k.launch(r, nullptr);
+    const std::vector<fake_cuda::Launch> &l = fake_cuda::state().launches;
+    ASSERT_EQ(l.size(), 3u);
+    EXPECT_EQ(read<uint64_t>(l[0].params[1]), address(first.dx.data()));
+    EXPECT_EQ(read<uint64_t>(l[1].params[0]), address(second.x.data()));
+    EXPECT_EQ(read<uint64_t>(l[1].params[1]), address(second.dx.data()));
+    EXPECT_EQ(read<uint64_t>(l[1].params[2]), address(second.dy.data()));
+    EXPECT_EQ(fake_cuda::state().calls.at(fake_cuda::state().calls.size() - 2).rfind("cuMemsetD8Async 0x", 0), 0u);
+    for (float v : second.dx) EXPECT_EQ(v, 0.0f);
+    EXPECT_TRUE(std::isnan(first.dx[0]));
+}
+
 TEST_F(Executor, StagesComeDownAsTheLauncherLowersThem) {
     const std::string dir = fresh_dir("stages");
     std::vector<CubinParam> params = elementwise_params(param("N", "i32"));

@@ -36,10 +36,13 @@ TEST(Specialize, IntegersByValue) {
 }
 
 TEST(Specialize, PointersFloatsBoolsAndConstexprs) {
-    EXPECT_EQ(specialize(CallArg::pointer("X", Ptr{false, 4096}, dtype("float16", ""))), param("X", "*fp16", true));
-    EXPECT_EQ(specialize(CallArg::pointer("X", Ptr{false, 4100}, dtype("bfloat16", ""))), param("X", "*bf16", false));
-    EXPECT_EQ(specialize(CallArg::pointer("X", Ptr{true, 256}, dtype("float32", ""))), param("X", "*fp32", true));
-    CallArg unaligned = CallArg::pointer("X", Ptr{false, 4096}, dtype("int64", ""));
+    EXPECT_EQ(specialize(CallArg::pointer("X", Ptr{Ptr::Address, 4096}, dtype("float16", ""))),
+              param("X", "*fp16", true));
+    EXPECT_EQ(specialize(CallArg::pointer("X", Ptr{Ptr::Address, 4100}, dtype("bfloat16", ""))),
+              param("X", "*bf16", false));
+    EXPECT_EQ(specialize(CallArg::pointer("X", Ptr{Ptr::Workspace, 256}, dtype("float32", ""))),
+              param("X", "*fp32", true));
+    CallArg unaligned = CallArg::pointer("X", Ptr{Ptr::Address, 4096}, dtype("int64", ""));
     unaligned.specialize = false;
     EXPECT_EQ(specialize(unaligned), param("X", "*i64", false));
     CallArg f = CallArg::integer("eps", 0);
@@ -66,8 +69,8 @@ std::vector<CallArg> call(int64_t n) {
     eps.kind = CallArg::Float;
     eps.f = 0.1;
     flag.kind = CallArg::Bool;
-    return {CallArg::pointer("X", Ptr{false, 1 << 20}, dtype("float32", "")), CallArg::integer("N", n), eps, flag,
-            CallArg::constexpr_int("BLOCK", 64)};
+    return {CallArg::pointer("X", Ptr{Ptr::Address, 1 << 20}, dtype("float32", "")), CallArg::integer("N", n), eps,
+            flag, CallArg::constexpr_int("BLOCK", 64)};
 }
 
 TEST(Pick, TheCubinOfTheCallsSpecialization) {
@@ -121,8 +124,8 @@ TEST(Pick, StagesComeDownToTheOnesExported) {
 TEST(Pack, EachArgumentAtItsWidthThenTheScratchPointers) {
     Cubin c = two_ints("i32", false);
     std::vector<CallArg> args = call(1000);
-    args[0].ptr = Ptr{true, 512};  // in the workspace: patched when issued
-    const Packed p = pack(c, args, Ptr{true, 4096}, Ptr{});
+    args[0].ptr = Ptr{Ptr::Workspace, 512};  // in the workspace: patched when issued
+    const Packed p = pack(c, args, Ptr{Ptr::Workspace, 4096}, Ptr{});
     ASSERT_EQ(p.offsets.size(), 6u);  // X, N, eps, flag, global scratch, profile scratch; BLOCK is no parameter
     auto at = [&](size_t i) { return p.bytes.data() + p.offsets[i]; };
     int32_t n = 0;
@@ -135,7 +138,11 @@ TEST(Pack, EachArgumentAtItsWidthThenTheScratchPointers) {
     uint64_t profile = 1;
     std::memcpy(&profile, at(5), 8);
     EXPECT_EQ(profile, 0u);
-    EXPECT_EQ(p.patches, (std::vector<std::pair<size_t, uint64_t>>{{p.offsets[0], 512}, {p.offsets[4], 4096}}));
+    ASSERT_EQ(p.patches.size(), 2u);
+    EXPECT_EQ(p.patches[0].first, p.offsets[0]);
+    EXPECT_EQ(p.patches[0].second.value, 512u);
+    EXPECT_EQ(p.patches[1].first, p.offsets[4]);
+    EXPECT_EQ(p.patches[1].second.value, 4096u);
 }
 
 }  // namespace

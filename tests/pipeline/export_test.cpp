@@ -4,7 +4,11 @@
 // argument written out by hand for the traced sizes.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 
 #include "../aot/fixture.h"
 #include "../common/error_of.h"
@@ -145,11 +149,12 @@ TEST(Export, TheManifestOfAPlanAndTheWorkersCubins) {
                                          "(_layernorm_fwd_bwd) at the export's dims and dtypes")));
 }
 
-TEST_F(LayerNormPlan, RunsAsTheGeneratedLauncherDoes) {
-    REQUIRE_TORCH();
+// An export of LayerNorm's real backward plan at M = 4, N = 48 in float32 (BLOCK_SIZE 64, num_warps 1),
+// with the cubins Triton would compile there: every buffer 16-byte aligned, stride = N = 48 and the
+// partial rows' length 48 multiples of 16, G = 4 not.
+aot::Manifest layernorm_export(const std::string &dir) {
     using namespace aot;
     using namespace aot::testing;
-    const std::string dir = fresh_dir("layernorm");
     Manifest m;
     m.tad_version = tad_version();
     m.triton_version = "3.6.0";
@@ -164,15 +169,11 @@ TEST_F(LayerNormPlan, RunsAsTheGeneratedLauncherDoes) {
                 {"stride", "int", {}, 0},    {"N", "int", {}, 0},         {"eps", "float", {}, 0},
                 {"BLOCK_SIZE", "int", {}, 0}};
     m.plan = layernorm_plan();
-    ASSERT_EQ(m.plan.kernels.size(), 1u);
-    const std::string bwd = m.plan.kernels[0].fn.name;
-    ASSERT_EQ(bwd, "_layernorm_fwd_bwd");
-    // Triton's specialization at these sizes: every buffer 16-byte aligned, stride = N = 48 and the
-    // partial rows' length 48 multiples of 16, G = 4 not.
+    const std::string bwd = m.plan.kernels.at(0).fn.name;
     m.kernels[bwd] = KernelInfo{
         bwd,
         plan::largest_tile(m.plan.kernels[0].fn),
-        false,
+        passes::has_pipelined_loop(m.plan.kernels[0].fn),  // its loop over the G programs
         {cubin(dir, "bwd.cubin", bwd,
                {param("X", "*fp32", true), param("DX", "*fp32", true), param("DY", "*fp32", true),
                 param("W", "*fp32", true), param("DW", "*fp32", true), param("DB", "*fp32", true),
@@ -180,8 +181,6 @@ TEST_F(LayerNormPlan, RunsAsTheGeneratedLauncherDoes) {
                 param("Rstd_final", "*fp32", true), param("G", "i32"), param("DB_slab", "i32", true),
                 param("DW_slab", "i32", true), constant("BLOCK_SIZE", "64"), constant("TAD_LOOP_STAGES", "3")})}};
     m.kernels[bwd].cubins[0].num_warps = 1;
-    m.kernels[bwd].loop_stages = passes::has_pipelined_loop(m.plan.kernels[0].fn);  // its loop over the G programs
-    ASSERT_TRUE(m.kernels[bwd].loop_stages);
     m.kernels[kRowSum] = KernelInfo{kRowSum,
                                     {},
                                     false,
@@ -189,6 +188,18 @@ TEST_F(LayerNormPlan, RunsAsTheGeneratedLauncherDoes) {
                                            {param("Partial", "*fp32"), param("Out", "*fp32"), param("rows", "i32"),
                                             param("n", "i32"), constant("ADD", "False"), constant("BLOCK", "1024")})}};
     write_manifest(dir, m);
+    return m;
+}
+
+TEST_F(LayerNormPlan, RunsAsTheGeneratedLauncherDoes) {
+    REQUIRE_TORCH();
+    using namespace aot;
+    using namespace aot::testing;
+    const std::string dir = fresh_dir("layernorm");
+    const Manifest m = layernorm_export(dir);
+    const std::string bwd = m.plan.kernels.at(0).fn.name;
+    ASSERT_EQ(bwd, "_layernorm_fwd_bwd");
+    ASSERT_TRUE(m.kernels.at(bwd).loop_stages);
     Kernels k(dir, TAD_FAKE_CUDA);
 
     std::vector<float> xs(4 * 48, 1), ys(4 * 48, 2), ws(48, 1), bs(48, 0), means(4), rstds(4), dx(4 * 48, NAN),
@@ -228,6 +239,64 @@ TEST_F(LayerNormPlan, RunsAsTheGeneratedLauncherDoes) {
     EXPECT_EQ(read<uint64_t>(l[2].params[1]), address(dw.data()));
     EXPECT_EQ(read<int32_t>(l[2].params[2]), 4);  // rows
     EXPECT_EQ(read<int32_t>(l[2].params[3]), 48);  // n
+}
+
+// A case of bench/aot_proof.py for the export above, all zeros: on the fake driver no kernel runs,
+// so the gradients stay the zeros uploaded and match; what the programs prove here is that
+// tad_launch_backward accepts their description of the forward launch, as on the GPU.
+std::string zero_case(const std::string &dir) {
+    const std::string c = dir + "/case";
+    fs::make_dirs(c);
+    std::ofstream(c + "/meta.txt") << "example layernorm\ndtype float32\nM 4\nN 48\neps 1e-05\nblock 64\nnum_warps 1\n";
+    const std::pair<const char *, size_t> files[] = {{"x.bin", 192},  {"y.bin", 192},  {"dy.bin", 192}, {"w.bin", 48},
+                                                     {"b.bin", 48},   {"mean.bin", 4}, {"rstd.bin", 4}, {"dx.ref", 192},
+                                                     {"dx.mod", 192}, {"dw.ref", 48},  {"dw.mod", 48},  {"db.ref", 48},
+                                                     {"db.mod", 48}};
+    for (const auto &[name, floats] : files)
+        std::ofstream(c + "/" + name, std::ios::binary) << std::string(floats * 4, '\0');
+    return c;
+}
+
+// Runs `program` on the export and case with TAD_LIBCUDA at the fake; its output and exit status.
+std::pair<std::string, int> run_example(const std::string &program, const std::string &dir, const std::string &c) {
+    const std::string cmd =
+        "TAD_LIBCUDA=" + std::string(TAD_FAKE_CUDA) + " " + program + " " + dir + " " + c + " 3 2>&1";
+    FILE *p = ::popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    const int status = ::pclose(p);
+    return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+TEST_F(LayerNormPlan, TheCExampleDescribesTheLaunchAsTadWantsIt) {
+    REQUIRE_TORCH();
+    const std::string dir = aot::testing::fresh_dir("layernorm_c");
+    layernorm_export(dir);
+    auto [out, status] = run_example(TAD_AOT_C_EXAMPLE, dir, zero_case(dir));
+    EXPECT_EQ(status, 0) << out;
+    EXPECT_NE(
+        out.find(
+            R"("program": "c", "case": "case", "example": "layernorm", "dtype": "float32", "M": 4, "N": 48, "mismatches": 0)"),
+        std::string::npos)
+        << out;
+}
+
+TEST_F(LayerNormPlan, TheRustExampleDescribesTheLaunchAsTadWantsIt) {
+    REQUIRE_TORCH();
+#ifndef TAD_AOT_RUST_EXAMPLE
+    GTEST_SKIP() << "[SKIP] the Rust bindings are not built (cargo and rustc, TAD_BINDINGS_RUST)";
+#else
+    const std::string dir = aot::testing::fresh_dir("layernorm_rust");
+    layernorm_export(dir);
+    auto [out, status] = run_example(TAD_AOT_RUST_EXAMPLE, dir, zero_case(dir));
+    EXPECT_EQ(status, 0) << out;
+    EXPECT_NE(
+        out.find(
+            R"("program": "rust", "case": "case", "example": "layernorm", "dtype": "float32", "M": 4, "N": 48, "mismatches": 0)"),
+        std::string::npos)
+        << out;
+#endif
 }
 
 }  // namespace

@@ -220,6 +220,39 @@ FAKE_API cu::Result cuMemcpyDtoDAsync_v2(cu::DevicePtr dst, cu::DevicePtr src, s
     return 0;
 }
 
+// What a program owning its context and buffers calls (examples/aot): device 0, its primary context,
+// streams that are names only, and copies between host memory and the fake's "device" memory.
+FAKE_API cu::Result cuDeviceGet(cu::Device *device, int ordinal) {
+    *device = ordinal;
+    return ordinal == 0 ? 0 : 101;  // CUDA_ERROR_INVALID_DEVICE
+}
+
+FAKE_API cu::Result cuDevicePrimaryCtxRetain(cu::Context *ctx, cu::Device) {
+    *ctx = fake_context();
+    return 0;
+}
+
+FAKE_API cu::Result cuCtxSetCurrent(cu::Context ctx) {
+    state().context = ctx != nullptr;
+    return 0;
+}
+
+FAKE_API cu::Result cuStreamCreate(cu::Stream *stream, unsigned int) {
+    static uintptr_t next = 0x5000;
+    *stream = reinterpret_cast<cu::Stream>(next += 0x10);
+    return 0;
+}
+
+FAKE_API cu::Result cuMemcpyHtoD_v2(cu::DevicePtr dst, const void *src, size_t bytes) {
+    std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
+    return 0;
+}
+
+FAKE_API cu::Result cuMemcpyDtoH_v2(void *dst, cu::DevicePtr src, size_t bytes) {
+    std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
+    return 0;
+}
+
 FAKE_API cu::Result cuStreamSynchronize(cu::Stream) {
     record("cuStreamSynchronize");
     return 0;

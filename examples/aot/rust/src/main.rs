@@ -55,16 +55,19 @@ fn check_tad(status: c_int, call: &str) {
 }
 
 impl Cuda {
+    /// libcuda, or the library $TAD_LIBCUDA names (as libtad opens it: tests run this on a fake).
     fn open() -> Cuda {
-        let lib = unsafe { dlopen(b"libcuda.so.1\0".as_ptr() as *const c_char, 2) };
+        let path = std::env::var("TAD_LIBCUDA").ok().filter(|p| !p.is_empty()).unwrap_or_else(|| "libcuda.so.1".into());
+        let c_path = CString::new(path.as_str()).unwrap();
+        let lib = unsafe { dlopen(c_path.as_ptr(), 2) };
         if lib.is_null() {
-            die("cannot open libcuda.so.1");
+            die(&format!("cannot open the CUDA driver {}", path));
         }
         let sym = |name: &str| -> *mut c_void {
             let c = CString::new(name).unwrap();
             let p = unsafe { dlsym(lib, c.as_ptr()) };
             if p.is_null() {
-                die(&format!("libcuda.so.1 lacks {}", name));
+                die(&format!("the CUDA driver lacks {}", name));
             }
             p
         };
