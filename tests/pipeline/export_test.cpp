@@ -269,17 +269,22 @@ std::pair<std::string, int> run_example(const std::string &program, const std::s
     return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
 }
 
+// The program accepts the export and the case and reports every gradient matching.
+void expect_example_runs(const std::string &program, const std::string &language) {
+    const std::string dir = aot::testing::fresh_dir("layernorm_" + language);
+    layernorm_export(dir);
+    auto [out, status] = run_example(program, dir, zero_case(dir));
+    EXPECT_EQ(status, 0) << out;
+    EXPECT_NE(out.find("{\"program\": \"" + language +
+                       R"(", "case": "case", "example": "layernorm", "dtype": "float32", "M": 4, "N": 48, )"
+                       R"("mismatches": 0)"),
+              std::string::npos)
+        << out;
+}
+
 TEST_F(LayerNormPlan, TheCExampleDescribesTheLaunchAsTadWantsIt) {
     REQUIRE_TORCH();
-    const std::string dir = aot::testing::fresh_dir("layernorm_c");
-    layernorm_export(dir);
-    auto [out, status] = run_example(TAD_AOT_C_EXAMPLE, dir, zero_case(dir));
-    EXPECT_EQ(status, 0) << out;
-    EXPECT_NE(
-        out.find(
-            R"("program": "c", "case": "case", "example": "layernorm", "dtype": "float32", "M": 4, "N": 48, "mismatches": 0)"),
-        std::string::npos)
-        << out;
+    expect_example_runs(TAD_AOT_C_EXAMPLE, "c");
 }
 
 TEST_F(LayerNormPlan, TheRustExampleDescribesTheLaunchAsTadWantsIt) {
@@ -287,15 +292,7 @@ TEST_F(LayerNormPlan, TheRustExampleDescribesTheLaunchAsTadWantsIt) {
 #ifndef TAD_AOT_RUST_EXAMPLE
     GTEST_SKIP() << "[SKIP] the Rust bindings are not built (cargo and rustc, TAD_BINDINGS_RUST)";
 #else
-    const std::string dir = aot::testing::fresh_dir("layernorm_rust");
-    layernorm_export(dir);
-    auto [out, status] = run_example(TAD_AOT_RUST_EXAMPLE, dir, zero_case(dir));
-    EXPECT_EQ(status, 0) << out;
-    EXPECT_NE(
-        out.find(
-            R"("program": "rust", "case": "case", "example": "layernorm", "dtype": "float32", "M": 4, "N": 48, "mismatches": 0)"),
-        std::string::npos)
-        << out;
+    expect_example_runs(TAD_AOT_RUST_EXAMPLE, "rust");
 #endif
 }
 
