@@ -56,8 +56,12 @@ def module_grads(generated, args, kwargs, names, dy):
 
 
 def write(path, t):
+    """The tensor's bytes in row-major order (ctypes: no numpy needed)."""
+    import ctypes
+
+    host = t.detach().contiguous().cpu()
     with open(path, "wb") as f:
-        f.write(t.detach().contiguous().view(torch.uint8).cpu().numpy().tobytes())
+        f.write(ctypes.string_at(host.data_ptr(), host.numel() * host.element_size()))
 
 
 def forward_launch(fwd, example, args, kwargs):
@@ -146,7 +150,8 @@ def report(out):
                      f"{cell(c, 'enqueue_us', '{:.1f}')} | {cell(r, 'per_call_us', '{:.1f}')} | "
                      f"{p['python_backward_us']:.1f} | {p['differs_in_order']} |")
     if not programs["rust"]:
-        lines += ["", "The Rust program did not run (no binary: cargo builds it elsewhere, see docs/aot.md)."]
+        lines += ["", "The Rust program gave no results (no binary: bench/aot_carry.sh builds it where cargo is; or it "
+                      "failed: rust.log)."]
     print("\n".join(lines))
 
 
