@@ -16,7 +16,7 @@ FLOORS = {
     "passes": 2, "frontend": 2, "interp": 2,
     "ad": 3, "retrieve": 3,
     "plan": 4,
-    "emit": 5, "schedule": 5,
+    "emit": 5, "schedule": 5, "aot": 5,
     "verify": 6, "flow": 6,
     "driver": 7,
     "capi": 8,

@@ -26,18 +26,18 @@ const OptionSpec kOptions[] = {
     {"--timeout", nullptr, true, "*"},
     {"--worker-memory", nullptr, true, "*"},
     {"--quiet", "-q", false, "*"},
-    {"--output", "-o", true, "generate"},
+    {"--output", "-o", true, "generate export"},
     {"--explain", nullptr, false, "generate"},
-    {"--dims", nullptr, true, "generate verify bench run"},
-    {"--launch", nullptr, true, "generate verify bench run"},
-    {"--loops", nullptr, true, "generate verify bench run dataset"},
-    {"--dtypes", nullptr, true, "verify bench run dataset"},
+    {"--dims", nullptr, true, "generate verify bench run export"},
+    {"--launch", nullptr, true, "generate verify bench run export"},
+    {"--loops", nullptr, true, "generate verify bench run dataset export"},
+    {"--dtypes", nullptr, true, "verify bench run dataset export"},
     {"--cpu", nullptr, false, "verify"},
     {"--cpu-only", nullptr, false, "run"},
     {"--seed", nullptr, true, "verify run"},
     {"--max-elements", nullptr, true, "verify run dataset"},
     {"--reps", nullptr, true, "bench run"},
-    {"--json", nullptr, false, "verify bench snapshots retrieve dataset"},
+    {"--json", nullptr, false, "verify bench snapshots retrieve dataset export"},
     {"--topk", nullptr, true, "retrieve"},
     {"--min-sim", nullptr, true, "retrieve"},
     {"--exclude", nullptr, true, "retrieve"},
@@ -56,8 +56,8 @@ struct CommandSpec {
 
 const CommandSpec kCommands[] = {
     {"generate", "FILE"},   {"verify", "FILE"},   {"bench", "FILE"},    {"run", "FILE"},
-    {"snapshots", nullptr}, {"rollback", "ID"},   {"retrieve", "FILE"}, {"dataset", "SUBCOMMAND", "DIR"},
-    {"help", nullptr},      {"version", nullptr},
+    {"export", "FILE"},     {"snapshots", nullptr}, {"rollback", "ID"},  {"retrieve", "FILE"},
+    {"dataset", "SUBCOMMAND", "DIR"}, {"help", nullptr}, {"version", nullptr},
 };
 
 const OptionSpec *find_option(const std::string &name) {

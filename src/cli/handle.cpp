@@ -95,6 +95,13 @@ std::string Session::bench(const tad_bench_options &opts) {
     return report;
 }
 
+std::string Session::export_kernels(const tad_export_options &opts) {
+    int status = TAD_OK;
+    std::string report = take(&status, [&](char **out) { return tad_export(s_, &opts, out); });
+    check(status);
+    return report;
+}
+
 void Session::rollback(const std::string &id) { check(tad_rollback(s_, id.c_str())); }
 
 std::string Session::snapshot_list() {

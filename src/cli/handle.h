@@ -34,6 +34,7 @@ public:
     // Other statuses than TAD_OK and TAD_ERR_MISMATCH throw.
     Verified verify(const tad_verify_options &opts);
     std::string bench(const tad_bench_options &opts);
+    std::string export_kernels(const tad_export_options &opts);
     void rollback(const std::string &id);
     std::string snapshot_list();
     std::string retrieve(const tad_retrieve_options &opts);

@@ -275,17 +275,9 @@ private:
     // The element count of fn's largest tile (by its traced sizes), spelled with the launch's
     // constexprs where its dims are named by one.
     std::string largest_tile(size_t launch, const ir::Function &fn) const {
-        const ir::Type *best = nullptr;
-        for (const ir::ValueInfo &v : fn.values)
-            if (!best || v.type.numel() > best->numel()) best = &v.type;
-        if (!best || best->shape.empty()) return "1";
         std::string out;
-        for (const ir::Dim &d : best->shape) {
-            const bool named = std::any_of(fn.constexprs.begin(), fn.constexprs.end(),
-                                           [&](const ir::Constexpr &c) { return c.name == d.expr; });
-            out += (out.empty() ? "" : " * ") + (named ? symbol(launch, d.expr) : std::to_string(d.value));
-        }
-        return out;
+        for (const std::string &d : plan::largest_tile(fn)) out += (out.empty() ? "" : " * ") + symbol(launch, d);
+        return out.empty() ? "1" : out;
     }
 
     // A guard's symbol: a recorded scalar, or `num_programs(k)`, the recorded grid's size along k.

@@ -33,6 +33,9 @@
 //   in the input's dtype (or nothing); forward mode returns, per output, its tangent.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -213,6 +216,18 @@ std::string tangent_unsupported(const Derivation &d);
 
 // Deterministic text form (tests).
 std::string print(const Plan &p);
+
+// The dims of `fn`'s largest tile (by its traced sizes): a constexpr's name where one names the
+// dim, else the number. A re-gridded run's program count depends on its element count at the
+// launch (module_runtime.py's _regrid_programs); empty for a kernel of scalars.
+std::vector<std::string> largest_tile(const ir::Function &fn);
+
+// The value of a plan symbol (guards, trip counts, coverage, tiles) in a launch on `grid`: a number
+// ("4"), `num_programs(k)` (the grid's size along k), `a//b` (both symbols, truncated, b > 0), or
+// a name, whose integer value `named` gives (a recorded scalar or constexpr). False where it knows
+// no value: every executor reads symbols the same way.
+bool launch_symbol(const std::string &name, const std::array<int64_t, 3> &grid,
+                   const std::function<bool(const std::string &, int64_t *)> &named, int64_t *out);
 
 // Whether plain stores with coverage `c` reach every element of a tensor of this shape and these
 // strides (in elements), with the symbols' values from `value`: the guards hold and the digits'

@@ -111,31 +111,23 @@ bool matches(const plan::Key &key, const Recorded &r) {
 }  // namespace
 
 bool symbol_value(const Recorded &r, const std::string &name, int64_t *out) {
-    const size_t div = name.find("//");  // num_programs(a)//d: full groups of d programs
-    if (div != std::string::npos) {
-        int64_t n = 0, d = 0;
-        return symbol_value(r, name.substr(0, div), &n) && symbol_value(r, name.substr(div + 2), &d) && d > 0 &&
-               (*out = n / d, true);
-    }
-    if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        return *out = std::stoll(name), true;
-    const std::string grid = "num_programs(";
-    if (name.compare(0, grid.size(), grid) == 0) {
-        const size_t axis = std::stoul(name.substr(grid.size()));
-        return axis < r.grid.size() && (*out = r.grid[axis], true);
-    }
-    auto a = r.args.find(name);
-    if (a != r.args.end()) {
-        if (a->second.kind == interp::ArgValue::Float) return false;
-        return *out = a->second.ival, true;
-    }
-    for (const ir::Constexpr &c : r.constexprs)
-        if (c.name == name) {
-            char *end = nullptr;
-            *out = std::strtoll(c.literal.c_str(), &end, 10);
-            return !c.literal.empty() && *end == '\0';
-        }
-    return false;
+    return plan::launch_symbol(
+        name, r.grid,
+        [&](const std::string &n, int64_t *v) {
+            auto a = r.args.find(n);
+            if (a != r.args.end()) {
+                if (a->second.kind == interp::ArgValue::Float) return false;
+                return *v = a->second.ival, true;
+            }
+            for (const ir::Constexpr &c : r.constexprs)
+                if (c.name == n) {
+                    char *end = nullptr;
+                    *v = std::strtoll(c.literal.c_str(), &end, 10);
+                    return !c.literal.empty() && *end == '\0';
+                }
+            return false;
+        },
+        out);
 }
 
 SavedCopies run_forward(const std::vector<ir::Function> &kernels, const std::vector<Recorded> &launches,
