@@ -28,7 +28,7 @@ const OptionSpec kOptions[] = {
     {"--quiet", "-q", false, "*"},
     {"--output", "-o", true, "generate export"},
     {"--explain", nullptr, false, "generate"},
-    {"--dims", nullptr, true, "generate verify bench run export"},
+    {"--dims", nullptr, true, "generate verify bench run export dataset"},
     {"--launch", nullptr, true, "generate verify bench run export"},
     {"--loops", nullptr, true, "generate verify bench run dataset export"},
     {"--dtypes", nullptr, true, "verify bench run dataset export"},
@@ -55,9 +55,10 @@ struct CommandSpec {
 };
 
 const CommandSpec kCommands[] = {
-    {"generate", "FILE"},   {"verify", "FILE"},   {"bench", "FILE"},    {"run", "FILE"},
-    {"export", "FILE"},     {"snapshots", nullptr}, {"rollback", "ID"},  {"retrieve", "FILE"},
-    {"dataset", "SUBCOMMAND", "DIR"}, {"help", nullptr}, {"version", nullptr},
+    {"generate", "FILE"}, {"verify", "FILE"},   {"bench", "FILE"},
+    {"run", "FILE"},      {"export", "FILE"},   {"snapshots", nullptr},
+    {"rollback", "ID"},   {"retrieve", "FILE"}, {"dataset", "SUBCOMMAND", "DIR"},
+    {"help", nullptr},    {"version", nullptr},
 };
 
 const OptionSpec *find_option(const std::string &name) {

@@ -204,7 +204,10 @@ int check_entries(const Args &a, const Listing &l) {
             Session s(a, join_path(join_path(l.cache_dir, "sessions"), name + "-gpu"));
             s.load(text_of(e, "path"));
             s.generate("", "", a.value("--loops"));
-            Verified v = s.verify(verify_options(a, false, dtypes));
+            tad_verify_options vo = verify_options(a, false, dtypes);
+            const std::string dims = a.value("--dims");  // the SWEEP's required entries, say
+            vo.dims_json = dims.empty() ? nullptr : dims.c_str();
+            Verified v = s.verify(vo);
             tad_bench_options bo = TAD_BENCH_OPTIONS_INIT;
             bo.dtypes = dtypes.empty() ? nullptr : dtypes.c_str();
             std::string bench = v.status == TAD_OK && a.has("--bench") ? s.bench(bo) : "";

@@ -304,8 +304,12 @@ private:
         std::vector<std::string> coords, key;
         for (const passes::HostExpr &c : m.coords) coords.push_back(c.str(spell));
         for (const std::string &n : m.names()) key.push_back(spell(n));
+        std::string tiles;
+        if (m.tiles)
+            tiles = ", tiles=(" + std::to_string(m.tiles->axis) + ", lambda p: (" + m.tiles->lo.str(spell) + ", " +
+                    m.tiles->hi.str(spell) + ", " + m.tiles->step.str(spell) + "))";
         return box + " = _program_box(" + launches_ + "[" + std::to_string(launch) +
-               "].grid, lambda p: " + py_tuple(coords, false) + ", " + py_tuple(key, false) + ")";
+               "].grid, lambda p: " + py_tuple(coords, false) + ", " + py_tuple(key, false) + tiles + ")";
     }
 
     // A case's variants, tried by their guards (conditions on recorded scalars); a remapped one
@@ -313,11 +317,17 @@ private:
     void branches(size_t launch, const plan::Case &c, const std::string &indent) {
         const std::vector<plan::Branch> &bs = c.branches;
         std::vector<std::string> boxes(bs.size());
+        std::map<std::string, std::string> computed;  // a box's expression -> its name: computed once
         for (size_t i = 0, n = 0; i < bs.size(); ++i)
             if (bs[i].remap) {
-                while (box_names_.size() <= n) box_names_.push_back(names_.fresh("box"));
-                boxes[i] = box_names_[n++];
-                os_ << indent << box_assignment(launch, *bs[i].remap, boxes[i]) << "\n";
+                std::string expr = box_assignment(launch, *bs[i].remap, "");
+                auto [it, fresh] = computed.emplace(expr, "");
+                if (fresh) {
+                    while (box_names_.size() <= n) box_names_.push_back(names_.fresh("box"));
+                    it->second = box_names_[n++];
+                    os_ << indent << it->second << expr << "\n";
+                }
+                boxes[i] = it->second;
             }
         for (size_t i = 0; i < bs.size(); ++i) {
             std::string inner = indent;

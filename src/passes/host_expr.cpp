@@ -175,9 +175,11 @@ std::optional<HostExpr> host_expr(const ir::Function &f, ir::ValueId v, std::str
         e.name = f.params[op.ival].name;
         return e;
     case OpKind::ProgramId:
+    case OpKind::NumPrograms:
         if (!program_ids) return refuse();
         e.op = HostExpr::Name;
-        e.name = "program_id(" + std::to_string(op.axis) + ")";
+        e.name =
+            std::string(op.kind == OpKind::ProgramId ? "program_id(" : "num_programs(") + std::to_string(op.axis) + ")";
         return e;
     case OpKind::Const: {
         if (op.fval != std::floor(op.fval)) return refuse();

@@ -1,6 +1,7 @@
 #include "passes/remap_programs.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "passes/passes.h"
@@ -129,6 +130,79 @@ ir::Function rewrite(const ir::Function &f, const std::vector<ValueId> &coords) 
     return dce(with_params(std::move(out), f, map, {}));
 }
 
+// Whether an op of `f` outside loop `l` writes memory.
+bool writes_outside(const ir::Function &f, const ir::Loop &l) {
+    for (size_t i = 0; i < f.ops.size(); ++i) {
+        const bool inside = static_cast<int>(i) >= l.begin && static_cast<int>(i) <= l.last();
+        if (!inside && (f.ops[i].kind == OpKind::Store || f.ops[i].kind == OpKind::AtomicAdd)) return true;
+    }
+    return false;
+}
+
+bool mentions_program_id(const HostExpr &e) {
+    if (e.op == HostExpr::Name && e.name.rfind("program_id(", 0) == 0) return true;
+    return std::any_of(e.args.begin(), e.args.end(), mentions_program_id);
+}
+
+// `f` with loop `l`'s iterations as programs: its induction variable is program_id(axis).
+ir::Function without_loop(const ir::Function &f, const ir::Loop &l, int axis) {
+    ir::Function out = empty_like(f);
+    ir::Builder b(out);
+    std::vector<ValueId> map(f.values.size(), ir::kNoValue);
+    for (size_t i = 0; i < f.ops.size(); ++i) {
+        const ir::Op &op = f.ops[i];
+        if (static_cast<int>(i) == l.end) continue;
+        if (static_cast<int>(i) != l.begin) {
+            copy_op(b, f, op, map);
+            continue;
+        }
+        b.loc = op.loc;
+        const ValueId v = b.program_id(axis);
+        out.values[v].name = f.values[op.result].name;
+        map[op.result] = v;
+    }
+    return dce(with_params(std::move(out), f, map, {}));
+}
+
+// A persistent kernel's loop over its tiles (remap_programs.h): the top-level loop that starts at a
+// program id used nowhere else, carries nothing and leaves no write outside it, as programs of
+// their own (`out`); nullopt where there is none.
+std::optional<PersistentTiles> persistent_tiles(const ir::Function &f, ir::Function *out) {
+    std::string problem;
+    const std::vector<ir::Loop> ls = ir::loops(f, &problem);
+    const std::vector<std::vector<int>> uses = ir::users(f);
+    for (const ir::Loop &l : ls) {
+        const ir::Op &begin = f.ops[l.begin];
+        const ir::Op &start = f.def(begin.operands[0]);
+        if (l.parent != -1 || !l.args.empty() || start.kind != OpKind::ProgramId || uses[start.result].size() != 1 ||
+            writes_outside(f, l))
+            continue;
+        std::string why;
+        std::optional<HostExpr> hi = host_expr(f, begin.operands[1], &why, true);
+        std::optional<HostExpr> step = host_expr(f, begin.operands[2], &why, true);
+        if (!hi || !step || mentions_program_id(*hi) || mentions_program_id(*step)) continue;
+        HostExpr lo;
+        lo.op = HostExpr::Name;
+        lo.name = "program_id(" + std::to_string(start.axis) + ")";
+        *out = without_loop(f, l, start.axis);
+        return PersistentTiles{start.axis, lo, *hi, *step};
+    }
+    return std::nullopt;
+}
+
+// The map of a kernel whose program ids are affine already: each program id its own coordinate.
+Remapped identity(ir::Function g) {
+    Remapped r{std::move(g), {}};
+    const std::vector<int> axes = program_axes(r.fn);
+    for (int a = 0; a <= axes.back(); ++a) {
+        HostExpr e;
+        e.op = HostExpr::Name;
+        e.name = "program_id(" + std::to_string(a) + ")";
+        r.map.coords.push_back(e);
+    }
+    return r;
+}
+
 // The rewrite on the coordinates the exits are made of, or nullopt with `why`.
 std::optional<Remapped> remap_on(const ir::Function &f, const Slice &s, bool split_sums, std::string *why) {
     std::set<ValueId> found;
@@ -158,30 +232,39 @@ std::vector<Remapped> remap_programs(const ir::Function &f, std::string *why) {
         *why = "no program id";
         return {};
     }
-    const Slice s = slice_of(f);
-    *why = slice_problem(f, s);
+    ir::Function g = f;
+    const std::optional<PersistentTiles> tiles = persistent_tiles(f, &g);
+    const Slice s = slice_of(g);
+    *why = slice_problem(g, s);
+    if (tiles && *why == "its program ids are used affinely already") {
+        why->clear();
+        Remapped r = identity(std::move(g));
+        r.map.tiles = tiles;
+        return {std::move(r)};
+    }
     if (!why->empty()) return {};
     std::vector<Remapped> out;
     for (bool split_sums : {false, true}) {
         std::string problem;
-        std::optional<Remapped> r = remap_on(f, s, split_sums, &problem);
+        std::optional<Remapped> r = remap_on(g, s, split_sums, &problem);
         if (!r && out.empty()) *why = problem;
-        if (r && (out.empty() || !(out.front().map == r->map))) out.push_back(std::move(*r));
+        if (!r) continue;
+        r->map.tiles = tiles;
+        if (out.empty() || !(out.front().map == r->map)) out.push_back(std::move(*r));
     }
     if (!out.empty()) why->clear();
     return out;
 }
 
-std::optional<std::vector<int64_t>> ProgramMap::box(
-    const std::vector<int64_t> &grid, const std::function<bool(const std::string &, int64_t *)> &lookup) const {
-    int64_t g[3] = {1, 1, 1};
-    for (size_t a = 0; a < 3 && a < grid.size(); ++a) g[a] = grid[a];
-    const int64_t total = g[0] * g[1] * g[2];
-    if (coords.empty() || total <= 0 || total > kMaxMappedPrograms) return std::nullopt;
-    const size_t d = coords.size();
-    std::vector<int64_t> points, n(d, 0);
-    points.reserve(static_cast<size_t>(total) * d);
-    int64_t pid[3] = {0, 0, 0};
+namespace {
+
+// The programs a map enumerates: the launch's, or with persistent tiles each program's iterations,
+// passed to `each` as three program ids; false (stopped) where a bound cannot be computed, a step
+// is not positive, or there are more than kMaxMappedPrograms.
+bool each_program(const ProgramMap &m, const int64_t (&g)[3],
+                  const std::function<bool(const std::string &, int64_t *)> &lookup,
+                  const std::function<bool(const int64_t (&)[3])> &each) {
+    int64_t pid[3] = {0, 0, 0}, count = 0;
     const std::string names[3] = {"program_id(0)", "program_id(1)", "program_id(2)"};
     auto look = [&](const std::string &name, int64_t *out) {
         for (int a = 0; a < 3; ++a)
@@ -190,16 +273,60 @@ std::optional<std::vector<int64_t>> ProgramMap::box(
     };
     for (pid[2] = 0; pid[2] < g[2]; ++pid[2])
         for (pid[1] = 0; pid[1] < g[1]; ++pid[1])
-            for (pid[0] = 0; pid[0] < g[0]; ++pid[0])
-                for (size_t i = 0; i < d; ++i) {
-                    int64_t t = 0;
-                    if (!coords[i].eval(look, &t) || t < 0) return std::nullopt;
-                    points.push_back(t);
-                    n[i] = std::max(n[i], t + 1);
+            for (pid[0] = 0; pid[0] < g[0]; ++pid[0]) {
+                if (!m.tiles) {
+                    if (++count > kMaxMappedPrograms || !each(pid)) return false;
+                    continue;
                 }
+                int64_t lo = 0, hi = 0, step = 0, tile[3] = {pid[0], pid[1], pid[2]};
+                if (!m.tiles->lo.eval(look, &lo) || !m.tiles->hi.eval(look, &hi) || !m.tiles->step.eval(look, &step) ||
+                    step <= 0)
+                    return false;
+                for (int64_t t = lo; t < hi; t += step) {
+                    tile[m.tiles->axis] = t;
+                    if (++count > kMaxMappedPrograms || !each(tile)) return false;
+                }
+            }
+    return true;
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> ProgramMap::box(
+    const std::vector<int64_t> &grid, const std::function<bool(const std::string &, int64_t *)> &lookup) const {
+    int64_t g[3] = {1, 1, 1};
+    for (size_t a = 0; a < 3 && a < grid.size(); ++a) g[a] = grid[a];
+    if (coords.empty() || g[0] * g[1] * g[2] <= 0) return std::nullopt;
+    const std::string sizes[3] = {"num_programs(0)", "num_programs(1)", "num_programs(2)"};
+    auto names = [&](const std::string &name, int64_t *out) {
+        for (int a = 0; a < 3; ++a)
+            if (name == sizes[a]) return *out = g[a], true;
+        return lookup(name, out);
+    };
+    const size_t d = coords.size();
+    std::vector<int64_t> points, n(d, 0);
+    const int64_t *at = nullptr;
+    auto look = [&](const std::string &name, int64_t *out) {
+        const std::string ids[3] = {"program_id(0)", "program_id(1)", "program_id(2)"};
+        for (int a = 0; a < 3; ++a)
+            if (name == ids[a]) return *out = at[a], true;
+        return names(name, out);
+    };
+    const bool all = each_program(*this, g, names, [&](const int64_t(&p)[3]) {
+        at = p;
+        for (size_t i = 0; i < d; ++i) {
+            int64_t t = 0;
+            if (!coords[i].eval(look, &t) || t < 0) return false;
+            points.push_back(t);
+            n[i] = std::max(n[i], t + 1);
+        }
+        return true;
+    });
+    if (!all) return std::nullopt;
+    const int64_t total = static_cast<int64_t>(points.size() / d);
     int64_t size = 1;
     for (int64_t x : n) size *= x;
-    if (size != total) return std::nullopt;  // not onto a box of as many programs
+    if (total == 0 || size != total) return std::nullopt;  // not onto a box of as many programs
     std::vector<bool> seen(static_cast<size_t>(total), false);
     for (size_t p = 0; p < points.size(); p += d) {
         int64_t index = 0;
@@ -213,7 +340,8 @@ std::optional<std::vector<int64_t>> ProgramMap::box(
 namespace {
 
 void names_of(const HostExpr &e, std::set<std::string> &out) {
-    if (e.op == HostExpr::Name && e.name.rfind("program_id(", 0) != 0) out.insert(e.name);
+    if (e.op == HostExpr::Name && e.name.rfind("program_id(", 0) != 0 && e.name.rfind("num_programs(", 0) != 0)
+        out.insert(e.name);
     for (const HostExpr &a : e.args) names_of(a, out);
 }
 
@@ -222,11 +350,15 @@ void names_of(const HostExpr &e, std::set<std::string> &out) {
 std::vector<std::string> ProgramMap::names() const {
     std::set<std::string> out;
     for (const HostExpr &c : coords) names_of(c, out);
+    if (tiles)
+        for (const HostExpr *e : {&tiles->lo, &tiles->hi, &tiles->step}) names_of(*e, out);
     return {out.begin(), out.end()};
 }
 
 std::string ProgramMap::str() const {
-    std::string s = "(";
+    std::string s = tiles ? "programs t in range(" + tiles->lo.str() + ", " + tiles->hi.str() + ", " +
+                                tiles->step.str() + ") along axis " + std::to_string(tiles->axis) + ", coordinates ("
+                          : "(";
     for (size_t i = 0; i < coords.size(); ++i) s += (i ? ", " : "") + coords[i].str();
     return s + ")";
 }

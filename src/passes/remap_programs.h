@@ -13,6 +13,12 @@
 // coordinate times and plus values that do not depend on the program ids; the kernel reads no
 // num_programs. Each program's behaviour is then a function of its coordinates alone.
 //
+// A persistent kernel first: where a top-level loop `for t in range(pid, hi, step)` takes a
+// program id (of one axis, used nowhere else) as its start, carries nothing from one iteration to
+// the next, and no store or atomic add lies outside it, its iterations are programs of their own:
+// the loop goes and t becomes that axis's program id, over the (program, iteration) pairs the
+// launch runs (the map's `tiles`). Its tile arithmetic then lies outside loops, as above.
+//
 // What it rewrites: each coordinate t_i becomes program_id(i); the slice that computed it goes.
 // The rewritten kernel, launched on the grid (n_0, .., n_{d-1}), runs the same set of programs as
 // the original on its launch's grid exactly when the map from that grid's programs to coordinates
@@ -36,13 +42,23 @@ namespace tad::passes {
 // Grids with more programs are not enumerated: box() says no (the executor keeps the original).
 inline constexpr int64_t kMaxMappedPrograms = int64_t{1} << 20;
 
-struct ProgramMap {
-    // Coordinate i as a host expression of "program_id(0..2)", integer parameters and constexprs.
-    std::vector<HostExpr> coords;
+// A persistent loop's iterations as programs: program p runs t in range(lo, hi, step) (host
+// expressions of p's "program_id(k)", "num_programs(k)", integer parameters and constexprs), each
+// a program whose id along `axis` is t.
+struct PersistentTiles {
+    int axis = 0;
+    HostExpr lo, hi, step;
+};
 
-    // The box (n_0, .., n_{d-1}) when the map from the programs of `grid` (three sizes) to
-    // coordinates, with the other names' values from `lookup`, is a bijection onto it; nullopt
-    // when it is not, when a name is unknown, or when the grid has more than kMaxMappedPrograms.
+struct ProgramMap {
+    // Coordinate i as a host expression of "program_id(0..2)" (of the programs `tiles` makes, where
+    // there is a persistent loop), integer parameters and constexprs.
+    std::vector<HostExpr> coords;
+    std::optional<PersistentTiles> tiles;
+
+    // The box (n_0, .., n_{d-1}) when the map from the programs of `grid` (three sizes; with
+    // `tiles`, their iterations) to coordinates, with the other names' values from `lookup`, is a
+    // bijection onto it; nullopt when it is not, when a name is unknown, or past kMaxMappedPrograms.
     std::optional<std::vector<int64_t>> box(const std::vector<int64_t> &grid,
                                             const std::function<bool(const std::string &, int64_t *)> &lookup) const;
     // The names the coordinates read besides the program ids (launch scalars, constexprs), sorted.

@@ -344,6 +344,13 @@ void put_branch(JsonRef o, const Branch &b) {
     if (b.remap) {
         JsonRef coords = o.set_array("remap");
         for (const passes::HostExpr &c : b.remap->coords) push_expr(coords, c);
+        if (b.remap->tiles) {
+            JsonRef t = o.set_object("remap_tiles");
+            t.set("axis", static_cast<int64_t>(b.remap->tiles->axis));
+            put_expr(t, "lo", b.remap->tiles->lo);
+            put_expr(t, "hi", b.remap->tiles->hi);
+            put_expr(t, "step", b.remap->tiles->step);
+        }
     }
     if (b.sizing) put_run(o.set_object("sizing"), *b.sizing);
     JsonRef allocs = o.set_array("allocs");
@@ -358,6 +365,11 @@ Branch branch(JsonRef j) {
     if (j.has("remap")) {
         b.remap.emplace();
         for (size_t i = 0; i < j.at("remap").size(); ++i) b.remap->coords.push_back(expr(j.at("remap")[i]));
+        if (j.has("remap_tiles")) {
+            JsonRef t = j.at("remap_tiles");
+            b.remap->tiles = passes::PersistentTiles{static_cast<int>(t.at("axis").integer()), expr(t.at("lo")),
+                                                     expr(t.at("hi")), expr(t.at("step"))};
+        }
     }
     if (j.has("sizing")) b.sizing = run(j.at("sizing"));
     for (size_t i = 0; i < j.at("allocs").size(); ++i) b.allocs.push_back(alloc(j.at("allocs")[i]));

@@ -48,6 +48,11 @@ INSTANTIATE_TEST_SUITE_P(
              {}},
         // The access analysis follows batch and head split from one axis already: nothing to gain.
         Case{"batch_head", {"def _head_scale_bwd("}, {"_remapped", "_program_box(launches"}},
+        // A persistent loop's iterations become the tiles' programs: dw summed over tile rows.
+        Case{"persistent_scale",
+             {"def _persistent_scale_bwd_remapped(", "tiles=(0, lambda p: (p[0], ",
+              "launches = _with_grid(launches, 0, box)", "def _persistent_scale_bwd("},
+             {}},
         Case{"extra_programs",
              {"def _colmajor_square_bwd_remapped(", "box = _program_box(launches[0].grid", "def _colmajor_square_bwd("},
              {}}),
@@ -85,6 +90,30 @@ TEST(ProgramMap, GroupedTilesCoverTheirBoxOnce) {
     EXPECT_FALSE(box(0, 80, 40, 16));
     EXPECT_FALSE(box(1, 80, 40, 15));
     EXPECT_EQ(box(1, 64, 40, 12), (std::vector<int64_t>{1, 4, 3}));
+}
+
+// A persistent loop's (program, iteration) pairs: 3 programs with stride 3 cover the 5 x 3 tiles
+// once; 40 programs the 3 x 4 tiles (most run no iteration); a stride below the programs runs
+// tiles twice.
+TEST(ProgramMap, PersistentTilesCoverTheirBoxOnce) {
+    std::ifstream in(std::string(TAD_SOURCE_DIR) + "/tests/passes/remap_programs/persistent_tiles.ir");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string why;
+    const std::vector<tad::passes::Remapped> r = tad::passes::remap_programs(tad::ir::parse(text.str()), &why);
+    ASSERT_EQ(r.size(), 1u) << why;
+    ASSERT_TRUE(r[0].map.tiles);
+    auto box = [&](int64_t m, int64_t n, int64_t programs, int64_t stride) {
+        auto lookup = [&](const std::string &name, int64_t *out) {
+            if (name == "M" || name == "N") return *out = name == "M" ? m : n, true;
+            if (name == "BLOCK_M" || name == "BLOCK_N") return *out = name == "BLOCK_M" ? 4 : 8, true;
+            return name == "P" && (*out = stride, true);
+        };
+        return r[0].map.box({programs, 1, 1}, lookup);
+    };
+    EXPECT_EQ(box(19, 21, 3, 3), (std::vector<int64_t>{5, 3}));
+    EXPECT_EQ(box(9, 30, 40, 40), (std::vector<int64_t>{3, 4}));
+    EXPECT_FALSE(box(19, 21, 3, 2));
 }
 
 }  // namespace

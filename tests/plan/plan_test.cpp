@@ -57,7 +57,7 @@ plan::Derivation one_launch(passes::GradWrite write) {
         "fwd_bwd",
         {{"X", primal("X")}, {"DX", shadow("X")}, {"DY", shadow("Y")}, {"n", primal("n"), ir::ParamKind::Int}});
     b.writes["X"] = write;
-    l.specializations.push_back({{}, {{b, {}, {}, {}, true, {}}}});
+    l.specializations.push_back({{}, {{b, {}, {}, {}, true, {}, {}}}});
     d.launches.push_back(l);
     return d;
 }
@@ -166,6 +166,7 @@ TEST(BackwardPlan, ChainSharesTheTemporaryAndRunsLastToFirst) {
            {},
            {},
            true,
+           {},
            {}}}});
     plan::LaunchDerivation b;
     b.kernel = "second";
@@ -177,6 +178,7 @@ TEST(BackwardPlan, ChainSharesTheTemporaryAndRunsLastToFirst) {
            {},
            {},
            true,
+           {},
            {}}}});
     d.launches = {a, b};
     EXPECT_EQ(plan::print(plan::backward(d)),
@@ -218,7 +220,7 @@ TEST(Plans, InputUpdatedInPlace) {
     l.tensors = {{"X", kIn0}};
     l.saved_before = {{"X", 0}};
     l.specializations.push_back(
-        {{}, {{backward("scale__bwd", {{"X", primal("X")}, {"DX", shadow("X")}}), {}, {}, {}, true, {}}}});
+        {{}, {{backward("scale__bwd", {{"X", primal("X")}, {"DX", shadow("X")}}), {}, {}, {}, true, {}, {}}}});
     ad::Forward f;
     f.fn = kernel("scale__jvp", {{"X", primal("X")}, {"DX", shadow("X")}});
     f.origins = {primal("X"), shadow("X")};
@@ -263,7 +265,7 @@ TEST(BackwardPlan, GuardedVariantsAreBranches) {
     fallback.writes["X"] = passes::GradWrite{};
     d.launches[0].specializations[0].variants[0].guards = {
         {plan::Guard::Equal, passes::Poly::symbol("sx"), passes::Poly::symbol("sy"), {}}};
-    d.launches[0].specializations[0].variants.push_back({fallback, {}, {}, {}, true, {}});
+    d.launches[0].specializations[0].variants.push_back({fallback, {}, {}, {}, true, {}, {}});
     std::string p = plan::print(plan::backward(d));
     EXPECT_NE(p.find("launch 0 (fwd):\n"
                      "  if sx == sy:\n"

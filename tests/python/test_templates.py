@@ -682,6 +682,43 @@ class ForwardModeHelpers(unittest.TestCase):
         self.assertTrue(is_zero(got))
 
 
+class ProgramBoxes(unittest.TestCase):
+    """_program_box: the box a launch's programs map onto one to one, else None."""
+
+    def setUp(self):
+        rt._PROGRAM_BOXES.clear()
+
+    def test_grouped_order_covers_its_box(self):
+        tiles_n = 3
+        self.assertEqual(rt._program_box((15,), lambda p: (p[0] // tiles_n, p[0] % tiles_n), ("a",)), (5, 3))
+
+    def test_an_extra_program_is_no_box(self):
+        self.assertIsNone(rt._program_box((16,), lambda p: (p[0] // 3, p[0] % 3), ("b",)))
+
+    def test_a_persistent_loops_iterations_are_the_programs(self):
+        # 3 programs walk 15 tiles t = p, p + 3, ...: every tile once.
+        walk = (0, lambda p: (p[0], 15, 3))
+        self.assertEqual(rt._program_box((3,), lambda p: (p[0] // 3, p[0] % 3), ("c",), tiles=walk), (5, 3))
+        # 40 programs for 12 tiles: the 28 without a tile run no iteration.
+        walk = (0, lambda p: (p[0], 12, 40))
+        self.assertEqual(rt._program_box((40,), lambda p: (p[0] // 4, p[0] % 4), ("d",), tiles=walk), (3, 4))
+
+    def test_a_stride_past_the_programs_gives_the_box_of_the_tiles_they_run(self):
+        # 2 programs with stride 3 run the tiles of columns 0 and 1 only, as the forward did.
+        walk = (0, lambda p: (p[0], 15, 3))
+        self.assertEqual(rt._program_box((2,), lambda p: (p[0] // 3, p[0] % 3), ("e",), tiles=walk), (5, 2))
+        # With 4 columns a program's walk wraps: tiles 0, 3, 6, .. are no box.
+        self.assertIsNone(rt._program_box((2,), lambda p: (p[0] // 4, p[0] % 4), ("e2",), tiles=walk))
+
+    def test_a_stride_below_the_programs_runs_tiles_twice(self):
+        walk = (0, lambda p: (p[0], 15, 2))
+        self.assertIsNone(rt._program_box((3,), lambda p: (p[0] // 3, p[0] % 3), ("f",), tiles=walk))
+
+    def test_a_step_that_is_not_positive_is_no_box(self):
+        walk = (0, lambda p: (p[0], 15, 0))
+        self.assertIsNone(rt._program_box((3,), lambda p: (p[0] // 3, p[0] % 3), ("g",), tiles=walk))
+
+
 class Embedded(unittest.TestCase):
     """A generated module holds each template's part below the marker, byte for byte."""
 

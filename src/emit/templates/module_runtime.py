@@ -595,23 +595,41 @@ _MAX_MAPPED_PROGRAMS = 1 << 20
 _PROGRAM_BOXES = {}
 
 
-def _program_box(grid, coords, key):
+def _programs(g, tiles):
+    """The programs of grid g, or with `tiles` (axis, bounds) each one's iterations t in
+    range(*bounds(p)) as programs whose id along axis is t; None past _MAX_MAPPED_PROGRAMS."""
+    out = []
+    for p in ((p0, p1, p2) for p2 in range(g[2]) for p1 in range(g[1]) for p0 in range(g[0])):
+        if tiles is None:
+            out.append(p)
+        else:
+            lo, hi, step = tiles[1](p)
+            if step <= 0:
+                return None
+            out.extend(p[:tiles[0]] + (t,) + p[tiles[0] + 1:] for t in range(lo, hi, step))
+        if len(out) > _MAX_MAPPED_PROGRAMS:
+            return None
+    return out
+
+
+def _program_box(grid, coords, key, tiles=None):
     """The box (n_0, .., n_d-1) onto which `coords` (a program's tile coordinates from its program
-    ids p) maps the programs of `grid` one to one, or None: a backward derived from the kernel
-    rewritten on its coordinates (passes/remap_programs.h) runs on that box, and only where it is
-    one. Computed once per grid, coordinate function and `key` (the launch's values it reads)."""
+    ids p) maps the programs of `grid` (with `tiles`, a persistent loop's iterations: _programs) one
+    to one, or None: a backward derived from the kernel rewritten on its coordinates
+    (passes/remap_programs.h) runs on that box, and only where it is one. Computed once per grid,
+    coordinate function and `key` (the launch's values it reads)."""
     cache = (coords.__code__, tuple(grid), key)
     box = _PROGRAM_BOXES.get(cache, False)
     if box is not False:
         return box
     g = tuple(grid) + (1,) * (3 - len(grid))
-    total = g[0] * g[1] * g[2]
+    programs = _programs(g, tiles) if g[0] * g[1] * g[2] > 0 else None
     box = None
-    if 0 < total <= _MAX_MAPPED_PROGRAMS:
-        points = [coords((p0, p1, p2)) for p2 in range(g[2]) for p1 in range(g[1]) for p0 in range(g[0])]
+    if programs:
+        points = [coords(p) for p in programs]
         axes = list(zip(*points))
         n = tuple(max(t) + 1 for t in axes)
-        if all(min(t) >= 0 for t in axes) and math.prod(n) == total and len(set(points)) == total:
+        if all(min(t) >= 0 for t in axes) and math.prod(n) == len(points) and len(set(points)) == len(points):
             box = n
     _PROGRAM_BOXES[cache] = box
     return box

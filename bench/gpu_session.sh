@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# One GPU call's checks, in parallel within a time budget (the device machine's time is scarce):
+# first, alone on the GPU, the timing commands of BENCH_CMDS; then, JOBS at a time, the GPU
+# verification of every dataset entry (`tad dataset check --record`, sidecars updated), of every
+# example and of the test-data files named in EXTRA_FILES (`tad verify`), each over its SWEEP's
+# required entries in float32 and float16, beside the GPU GoogleTests and the commands of
+# EXTRA_CMDS.
+#   bench/gpu_session.sh CARRY OUT [JOBS]
+# CARRY: tad, libtad.so*, libcjson.so.1, python/ and test_gpu, built elsewhere (bench/gpu_carry.sh).
+# OUT gets verify.txt (one line per file: name, exit status, the summary), bench.txt, the logs, and
+# meta/ (the dataset's sidecars after the run). Jobs not started by DEADLINE seconds (default 420)
+# are listed as not run. BENCH_CMDS / EXTRA_CMDS: newline-separated shell commands.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+carry=$(cd "$1" && pwd)
+out=$(mkdir -p "$2" && cd "$2" && pwd)
+jobs=${3:-12}
+deadline=${DEADLINE:-420}
+start=$SECONDS
+export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export TAD_PYTHON=${TAD_PYTHON:-python3}
+cd "$root"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/device.txt" 2>&1
+
+# The SWEEP entries a file requires, as a --dims list (SWEEP is literals: read, not imported).
+required() {
+  python3 - "$1" <<'PY'
+import ast, json, sys
+tree = ast.parse(open(sys.argv[1]).read())
+sweep = next(ast.literal_eval(s.value) for s in tree.body
+             if isinstance(s, ast.Assign) and any(getattr(t, "id", "") == "SWEEP" for t in s.targets))
+print(json.dumps([d for d in sweep if d.get("required", True)]))
+PY
+}
+
+while IFS= read -r cmd; do
+  [ -n "$cmd" ] && { echo "\$ $cmd"; timeout 150 bash -c "$cmd" 2>&1; echo "exit $?"; } >> "$out/bench.txt"
+done <<< "${BENCH_CMDS:-}"
+
+one() {  # kind file: one verification, its line in verify.txt
+  local kind=$1 f=$2 name log dims status
+  name=$(basename "$f" .py)
+  log=$out/logs/$kind-$name.log
+  if ((SECONDS - start > deadline)); then
+    echo "$kind/$name not-run (past the deadline)" >> "$out/verify.txt"
+    return
+  fi
+  dims=$(required "$f")
+  if [ "$kind" = dataset ]; then
+    timeout 300 "$carry/tad" dataset check --only "$name" --record --dims "$dims" --dataset dataset \
+      --cache "$out/work/$name" --work-dir "$out/work/$name-s" -q > "$log" 2>&1
+  else
+    timeout 300 "$carry/tad" verify "$f" --dims "$dims" --work-dir "$out/work/$kind-$name" -q > "$log" 2>&1
+  fi
+  status=$?
+  echo "$kind/$name exit=$status $(grep -E '^\[(PASS|FAIL|SKIP)\]|: \[FAIL\]|passed [0-9]' "$log" | tr '\n' ' ' |
+    cut -c1-300)" >> "$out/verify.txt"
+}
+export -f one required
+export out carry start deadline
+mkdir -p "$out/logs" "$out/work"
+: > "$out/verify.txt"
+{
+  for f in dataset/*.py; do echo "dataset $f"; done
+  for f in examples/*.py ${EXTRA_FILES:-}; do echo "file $f"; done
+} > "$out/jobs.txt"
+(
+  timeout 300 "$carry/test_gpu" > "$out/logs/test_gpu.log" 2>&1
+  echo "test_gpu exit=$? $(grep -E '^\[  (PASSED|FAILED)' "$out/logs/test_gpu.log" | tr '\n' ' ')" >> "$out/verify.txt"
+) &
+while IFS= read -r cmd; do
+  [ -n "$cmd" ] && (timeout 300 bash -c "$cmd" > "$out/logs/extra-$RANDOM.log" 2>&1; echo "extra exit=$? $cmd" >> "$out/verify.txt") &
+done <<< "${EXTRA_CMDS:-}"
+xargs -P "$jobs" -L 1 bash -c 'one "$0" "$1"' < "$out/jobs.txt"
+wait
+rm -rf "$out/meta" && cp -r dataset/meta "$out/meta"
+rm -rf "$out/work"
+sort "$out/verify.txt" -o "$out/verify.txt"
+echo "wall $((SECONDS - start)) s; $(grep -c 'exit=0' "$out/verify.txt") of $(wc -l < "$out/verify.txt") exit 0"
