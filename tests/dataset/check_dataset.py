@@ -202,7 +202,7 @@ class DatasetFile:
 
     def test_trace(self):
         stub, _ = self.stub()
-        jit_names = {tad_trace._base_fn(v, tad_trace._kernel_classes()).__name__
+        jit_names = {tad_trace.base_fn(v, tad_trace.kernel_classes()).__name__
                      for v in vars(self.module).values()
                      if isinstance(v, triton.KernelInterface)}
         for dims in self.small():

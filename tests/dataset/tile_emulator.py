@@ -74,6 +74,9 @@ class Ptr:
 
     __radd__ = __add__
 
+    def __sub__(self, other):
+        return Ptr(self.buf, self.offs - _t(other))
+
 
 class _Buffer:
     """One tensor's storage, with which program last stored to each element (race detection)."""
@@ -156,6 +159,7 @@ class TensorDesc:
 
 class _Program:
     pid = (0, 0, 0)
+    grid = (1, 1, 1)
     linear = 0
 
 
@@ -189,6 +193,7 @@ def _make_language():
 
     tl.constexpr = constexpr
     tl.program_id = lambda axis: torch.tensor(_program.pid[axis], dtype=torch.int32)
+    tl.num_programs = lambda axis: torch.tensor(_program.grid[axis], dtype=torch.int32)
 
     def arange(start, end):
         n = int(end) - int(start)
@@ -205,6 +210,7 @@ def _make_language():
         return builtins.range(*[int(a) for a in args])
 
     tl.range = range_
+    tl.static_range = range_
 
     def load(ptr, mask=None, other=None, boundary_check=(), padding_option="", **_options):
         if isinstance(ptr, BlockPtr):
@@ -279,6 +285,7 @@ def _make_language():
         return out if acc is None else acc + out
 
     tl.dot = dot
+    tl.trans = lambda x: _t(x).transpose(0, 1)
 
     def rand(seed, offsets):
         offsets = _t(offsets).to(torch.int64)
@@ -314,6 +321,8 @@ def _rebind(fn, globals_of):
             value = _rebind(value.fn, globals_of)
         elif repr(value).startswith("triton.language.extra") and repr(value).endswith("libdevice"):
             value = libdevice
+        elif repr(value).startswith("triton.language.extra") and ".libdevice." in repr(value):
+            value = getattr(libdevice, repr(value).rsplit(".", 1)[1])  # imported by bare name
         env[name] = value
     return rebuilt
 
@@ -345,6 +354,7 @@ def _launch(kernel, grid, args, kwargs, launches):
     grid = grid(meta) if callable(grid) else grid
     grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
     grid = grid + (1,) * (3 - len(grid))
+    _program.grid = grid
     launches.append((fn.__name__, dict(bound.arguments)))
 
     constexprs = _constexpr_params(fn)

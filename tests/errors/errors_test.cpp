@@ -128,7 +128,8 @@ def double(x):
 )");
     auto [status, msg] = error_of([&] { s.load_forward(p, std::nullopt); });
     EXPECT_EQ(status, TAD_ERR_NO_KERNEL);
-    EXPECT_EQ(msg, p + ":16:1: stub 'double' launches no @triton.jit kernel");
+    EXPECT_EQ(msg, p + ":16:1: stub 'double' launches no @triton.jit kernel (tad looks for K[grid](...) in the "
+                       "stub and in the functions of this file it calls)");
 }
 
 // A class's kernel named like another @triton.jit function: the trace could not tell them apart,

@@ -1,6 +1,7 @@
 // Constructs of popular kernel libraries on the CPU tier (tests/pipeline/data/library/): names as
 // they import and alias them, spellings they use, stubs that return None, views or a loss finished
-// in torch, kernels that compute their own gradient in the forward, early-return stores.
+// in torch, kernels that compute their own gradient in the forward, early-return stores, launches
+// inside the file's own Python functions.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -50,7 +51,9 @@ INSTANTIATE_TEST_SUITE_P(
         // Inline assembly in a helper, differentiated through its TAD_DIFFERENTIATE_AS definition.
         Case{"differentiate_as", {"TAD_DIFFERENTIATE_AS = {_fast_tanh: _tanh_definition}\n"}},
         Case{"returns_none", {"else None for o in "}}, Case{"views_and_strides", {}}, Case{"finished_in_torch", {}},
-        Case{"fused_cross_entropy", {}}, Case{"early_return_store", {}}),
+        Case{"fused_cross_entropy", {}}, Case{"early_return_store", {}},
+        // Launches inside the file's Python functions, a kernel passed to a launcher as an argument.
+        Case{"launch_helpers", {"_square = _Recorded(_square)\n", "_tanh = _Recorded(_tanh)\n"}}),
     [](const auto &info) { return std::string(info.param.file); });
 
 }  // namespace
