@@ -277,6 +277,38 @@ def _make_language():
     tl.max = reduce(torch.amax)
     tl.cumsum = lambda x, axis=0: torch.cumsum(_t(x), dim=int(axis)).to(_t(x).dtype)
 
+    def associative_scan(input, axis, combine_fn, reverse=False):
+        """Sequentially along axis: element i combines the running value with element i."""
+        single = not isinstance(input, tuple)
+        tiles = [_t(input)] if single else [_t(v) for v in input]
+        axis = int(axis)
+        steps = builtins.range(tiles[0].shape[axis])
+        outs = [torch.empty_like(v) for v in tiles]
+        acc = None
+        for i in (reversed(steps) if reverse else steps):
+            cur = [v.select(axis, i) for v in tiles]
+            if acc is None:
+                acc = cur
+            else:
+                got = combine_fn(*acc, *cur)
+                acc = [_t(got)] if single else [_t(v) for v in got]
+            for out, value in zip(outs, acc):
+                out.select(axis, i).copy_(value)
+        return outs[0] if single else tuple(outs)
+
+    tl.associative_scan = associative_scan
+
+    def reduce_with(input, axis, combine_fn, keep_dims=False):
+        """tl.reduce: the last value of the scan (any order of combining is valid for triton)."""
+        scanned = associative_scan(input, axis, combine_fn)
+        single = not isinstance(scanned, tuple)
+        last = [v.narrow(int(axis), v.shape[int(axis)] - 1, 1) for v in ([scanned] if single else scanned)]
+        last = [v if keep_dims else v.squeeze(int(axis)) for v in last]
+        return last[0] if single else tuple(last)
+
+    tl.reduce = reduce_with
+    tl.zeros_like = lambda x: torch.zeros_like(_t(x))
+
     def dot(a, b, acc=None, **_options):
         if a.dim() != 2 or b.dim() != 2 or min(a.shape[0], a.shape[1], b.shape[1]) < 16:
             raise AssertionError(f"emulator: tl.dot of {list(a.shape)} and {list(b.shape)}: "

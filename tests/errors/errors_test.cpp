@@ -278,6 +278,60 @@ TEST_F(Errors, MaskedLoadWithoutOtherReachingAnOutput) {
         << r.at("message").str();
 }
 
+// A gradient computed as NaN is told apart from one never written (the oracle used to say "1 gradient
+// elements were never written"). The NaN is tad's: the -inf of the masked-off lanes times their zero
+// adjoint, in the temperature's sum (docs/compiler.md, masked lanes and 0 * inf).
+TEST_F(Errors, GradientComputedAsNaNIsNotCalledUnwritten) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string p = write("temperature.py", R"(import torch
+import triton
+import triton.language as tl
+
+import tad
+
+
+@triton.jit
+def _k(X, Temp, Y, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < N
+    z = tl.load(X + row * N + cols, mask=m, other=float("-inf")) / tl.load(Temp)
+    e = tl.exp(z - tl.max(z, axis=0))
+    tl.store(Y + row * N + cols, e / tl.sum(e, axis=0), mask=m)
+
+
+@tad.autodiff(grad_inputs=("x", "temp"))
+def softmax_t(x, temp):
+    y = torch.empty_like(x)
+    _k[(x.shape[0],)](x, temp, y, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+    return y
+
+
+SWEEP = [{"M": 3, "N": 20}]
+
+
+def make_args(dims):
+    x = torch.randn(dims["M"], dims["N"], dtype=getattr(torch, dims["dtype"]), device=dims["device"])
+    return (x, torch.tensor(1.5, dtype=x.dtype, device=x.device)), {}
+)");
+    s.load_forward(p, std::nullopt);
+    s.generate(GenerateOptions{});
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = true;
+    Json report = Json::parse(s.verify(v, &passed), "report");
+    EXPECT_FALSE(passed);
+    const std::string msg = report.at("results")[0].at("message").str();
+    EXPECT_EQ(
+        msg.rfind("gradient of 'temp': the gradient or the finite differences of the forward are not finite; ", 0), 0u)
+        << msg;
+    EXPECT_NE(msg.find("whole stub: gradient of 'temp': the gradient or the finite differences of the stub are not "
+                       "finite"),
+              std::string::npos)
+        << msg;
+}
+
 // A stub choosing its kernel by shape: the entry that launches another kernel than the module was
 // generated for is an error naming both sequences (it used to be "no @triton.jit function named
 // '_b_bwd'").

@@ -168,8 +168,38 @@ def k(X, B: tl.constexpr):
         FAIL() << "expected an error";
     } catch (const Error &e) {
         EXPECT_EQ(std::string(e.what()),
-                  "k.py:13:35: unsupported construct 'tl.associative_scan': only a combine_fn that "
-                  "returns the sum of its two arguments is differentiable");
+                  "k.py:13:35: unsupported construct 'tl.associative_scan with combine_fn _mul': tad "
+                  "differentiates a scan whose combine_fn returns the sum of its two arguments (a cumsum); for "
+                  "another one, call it from a @triton.jit helper and give that helper a differentiable "
+                  "definition in TAD_DIFFERENTIATE_AS = {helper: definition}");
+    }
+    // A linear recurrence's scan of a tuple of tiles is refused for its combine_fn too (it used to
+    // be refused as "value of this kind in arithmetic").
+    const char *tuple_scan = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def _recur(a1, x1, a2, x2):
+    return a1 * a2, a2 * x1 + x2
+
+
+@triton.jit
+def k(A, X, B: tl.constexpr):
+    a = tl.load(A + tl.arange(0, B))
+    x = tl.load(X + tl.arange(0, B))
+    _, h = tl.associative_scan((a, x), 0, _recur)
+    tl.store(X + tl.arange(0, B), h)
+)";
+    try {
+        lower(tuple_scan, {tensor("A"), tensor("X"), integer("B", 8)});
+        FAIL() << "expected an error";
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "k.py:14:12: unsupported construct 'tl.associative_scan with combine_fn _recur': tad "
+                  "differentiates a scan whose combine_fn returns the sum of its two arguments (a cumsum); for "
+                  "another one, call it from a @triton.jit helper and give that helper a differentiable "
+                  "definition in TAD_DIFFERENTIATE_AS = {helper: definition}");
     }
 }
 

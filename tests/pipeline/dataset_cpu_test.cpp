@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -73,7 +74,19 @@ const std::set<std::string> kSupported = {"add_layernorm",
                                           "sparsemax",
                                           "squared_relu",
                                           "token_shift",
-                                          "weight_norm_linear"};
+                                          "weight_norm_linear",
+                                          "gae",
+                                          "selective_scan_chunked",
+                                          "welford_layernorm"};
+
+// Kernels tad refuses today, each with its exact message (paths relative to the source tree). An
+// unlisted refusal fails, and so does a listed kernel that stops being refused.
+const std::map<std::string, std::string> kRefused = {
+    // One module serves one launch sequence; bias=None passes None where another entry passes a
+    // tensor (the lead's launch-sequence work, src/flow and src/driver/pipeline.cpp).
+    {"layernorm_optional_bias",
+     "dataset/layernorm_optional_bias.py: stub 'layernorm_optional_bias' launches different kernels, or passes "
+     "them different buffers, for different dims; one backward cannot serve them"}};
 
 class DatasetCpu : public ::testing::TestWithParam<std::string> {};
 
@@ -93,10 +106,16 @@ TEST_P(DatasetCpu, SupportedKernelsPassOthersAreRejectedClearly) {
     } catch (const Error &e) {
         EXPECT_FALSE(kSupported.count(name)) << name << " regressed: " << e.what();
         EXPECT_TRUE(e.status() == TAD_ERR_UNSUPPORTED) << e.what();
-        EXPECT_NE(std::string(e.what()).find("unsupported construct"), std::string::npos) << e.what();
+        std::string msg = e.what();
+        const std::string root = std::string(TAD_SOURCE_DIR) + "/";
+        if (msg.compare(0, root.size(), root) == 0) msg = msg.substr(root.size());
+        auto refused = kRefused.find(name);
+        EXPECT_TRUE(refused != kRefused.end()) << name << " is refused but not listed in kRefused: " << msg;
+        if (refused != kRefused.end()) EXPECT_EQ(msg, refused->second);
         std::printf("[SKIP] %s not supported yet: %s\n", name.c_str(), e.what());
         GTEST_SKIP() << "[SKIP] " << name << " not supported yet: " << e.what();
     }
+    EXPECT_FALSE(kRefused.count(name)) << name << " is no longer refused: remove it from kRefused";
     VerifyOptions v;
     v.cpu = true;
     v.max_elements = 1 << 16;
