@@ -79,6 +79,7 @@ const std::map<std::string, Lowerer::TlLowering> &Lowerer::tl_lowerings() {
         {"debug_barrier", [](L &l, C) { return l.tl_debug_barrier(); }},
         {"constexpr", [](L &l, C c) { return l.need(c.a, 0, "value", c.e, "tl.constexpr"); }},
         {"rand", [](L &l, C c) { return l.tl_rand(c); }},
+        {"randn", [](L &l, C c) { return l.tl_rand(c); }},
         {"cdiv", [](L &l, C c) { return l.tl_cdiv(c); }},
         {"next_power_of_2", [](L &l, C c) { return l.next_power_of_2(c); }},
         // Hints to Triton's compiler: the value itself, or nothing.
@@ -106,6 +107,10 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
     if (lowering != tl_lowerings().end()) return lowering->second(*this, c);
     auto um = unary_math().find(name);
     if (um != unary_math().end()) return tl_unary_math(c, um->second);
+    if (name.rfind("atomic_", 0) == 0)  // a store, which no helper definition can stand in for
+        unsupported(e, full,
+                    "of Triton's atomics tad differentiates tl.atomic_add only; compute this one with torch in the "
+                    "stub");
     unsupported(e, full,
                 name == "inline_asm_elementwise"
                     ? "tad cannot differentiate inline assembly; " + std::string(kDifferentiateAs)
@@ -277,11 +282,13 @@ CV Lowerer::tl_debug_barrier() {
     return CV{};
 }
 
+// tl.rand and tl.randn: replayed by the backward, no gradient.
 CV Lowerer::tl_rand(const TlCall &c) {
-    ValueId seed = b_.cast(value_arg(need(c.a, 0, "seed", c.e, "tl.rand"), c.e), DType::I32);
-    ValueId offs = value_arg(need(c.a, 1, "offset", c.e, "tl.rand"), c.e);
-    if (ir::dtype_is_float(fn_.type(offs).elem)) unsupported(c.e, "tl.rand with float offsets", "");
-    return CV::value(b_.rand(seed, offs));
+    const std::string fn = "tl." + c.name;
+    ValueId seed = b_.cast(value_arg(need(c.a, 0, "seed", c.e, fn), c.e), DType::I32);
+    ValueId offs = value_arg(need(c.a, 1, "offset", c.e, fn), c.e);
+    if (ir::dtype_is_float(fn_.type(offs).elem)) unsupported(c.e, fn + " with float offsets", "");
+    return CV::value(b_.rand(seed, offs, c.name == "randn" ? OpKind::Randn : OpKind::Rand));
 }
 
 CV Lowerer::tl_cdiv(const TlCall &c) {

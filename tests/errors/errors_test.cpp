@@ -63,6 +63,18 @@ protected:
         return p;
     }
 
+    // The CPU tier's report on the forward file at `path`, generated first; it must fail.
+    Json failing_cpu_verify(Session &s, const std::string &path) {
+        s.load_forward(path, std::nullopt);
+        s.generate(GenerateOptions{});
+        VerifyOptions v;
+        v.cpu = true;
+        bool passed = true;
+        Json report = Json::parse(s.verify(v, &passed), "report");
+        EXPECT_FALSE(passed);
+        return report;
+    }
+
     // A session whose worker imports the given fake packages (name -> __init__.py) before the real ones.
     Session session_with_fakes(const std::vector<std::pair<std::string, std::string>> &packages) {
         std::string fake = fs::join(dir.path(), "fake");
@@ -261,13 +273,7 @@ TEST_F(Errors, MaskedLoadWithoutOtherReachingAnOutput) {
     kernel.replace(kernel.find("2.0 * tl.load(X + offs, mask=mask)"), 34,
                    "tl.sum(tl.load(X + offs, mask=mask), axis=0) * tl.load(X + offs, mask=mask)");
     std::string p = write("undefined.py", kernel + kStub);
-    s.load_forward(p, std::nullopt);
-    s.generate(GenerateOptions{});
-    VerifyOptions v;
-    v.cpu = true;
-    bool passed = true;
-    Json report = Json::parse(s.verify(v, &passed), "report");
-    EXPECT_FALSE(passed);
+    Json report = failing_cpu_verify(s, p);
     JsonRef r = report.at("results")[0];
     EXPECT_EQ(r.at("message").str().rfind("gradient of 'x': " + p +
                                               ":12:31: the masked-off lanes of this tl.load, which has no other=, "
@@ -315,13 +321,7 @@ def make_args(dims):
     x = torch.randn(dims["M"], dims["N"], dtype=getattr(torch, dims["dtype"]), device=dims["device"])
     return (x, torch.tensor(1.5, dtype=x.dtype, device=x.device)), {}
 )");
-    s.load_forward(p, std::nullopt);
-    s.generate(GenerateOptions{});
-    VerifyOptions v;
-    v.cpu = true;
-    bool passed = true;
-    Json report = Json::parse(s.verify(v, &passed), "report");
-    EXPECT_FALSE(passed);
+    Json report = failing_cpu_verify(s, p);
     const std::string msg = report.at("results")[0].at("message").str();
     EXPECT_EQ(
         msg.rfind("gradient of 'temp': the gradient or the finite differences of the forward are not finite; ", 0), 0u)
@@ -346,13 +346,7 @@ TEST_F(Errors, SweepEntryLaunchingOtherKernels) {
                  "    if x.numel() > 100:\n        _triple[(2,)](x, y, x.numel(), BLOCK=64)\n        return y\n");
     stub.replace(stub.find("[{\"n\": 100}]"), 12, "[{\"n\": 100}, {\"n\": 120}]");
     stub.replace(stub.find("device=dims"), 0, "dtype=getattr(torch, dims[\"dtype\"]), ");
-    s.load_forward(write("bysize.py", kernel + "\n\n" + other + stub), std::nullopt);
-    s.generate(GenerateOptions{});
-    VerifyOptions v;
-    v.cpu = true;
-    bool passed = true;
-    Json report = Json::parse(s.verify(v, &passed), "report");
-    EXPECT_FALSE(passed);
+    Json report = failing_cpu_verify(s, write("bysize.py", kernel + "\n\n" + other + stub));
     EXPECT_EQ(report.at("results")[0].at("status").str(), "pass") << report.dump(true);
     EXPECT_EQ(report.at("results")[1].at("message").str(),
               "the stub launches ('_triple',) here, but the module was generated for a call that launches ('_double',) "

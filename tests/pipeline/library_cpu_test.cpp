@@ -53,7 +53,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"returns_none", {"else None for o in "}}, Case{"views_and_strides", {}}, Case{"finished_in_torch", {}},
         Case{"fused_cross_entropy", {}}, Case{"early_return_store", {}},
         // Launches inside the file's Python functions, a kernel passed to a launcher as an argument.
-        Case{"launch_helpers", {"_square = _Recorded(_square)\n", "_tanh = _Recorded(_tanh)\n"}}),
+        Case{"launch_helpers", {"_square = _Recorded(_square)\n", "_tanh = _Recorded(_tanh)\n"}},
+        // Noise from tl.randn, replayed by the backward.
+        Case{"gaussian_noise", {"tl.randn(seed, offs)"}}),
     [](const auto &info) { return std::string(info.param.file); });
 
 }  // namespace
