@@ -10,7 +10,10 @@ int cmd_generate(const Args &a);
 int cmd_verify(const Args &a);
 int cmd_bench(const Args &a);
 int cmd_run(const Args &a);
+int cmd_export(const Args &a);
 int cmd_snapshots(const Args &a);
 int cmd_rollback(const Args &a);
+int cmd_retrieve(const Args &a);
+int cmd_dataset(const Args &a);
 
 }  // namespace tad_cli

@@ -8,16 +8,8 @@ namespace tad::frontend {
 
 namespace {
 
-// Dotted name of a Name / Attribute chain ("triton.jit"), or "" for anything else.
-std::string dotted(const ast::Node *n) {
-    if (!n) return "";
-    if (n->is("Name")) return n->str("id");
-    if (n->is("Attribute")) {
-        std::string base = dotted(n->node("value").get());
-        return base.empty() ? "" : base + "." + n->str("attr");
-    }
-    return "";
-}
+using ast::dotted;
+using ast::walk;
 
 std::string at(const ast::File &f, const ast::Node &n) { return where(f.path, n.loc.line, n.loc.col + 1); }
 
@@ -26,24 +18,11 @@ bool is_autodiff_decorator(const ast::Node &d) {
     return name == "tad.autodiff" || name == "autodiff";
 }
 
-// Calls f on `n` and every node below it, in source order.
-template <class F> void walk(const ast::Node &n, F &&f) {
-    f(n);
-    for (const auto &field : n.fields) {
-        if (auto p = std::get_if<ast::NodePtr>(&field.second)) {
-            if (*p) walk(**p, f);
-        } else if (auto l = std::get_if<ast::NodeList>(&field.second)) {
-            for (const auto &c : *l)
-                if (c) walk(*c, f);
-        }
-    }
-}
-
 // A function whose launches count as the stub's: the stub, or a module-level Python function it
 // calls (directly or through others). `call` is the call that reached it (null for the stub), so
 // that a kernel passed as an argument resolves to the caller's expression.
 struct Frame {
-    const ast::Node *def;
+    ast::NodePtr def;
     const ast::Node *call;
     const Frame *caller;
     int depth;
@@ -92,20 +71,23 @@ void kernels_named(const KernelFile &kf, const ast::Node &e, const Frame &frame,
             kernels_named(kf, *arg, *frame.caller, out, depth + 1);
         return;
     }
-    walk(*frame.def, [&](const ast::Node &s) {
+    walk(frame.def, [&](const ast::Node &s) {
         if (!s.is("Assign")) return;
         for (const auto &t : s.list("targets"))
             if (t->is("Name") && t->str("id") == k)
-                walk(*s.node("value"), [&](const ast::Node &v) {
+                walk(s.node("value"), [&](const ast::Node &v) {
                     if (v.is("Name") || v.is("Attribute")) kernels_named(kf, v, frame, out, depth + 1);
                 });
     });
 }
 
 // Collects the kernels of every `K[grid](...)` call in `frame`'s function and, through calls of the
-// file's module-level Python functions (`helpers`), in the functions it calls, in source order.
-void find_launches(KernelFile &kf, const std::map<std::string, const ast::Node *> &helpers, const Frame &frame) {
-    walk(*frame.def, [&](const ast::Node &n) {
+// file's module-level Python functions (`helpers`), in the functions it calls, in source order; and
+// whether any of them branches.
+void find_launches(KernelFile &kf, const std::map<std::string, ast::NodePtr> &helpers, const Frame &frame) {
+    walk(frame.def, [&](const ast::Node &n) {
+        for (const char *kind : {"If", "IfExp", "For", "While", "Try", "TryStar", "Match"})
+            kf.stub.branches = kf.stub.branches || n.is(kind);
         ast::NodePtr f = n.is("Call") ? n.node("func") : nullptr;
         if (!f) return;
         if (f->is("Subscript")) kernels_named(kf, *f->node("value"), frame, kf.stub.launched);
@@ -117,13 +99,13 @@ void find_launches(KernelFile &kf, const std::map<std::string, const ast::Node *
 
 // The module-level Python functions the stub may call to launch kernels: neither jit functions,
 // nor the stub, nor the protocol functions.
-std::map<std::string, const ast::Node *> launch_helpers(const KernelFile &kf) {
+std::map<std::string, ast::NodePtr> launch_helpers(const KernelFile &kf) {
     static const std::set<std::string> protocol = {"make_args", "reference", "bytes", "flops"};
-    std::map<std::string, const ast::Node *> out;
+    std::map<std::string, ast::NodePtr> out;
     for (const auto &s : kf.file.module->list("body"))
         if (s->is("FunctionDef") && !kf.jit_functions.count(s->str("name")) && s != kf.stub.def &&
             !protocol.count(s->str("name")))
-            out[s->str("name")] = s.get();
+            out[s->str("name")] = s;
     return out;
 }
 
@@ -309,7 +291,7 @@ KernelFile analyze(ast::File file) {
     if (!stub_decorator)
         fail(TAD_ERR_NO_KERNEL, kf.file.path + ": no stub marked @tad.autodiff(grad_inputs=...) found");
     read_grad_inputs(kf.file, *stub_decorator, kf.stub);
-    find_launches(kf, launch_helpers(kf), Frame{kf.stub.def.get(), nullptr, nullptr, 0});
+    find_launches(kf, launch_helpers(kf), Frame{kf.stub.def, nullptr, nullptr, 0});
     if (kf.stub.launched.empty())
         fail(TAD_ERR_NO_KERNEL, at(kf.file, *kf.stub.def) + ": stub '" + kf.stub.name +
                                     "' launches no @triton.jit kernel (tad looks for K[grid](...) in the stub and "

@@ -63,10 +63,10 @@ protected:
         return p;
     }
 
-    // The CPU tier's report on the forward file at `path`, generated first; it must fail.
-    Json failing_cpu_verify(Session &s, const std::string &path) {
+    // The CPU tier's report on the forward file at `path`, generated first (with `g`); it must fail.
+    Json failing_cpu_verify(Session &s, const std::string &path, const GenerateOptions &g = GenerateOptions{}) {
         s.load_forward(path, std::nullopt);
-        s.generate(GenerateOptions{});
+        s.generate(g);
         VerifyOptions v;
         v.cpu = true;
         bool passed = true;
@@ -332,9 +332,10 @@ def make_args(dims):
         << msg;
 }
 
-// A stub choosing its kernel by shape: the entry that launches another kernel than the module was
-// generated for is an error naming both sequences (it used to be "no @triton.jit function named
-// '_b_bwd'").
+// A stub choosing its kernel by shape, generated from one entry only (given dims, so the SWEEP is
+// not traced): the entry that launches another kernel than the module was generated for is an
+// error naming both sequences (it used to be "no @triton.jit function named '_b_bwd'"). Generated
+// from the SWEEP, the module serves both (tests/pipeline/data/library/by_size.py).
 TEST_F(Errors, SweepEntryLaunchingOtherKernels) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     Session s = session();
@@ -346,7 +347,9 @@ TEST_F(Errors, SweepEntryLaunchingOtherKernels) {
                  "    if x.numel() > 100:\n        _triple[(2,)](x, y, x.numel(), BLOCK=64)\n        return y\n");
     stub.replace(stub.find("[{\"n\": 100}]"), 12, "[{\"n\": 100}, {\"n\": 120}]");
     stub.replace(stub.find("device=dims"), 0, "dtype=getattr(torch, dims[\"dtype\"]), ");
-    Json report = failing_cpu_verify(s, write("bysize.py", kernel + "\n\n" + other + stub));
+    GenerateOptions g;
+    g.dims_json = R"({"n": 100})";
+    Json report = failing_cpu_verify(s, write("bysize.py", kernel + "\n\n" + other + stub), g);
     EXPECT_EQ(report.at("results")[0].at("status").str(), "pass") << report.dump(true);
     EXPECT_EQ(report.at("results")[1].at("message").str(),
               "the stub launches ('_triple',) here, but the module was generated for a call that launches ('_double',) "
