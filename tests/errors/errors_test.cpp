@@ -63,16 +63,21 @@ protected:
         return p;
     }
 
-    // The CPU tier's report on the forward file at `path`, generated first (with `g`); it must fail.
-    Json failing_cpu_verify(Session &s, const std::string &path, const GenerateOptions &g = GenerateOptions{}) {
-        s.load_forward(path, std::nullopt);
-        s.generate(g);
+    // The CPU tier's report on the session's current candidate; it must fail.
+    Json failing_cpu_verify(Session &s) {
         VerifyOptions v;
         v.cpu = true;
         bool passed = true;
         Json report = Json::parse(s.verify(v, &passed), "report");
         EXPECT_FALSE(passed);
         return report;
+    }
+
+    // The same on the forward file at `path`, generated first (with `g`).
+    Json failing_cpu_verify(Session &s, const std::string &path, const GenerateOptions &g = GenerateOptions{}) {
+        s.load_forward(path, std::nullopt);
+        s.generate(g);
+        return failing_cpu_verify(s);
     }
 
     // A session whose worker imports the given fake packages (name -> __init__.py) before the real ones.
@@ -392,11 +397,7 @@ TEST_F(Errors, GradientMismatchNamesInputShapeAndErrors) {
     c.backward_source.replace(at, 20, "tl.store(DX + offs, 2.0 * ");
     std::string bad = st.add(c);
     s.rollback(bad);
-    VerifyOptions v;
-    v.cpu = true;
-    bool passed = true;
-    Json report = Json::parse(s.verify(v, &passed), "report");
-    EXPECT_FALSE(passed);
+    Json report = failing_cpu_verify(s);
     JsonRef r = report.at("results")[0];
     EXPECT_EQ(r.at("status").str(), "fail");
     EXPECT_EQ(r.at("message").str().rfind("gradient of 'x' (shape [100]) disagrees: max abs err ", 0), 0u)
