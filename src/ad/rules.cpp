@@ -352,7 +352,8 @@ const std::vector<Rule> &rules() {
         none(OpKind::Arange, N), none(OpKind::Lt, N), none(OpKind::Le, N), none(OpKind::Gt, N), none(OpKind::Ge, N),
         none(OpKind::Eq, N), none(OpKind::Ne, N), none(OpKind::And, N), none(OpKind::Or, N), none(OpKind::Xor, N),
         none(OpKind::Not, N), none(OpKind::Floor, N),  // zero derivative almost everywhere
-        none(OpKind::Ceil, N), none(OpKind::Rand, N),  // random numbers: no gradient through the generator
+        none(OpKind::Ceil, N), none(OpKind::Rand, N),
+        none(OpKind::Randn, N),  // random numbers: none through the generator
         none(OpKind::AddPtr, N),  // pointers get shadows, not adjoints or tangents
         none(OpKind::Argmax, N),  // an index: piecewise constant
         none(OpKind::Argmin, N), none(OpKind::StopGradient, N),  // a derivation's constant by construction

@@ -39,6 +39,11 @@ std::string whole_stub_failure(JsonRef stub) {
     JsonRef grads = stub.get("grads");
     for (size_t i = 0; i < grads.size(); ++i) {
         if (grads[i].at("ok").boolean()) continue;
+        JsonRef why = grads[i].get("message");  // a gradient that is not finite says so
+        if (why.valid() && why.is_string()) {
+            out += (out.empty() ? "" : "; ") + ("gradient of '" + grads[i].at("name").str() + "': " + why.str());
+            continue;
+        }
         char buf[128];
         std::snprintf(buf, sizeof buf, "max rel err %.3g (tolerance %.3g)", grads[i].num_or("max_rel_err", NAN),
                       stub.num_or("fd_rtol", NAN));

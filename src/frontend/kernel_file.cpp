@@ -1,5 +1,7 @@
 #include "frontend/kernel_file.h"
 
+#include <set>
+
 #include "support/error.h"
 
 namespace tad::frontend {
@@ -16,34 +18,95 @@ bool is_autodiff_decorator(const ast::Node &d) {
     return name == "tad.autodiff" || name == "autodiff";
 }
 
-// The jit functions an expression of the stub may evaluate to: a kernel's (dotted) name, or a
-// local the stub assigns from such names (`k = _a if flag else _b`), in source order.
-void kernels_named(const KernelFile &kf, const ast::Node &e, std::vector<std::string> &out, int depth = 0) {
+// A function whose launches count as the stub's: the stub, or a module-level Python function it
+// calls (directly or through others). `call` is the call that reached it (null for the stub), so
+// that a kernel passed as an argument resolves to the caller's expression.
+struct Frame {
+    ast::NodePtr def;
+    const ast::Node *call;
+    const Frame *caller;
+    int depth;
+};
+
+constexpr int kMaxDepth = 8;  // helper calls followed, and names resolved, at most this deep
+
+// The expression a call passes for parameter `name` of `def`: positionally or by keyword; null
+// when the call leaves it to a default or passes it through *args / **kwargs.
+const ast::Node *argument_for(const ast::Node &def, const ast::Node &call, const std::string &name) {
+    std::vector<std::string> positional;
+    for (const char *field : {"posonlyargs", "args"})
+        for (const auto &a : def.node("args")->list(field)) positional.push_back(a->str("arg"));
+    const ast::NodeList &args = call.list("args");
+    for (size_t i = 0; i < positional.size() && i < args.size(); ++i) {
+        if (args[i]->is("Starred")) return nullptr;
+        if (positional[i] == name) return args[i].get();
+    }
+    for (const auto &kw : call.list("keywords")) {
+        const ast::Value *arg = kw->find("arg");
+        if (arg && std::holds_alternative<std::string>(*arg) && std::get<std::string>(*arg) == name)
+            return kw->node("value").get();
+    }
+    return nullptr;
+}
+
+bool is_param(const ast::Node &def, const std::string &name) {
+    for (const std::string &p : param_names(def))
+        if (p == name) return true;
+    return false;
+}
+
+// The jit functions an expression of `frame`'s function may evaluate to: a kernel's (dotted) name,
+// a local the function assigns from such names (`k = _a if flag else _b`), or a parameter the
+// caller passed such an expression for, in source order.
+void kernels_named(const KernelFile &kf, const ast::Node &e, const Frame &frame, std::vector<std::string> &out,
+                   int depth = 0) {
     std::string k = dotted(&e);
     if (kf.jit_functions.count(k)) {
         out.push_back(k);
         return;
     }
-    if (!e.is("Name") || depth > 8) return;
-    walk(kf.stub.def, [&](const ast::Node &s) {
+    if (!e.is("Name") || depth > kMaxDepth) return;
+    if (frame.call && is_param(*frame.def, k)) {
+        if (const ast::Node *arg = argument_for(*frame.def, *frame.call, k))
+            kernels_named(kf, *arg, *frame.caller, out, depth + 1);
+        return;
+    }
+    walk(frame.def, [&](const ast::Node &s) {
         if (!s.is("Assign")) return;
         for (const auto &t : s.list("targets"))
             if (t->is("Name") && t->str("id") == k)
                 walk(s.node("value"), [&](const ast::Node &v) {
-                    if (v.is("Name") || v.is("Attribute")) kernels_named(kf, v, out, depth + 1);
+                    if (v.is("Name") || v.is("Attribute")) kernels_named(kf, v, frame, out, depth + 1);
                 });
     });
 }
 
-// Collects the kernels of every `K[grid](...)` call in the stub, in source order, and whether it
-// branches.
-void find_launches(KernelFile &kf) {
-    walk(kf.stub.def, [&](const ast::Node &n) {
-        ast::NodePtr f = n.is("Call") ? n.node("func") : nullptr;
-        if (f && f->is("Subscript")) kernels_named(kf, *f->node("value"), kf.stub.launched);
+// Collects the kernels of every `K[grid](...)` call in `frame`'s function and, through calls of the
+// file's module-level Python functions (`helpers`), in the functions it calls, in source order; and
+// whether any of them branches.
+void find_launches(KernelFile &kf, const std::map<std::string, ast::NodePtr> &helpers, const Frame &frame) {
+    walk(frame.def, [&](const ast::Node &n) {
         for (const char *kind : {"If", "IfExp", "For", "While", "Try", "TryStar", "Match"})
             kf.stub.branches = kf.stub.branches || n.is(kind);
+        ast::NodePtr f = n.is("Call") ? n.node("func") : nullptr;
+        if (!f) return;
+        if (f->is("Subscript")) kernels_named(kf, *f->node("value"), frame, kf.stub.launched);
+        auto helper = f->is("Name") ? helpers.find(f->str("id")) : helpers.end();
+        if (helper != helpers.end() && frame.depth < kMaxDepth)
+            find_launches(kf, helpers, Frame{helper->second, &n, &frame, frame.depth + 1});
     });
+}
+
+// The module-level Python functions the stub may call to launch kernels: neither jit functions,
+// nor the stub, nor the protocol functions.
+std::map<std::string, ast::NodePtr> launch_helpers(const KernelFile &kf) {
+    static const std::set<std::string> protocol = {"make_args", "reference", "bytes", "flops"};
+    std::map<std::string, ast::NodePtr> out;
+    for (const auto &s : kf.file.module->list("body"))
+        if (s->is("FunctionDef") && !kf.jit_functions.count(s->str("name")) && s != kf.stub.def &&
+            !protocol.count(s->str("name")))
+            out[s->str("name")] = s;
+    return out;
 }
 
 // The decorator's grad_inputs=..., or its first positional argument; null when it has neither.
@@ -228,10 +291,11 @@ KernelFile analyze(ast::File file) {
     if (!stub_decorator)
         fail(TAD_ERR_NO_KERNEL, kf.file.path + ": no stub marked @tad.autodiff(grad_inputs=...) found");
     read_grad_inputs(kf.file, *stub_decorator, kf.stub);
-    find_launches(kf);
+    find_launches(kf, launch_helpers(kf), Frame{kf.stub.def, nullptr, nullptr, 0});
     if (kf.stub.launched.empty())
-        fail(TAD_ERR_NO_KERNEL,
-             at(kf.file, *kf.stub.def) + ": stub '" + kf.stub.name + "' launches no @triton.jit kernel");
+        fail(TAD_ERR_NO_KERNEL, at(kf.file, *kf.stub.def) + ": stub '" + kf.stub.name +
+                                    "' launches no @triton.jit kernel (tad looks for K[grid](...) in the stub and "
+                                    "in the functions of this file it calls)");
     return kf;
 }
 

@@ -16,10 +16,12 @@ struct StubInfo {
     std::vector<std::string> params;  // parameter names in order
     std::vector<std::string> grad_inputs;  // resolved to parameter names
     // kernels launched as K[grid](...), in source order, as the stub spells them: a name, `Cls.k`, or
-    // each kernel a local it launches may hold (`k = _a if flag else _b`)
+    // each kernel a local it launches may hold (`k = _a if flag else _b`); also inside the file's
+    // Python functions the stub calls, a kernel passed to one as an argument spelled by the caller
     std::vector<std::string> launched;
-    // Whether the stub has control flow (if, a conditional expression, a loop, try, match): which
-    // kernels it launches, and how often, may then depend on its arguments.
+    // Whether the stub, or a function of the file it calls, has control flow (if, a conditional
+    // expression, a loop, try, match): which kernels it launches, and how often, may then depend on
+    // its arguments.
     bool branches = false;
 };
 

@@ -220,6 +220,7 @@ private:
     struct ForRange;
     struct LoopSlot;
     ForRange for_range(const ast::Node &iter, Env &env);
+    ForRange counting_up(ForRange r, const ast::Node &iter);
     void unroll_static_range(const ast::Node &s, const ForRange &r, const std::string &var, Env &env,
                              const std::string &fname);
     // A range / tl.range loop as an IR loop carrying the names its body reassigns.
@@ -334,6 +335,7 @@ private:
     CV tl_program_id(const TlCall &c);  // and tl.num_programs
     CV tl_arange(const TlCall &c);
     CV tl_full(const TlCall &c);  // and tl.zeros
+    CV tl_zeros_like(const TlCall &c);
     CV tl_where(const TlCall &c);
     CV tl_extremum(const TlCall &c, OpKind k);  // tl.maximum, tl.minimum
     CV tl_join(const TlCall &c);

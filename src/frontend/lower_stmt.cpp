@@ -144,6 +144,9 @@ struct Lowerer::ForRange {
     bool is_static = false;  // tl.static_range: unrolled at compile time
     bool is_tl_range = false;
     CV lo, hi, step;
+    // A negative constexpr step, counted up: the IR loop runs k = 0, 1, ... and the loop variable
+    // is first - k * down (down is the step's magnitude, spelled like the step).
+    CV first, down;
 };
 
 // One value a loop carries: a name's value, or one offset of a block pointer.
@@ -193,9 +196,21 @@ void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) 
         unroll_static_range(s, r, var, env, fname);
         return;
     }
-    if (r.step.kind == CV::Int && r.step.i <= 0)
-        unsupported(iter, r.callee + " with a non-positive step", "count up and index from the end instead");
-    lower_range_loop(s, r, var, env, fname);
+    if (r.step.kind == CV::Int && r.step.i == 0) unsupported(iter, r.callee + " with a step of 0", "");
+    lower_range_loop(s, r.step.kind == CV::Int && r.step.i < 0 ? counting_up(r, iter) : r, var, env, fname);
+}
+
+// range(lo, hi, -s) visits lo, lo - s, ... while above hi, as Triton lowers a negative constexpr
+// step: a loop over k below cdiv(lo - hi, s), none when lo <= hi, its variable lo - k * s.
+Lowerer::ForRange Lowerer::counting_up(ForRange r, const ast::Node &iter) {
+    CV step = unaryop_neg(r.step, iter);
+    r.first = r.lo;
+    r.down = step;
+    CV span = binop("Sub", r.lo, r.hi, iter);
+    r.hi = binop("FloorDiv", binop("Add", span, binop("Sub", step, CV::integer(1), iter), iter), step, iter);
+    r.lo = CV::integer(0);
+    r.step = CV::integer(1);
+    return r;
 }
 
 Lowerer::ForRange Lowerer::for_range(const ast::Node &iter, Env &env) {
@@ -242,9 +257,9 @@ void Lowerer::lower_range_loop(const ast::Node &s, const ForRange &r, const std:
     std::vector<LoopSlot> slots = loop_slots(s, var, env);
     b_.loc = loc_of(s);
     ValueId iv = b_.for_begin(vlo, vhi, vstep, r.is_tl_range ? "tl.range" : "range");
-    fn_.values[iv].name = var;
+    const bool down = r.down.kind != CV::None;
+    fn_.values[iv].name = down ? var + "_up" : var;
     Env body = env;
-    body[var] = CV::value(iv);
     for (size_t k = 0; k < slots.size(); ++k) {
         LoopSlot &sl = slots[k];
         sl.arg = b_.loop_arg(sl.init, static_cast<int>(k));
@@ -254,6 +269,9 @@ void Lowerer::lower_range_loop(const ast::Node &s, const ForRange &r, const std:
         else
             body[sl.name].offset(static_cast<size_t>(sl.dim)) = CV::value(sl.arg);
     }
+    // After the loop arguments, which follow for_begin directly.
+    body[var] = down ? binop("Sub", r.first, binop("Mult", CV::value(iv), r.down, iter), iter) : CV::value(iv);
+    if (down && body[var].kind == CV::Value) fn_.values[body[var].v].name = var;
     for (const auto &stmt : s.list("body")) {
         b_.loc = loc_of(*stmt);
         lower_stmt(*stmt, body, fname);

@@ -37,6 +37,7 @@ const std::map<std::string, Lowerer::TlLowering> &Lowerer::tl_lowerings() {
         {"arange", [](L &l, C c) { return l.tl_arange(c); }},
         {"zeros", [](L &l, C c) { return l.tl_full(c); }},
         {"full", [](L &l, C c) { return l.tl_full(c); }},
+        {"zeros_like", [](L &l, C c) { return l.tl_zeros_like(c); }},
         {"make_block_ptr", [](L &l, C c) { return l.make_block_ptr(c.e, c.a); }},
         {"advance", [](L &l, C c) { return l.advance(c.e, c.a); }},
         {"make_tensor_descriptor", [](L &l, C c) { return l.make_tensor_descriptor(c.e, c.a); }},
@@ -78,6 +79,7 @@ const std::map<std::string, Lowerer::TlLowering> &Lowerer::tl_lowerings() {
         {"debug_barrier", [](L &l, C) { return l.tl_debug_barrier(); }},
         {"constexpr", [](L &l, C c) { return l.need(c.a, 0, "value", c.e, "tl.constexpr"); }},
         {"rand", [](L &l, C c) { return l.tl_rand(c); }},
+        {"randn", [](L &l, C c) { return l.tl_rand(c); }},
         {"cdiv", [](L &l, C c) { return l.tl_cdiv(c); }},
         {"next_power_of_2", [](L &l, C c) { return l.next_power_of_2(c); }},
         // Hints to Triton's compiler: the value itself, or nothing.
@@ -105,6 +107,10 @@ CV Lowerer::tl_call(const ast::Node &e, const std::string &name, const std::stri
     if (lowering != tl_lowerings().end()) return lowering->second(*this, c);
     auto um = unary_math().find(name);
     if (um != unary_math().end()) return tl_unary_math(c, um->second);
+    if (name.rfind("atomic_", 0) == 0)  // a store, which no helper definition can stand in for
+        unsupported(e, full,
+                    "of Triton's atomics tad differentiates tl.atomic_add only; compute this one with torch in the "
+                    "stub");
     unsupported(e, full,
                 name == "inline_asm_elementwise"
                     ? "tad cannot differentiate inline assembly; " + std::string(kDifferentiateAs)
@@ -159,6 +165,15 @@ CV Lowerer::tl_full(const TlCall &c) {
         unsupported(c.e, "tl.full", "the value must be a number or a scalar");
     Type like{t, false, {}};
     return CV::value(b_.broadcast(b_.cast(materialize(val, &like, c.e), t), shape));
+}
+
+// Zeros of the input's shape (its dims keep their spellings) and element type, as Triton defines it.
+CV Lowerer::tl_zeros_like(const TlCall &c) {
+    ValueId x = value_arg(need(c.a, 0, "input", c.e, "tl.zeros_like"), c.e);
+    const Type t = fn_.type(x);
+    if (t.is_ptr) unsupported(c.e, "tl.zeros_like of a pointer", "");
+    Type like{t.elem, false, {}};
+    return CV::value(b_.broadcast(b_.cast(materialize(CV::integer(0), &like, c.e), t.elem), t.shape));
 }
 
 CV Lowerer::tl_where(const TlCall &c) {
@@ -267,11 +282,13 @@ CV Lowerer::tl_debug_barrier() {
     return CV{};
 }
 
+// tl.rand and tl.randn: replayed by the backward, no gradient.
 CV Lowerer::tl_rand(const TlCall &c) {
-    ValueId seed = b_.cast(value_arg(need(c.a, 0, "seed", c.e, "tl.rand"), c.e), DType::I32);
-    ValueId offs = value_arg(need(c.a, 1, "offset", c.e, "tl.rand"), c.e);
-    if (ir::dtype_is_float(fn_.type(offs).elem)) unsupported(c.e, "tl.rand with float offsets", "");
-    return CV::value(b_.rand(seed, offs));
+    const std::string fn = "tl." + c.name;
+    ValueId seed = b_.cast(value_arg(need(c.a, 0, "seed", c.e, fn), c.e), DType::I32);
+    ValueId offs = value_arg(need(c.a, 1, "offset", c.e, fn), c.e);
+    if (ir::dtype_is_float(fn_.type(offs).elem)) unsupported(c.e, fn + " with float offsets", "");
+    return CV::value(b_.rand(seed, offs, c.name == "randn" ? OpKind::Randn : OpKind::Rand));
 }
 
 CV Lowerer::tl_cdiv(const TlCall &c) {
@@ -366,16 +383,21 @@ int Lowerer::reduce_axis(const ast::Node &e, const std::string &name, const CV &
 
 CV Lowerer::scan(const ast::Node &e, const std::string &name, const Args &a) {
     const std::string fn = "tl." + name;
+    // The combine_fn first: a scan of a tuple of tiles (a linear recurrence's) has another one.
+    if (name == "associative_scan") {
+        const CV &combine = need(a, 2, "combine_fn", e, fn);
+        if (combine.kind != CV::Func || !is_add_combiner(combine.s))
+            unsupported(e, fn + (combine.kind == CV::Func ? " with combine_fn " + combine.s : ""),
+                        "tad differentiates a scan whose combine_fn returns the sum of its two arguments (a "
+                        "cumsum); for another one, " +
+                            std::string(kDifferentiateAs));
+    }
     ValueId v = value_arg(need(a, 0, "input", e, fn), e);
     const CV *axis = a.get(1, "axis");
     const int ax = axis && axis->kind != CV::None ? reduce_axis(e, name, *axis, fn_.type(v)) : 0;
     if (fn_.type(v).rank() == 0) unsupported(e, fn, "axis out of range for " + fn_.type(v).str());
     const bool reverse = flag_of(a.get(name == "cumsum" ? 2 : 3, "reverse"));
-    if (name == "associative_scan") {
-        const CV &combine = need(a, 2, "combine_fn", e, fn);
-        if (combine.kind != CV::Func || !is_add_combiner(combine.s))
-            unsupported(e, fn, "only a combine_fn that returns the sum of its two arguments is differentiable");
-    } else if (a.get(3, "dtype") && a.get(3, "dtype")->kind == CV::DTypeV) {
+    if (name != "associative_scan" && a.get(3, "dtype") && a.get(3, "dtype")->kind == CV::DTypeV) {
         v = b_.cast(v, dtype_arg(*a.get(3, "dtype"), e));
     }
     // As Triton's sum scans: bfloat16 in float32, narrow integers in int32.

@@ -18,6 +18,22 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// tl.rand's lanes: a counter-based hash of (seed, offset) to [0, 1), deterministic like Triton's
+// Philox stream (checks compare a kernel with itself, so the stream need not be Philox).
+double uniform(uint64_t seed, uint64_t offset) {
+    uint64_t z = seed * 0x9E3779B97F4A7C15ull + offset;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return static_cast<double>(z >> 40) / static_cast<double>(1ull << 24);
+}
+
+// tl.randn's lanes: Box-Muller of two uniforms, the first kept off 0 as Triton keeps it (>= 1e-7).
+double normal(uint64_t seed, uint64_t offset) {
+    const double u1 = std::max(1e-7, uniform(seed, offset)), u2 = uniform(~seed, offset);
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
 [[noreturn]] void bad_ir(const ir::Function &fn, size_t op, const std::string &what) {
     throw Error(TAD_ERR_INTERNAL, "interp: '" + fn.name + "' op " + std::to_string(op) + " (" +
                                       ir::op_name(fn.ops[op].kind) + "): " + what);
@@ -297,18 +313,15 @@ private:
             return;
         }
         case OpKind::Broadcast: return broadcast(op, plan_.strides[i]);
-        case OpKind::Rand: {
-            // A counter-based hash of (seed, offset): deterministic, like Triton's Philox stream.
+        case OpKind::Rand:
+        case OpKind::Randn: {
             const uint64_t seed = static_cast<uint64_t>(static_cast<int64_t>(in(a[0]).num.at(0)));
             const std::vector<double> &off = in(a[1]).num;
             std::vector<double> &t = def(op.result).num;
             t.resize(off.size());
             for (size_t k = 0; k < off.size(); ++k) {
-                uint64_t z = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(static_cast<int64_t>(off[k]));
-                z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-                z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-                z ^= z >> 31;
-                t[k] = static_cast<double>(z >> 40) / static_cast<double>(1ull << 24);
+                const uint64_t o = static_cast<uint64_t>(static_cast<int64_t>(off[k]));
+                t[k] = op.kind == OpKind::Rand ? uniform(seed, o) : normal(seed, o);
             }
             return;
         }

@@ -122,8 +122,8 @@ ValueId Builder::unary(OpKind k, ValueId a) { return append(Op{k, {a}}, f_.type(
 
 ValueId Builder::where(ValueId c, ValueId a, ValueId b) { return append(Op{OpKind::Where, {c, a, b}}, f_.type(a)); }
 
-ValueId Builder::rand(ValueId seed, ValueId offsets) {
-    return append(Op{OpKind::Rand, {seed, offsets}}, f_.type(offsets).with_elem(DType::F32));
+ValueId Builder::rand(ValueId seed, ValueId offsets, OpKind kind) {
+    return append(Op{kind, {seed, offsets}}, f_.type(offsets).with_elem(DType::F32));
 }
 
 ValueId Builder::cast(ValueId v, DType to, bool keep) {

@@ -216,7 +216,7 @@ public:
     ValueId binary(OpKind k, ValueId a, ValueId b);  // operands must already agree in type
     ValueId unary(OpKind k, ValueId a);
     ValueId where(ValueId c, ValueId a, ValueId b);
-    ValueId rand(ValueId seed, ValueId offsets);
+    ValueId rand(ValueId seed, ValueId offsets, OpKind kind = OpKind::Rand);  // or Randn
     // A cast to the value's own type is elided unless `keep` (the user's explicit casts are kept, so
     // the emitted backward stays right when the same code runs on another input dtype).
     ValueId cast(ValueId v, DType to, bool keep = false);

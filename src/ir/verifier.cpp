@@ -100,7 +100,8 @@ std::string check_op(const Function &f, const Op &op) {
     if (cls == OpClass::Memory) return check_access(f, op);
     switch (op.kind) {
     case OpKind::Where: return f.type(op.operands[0]).elem != DType::I1 ? "condition is not i1" : "";
-    case OpKind::Rand: return f.type(op.operands[0]).scalar() ? "" : "the seed must be a scalar";
+    case OpKind::Rand:
+    case OpKind::Randn: return f.type(op.operands[0]).scalar() ? "" : "the seed must be a scalar";
     case OpKind::Trans: return f.type(op.operands[0]).rank() != 2 ? "needs a 2-D tile" : "";
     case OpKind::Reshape: return check_reshape(f, op);
     case OpKind::Join: return check_join(f, op);

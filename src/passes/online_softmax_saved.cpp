@@ -213,7 +213,8 @@ private:
         const int d = f_.values[v].def_op;
         if (d <= s_.loop.last()) return d >= s_.loop.begin ? "its address reads a loop result" : "";
         const ir::Op &op = f_.ops[d];
-        if (op.kind == OpKind::Load || op.kind == OpKind::Rand || op.kind == OpKind::LoopResult)
+        if (op.kind == OpKind::Load || op.kind == OpKind::Rand || op.kind == OpKind::Randn ||
+            op.kind == OpKind::LoopResult)
             return "its address or mask reads " + op_at(f_, d);
         for (ValueId o : op.operands) {
             std::string why = pure_cone(o);

@@ -74,6 +74,9 @@ class Ptr:
 
     __radd__ = __add__
 
+    def __sub__(self, other):
+        return Ptr(self.buf, self.offs - _t(other))
+
 
 class _Buffer:
     """One tensor's storage, with which program last stored to each element (race detection)."""
@@ -156,6 +159,7 @@ class TensorDesc:
 
 class _Program:
     pid = (0, 0, 0)
+    grid = (1, 1, 1)
     linear = 0
 
 
@@ -189,6 +193,7 @@ def _make_language():
 
     tl.constexpr = constexpr
     tl.program_id = lambda axis: torch.tensor(_program.pid[axis], dtype=torch.int32)
+    tl.num_programs = lambda axis: torch.tensor(_program.grid[axis], dtype=torch.int32)
 
     def arange(start, end):
         n = int(end) - int(start)
@@ -205,6 +210,7 @@ def _make_language():
         return builtins.range(*[int(a) for a in args])
 
     tl.range = range_
+    tl.static_range = range_
 
     def load(ptr, mask=None, other=None, boundary_check=(), padding_option="", **_options):
         if isinstance(ptr, BlockPtr):
@@ -271,6 +277,38 @@ def _make_language():
     tl.max = reduce(torch.amax)
     tl.cumsum = lambda x, axis=0: torch.cumsum(_t(x), dim=int(axis)).to(_t(x).dtype)
 
+    def associative_scan(input, axis, combine_fn, reverse=False):
+        """Sequentially along axis: element i combines the running value with element i."""
+        single = not isinstance(input, tuple)
+        tiles = [_t(input)] if single else [_t(v) for v in input]
+        axis = int(axis)
+        steps = builtins.range(tiles[0].shape[axis])
+        outs = [torch.empty_like(v) for v in tiles]
+        acc = None
+        for i in (reversed(steps) if reverse else steps):
+            cur = [v.select(axis, i) for v in tiles]
+            if acc is None:
+                acc = cur
+            else:
+                got = combine_fn(*acc, *cur)
+                acc = [_t(got)] if single else [_t(v) for v in got]
+            for out, value in zip(outs, acc):
+                out.select(axis, i).copy_(value)
+        return outs[0] if single else tuple(outs)
+
+    tl.associative_scan = associative_scan
+
+    def reduce_with(input, axis, combine_fn, keep_dims=False):
+        """tl.reduce: the last value of the scan (any order of combining is valid for triton)."""
+        scanned = associative_scan(input, axis, combine_fn)
+        single = not isinstance(scanned, tuple)
+        last = [v.narrow(int(axis), v.shape[int(axis)] - 1, 1) for v in ([scanned] if single else scanned)]
+        last = [v if keep_dims else v.squeeze(int(axis)) for v in last]
+        return last[0] if single else tuple(last)
+
+    tl.reduce = reduce_with
+    tl.zeros_like = lambda x: torch.zeros_like(_t(x))
+
     def dot(a, b, acc=None, **_options):
         if a.dim() != 2 or b.dim() != 2 or min(a.shape[0], a.shape[1], b.shape[1]) < 16:
             raise AssertionError(f"emulator: tl.dot of {list(a.shape)} and {list(b.shape)}: "
@@ -279,6 +317,7 @@ def _make_language():
         return out if acc is None else acc + out
 
     tl.dot = dot
+    tl.trans = lambda x: _t(x).transpose(0, 1)
 
     def rand(seed, offsets):
         offsets = _t(offsets).to(torch.int64)
@@ -314,6 +353,8 @@ def _rebind(fn, globals_of):
             value = _rebind(value.fn, globals_of)
         elif repr(value).startswith("triton.language.extra") and repr(value).endswith("libdevice"):
             value = libdevice
+        elif repr(value).startswith("triton.language.extra") and ".libdevice." in repr(value):
+            value = getattr(libdevice, repr(value).rsplit(".", 1)[1])  # imported by bare name
         env[name] = value
     return rebuilt
 
@@ -345,6 +386,7 @@ def _launch(kernel, grid, args, kwargs, launches):
     grid = grid(meta) if callable(grid) else grid
     grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
     grid = grid + (1,) * (3 - len(grid))
+    _program.grid = grid
     launches.append((fn.__name__, dict(bound.arguments)))
 
     constexprs = _constexpr_params(fn)

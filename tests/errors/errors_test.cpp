@@ -63,6 +63,23 @@ protected:
         return p;
     }
 
+    // The CPU tier's report on the session's current candidate; it must fail.
+    Json failing_cpu_verify(Session &s) {
+        VerifyOptions v;
+        v.cpu = true;
+        bool passed = true;
+        Json report = Json::parse(s.verify(v, &passed), "report");
+        EXPECT_FALSE(passed);
+        return report;
+    }
+
+    // The same on the forward file at `path`, generated first (with `g`).
+    Json failing_cpu_verify(Session &s, const std::string &path, const GenerateOptions &g = GenerateOptions{}) {
+        s.load_forward(path, std::nullopt);
+        s.generate(g);
+        return failing_cpu_verify(s);
+    }
+
     // A session whose worker imports the given fake packages (name -> __init__.py) before the real ones.
     Session session_with_fakes(const std::vector<std::pair<std::string, std::string>> &packages) {
         std::string fake = fs::join(dir.path(), "fake");
@@ -128,7 +145,8 @@ def double(x):
 )");
     auto [status, msg] = error_of([&] { s.load_forward(p, std::nullopt); });
     EXPECT_EQ(status, TAD_ERR_NO_KERNEL);
-    EXPECT_EQ(msg, p + ":16:1: stub 'double' launches no @triton.jit kernel");
+    EXPECT_EQ(msg, p + ":16:1: stub 'double' launches no @triton.jit kernel (tad looks for K[grid](...) in the "
+                       "stub and in the functions of this file it calls)");
 }
 
 // A class's kernel named like another @triton.jit function: the trace could not tell them apart,
@@ -260,13 +278,7 @@ TEST_F(Errors, MaskedLoadWithoutOtherReachingAnOutput) {
     kernel.replace(kernel.find("2.0 * tl.load(X + offs, mask=mask)"), 34,
                    "tl.sum(tl.load(X + offs, mask=mask), axis=0) * tl.load(X + offs, mask=mask)");
     std::string p = write("undefined.py", kernel + kStub);
-    s.load_forward(p, std::nullopt);
-    s.generate(GenerateOptions{});
-    VerifyOptions v;
-    v.cpu = true;
-    bool passed = true;
-    Json report = Json::parse(s.verify(v, &passed), "report");
-    EXPECT_FALSE(passed);
+    Json report = failing_cpu_verify(s, p);
     JsonRef r = report.at("results")[0];
     EXPECT_EQ(r.at("message").str().rfind("gradient of 'x': " + p +
                                               ":12:31: the masked-off lanes of this tl.load, which has no other=, "
@@ -275,6 +287,54 @@ TEST_F(Errors, MaskedLoadWithoutOtherReachingAnOutput) {
                                           0),
               0u)
         << r.at("message").str();
+}
+
+// A gradient computed as NaN is told apart from one never written (the oracle used to say "1 gradient
+// elements were never written"). The NaN is tad's: the -inf of the masked-off lanes times their zero
+// adjoint, in the temperature's sum (docs/compiler.md, masked lanes and 0 * inf).
+TEST_F(Errors, GradientComputedAsNaNIsNotCalledUnwritten) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    Session s = session();
+    std::string p = write("temperature.py", R"(import torch
+import triton
+import triton.language as tl
+
+import tad
+
+
+@triton.jit
+def _k(X, Temp, Y, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < N
+    z = tl.load(X + row * N + cols, mask=m, other=float("-inf")) / tl.load(Temp)
+    e = tl.exp(z - tl.max(z, axis=0))
+    tl.store(Y + row * N + cols, e / tl.sum(e, axis=0), mask=m)
+
+
+@tad.autodiff(grad_inputs=("x", "temp"))
+def softmax_t(x, temp):
+    y = torch.empty_like(x)
+    _k[(x.shape[0],)](x, temp, y, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+    return y
+
+
+SWEEP = [{"M": 3, "N": 20}]
+
+
+def make_args(dims):
+    x = torch.randn(dims["M"], dims["N"], dtype=getattr(torch, dims["dtype"]), device=dims["device"])
+    return (x, torch.tensor(1.5, dtype=x.dtype, device=x.device)), {}
+)");
+    Json report = failing_cpu_verify(s, p);
+    const std::string msg = report.at("results")[0].at("message").str();
+    EXPECT_EQ(
+        msg.rfind("gradient of 'temp': the gradient or the finite differences of the forward are not finite; ", 0), 0u)
+        << msg;
+    EXPECT_NE(msg.find("whole stub: gradient of 'temp': the gradient or the finite differences of the stub are not "
+                       "finite"),
+              std::string::npos)
+        << msg;
 }
 
 // A stub choosing its kernel by shape, generated from one entry only (given dims, so the SWEEP is
@@ -292,15 +352,9 @@ TEST_F(Errors, SweepEntryLaunchingOtherKernels) {
                  "    if x.numel() > 100:\n        _triple[(2,)](x, y, x.numel(), BLOCK=64)\n        return y\n");
     stub.replace(stub.find("[{\"n\": 100}]"), 12, "[{\"n\": 100}, {\"n\": 120}]");
     stub.replace(stub.find("device=dims"), 0, "dtype=getattr(torch, dims[\"dtype\"]), ");
-    s.load_forward(write("bysize.py", kernel + "\n\n" + other + stub), std::nullopt);
     GenerateOptions g;
     g.dims_json = R"({"n": 100})";
-    s.generate(g);
-    VerifyOptions v;
-    v.cpu = true;
-    bool passed = true;
-    Json report = Json::parse(s.verify(v, &passed), "report");
-    EXPECT_FALSE(passed);
+    Json report = failing_cpu_verify(s, write("bysize.py", kernel + "\n\n" + other + stub), g);
     EXPECT_EQ(report.at("results")[0].at("status").str(), "pass") << report.dump(true);
     EXPECT_EQ(report.at("results")[1].at("message").str(),
               "the stub launches ('_triple',) here, but the module was generated for a call that launches ('_double',) "
@@ -343,11 +397,7 @@ TEST_F(Errors, GradientMismatchNamesInputShapeAndErrors) {
     c.backward_source.replace(at, 20, "tl.store(DX + offs, 2.0 * ");
     std::string bad = st.add(c);
     s.rollback(bad);
-    VerifyOptions v;
-    v.cpu = true;
-    bool passed = true;
-    Json report = Json::parse(s.verify(v, &passed), "report");
-    EXPECT_FALSE(passed);
+    Json report = failing_cpu_verify(s);
     JsonRef r = report.at("results")[0];
     EXPECT_EQ(r.at("status").str(), "fail");
     EXPECT_EQ(r.at("message").str().rfind("gradient of 'x' (shape [100]) disagrees: max abs err ", 0), 0u)

@@ -91,6 +91,7 @@ ir::Function select_and_convert() {
     ValueId x = k.load(X), offs = k.range(4, "BLOCK");
     ValueId half = k.b.broadcast(k.b.constant(0.5, DType::F32), {kB});
     ValueId picked = k.b.where(k.b.binary(OpKind::Gt, x, half), x, k.b.rand(seed, offs));
+    picked = k.b.binary(OpKind::Add, picked, k.b.rand(seed, offs, OpKind::Randn));
     k.store(Z, k.b.cast(picked, DType::F64));
     k.store(Y, k.b.cast_like(k.load(Z), x));
     return std::move(k.f);

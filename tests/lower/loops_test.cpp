@@ -135,3 +135,52 @@ def k(X, n):
                   "are not supported yet; use for ... in range(...)");
     }
 }
+
+// range with a negative constexpr step visits what Python's range does (Triton lowers it so too):
+// counted up in the IR, the loop variable counting down from the start.
+TEST(Loops, NegativeConstexprStepVisitsPythonsRange) {
+    const char *body = R"(@triton.jit
+def k(X, Y, LO, HI, STEP: tl.constexpr):
+    h = 0.0
+    for i in range(LO, HI, -STEP):
+        h = 0.5 * h + tl.load(X + i)
+        tl.store(Y + i, h)
+)";
+    using K = frontend::ArgBinding;
+    struct Case {
+        int64_t lo, hi, step;
+    };
+    for (Case c : {Case{9, -1, 1}, Case{10, 1, 3}, Case{10, 0, 3}, Case{3, 5, 2}, Case{4, 4, 1}}) {
+        ir::Function f = tad::test::lower_body(body, {arg(K::Tensor, "X"), arg(K::Tensor, "Y"), arg(K::Int, "LO", c.lo),
+                                                      arg(K::Int, "HI", c.hi), arg(K::Int, "STEP", c.step)});
+        EXPECT_EQ(ir::verify(f), "");
+        interp::Memory m;
+        std::vector<double> x(12);
+        for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i) + 1;
+        int xb = m.add({"x", ir::DType::F32, x});
+        int yb = m.add({"y", ir::DType::F32, std::vector<double>(12, NAN)});
+        interp::run(f,
+                    {interp::ArgValue::pointer(xb), interp::ArgValue::pointer(yb), interp::ArgValue::integer(c.lo),
+                     interp::ArgValue::integer(c.hi)},
+                    {1, 1, 1}, m);
+        std::vector<double> want(12, NAN);
+        double h = 0;
+        for (int64_t i = c.lo; i > c.hi; i -= c.step) want[static_cast<size_t>(i)] = h = 0.5 * h + x[i];
+        for (size_t i = 0; i < want.size(); ++i)
+            if (std::isnan(want[i]))
+                EXPECT_TRUE(std::isnan(m.at(yb).data[i])) << "lo=" << c.lo << " step=" << c.step << " at " << i;
+            else
+                EXPECT_DOUBLE_EQ(m.at(yb).data[i], want[i]) << "lo=" << c.lo << " step=" << c.step << " at " << i;
+    }
+}
+
+TEST(Loops, StepOfZeroIsRejected) {
+    using K = frontend::ArgBinding;
+    EXPECT_EQ(tad::test::lower_error(R"(@triton.jit
+def k(X, N):
+    for i in range(N, 0, 0):
+        tl.store(X + i, 1.0)
+)",
+                                     {arg(K::Tensor, "X"), arg(K::Int, "N", 3)}),
+              "k.py:7:14: unsupported construct 'range with a step of 0'");
+}

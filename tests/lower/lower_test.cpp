@@ -130,6 +130,27 @@ def k(X, B: tl.constexpr):
     }
 }
 
+// An atomic other than atomic_add is a store: the hint to define a helper does not apply to it.
+TEST(Lower, AtomicsOtherThanAddAreRejectedAsSuch) {
+    const char *src = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(X, Amax, B: tl.constexpr):
+    x = tl.load(X + tl.arange(0, B))
+    tl.atomic_max(Amax, tl.max(tl.abs(x), axis=0))
+)";
+    try {
+        lower(src, {tensor("X"), tensor("Amax"), integer("B", 8)});
+        FAIL() << "expected an error";
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "k.py:8:5: unsupported construct 'tl.atomic_max': of Triton's atomics tad differentiates "
+                  "tl.atomic_add only; compute this one with torch in the stub");
+    }
+}
+
 // Constructs whose gradient has no defined mapping are refused with the reason.
 TEST(Lower, OrderFreeAndNonAddScansAreRejected) {
     const char *cat = R"(import triton
@@ -168,8 +189,38 @@ def k(X, B: tl.constexpr):
         FAIL() << "expected an error";
     } catch (const Error &e) {
         EXPECT_EQ(std::string(e.what()),
-                  "k.py:13:35: unsupported construct 'tl.associative_scan': only a combine_fn that "
-                  "returns the sum of its two arguments is differentiable");
+                  "k.py:13:35: unsupported construct 'tl.associative_scan with combine_fn _mul': tad "
+                  "differentiates a scan whose combine_fn returns the sum of its two arguments (a cumsum); for "
+                  "another one, call it from a @triton.jit helper and give that helper a differentiable "
+                  "definition in TAD_DIFFERENTIATE_AS = {helper: definition}");
+    }
+    // A linear recurrence's scan of a tuple of tiles is refused for its combine_fn too (it used to
+    // be refused as "value of this kind in arithmetic").
+    const char *tuple_scan = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def _recur(a1, x1, a2, x2):
+    return a1 * a2, a2 * x1 + x2
+
+
+@triton.jit
+def k(A, X, B: tl.constexpr):
+    a = tl.load(A + tl.arange(0, B))
+    x = tl.load(X + tl.arange(0, B))
+    _, h = tl.associative_scan((a, x), 0, _recur)
+    tl.store(X + tl.arange(0, B), h)
+)";
+    try {
+        lower(tuple_scan, {tensor("A"), tensor("X"), integer("B", 8)});
+        FAIL() << "expected an error";
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "k.py:14:12: unsupported construct 'tl.associative_scan with combine_fn _recur': tad "
+                  "differentiates a scan whose combine_fn returns the sum of its two arguments (a cumsum); for "
+                  "another one, call it from a @triton.jit helper and give that helper a differentiable "
+                  "definition in TAD_DIFFERENTIATE_AS = {helper: definition}");
     }
 }
 
@@ -284,6 +335,39 @@ def k(X, Y, seed, B: tl.constexpr):
     }
     EXPECT_GT(kept, 0);
     EXPECT_LT(kept, 8);
+}
+
+// tl.randn: the interpreter's stream is deterministic and standard normal (Box-Muller).
+TEST(Lower, RandnGivesStandardNormalLanes) {
+    const char *src = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(Y, seed, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    tl.store(Y + offs, tl.randn(seed, offs))
+)";
+    frontend::ArgBinding seed;
+    seed.kind = frontend::ArgBinding::Int;
+    seed.name = "seed";
+    seed.ival = 3;
+    ir::Function f = lower(src, {tensor("Y"), seed, integer("B", 4096)});
+    EXPECT_NE(ir::print(f).find("= randn %"), std::string::npos) << ir::print(f);
+    interp::Memory m;
+    int y1 = m.add({"y", ir::DType::F32, std::vector<double>(4096, NAN)}),
+        y2 = m.add({"y", ir::DType::F32, std::vector<double>(4096, NAN)});
+    interp::run(f, {interp::ArgValue::pointer(y1), interp::ArgValue::integer(3)}, {1, 1, 1}, m);
+    interp::run(f, {interp::ArgValue::pointer(y2), interp::ArgValue::integer(3)}, {1, 1, 1}, m);
+    double sum = 0, squares = 0;
+    for (int i = 0; i < 4096; ++i) {
+        EXPECT_EQ(m.at(y1).data[i], m.at(y2).data[i]);
+        sum += m.at(y1).data[i];
+        squares += m.at(y1).data[i] * m.at(y1).data[i];
+    }
+    // 4096 samples: the mean's standard error is 1/64, the variance's about 0.022.
+    EXPECT_LT(std::fabs(sum / 4096), 0.08);
+    EXPECT_LT(std::fabs(squares / 4096 - 1.0), 0.12);
 }
 
 TEST(Lower, CompositeMathLowersToRuleTableOps) {

@@ -1,7 +1,8 @@
 // Constructs of popular kernel libraries on the CPU tier (tests/pipeline/data/library/): names as
 // they import and alias them, spellings they use, stubs that return None, views or a loss finished
 // in torch, kernels that compute their own gradient in the forward, early-return stores, optional
-// pointers tested against None, kernels chosen by size.
+// pointers tested against None, kernels chosen by size, launches inside the file's own Python
+// functions, tl.randn.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -59,7 +60,11 @@ INSTANTIATE_TEST_SUITE_P(
         // `if W is not None` on tensor arguments: specialized on their not being None.
         Case{"optional_pointers",
              {"def _affine_silu_fwd_bwd_W_not_None_B_not_None(",
-              "if (\"W\" not in a or a[\"W\"] is not None) and (\"B\" not in a or a[\"B\"] is not None):"}}),
+              "if (\"W\" not in a or a[\"W\"] is not None) and (\"B\" not in a or a[\"B\"] is not None):"}},
+        // Launches inside the file's Python functions, a kernel passed to a launcher as an argument.
+        Case{"launch_helpers", {"_square = _Recorded(_square)\n", "_tanh = _Recorded(_tanh)\n"}},
+        // Noise from tl.randn, replayed by the backward.
+        Case{"gaussian_noise", {"tl.randn(seed, offs)"}}),
     [](const auto &info) { return std::string(info.param.file); });
 
 }  // namespace

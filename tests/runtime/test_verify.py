@@ -367,6 +367,15 @@ class VerifyWithFiniteDifferences(unittest.TestCase):
         self.assertFalse(entries[0]["grads"][0]["ok"])
         self.assertTrue(entries[0]["grads"][1]["ok"])
 
+    def test_nan_gradient_fails(self):
+        # max() keeps its first argument against a NaN: a NaN gradient used to pass with error 0.
+        entries, _ = run(FORWARD, factor=float("nan"), dtypes=("float64",))
+        self.assertEqual(entries[0]["status"], "fail")
+        self.assertFalse(entries[0]["grads"][0]["ok"])
+        self.assertEqual(entries[0]["grads"][0]["message"],
+                         "the gradient or the finite differences of the stub are not finite")
+        self.assertTrue(entries[0]["grads"][1]["ok"])
+
     def test_stub_computing_in_float32_is_checked_at_float32_precision(self):
         # At the float64 step its differences would measure float32 rounding (~1e-3), not slope.
         entries, _ = run(FLOAT32_FORWARD, dtypes=("float32", "float64"), grad_inputs=("x",),

@@ -15,6 +15,7 @@ Where the generated module has forward mode (`jvp`), each case also gets the dot
 import contextlib
 import gc
 import itertools
+import math
 import time
 
 import torch
@@ -38,6 +39,7 @@ RTOL = {"float64": 1e-6, "float32": 1e-3, "float16": 2e-2, "bfloat16": 5e-2}
 #            everything to one scalar condition worse: such files need a reference().
 FD = {"float64": (1e-5, 1e-5), "float32": (4e-3, 5e-3)}
 FD_DIRECTIONS = 2
+NOT_FINITE = "the gradient or the finite differences of the stub are not finite"
 TINY = 1e-30
 # Against a reference(), in a 16-bit or float32 test dtype, a gradient may also be as far from the
 # float64 gradients as PyTorch's own, reference() run eagerly in the test dtype, is, up to
@@ -217,6 +219,8 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
         if fd is not None and dtype == "float64":
             max_abs, max_rel = fd[k]
             entry.update(max_abs_err=max_abs, max_rel_err=max_rel, ok=max_rel <= fd_rtol)
+            if math.isnan(max_rel):
+                entry["message"] = NOT_FINITE
         else:
             max_abs, max_rel = errors(g, ref_grads[k])
             bound = rtol
@@ -227,6 +231,8 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
             if fd is not None:
                 entry.update(fd_abs_err=fd[k][0], fd_rel_err=fd[k][1],
                              ok=entry["ok"] and fd[k][1] <= fd_rtol)
+                if math.isnan(fd[k][1]):
+                    entry["message"] = NOT_FINITE
         report.append(entry)
     # The second, reference-free check: forward mode against the backward (tad_dotcheck).
     dot = dotcheck.check(generated, plain, grad_inputs, seed, dtype)
@@ -346,9 +352,12 @@ def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff,
             v = direction(k, d)
             numeric = (loss(name, x + h * v) - loss(name, x - h * v)) / (2 * h)
             analytic = (g64[k].double() * v.double()).sum().item()
+            if not math.isfinite(numeric - analytic):  # max() would drop a NaN: it must fail
+                worst = scale = math.nan
+                break
             worst = max(worst, abs(numeric - analytic))
             scale = max(scale, abs(numeric), abs(analytic))
-        fd.append((worst, worst / max(scale, TINY)))
+        fd.append((worst, math.nan if math.isnan(worst) else worst / max(scale, TINY)))
     return g64, fd, precision
 
 
