@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -27,16 +28,34 @@ const OptionSpec kOptions[] = {
     {"--quiet", "-q", false, "*"},
     {"--output", "-o", true, "generate"},
     {"--explain", nullptr, false, "generate"},
-    {"--dims", nullptr, true, "generate verify bench run"},
+    {"--dims", nullptr, true, "generate verify bench run optimize"},
     {"--launch", nullptr, true, "generate verify bench run"},
-    {"--loops", nullptr, true, "generate verify bench run"},
+    {"--loops", nullptr, true, "generate verify bench run optimize"},
     {"--dtypes", nullptr, true, "verify bench run"},
     {"--cpu", nullptr, false, "verify"},
     {"--cpu-only", nullptr, false, "run"},
     {"--seed", nullptr, true, "verify run"},
     {"--max-elements", nullptr, true, "verify run"},
     {"--reps", nullptr, true, "bench run"},
-    {"--json", nullptr, false, "verify bench snapshots"},
+    {"--json", nullptr, false, "verify bench snapshots optimize"},
+    {"--provider", nullptr, true, "optimize"},
+    {"--model", nullptr, true, "optimize"},
+    {"--base-url", nullptr, true, "optimize"},
+    {"--api-key-env", nullptr, true, "optimize"},
+    {"--iterations", nullptr, true, "optimize"},
+    {"--parallel", nullptr, true, "optimize"},
+    {"--temperature", nullptr, true, "optimize"},
+    {"--reasoning-effort", nullptr, true, "optimize"},
+    {"--budget-seconds", nullptr, true, "optimize"},
+    {"--max-tokens", nullptr, true, "optimize"},
+    {"--max-cost", nullptr, true, "optimize"},
+    {"--price-input", nullptr, true, "optimize"},
+    {"--price-output", nullptr, true, "optimize"},
+    {"--max-output-tokens", nullptr, true, "optimize"},
+    {"--request-timeout", nullptr, true, "optimize"},
+    {"--retries", nullptr, true, "optimize"},
+    {"--topk", nullptr, true, "optimize"},
+    {"--report", nullptr, true, "optimize"},
 };
 
 struct CommandSpec {
@@ -45,7 +64,7 @@ struct CommandSpec {
 };
 
 const CommandSpec kCommands[] = {
-    {"generate", "FILE"},   {"verify", "FILE"}, {"bench", "FILE"}, {"run", "FILE"},
+    {"generate", "FILE"},   {"verify", "FILE"}, {"bench", "FILE"}, {"run", "FILE"},      {"optimize", "FILE"},
     {"snapshots", nullptr}, {"rollback", "ID"}, {"help", nullptr}, {"version", nullptr},
 };
 
@@ -77,6 +96,13 @@ void check_against_command(const Args &a) {
     if (a.positional.size() > want) throw UsageError("unexpected argument '" + a.positional[want] + "'");
 }
 
+// 0.5 as "0.5", 1e300 as "1e+300".
+std::string shortest(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
 }  // namespace
 
 std::string Args::value(const std::string &name) const {
@@ -103,6 +129,17 @@ double Args::seconds(const std::string &name, double dflt) const {
     double v = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0' || !(v > 0) || !std::isfinite(v))
         throw UsageError(name + ": expected a positive number of seconds, got '" + text + "'");
+    return v;
+}
+
+double Args::number(const std::string &name, double dflt, double min, double max) const {
+    if (!has(name)) return dflt;
+    const std::string text = value(name);
+    char *end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(v) || v < min || v > max)
+        throw UsageError(name + ": expected a number from " + shortest(min) + " to " + shortest(max) + ", got '" +
+                         text + "'");
     return v;
 }
 

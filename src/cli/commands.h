@@ -12,5 +12,6 @@ int cmd_bench(const Args &a);
 int cmd_run(const Args &a);
 int cmd_snapshots(const Args &a);
 int cmd_rollback(const Args &a);
+int cmd_optimize(const Args &a);  // optimize.cpp
 
 }  // namespace tad_cli

@@ -27,6 +27,14 @@ Commands:
                       generate, verify on the GPU, then time forward and backward
   run FILE [--cpu-only] [--dims JSON] [--dtypes a,b] [--reps N] [--seed N] [--max-elements N]
                       generate, verify on the CPU, then on the GPU and bench when one is present
+  optimize FILE --model M [--provider openai|anthropic] [--base-url URL] [--api-key-env VAR]
+           [--iterations N] [--parallel N] [--temperature T] [--reasoning-effort low|medium|high]
+           [--budget-seconds S] [--max-tokens N] [--max-cost USD --price-input USD --price-output USD]
+           [--max-output-tokens N] [--request-timeout S] [--retries N] [--topk N] [--dims JSON]
+           [--report FILE] [--json]
+                      the compiler's backward, then rounds of a model's candidates, each verified
+                      and timed; prints the report of every candidate and the best snapshot's id
+                      (docs/llm.md; the key is read from $OPENAI_API_KEY / $ANTHROPIC_API_KEY)
   snapshots [--json]  list the session's snapshots
   rollback ID         make snapshot ID the current candidate again
   help, --version
@@ -62,6 +70,7 @@ int dispatch(const tad_cli::Args &a) {
     if (a.command == "bench") return cmd_bench(a);
     if (a.command == "run") return cmd_run(a);
     if (a.command == "snapshots") return cmd_snapshots(a);
+    if (a.command == "optimize") return cmd_optimize(a);
     return cmd_rollback(a);  // parse_args accepts no other command
 }
 
