@@ -496,6 +496,7 @@ std::string optimize(Session &s, const GenerateOptions &opts) {
     s.forward("tad_generate");
     check_options(opts.llm);
     const std::string key = api_key(opts.llm);
+    llm::CurlTransport::load();  // where libcurl is missing, fail before anything is written
     const std::optional<std::string> before = s.current_id();
     Optimizer opt(s, opts, key);
     try {

@@ -26,7 +26,8 @@ constexpr double kMinSpeedup = 1.02;
 // Runs the optimization for the loaded forward and returns the best snapshot's id (current on
 // return). Its report goes to Session::set_optimize_report and <work_dir>/llm/<run>/report.{md,json}.
 // Fails (the session's current candidate left as before the call) on invalid options (checked
-// before anything runs: provider, model, the key's variable unset or empty, budgets), on
+// before anything runs: provider, model, the key's variable unset or empty, budgets; and TAD_ERR_IO
+// where libcurl cannot be loaded), on
 // cancellation, when the compiler fails for another reason than refusing the kernel, and with
 // TAD_ERR_UNSUPPORTED when the compiler refused and no model candidate passed verification.
 std::string optimize(Session &s, const GenerateOptions &opts);

@@ -1,11 +1,10 @@
 #include "llm/http.h"
 
-#include <curl/curl.h>
+#include "llm/curl_api.h"
 
 #include <algorithm>
 #include <cctype>
 #include <memory>
-#include <mutex>
 
 namespace tad::llm {
 
@@ -60,12 +59,13 @@ int on_progress(void *user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 }
 
 struct CurlFree {
-    void operator()(CURL *c) const { curl_easy_cleanup(c); }
-    void operator()(curl_slist *l) const { curl_slist_free_all(l); }
+    const CurlApi *api;
+    void operator()(CURL *c) const { api->easy_cleanup(c); }
+    void operator()(curl_slist *l) const { api->slist_free_all(l); }
 };
 
 [[noreturn]] void failed(CURLcode code, const Transfer &t, const std::string &url, const char *detail) {
-    std::string why = *detail ? detail : curl_easy_strerror(code);
+    std::string why = *detail ? detail : curl_api().easy_strerror(code);
     if (code == CURLE_OPERATION_TIMEDOUT) throw TransportError(TAD_ERR_TIMEOUT, url + ": timed out (" + why + ")");
     if (code == CURLE_ABORTED_BY_CALLBACK) throw TransportError(TAD_ERR_CANCELLED, url + ": cancelled");
     if (t.too_large)
@@ -88,42 +88,39 @@ std::optional<std::string> header(const std::vector<Header> &headers, const std:
     return std::nullopt;
 }
 
-CurlTransport::CurlTransport() {
-    // curl_global_init is not thread-safe: once per process, before the first handle.
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
+void CurlTransport::load() { curl_api(); }
 
 HttpResponse CurlTransport::post(const HttpRequest &req, const std::atomic<bool> *cancel) {
-    std::unique_ptr<CURL, CurlFree> curl(curl_easy_init());
+    const CurlApi &api = curl_api();
+    std::unique_ptr<CURL, CurlFree> curl(api.easy_init(), CurlFree{&api});
     if (!curl) throw TransportError(TAD_ERR_IO, req.url + ": cannot start libcurl");
-    curl_slist *raw = curl_slist_append(nullptr, "Content-Type: application/json");
-    for (const Header &h : req.headers) raw = curl_slist_append(raw, (h.name + ": " + h.value).c_str());
-    std::unique_ptr<curl_slist, CurlFree> headers(raw);
+    curl_slist *raw = api.slist_append(nullptr, "Content-Type: application/json");
+    for (const Header &h : req.headers) raw = api.slist_append(raw, (h.name + ": " + h.value).c_str());
+    std::unique_ptr<curl_slist, CurlFree> headers(raw, CurlFree{&api});
     Transfer t;
     t.cancel = cancel;
     char detail[CURL_ERROR_SIZE] = "";
     CURL *c = curl.get();
-    curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM for DNS timeouts: other threads run
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, req.body.c_str());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, millis(req.timeout_s));
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, millis(std::min(req.connect_timeout_s, req.timeout_s)));
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
-    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
-    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, detail);
-    CURLcode code = curl_easy_perform(c);
+    api.easy_setopt(c, CURLOPT_URL, req.url.c_str());
+    api.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    api.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    api.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM for DNS timeouts: other threads run
+    api.easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+    api.easy_setopt(c, CURLOPT_POSTFIELDS, req.body.c_str());
+    api.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+    api.easy_setopt(c, CURLOPT_TIMEOUT_MS, millis(req.timeout_s));
+    api.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, millis(std::min(req.connect_timeout_s, req.timeout_s)));
+    api.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    api.easy_setopt(c, CURLOPT_WRITEDATA, &t);
+    api.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+    api.easy_setopt(c, CURLOPT_HEADERDATA, &t);
+    api.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    api.easy_setopt(c, CURLOPT_XFERINFODATA, &t);
+    api.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    api.easy_setopt(c, CURLOPT_ERRORBUFFER, detail);
+    CURLcode code = api.easy_perform(c);
     if (code != CURLE_OK) failed(code, t, req.url, detail);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &t.response.status);
+    api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &t.response.status);
     return std::move(t.response);
 }
 

@@ -49,13 +49,15 @@ public:
     virtual HttpResponse post(const HttpRequest &req, const std::atomic<bool> *cancel) = 0;
 };
 
-// libcurl (Debian's libcurl4-openssl-dev). http and https only, no redirects followed (a redirect
+// libcurl (loaded at run time: curl_api.h). http and https only, no redirects followed (a redirect
 // would carry the API key to another host; it comes back as its 3xx response), bodies up to
 // kMaxResponseBytes.
 class CurlTransport : public Transport {
 public:
     static constexpr size_t kMaxResponseBytes = 32u << 20;
-    CurlTransport();
+    // TAD_ERR_IO "libcurl is not available ..." where it cannot be loaded (curl_api.h).
+    CurlTransport() { load(); }
+    static void load();
     HttpResponse post(const HttpRequest &req, const std::atomic<bool> *cancel) override;
 };
 
