@@ -20,6 +20,14 @@ void set_opt(JsonRef o, const char *key, const std::optional<std::string> &v) {
         o.set_null(key);
 }
 
+// A string member, null when empty.
+void set_text(JsonRef o, const char *key, const std::string &v) {
+    if (v.empty())
+        o.set_null(key);
+    else
+        o.set(key, v);
+}
+
 std::string fmt(const char *f, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, f, v);
@@ -65,21 +73,12 @@ Json report_json(const RunRecord &r) {
     j.set("model", r.model);
     j.set("base_url", r.base_url);
     j.set("mode", r.mode);
-    if (r.no_gpu.empty())
-        j.set_null("no_gpu");
-    else
-        j.set("no_gpu", r.no_gpu);
-    if (r.compiler_refusal.empty())
-        j.set_null("compiler_refusal");
-    else
-        j.set("compiler_refusal", r.compiler_refusal);
+    set_text(j, "no_gpu", r.no_gpu);
+    set_text(j, "compiler_refusal", r.compiler_refusal);
     set_opt(j, "baseline", r.baseline);
     set_opt(j, "best", r.best);
     j.set("stopped", r.stopped);
-    if (r.error.empty())
-        j.set_null("error");
-    else
-        j.set("error", r.error);
+    set_text(j, "error", r.error);
     j.set("rounds", r.rounds);
     j.set("max_iterations", r.max_iterations);
     j.set("parallel", r.parallel);
@@ -96,10 +95,7 @@ Json report_json(const RunRecord &r) {
         o.set("index", c.index);
         o.set("origin", c.origin);
         set_opt(o, "id", c.id);
-        if (c.form.empty())
-            o.set_null("form");
-        else
-            o.set("form", c.form);
+        set_text(o, "form", c.form);
         o.set("verdict", c.verdict);
         o.set("reason", c.reason);
         set_opt(o, "max_rel_err", c.max_rel_err);

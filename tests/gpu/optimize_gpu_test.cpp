@@ -11,23 +11,12 @@
 #include <fstream>
 
 #include "../optimize/optimize_support.h"
+#include "gpu_available.h"
 
 using namespace tad;
 using namespace tad::test;
 
 namespace {
-
-std::string gpu_python() {
-    const char *p = std::getenv("TAD_PYTHON");
-    return p && *p ? p : "python3";
-}
-
-std::string gpu_unavailable() {
-    std::string cmd =
-        gpu_python() +
-        " -c 'import torch, triton; assert torch.cuda.is_available(), \"CUDA unavailable\"' >/dev/null 2>&1";
-    return std::system(cmd.c_str()) == 0 ? "" : gpu_python() + " has no CUDA device with torch and triton";
-}
 
 constexpr char kLaunch[] =
     "    _square_bwd[launches[0].grid](x, d_x, g0, a[\"n\"], BLOCK=a[\"BLOCK\"], **launches[0].options)\n";
@@ -35,12 +24,8 @@ constexpr char kWideLaunch[] =
     "    _square_bwd[(triton.cdiv(a[\"n\"], 1024),)](x, d_x, g0, a[\"n\"], BLOCK=1024, **launches[0].options)\n";
 
 TEST(OptimizeGpu, RejectsAcceptsAndRollsBackOnMeasuredTimes) {
-    const std::string why = gpu_unavailable();
-    if (!why.empty()) {
-        std::printf("[SKIP] no GPU: %s\n", why.c_str());
-        GTEST_SKIP() << "[SKIP] no GPU: " << why;
-    }
-    OptimizeRun run(kSquareForward, "square.py", gpu_python());
+    REQUIRE_GPU();
+    OptimizeRun run(square_forward(), "square.py", tad::gpu_test::python());
     const std::string base = run.compiler_module();
     const std::string wide = replaced(base, kLaunch, kWideLaunch);
     const std::string patch = std::string("--- a/backward.py\n+++ b/backward.py\n@@ -660,3 +660,3 @@\n") +

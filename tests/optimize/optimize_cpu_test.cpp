@@ -17,7 +17,7 @@ JsonRef candidate(const Json &report, size_t i) { return report.at("candidates")
 
 TEST(OptimizeCpu, ACorrectModuleIsVerifiedAndKeptButNotClaimedFaster) {
     REQUIRE_TORCH();
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     const std::string module = replaced(run.compiler_module(), kGradLine, "    dx = 2.0 * t2\n");
     FakeLlm server(replies({reply(fenced("python", module))}));
     std::string best;
@@ -60,7 +60,7 @@ TEST(OptimizeCpu, ACorrectModuleIsVerifiedAndKeptButNotClaimedFaster) {
 
 TEST(OptimizeCpu, APatchOverTheAnthropicProtocolApplies) {
     REQUIRE_TORCH();
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     ASSERT_NE(run.compiler_module().find(kGradContext), std::string::npos);
     const std::string patch =
         "--- a/backward.py\n+++ b/backward.py\n@@ -660,3 +660,3 @@\n     t2 = dY * x\n"
@@ -84,7 +84,7 @@ TEST(OptimizeCpu, APatchOverTheAnthropicProtocolApplies) {
 
 TEST(OptimizeCpu, AWrongGradientIsRejectedAndRolledBack) {
     REQUIRE_TORCH();
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     const std::string module = replaced(run.compiler_module(), kGradLine, "    dx = t2 + t2 + t2\n");
     FakeLlm server(replies({reply(fenced("python", module))}));
     std::string best;
@@ -104,7 +104,7 @@ TEST(OptimizeCpu, AWrongGradientIsRejectedAndRolledBack) {
 
 TEST(OptimizeCpu, AModuleThatDoesNotParseIsKeptAndRejected) {
     REQUIRE_TORCH();
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     const std::string module = replaced(run.compiler_module(), kGradLine, "    dx = t2 + (t2\n");
     FakeLlm server(replies({reply(fenced("python", module))}));
     ASSERT_EQ(run.optimize(server), TAD_OK) << tad_error_last();
@@ -122,7 +122,7 @@ TEST(OptimizeCpu, AModuleThatDoesNotParseIsKeptAndRejected) {
 
 TEST(OptimizeCpu, AModuleThatDropsPartOfTheInterfaceIsRejected) {
     REQUIRE_TORCH();
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     const std::string module =
         replaced(run.compiler_module(),
                  "def jvp(*args, tangents=None, **kwargs):", "def jvp(*args, tangents=None, scale=1.0, **kwargs):");
@@ -136,7 +136,7 @@ TEST(OptimizeCpu, AModuleThatDropsPartOfTheInterfaceIsRejected) {
 
 TEST(OptimizeCpu, MalformedJsonFailsTheRequestAndNothingElse) {
     REQUIRE_TORCH();
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     FakeLlm server(replies({Json::parse(R"({"raw": "{\"choices\": [{\"message\": "})", "reply")}));
     std::string best;
     ASSERT_EQ(run.optimize(server, {}, &best), TAD_OK) << tad_error_last();
@@ -154,7 +154,7 @@ TEST(OptimizeCpu, MalformedJsonFailsTheRequestAndNothingElse) {
 // The 429's body echoes the key, as some proxies do: it must not reach any file.
 TEST(OptimizeCpu, RateLimitThenSuccessIsRetriedAndTheKeyIsInNoFile) {
     REQUIRE_TORCH();
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     const std::string module = replaced(run.compiler_module(), kGradLine, "    dx = 2.0 * t2\n");
     Json limited = Json::parse(R"({"status": 429, "headers": {"Retry-After": "0"}})", "reply");
     limited.set("error", std::string("rate limit for key ") + kKey);
@@ -182,7 +182,7 @@ TEST(OptimizeCpu, RateLimitThenSuccessIsRetriedAndTheKeyIsInNoFile) {
 
 TEST(OptimizeCpu, ATimeoutFailsTheRequest) {
     REQUIRE_TORCH();
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     FakeLlm server(replies({Json::parse(R"({"text": "too late", "delay_s": 4})", "reply")}));
     ASSERT_EQ(run.optimize(server,
                            [](tad_generate_options &g) {
@@ -201,7 +201,7 @@ TEST(OptimizeCpu, ATimeoutFailsTheRequest) {
 
 TEST(OptimizeCpu, ATruncatedBodyIsRetried) {
     REQUIRE_TORCH();
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     const std::string module = replaced(run.compiler_module(), kGradLine, "    dx = 2.0 * t2\n");
     FakeLlm server(
         replies({Json::parse(R"({"text": "cut short", "truncate": true})", "reply"), reply(fenced("python", module))}));
@@ -216,7 +216,7 @@ TEST(OptimizeCpu, ATruncatedBodyIsRetried) {
 // sent and the run stops, having spent no more than the budget.
 TEST(OptimizeCpu, TheTokenBudgetStopsTheRunWithinIt) {
     REQUIRE_TORCH();
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     FakeLlm server(replies({reply("No change needed.", R"({"usage": [9999400, 500]})"), reply("never asked for")}));
     ASSERT_EQ(run.optimize(server,
                            [](tad_generate_options &g) {
@@ -241,7 +241,7 @@ TEST(OptimizeCpu, TheTokenBudgetStopsTheRunWithinIt) {
 // Two requests at once: each reply is handled as it comes, and each module is a snapshot.
 TEST(OptimizeCpu, ParallelCandidatesAreEachCertified) {
     REQUIRE_TORCH();
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     const std::string base = run.compiler_module();
     FakeLlm server(replies({reply(fenced("python", replaced(base, kGradLine, "    dx = 2.0 * t2\n"))),
                             reply(fenced("python", replaced(base, kGradLine, "    dx = t2\n")))}));
@@ -256,38 +256,6 @@ TEST(OptimizeCpu, ParallelCandidatesAreEachCertified) {
 
 // Where the compiler refuses the kernel, the model writes the first backward; verified, it becomes
 // current, though nothing was timed (there was nothing verified to be faster than).
-constexpr char kPickForward[] = R"(import torch
-import triton
-import triton.language as tl
-
-import tad
-
-
-@triton.jit
-def pick(A, B, Y, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    v = tl.load(tl.where(offs < n // 2, A + offs, B + offs), mask=mask)
-    tl.store(Y + offs, v * v, mask=mask)
-
-
-@tad.autodiff(grad_inputs=["a", "b"])
-def pick_stub(a, b):
-    y = torch.empty_like(a)
-    n = a.numel()
-    pick[(triton.cdiv(n, 64),)](a, b, y, n, BLOCK=64)
-    return y
-
-
-def make_args(dims):
-    dtype = getattr(torch, dims["dtype"])
-    return (torch.randn(dims["n"], dtype=dtype, device=dims["device"]),
-            torch.randn(dims["n"], dtype=dtype, device=dims["device"])), {}
-
-
-SWEEP = [{"n": 256}]
-)";
-
 // What a model might write for it: the forward kernel, a backward kernel, an autograd.Function.
 constexpr char kPickModule[] = R"(import torch
 import triton
@@ -343,7 +311,7 @@ def forward(*args, **kwargs):
 
 TEST(OptimizeCpu, WhereTheCompilerRefusesTheModelWritesTheFirstBackward) {
     REQUIRE_TORCH();
-    OptimizeRun run(kPickForward, "pick.py");
+    OptimizeRun run(source_file("tests/pipeline/data/pointers/where_two_buffers.py"), "pick.py");
     FakeLlm server(replies({reply(fenced("python", kPickModule))}));
     std::string best;
     ASSERT_EQ(run.optimize(server, {}, &best), TAD_OK) << tad_error_last();
@@ -363,7 +331,7 @@ TEST(OptimizeCpu, WhereTheCompilerRefusesTheModelWritesTheFirstBackward) {
 
 TEST(OptimizeCpu, WhereTheCompilerRefusesAndNothingPassesTheCallFails) {
     REQUIRE_TORCH();
-    OptimizeRun run(kPickForward, "pick.py");
+    OptimizeRun run(source_file("tests/pipeline/data/pointers/where_two_buffers.py"), "pick.py");
     FakeLlm server(replies({reply("I would rather not.")}));
     ASSERT_EQ(run.optimize(server), TAD_ERR_UNSUPPORTED);
     const std::string message = tad_error_last();
@@ -377,7 +345,7 @@ TEST(OptimizeCpu, WhereTheCompilerRefusesAndNothingPassesTheCallFails) {
 
 TEST(OptimizeCpu, CancellingRestoresTheCurrentCandidate) {
     REQUIRE_TORCH();
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     char *before = nullptr;
     ASSERT_EQ(tad_generate(run.session(), nullptr, &before), TAD_OK) << tad_error_last();
     const std::string before_id = before;

@@ -31,36 +31,15 @@ inline bool torch_available() {
     if (!tad::test::torch_available()) \
     GTEST_SKIP() << "[SKIP] " << tad::test::kPython << " cannot import torch (apt-get install python3-torch)"
 
-// y = x * x over a 1-D tensor: small enough that the CPU tier checks it in seconds.
-inline constexpr char kSquareForward[] = R"(import torch
-import triton
-import triton.language as tl
+// A file of the source tree, e.g. "tests/optimize/data/square.py".
+inline std::string source_file(const std::string &path) {
+    return fs::read_file(std::string(TAD_SOURCE_DIR) + "/" + path);
+}
 
-import tad
+// y = x * x over a 1-D tensor, SWEEP n=100: the CPU tier checks it in seconds.
+inline std::string square_forward() { return source_file("tests/optimize/data/square.py"); }
 
-
-@triton.jit
-def _square(X, Y, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(X + offs, mask=offs < n)
-    tl.store(Y + offs, x * x, mask=offs < n)
-
-
-@tad.autodiff(grad_inputs=("x",))
-def square(x):
-    y = torch.empty_like(x)
-    _square[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
-    return y
-
-
-SWEEP = [{"n": 100}]
-
-
-def make_args(dims):
-    return (torch.randn(dims["n"], dtype=getattr(torch, dims["dtype"]), device=dims["device"]),), {}
-)";
-
-// The lines of the compiler's backward kernel of kSquareForward that the scripted replies change.
+// The lines of the compiler's backward kernel of square_forward() that the scripted replies change.
 inline constexpr char kGradLine[] = "    dx = t2 + t2\n";
 inline constexpr char kGradContext[] = "    t2 = dY * x\n    dx = t2 + t2\n    tl.store(DX + offs, dx, mask=t0)\n";
 

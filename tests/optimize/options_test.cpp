@@ -27,7 +27,7 @@ std::string refusal(OptimizeRun &run, const std::function<void(tad_generate_opti
 }
 
 TEST(OptimizeOptions, EachBadOptionIsRefusedByName) {
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     EXPECT_EQ(refusal(run, [](tad_generate_options &g) { g.model = nullptr; }), "tad_generate: no model given");
     EXPECT_EQ(refusal(run, [](tad_generate_options &g) { g.provider = "mistral"; }),
               "tad_generate: unknown provider 'mistral' (available: openai, anthropic)");
@@ -54,7 +54,7 @@ TEST(OptimizeOptions, EachBadOptionIsRefusedByName) {
 }
 
 TEST(OptimizeOptions, AnUnsetKeyVariableIsRefusedBeforeAnythingRuns) {
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     unsetenv(kKeyEnv);
     EXPECT_EQ(refusal(run, [](tad_generate_options &) {}),
               "tad_generate: the environment variable TAD_TEST_LLM_KEY (api_key_env) holding the API key is not set");
@@ -68,7 +68,7 @@ TEST(OptimizeOptions, AnUnsetKeyVariableIsRefusedBeforeAnythingRuns) {
 // A caller built against the version 2 header has no model field: backend "llm" is refused for it,
 // reading nothing past its struct.
 TEST(OptimizeOptions, AVersionTwoStructReadsAsNoModel) {
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     struct GenerateV2 {
         unsigned int version;
         const char *backend, *dims_json, *launch_json, *loops;
@@ -84,7 +84,7 @@ TEST(OptimizeOptions, AVersionTwoStructReadsAsNoModel) {
 }
 
 TEST(OptimizeOptions, TheReportIsThereOnlyAfterARun) {
-    OptimizeRun run(kSquareForward);
+    OptimizeRun run(square_forward());
     char *out = nullptr;
     EXPECT_EQ(tad_optimize_report(run.session(), nullptr, &out), TAD_ERR_STATE);
     EXPECT_STREQ(tad_error_last(),

@@ -3,6 +3,7 @@ options through tad.h, against the scripted server of tests/common/fake_llm_serv
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -14,33 +15,7 @@ from test_session import TempDir
 
 SERVER = os.path.join(_support.REPO, "tests", "common", "fake_llm_server.py")
 KEY = "sk-test-python-0123456789"
-SQUARE = '''import torch
-import triton
-import triton.language as tl
-
-import tad
-
-
-@triton.jit
-def _square(X, Y, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(X + offs, mask=offs < n)
-    tl.store(Y + offs, x * x, mask=offs < n)
-
-
-@tad.autodiff(grad_inputs=("x",))
-def square(x):
-    y = torch.empty_like(x)
-    _square[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
-    return y
-
-
-SWEEP = [{"n": 100}]
-
-
-def make_args(dims):
-    return (torch.randn(dims["n"], dtype=getattr(torch, dims["dtype"]), device=dims["device"]),), {}
-'''
+SQUARE = os.path.join(_support.REPO, "tests", "optimize", "data", "square.py")
 
 
 class FakeServer:
@@ -69,8 +44,7 @@ class Optimize(TempDir):
     def setUp(self):
         super().setUp()
         self.forward = os.path.join(self.tmp, "square.py")
-        with open(self.forward, "w") as f:
-            f.write(SQUARE)
+        shutil.copyfile(SQUARE, self.forward)
         os.environ["TAD_TEST_PY_KEY"] = KEY
 
     def test_options_are_checked_by_the_library(self):
