@@ -243,6 +243,43 @@ TAD_API int tad_snapshot_list(tad_session *session, char **out_json);
 TAD_API int tad_report_passed(const char *report_json, int *passed);
 TAD_API int tad_report_number(const char *report_json, const char *key, double *value);
 
+/* Retrieval (docs/retrieval.md): the entries of a dataset of forward/backward pairs whose forward is
+ * closest to a forward file, by local, deterministic features (tile-IR and AST n-grams, identifier
+ * sub-tokens, structural counts) searched in a FAISS inner-product index. The index is kept in a
+ * cache directory and rebuilt when the dataset's files change. */
+#define TAD_RETRIEVE_OPTIONS_VERSION 1
+typedef struct tad_retrieve_options {
+    unsigned int version;
+    int topk; /* results wanted; 0: 4 */
+    double min_sim; /* results less similar are left out, in [-1, 1]; 0: none is (similarities are >= 0) */
+    const char *exclude; /* path substrings, one per line: entries whose path holds one are left out;
+                            NULL: none */
+    const char *dataset_dir; /* NULL: $TAD_DATASET, else tad's own dataset/ */
+    const char *cache_dir; /* index and generated backwards; NULL: <dataset_dir>/.cache when writable,
+                              else $XDG_CACHE_HOME/tad/dataset-<hash> */
+} tad_retrieve_options;
+#define TAD_RETRIEVE_OPTIONS_INIT \
+    { TAD_RETRIEVE_OPTIONS_VERSION, 0, 0.0, 0, 0, 0 }
+TAD_API int tad_retrieve_options_init(tad_retrieve_options *opts, unsigned int version);
+
+/* The dataset entries closest to the loaded forward, best first, as JSON (docs/reports.md, "Retrieve
+ * report"): each with its path, family, similarity, backward and `why` (the features that matched).
+ * TAD_ERR_STATE without a loaded forward; TAD_ERR_IO when the dataset directory is missing;
+ * TAD_ERR_UNSUPPORTED when the FAISS plugin (libtad_faiss.so) cannot be loaded. */
+TAD_API int tad_retrieve(tad_session *session, const tad_retrieve_options *opts, char **out_report);
+
+/* Every entry of the dataset named by opts->dataset_dir / cache_dir (the other fields are not read;
+ * NULL opts: the defaults) with its metadata, backward and feature counts, as JSON (docs/reports.md,
+ * "Dataset listing"). It computes the features without the index, so it works without FAISS. */
+TAD_API int tad_dataset_list(const tad_retrieve_options *opts, char **out_json);
+
+/* Converts every *.py of `source_dir` written in the sectioned fwd/bwd layout ("shared helpers",
+ * "forward kernels", "backward kernels", "autograd.Function" sections; docs/retrieval.md) into an
+ * entry of `dataset_dir` (NULL: the default dataset): a forward file with a @tad.autodiff stub made
+ * from the autograd.Function's forward, the original file as its backward, and a sidecar. A file that
+ * cannot be converted is listed with the reason, not fatal. Report: docs/reports.md, "Import report". */
+TAD_API int tad_dataset_import(const char *source_dir, const char *dataset_dir, char **out_report);
+
 /* Caller-owned float64 storage of one tensor: `size` elements at `data`. */
 typedef struct tad_buffer {
     double *data;
@@ -260,6 +297,124 @@ typedef struct tad_buffer {
  * thread may call it. */
 TAD_API int tad_interpret(const char *source, const char *path, const char *launch_json, tad_buffer *buffers,
                           int num_buffers);
+
+/* ---- Generated backwards without Python: export, load, launch (docs/aot.md) ----
+ *
+ * tad_export compiles the current candidate's backward on the GPU (through the worker and Triton)
+ * into a directory of cubins plus manifest.json (docs/reports.md, "Kernel manifest"). A program
+ * without Python then loads that directory with tad_kernels_load (libcuda is opened with dlopen:
+ * libtad itself needs no CUDA) and runs the backward of one forward launch on its own CUDA stream
+ * and device buffers with tad_launch_backward. Only stubs that launch one kernel are exported. */
+
+#define TAD_EXPORT_OPTIONS_VERSION 1
+typedef struct tad_export_options {
+    unsigned int version;
+    const char *out_dir; /* the directory to write (created; its manifest and cubins replaced); required */
+    const char *dims_json; /* a JSON list of dims (or one dims object) to compile for: each gives the
+                              constexpr values and argument specializations a launch will have;
+                              NULL: the file's SWEEP */
+    const char *dtypes; /* comma-separated torch dtype names; NULL: the file's DTYPES, else "float32,float16" */
+} tad_export_options;
+#define TAD_EXPORT_OPTIONS_INIT \
+    { TAD_EXPORT_OPTIONS_VERSION, 0, 0, 0 }
+TAD_API int tad_export_options_init(tad_export_options *opts, unsigned int version);
+
+/* Runs the current candidate's module on the GPU for every dims entry and dtype and keeps every
+ * cubin its backward launched (the exact kernels, options and argument specializations Triton
+ * compiled), plus tad's support kernels (partial-row sums, casts). The report (JSON, docs/reports.md
+ * "Export report") is returned through `out_report` (may be NULL). Errors: TAD_ERR_NO_GPU without a
+ * GPU worker; TAD_ERR_UNSUPPORTED for a backward tad_launch_backward cannot run (the message names
+ * the step); TAD_ERR_STATE before tad_generate. */
+TAD_API int tad_export(tad_session *session, const tad_export_options *opts, char **out_report);
+
+/* Exported kernels loaded on a GPU. Used by one thread at a time, launching on one stream at a time
+ * (its workspace is shared by its launches). */
+typedef struct tad_kernels tad_kernels;
+
+#define TAD_KERNELS_OPTIONS_VERSION 1
+typedef struct tad_kernels_options {
+    unsigned int version;
+    const char *libcuda; /* the CUDA driver library to dlopen; NULL: $TAD_LIBCUDA, else "libcuda.so.1" */
+} tad_kernels_options;
+#define TAD_KERNELS_OPTIONS_INIT \
+    { TAD_KERNELS_OPTIONS_VERSION, 0 }
+TAD_API int tad_kernels_options_init(tad_kernels_options *opts, unsigned int version);
+
+/* Loads the export in `dir` into the calling thread's current CUDA context (the caller makes one
+ * current first, e.g. cuDevicePrimaryCtxRetain + cuCtxSetCurrent). `opts` may be NULL. Errors:
+ * TAD_ERR_IO (no readable manifest or cubin), TAD_ERR_INVALID_ARGUMENT ("<dir>/manifest.json: ..."
+ * for a manifest that is not one), TAD_ERR_UNSUPPORTED (a plan step this libtad does not run),
+ * TAD_ERR_NO_GPU (no libcuda, no current context, another GPU architecture than the export's, or a
+ * failing driver call: "cuModuleLoadData(...): CUDA_ERROR_..."). */
+TAD_API int tad_kernels_load(const char *dir, const tad_kernels_options *opts, tad_kernels **out);
+TAD_API void tad_kernels_free(tad_kernels *kernels);
+
+/* The manifest of loaded kernels (JSON text, docs/reports.md), for a caller that wants the forward
+ * kernel's parameters or the cubins. */
+TAD_API int tad_kernels_manifest(tad_kernels *kernels, char **out_json);
+
+/* A tensor argument of the forward launch, by its pointer parameter's name. Device pointers are
+ * CUdeviceptr values. `grad` is laid out as the tensor (same dtype, shape and strides); the backward
+ * may write anywhere in its storage span (elements 0 to 1 + sum((shape[d] - 1) * strides[d]) - 1).
+ * For a tensor the stub returns, `grad` is the incoming gradient (read; 0: zeros); for a stub input
+ * whose gradient the backward computes, `grad` receives it (0: not wanted); otherwise 0. `saved` is
+ * a copy of the tensor taken before the forward launch, needed where the launch overwrites what the
+ * backward reads (the manifest's plan lists such copies under "snapshots"); else 0. */
+typedef struct tad_tensor_arg {
+    const char *name;
+    unsigned long long data;
+    unsigned long long grad;
+    unsigned long long saved;
+    const char *dtype; /* torch's name: "float32", "float16", "bfloat16", "float64", "int32", "int64", ... */
+    int ndim;
+    const long long *shape;
+    const long long *strides; /* in elements */
+} tad_tensor_arg;
+
+/* A scalar or constexpr argument of the forward launch, by parameter name. `kind` says which field
+ * holds its value: TAD_VALUE_INT a Python int in `integer`, TAD_VALUE_FLOAT a Python float in `real`,
+ * TAD_VALUE_BOOL a Python bool in `integer` (0 or 1), TAD_VALUE_LITERAL a constexpr that is no
+ * number, as a Python literal in `literal` ("'tanh'"). */
+#define TAD_VALUE_INT 0
+#define TAD_VALUE_FLOAT 1
+#define TAD_VALUE_BOOL 2
+#define TAD_VALUE_LITERAL 3
+typedef struct tad_value_arg {
+    const char *name;
+    int kind;
+    long long integer;
+    double real;
+    const char *literal;
+} tad_value_arg;
+
+#define TAD_LAUNCH_OPTIONS_VERSION 1
+typedef struct tad_launch_options {
+    unsigned int version;
+    void *stream; /* the CUstream to launch on; NULL: the legacy default stream */
+    const char *kernel; /* the forward kernel; NULL: the export's (checked when given) */
+    long long grid_x; /* the forward launch's grid; 0: 1 */
+    long long grid_y;
+    long long grid_z;
+    int num_warps; /* the forward launch's options; 0: triton's defaults, 4 */
+    int num_stages; /* 0: 3 */
+    const tad_tensor_arg *tensors; /* every pointer argument of the forward launch */
+    int num_tensors;
+    const tad_value_arg *values; /* every other argument, constexprs included */
+    int num_values;
+} tad_launch_options;
+#define TAD_LAUNCH_OPTIONS_INIT \
+    { TAD_LAUNCH_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+TAD_API int tad_launch_options_init(tad_launch_options *opts, unsigned int version);
+
+/* Enqueues the backward of the forward launch `opts` describes on its stream, as the generated
+ * Python module runs it (the same plan, the same cubins): the gradients of the stub's inputs land
+ * in their `grad` buffers once the stream reaches them. Returns after enqueueing (it synchronizes
+ * the stream only when its workspace must grow). Every argument is checked before anything is
+ * enqueued: TAD_ERR_INVALID_ARGUMENT names a missing or unknown argument, a dtype, or the argument
+ * whose specialization no exported cubin has ("no exported cubin of K matches this launch: N: i32,
+ * a multiple of 16 (exported: N: i32, not a multiple of 16); ..."). A failing driver call:
+ * TAD_ERR_NO_GPU with the call's name and error. */
+TAD_API int tad_launch_backward(tad_kernels *kernels, const tad_launch_options *opts);
 
 #ifdef __cplusplus
 }

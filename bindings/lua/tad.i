@@ -7,6 +7,7 @@
  *   local id = s:generate()
  *   local report = s:verify{cpu = true}          -- JSON text
  *   print(tad.report_number(report, "summary.max_rel_err"))
+ *   local near = s:retrieve{topk = 4, exclude = {"rope"}}   -- JSON text (docs/retrieval.md)
  *   s:close()                                    -- or let __gc do it
  *
  * The C side is tad_lua_*.c: failures are raised as tad.Error tables {status, name, message,
@@ -67,6 +68,9 @@ tad_lua_results tad_lua_report_number(lua_State *L, const char *report, const ch
 tad_lua_results tad_lua_interpret(lua_State *L, const char *source, const char *path, const char *launch,
                                   tad_lua_table buffers);
 
+%rename(dataset_list) tad_lua_dataset_list;
+tad_lua_results tad_lua_dataset_list(lua_State *L, tad_lua_table options = 0);
+
 %rename(Session) TadSession;
 typedef struct TadSession {
 } TadSession;
@@ -96,6 +100,8 @@ typedef struct TadSession {
     tad_lua_results snapshot(lua_State *L, const char *label = NULL) { return tad_lua_snapshot(L, $self, label); }
     tad_lua_results rollback(lua_State *L, const char *id) { return tad_lua_rollback(L, $self, id); }
     tad_lua_results snapshots(lua_State *L) { return tad_lua_snapshot_list(L, $self); }
+    /* The dataset entries closest to the loaded forward (JSON text; docs/reports.md). */
+    tad_lua_results retrieve(lua_State *L, tad_lua_table options = 0) { return tad_lua_retrieve(L, $self, options); }
 }
 
 %init %{

@@ -45,6 +45,8 @@ tad_lua_results tad_lua_bench(lua_State *L, TadSession *self, tad_lua_table opti
 tad_lua_results tad_lua_snapshot(lua_State *L, TadSession *self, const char *label);
 tad_lua_results tad_lua_rollback(lua_State *L, TadSession *self, const char *id);
 tad_lua_results tad_lua_snapshot_list(lua_State *L, TadSession *self);
+tad_lua_results tad_lua_retrieve(lua_State *L, TadSession *self, tad_lua_table options);
+tad_lua_results tad_lua_dataset_list(lua_State *L, tad_lua_table options);
 
 tad_lua_results tad_lua_report_passed(lua_State *L, const char *report);
 tad_lua_results tad_lua_report_number(lua_State *L, const char *report, const char *key);

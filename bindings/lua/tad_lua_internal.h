@@ -21,4 +21,9 @@ const char *tad_lua_opt_string(lua_State *L, int index, const char *key);
 double tad_lua_opt_number(lua_State *L, int index, const char *key);
 int tad_lua_opt_boolean(lua_State *L, int index, const char *key);
 
+/* The retrieval options table at `options` (0: none) in *o: dataset and cache, and with `query`
+ * also topk, min_sim and exclude (a string of lines or a sequence of strings). */
+struct tad_retrieve_options;
+void tad_lua_retrieve_options(lua_State *L, int options, int query, struct tad_retrieve_options *o);
+
 #endif

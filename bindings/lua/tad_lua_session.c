@@ -260,6 +260,16 @@ tad_lua_results tad_lua_rollback(lua_State *L, TadSession *self, const char *id)
     return finish(L, self, tad_rollback(self->session, id), NULL, 0);
 }
 
+tad_lua_results tad_lua_retrieve(lua_State *L, TadSession *self, tad_lua_table options) {
+    tad_retrieve_options o;
+    char *report = NULL;
+    int status;
+    tad_lua_retrieve_options(L, options, 1, &o);
+    begin(L, self);
+    status = tad_retrieve(self->session, &o, &report);
+    return finish(L, self, status, report, 1);
+}
+
 tad_lua_results tad_lua_snapshot_list(lua_State *L, TadSession *self) {
     char *list = NULL;
     int status;

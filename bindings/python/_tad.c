@@ -601,6 +601,61 @@ static PyObject *Session_snapshots(SessionObject *self, PyObject *unused) {
     return take_json(list);
 }
 
+/* `exclude` (None, a str, or an iterable of str) as one str of lines in *owner (NULL for None). */
+static int exclude_lines(PyObject *exclude, PyObject **owner, const char **out) {
+    PyObject *sep, *items;
+    *owner = NULL;
+    *out = NULL;
+    if (exclude == Py_None) return 0;
+    if (PyUnicode_Check(exclude)) {
+        Py_INCREF(exclude);
+        *owner = exclude;
+    } else {
+        if (!(items = PySequence_List(exclude))) return -1;
+        if (!(sep = PyUnicode_FromString("\n"))) {
+            Py_DECREF(items);
+            return -1;
+        }
+        *owner = PyUnicode_Join(sep, items);
+        Py_DECREF(sep);
+        Py_DECREF(items);
+        if (!*owner) return -1;
+    }
+    *out = utf8(*owner, "exclude");
+    return *out ? 0 : -1;
+}
+
+/* The retrieval options of retrieve() / dataset_list(); the strings are owned by the arguments. */
+static int retrieve_options(PyObject *exclude, PyObject *dataset, PyObject *cache, PyObject **exclude_owner,
+                            PyObject **dataset_owner, PyObject **cache_owner, tad_retrieve_options *opts) {
+    if (exclude_lines(exclude, exclude_owner, &opts->exclude) < 0) return -1;
+    if (optional_path(dataset, dataset_owner, &opts->dataset_dir) < 0) return -1;
+    return optional_path(cache, cache_owner, &opts->cache_dir);
+}
+
+static PyObject *Session_retrieve(SessionObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"topk", "min_sim", "exclude", "dataset", "cache", NULL};
+    PyObject *exclude = Py_None, *dataset = Py_None, *cache = Py_None;
+    PyObject *exclude_owner = NULL, *dataset_owner = NULL, *cache_owner = NULL, *result = NULL;
+    tad_retrieve_options opts = TAD_RETRIEVE_OPTIONS_INIT;
+    char *report = NULL;
+    int status;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|idOOO:retrieve", keywords, &opts.topk, &opts.min_sim, &exclude,
+                                     &dataset, &cache))
+        return NULL;
+    if (retrieve_options(exclude, dataset, cache, &exclude_owner, &dataset_owner, &cache_owner, &opts) < 0 ||
+        begin_call(self) < 0)
+        goto done;
+    Py_BEGIN_ALLOW_THREADS status = tad_retrieve(self->session, &opts, &report);
+    Py_END_ALLOW_THREADS if (end_call(self, status, NULL) == 0) result = take_json(report);
+done:
+    Py_XDECREF(exclude_owner);
+    Py_XDECREF(dataset_owner);
+    Py_XDECREF(cache_owner);
+    return result;
+}
+
 static PyMethodDef Session_methods[] = {
     {"load_forward", (PyCFunction)(void (*)(void))Session_load_forward, METH_VARARGS | METH_KEYWORDS,
      "load_forward(path, source=None)\n\nLoads the forward file (parsed; kernels and stub found). "
@@ -632,6 +687,11 @@ static PyMethodDef Session_methods[] = {
      "snapshot(label=None) -> id\n\nStores the current candidate as a new snapshot."},
     {"rollback", (PyCFunction)Session_rollback, METH_O,
      "rollback(id)\n\nMakes snapshot `id` the current candidate again."},
+    {"retrieve", (PyCFunction)(void (*)(void))Session_retrieve, METH_VARARGS | METH_KEYWORDS,
+     "retrieve(topk=0, min_sim=0.0, exclude=None, dataset=None, cache=None) -> dict\n\nThe dataset "
+     "entries (forward/backward pairs) closest to the loaded forward, best first (docs/retrieval.md). "
+     "`exclude`: path substrings (a str or a list); `dataset`, `cache`: directories (default: tad's "
+     "dataset and its cache). Zero topk means 4."},
     {"snapshots", (PyCFunction)Session_snapshots, METH_NOARGS,
      "snapshots() -> list\n\nThe session's snapshots (dicts), oldest first."},
     {"close", (PyCFunction)Session_close, METH_NOARGS,
@@ -672,8 +732,31 @@ static PyObject *version(PyObject *module, PyObject *unused) {
     return PyUnicode_FromString(tad_version());
 }
 
+static PyObject *dataset_list(PyObject *module, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"dataset", "cache", NULL};
+    PyObject *dataset = Py_None, *cache = Py_None, *dataset_owner = NULL, *cache_owner = NULL, *exclude_owner = NULL;
+    PyObject *result = NULL;
+    tad_retrieve_options opts = TAD_RETRIEVE_OPTIONS_INIT;
+    char *list = NULL;
+    int status;
+
+    (void)module;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:dataset_list", keywords, &dataset, &cache)) return NULL;
+    if (retrieve_options(Py_None, dataset, cache, &exclude_owner, &dataset_owner, &cache_owner, &opts) == 0) {
+        Py_BEGIN_ALLOW_THREADS status = tad_dataset_list(&opts, &list);
+        Py_END_ALLOW_THREADS if (status == TAD_OK) result = take_json(list);
+        else raise_status(status, NULL);
+    }
+    Py_XDECREF(dataset_owner);
+    Py_XDECREF(cache_owner);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
     {"version", version, METH_NOARGS, "version() -> 'MAJOR.MINOR.PATCH' of the loaded libtad."},
+    {"dataset_list", (PyCFunction)(void (*)(void))dataset_list, METH_VARARGS | METH_KEYWORDS,
+     "dataset_list(dataset=None, cache=None) -> dict\n\nEvery entry of the dataset with its metadata, "
+     "backward and feature counts (docs/reports.md, \"Dataset listing\")."},
     {NULL, NULL, 0, NULL},
 };
 

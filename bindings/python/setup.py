@@ -112,6 +112,10 @@ class BuildExt(build_ext):
             target_dir = os.path.dirname(self.get_ext_fullpath(ext.name))
             self.mkpath(target_dir)
             shutil.copyfile(os.path.join(lib_dir, name), os.path.join(target_dir, name))
+            # Retrieval's FAISS plugin, which libtad looks for beside itself (docs/retrieval.md).
+            plugin = os.path.join(lib_dir, "libtad_faiss.so")
+            if os.path.exists(plugin):
+                shutil.copyfile(plugin, os.path.join(target_dir, "libtad_faiss.so"))
 
 
 setup(

@@ -18,7 +18,10 @@
 #include <utility>
 #include <vector>
 
+#include "capi/guard.h"
 #include "driver/session.h"
+#include "retrieve/import.h"
+#include "retrieve/query.h"
 #include "runtime/child_groups.h"
 #include "support/error.h"
 #include "support/json.h"
@@ -31,62 +34,7 @@ struct tad_session {
 
 namespace {
 
-// libgit2's convention: the message survives successful calls, so a caller may free strings or
-// query reports before reading it. last_error points into last_message, or at a literal when
-// copying the message itself ran out of memory.
-thread_local std::string last_message;
-thread_local const char *last_error = "";
-
-// Stores "<fn>: <message>" (just the message when fn is NULL) without allocating anywhere but in
-// the try block, so that it is safe inside a catch handler.
-int record(int status, const char *fn, const char *message) noexcept {
-    if (status >= TAD_OK) status = TAD_ERR_INTERNAL;  // a failure must never read as success
-    try {
-        last_message.clear();
-        if (fn) last_message.append(fn).append(": ");
-        last_message.append(message);
-        last_error = last_message.c_str();
-    } catch (...) {
-        last_error = "out of memory";
-    }
-    return status;
-}
-
-// Runs `body(fn)` (returning a status) and converts what it throws. tad::Error messages are
-// diagnostics that stand on their own; anything else is a bug, so the message names the function.
-template <typename Body> int guard(const char *fn, Body &&body) noexcept {
-    try {
-        return body(fn);
-    } catch (const tad::Error &e) {
-        return record(e.status(), nullptr, e.what());
-    } catch (const std::bad_alloc &) {
-        return record(TAD_ERR_INTERNAL, nullptr, "out of memory");
-    } catch (const std::exception &e) {
-        return record(TAD_ERR_INTERNAL, fn, e.what());
-    } catch (...) {
-        return record(TAD_ERR_INTERNAL, fn, "unknown exception");
-    }
-}
-
-[[noreturn]] void invalid(const char *fn, const std::string &what) {
-    tad::fail(TAD_ERR_INVALID_ARGUMENT, std::string(fn) + ": " + what);
-}
-
-template <typename T> void need(const T *p, const char *fn, const char *name) {
-    if (!p) invalid(fn, std::string(name) + " is NULL");
-}
-
-// Clears an out pointer before anything can fail, so that a failing call leaves NULL behind.
-void clear(char **out) {
-    if (out) *out = nullptr;
-}
-
-char *c_string(const std::string &s) {
-    char *p = static_cast<char *>(std::malloc(s.size() + 1));
-    if (!p) throw std::bad_alloc();
-    std::memcpy(p, s.c_str(), s.size() + 1);
-    return p;
-}
+using namespace tad::capi;
 
 // Options structs grow by versions (docs/abi.md). Version v of a struct is its fields up to the last
 // one v defines; the library reads and writes a caller's struct of version v only up to the end of
@@ -99,35 +47,13 @@ constexpr size_t kGenerateEnds[] = {TAD_FIELD_END(tad_generate_options, launch_j
                                     TAD_FIELD_END(tad_generate_options, topk)};
 constexpr size_t kVerifyEnds[] = {TAD_FIELD_END(tad_verify_options, seed)};
 constexpr size_t kBenchEnds[] = {TAD_FIELD_END(tad_bench_options, reps)};
+constexpr size_t kRetrieveEnds[] = {TAD_FIELD_END(tad_retrieve_options, cache_dir)};
 #undef TAD_FIELD_END
 static_assert(std::size(kSessionEnds) == TAD_SESSION_OPTIONS_VERSION, "one end per version");
 static_assert(std::size(kGenerateEnds) == TAD_GENERATE_OPTIONS_VERSION, "one end per version");
 static_assert(std::size(kVerifyEnds) == TAD_VERIFY_OPTIONS_VERSION, "one end per version");
 static_assert(std::size(kBenchEnds) == TAD_BENCH_OPTIONS_VERSION, "one end per version");
-
-void check_version(unsigned version, size_t known, const char *fn) {
-    if (version != 0 && version <= known) return;
-    invalid(fn, "unsupported options version " + std::to_string(version) + " (libtad " + tad_version() + " knows " +
-                    (known == 1 ? "version 1" : "versions 1 to " + std::to_string(known)) + ")");
-}
-
-// tad_*_options_init: the defaults of the fields that `version` defines, nothing past them.
-template <typename T, size_t N>
-void init_options(T *opts, unsigned version, const size_t (&ends)[N], const T &defaults, const char *fn) {
-    need(opts, fn, "opts");
-    check_version(version, N, fn);
-    std::memcpy(static_cast<void *>(opts), &defaults, ends[version - 1]);
-    opts->version = version;
-}
-
-// The caller's options as a struct of the library's version: the fields of the caller's version,
-// read from its struct, and zero (default) for the fields that version lacks.
-template <typename T, size_t N> T read_options(const T *o, const size_t (&ends)[N], const char *fn) {
-    check_version(o->version, N, fn);
-    T out{};
-    std::memcpy(static_cast<void *>(&out), o, ends[o->version - 1]);
-    return out;
-}
+static_assert(std::size(kRetrieveEnds) == TAD_RETRIEVE_OPTIONS_VERSION, "one end per version");
 
 // %g: errors span 1e-12 to 1e3, which std::to_string's fixed six decimals would flatten.
 std::string number(double v) {
@@ -135,8 +61,6 @@ std::string number(double v) {
     std::snprintf(buf, sizeof buf, "%.3g", v);
     return buf;
 }
-
-std::string text_or(const char *s, const std::string &dflt) { return (s && *s) ? s : dflt; }
 
 double seconds_or(double v, double dflt, const char *fn, const char *field) {
     if (v == 0) return dflt;
@@ -244,6 +168,36 @@ tad::driver::BenchOptions bench_options(const tad_bench_options *given, const ch
     return bo;
 }
 
+// The lines of `text` that are not empty.
+std::vector<std::string> lines(const char *text) {
+    std::vector<std::string> out;
+    if (!text) return out;
+    std::string s = text;
+    for (size_t start = 0; start <= s.size();) {
+        size_t end = s.find('\n', start);
+        if (end == std::string::npos) end = s.size();
+        if (end > start) out.push_back(s.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+tad::retrieve::Options retrieve_options(const tad_retrieve_options *given, const char *fn) {
+    tad::retrieve::Options ro;
+    if (!given) return ro;
+    const tad_retrieve_options copy = read_options(given, kRetrieveEnds, fn);
+    const tad_retrieve_options *o = &copy;
+    if (o->topk < 0) invalid(fn, "topk must not be negative");
+    if (o->topk > 0) ro.topk = o->topk;
+    if (!(o->min_sim >= -1.0 && o->min_sim <= 1.0))
+        invalid(fn, "min_sim must be between -1 and 1, got " + number(o->min_sim));
+    ro.min_sim = o->min_sim;
+    ro.exclude = lines(o->exclude);
+    ro.dataset_dir = text_or(o->dataset_dir, "");
+    ro.cache_dir = text_or(o->cache_dir, "");
+    return ro;
+}
+
 // The status message of a failed verification, from the report's summary (docs/reports.md).
 std::string mismatch_message(const std::string &report) {
     tad::Json r = tad::Json::parse(report, "verify report");
@@ -341,6 +295,13 @@ int tad_verify_options_init(tad_verify_options *opts, unsigned int version) {
 int tad_bench_options_init(tad_bench_options *opts, unsigned int version) {
     return guard(__func__, [&](const char *fn) {
         init_options(opts, version, kBenchEnds, tad_bench_options TAD_BENCH_OPTIONS_INIT, fn);
+        return TAD_OK;
+    });
+}
+
+int tad_retrieve_options_init(tad_retrieve_options *opts, unsigned int version) {
+    return guard(__func__, [&](const char *fn) {
+        init_options(opts, version, kRetrieveEnds, tad_retrieve_options TAD_RETRIEVE_OPTIONS_INIT, fn);
         return TAD_OK;
     });
 }
@@ -489,6 +450,35 @@ int tad_report_number(const char *report_json, const char *key, double *value) {
         if (!v.valid() || v.is_null()) not_in_report(k);
         if (!v.is_number()) invalid(fn, "key '" + k + "' is not a number");
         *value = v.num();
+        return TAD_OK;
+    });
+}
+
+int tad_retrieve(tad_session *session, const tad_retrieve_options *opts, char **out_report) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_report);
+        need(session, fn, "session");
+        need(out_report, fn, "out_report");
+        *out_report = c_string(session->impl.retrieve(retrieve_options(opts, fn)));
+        return TAD_OK;
+    });
+}
+
+int tad_dataset_list(const tad_retrieve_options *opts, char **out_json) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_json);
+        need(out_json, fn, "out_json");
+        *out_json = c_string(tad::retrieve::dataset_listing(retrieve_options(opts, fn)));
+        return TAD_OK;
+    });
+}
+
+int tad_dataset_import(const char *source_dir, const char *dataset_dir, char **out_report) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_report);
+        need(source_dir, fn, "source_dir");
+        need(out_report, fn, "out_report");
+        *out_report = c_string(tad::retrieve::import_dataset(source_dir, dataset_dir ? dataset_dir : ""));
         return TAD_OK;
     });
 }

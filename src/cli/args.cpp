@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "errors.h"
+#include "table.h"
 
 namespace tad_cli {
 
@@ -26,18 +27,26 @@ const OptionSpec kOptions[] = {
     {"--timeout", nullptr, true, "*"},
     {"--worker-memory", nullptr, true, "*"},
     {"--quiet", "-q", false, "*"},
-    {"--output", "-o", true, "generate"},
+    {"--output", "-o", true, "generate export"},
     {"--explain", nullptr, false, "generate"},
-    {"--dims", nullptr, true, "generate verify bench run optimize"},
-    {"--launch", nullptr, true, "generate verify bench run"},
-    {"--loops", nullptr, true, "generate verify bench run optimize"},
-    {"--dtypes", nullptr, true, "verify bench run"},
+    {"--dims", nullptr, true, "generate verify bench run export optimize"},
+    {"--launch", nullptr, true, "generate verify bench run export"},
+    {"--loops", nullptr, true, "generate verify bench run dataset export optimize"},
+    {"--dtypes", nullptr, true, "verify bench run dataset export"},
     {"--cpu", nullptr, false, "verify"},
     {"--cpu-only", nullptr, false, "run"},
     {"--seed", nullptr, true, "verify run"},
-    {"--max-elements", nullptr, true, "verify run"},
+    {"--max-elements", nullptr, true, "verify run dataset"},
     {"--reps", nullptr, true, "bench run"},
-    {"--json", nullptr, false, "verify bench snapshots optimize"},
+    {"--json", nullptr, false, "verify bench snapshots retrieve dataset export optimize"},
+    {"--topk", nullptr, true, "retrieve optimize"},
+    {"--min-sim", nullptr, true, "retrieve"},
+    {"--exclude", nullptr, true, "retrieve"},
+    {"--dataset", nullptr, true, "retrieve dataset"},
+    {"--cache", nullptr, true, "retrieve dataset"},
+    {"--only", nullptr, true, "dataset"},
+    {"--record", nullptr, false, "dataset"},
+    {"--bench", nullptr, false, "dataset"},
     {"--provider", nullptr, true, "optimize"},
     {"--model", nullptr, true, "optimize"},
     {"--base-url", nullptr, true, "optimize"},
@@ -54,18 +63,19 @@ const OptionSpec kOptions[] = {
     {"--max-output-tokens", nullptr, true, "optimize"},
     {"--request-timeout", nullptr, true, "optimize"},
     {"--retries", nullptr, true, "optimize"},
-    {"--topk", nullptr, true, "optimize"},
     {"--report", nullptr, true, "optimize"},
 };
 
 struct CommandSpec {
     const char *name;
     const char *argument;  // the one positional argument's name, or nullptr for none
+    const char *optional = nullptr;  // a second, optional one
 };
 
 const CommandSpec kCommands[] = {
-    {"generate", "FILE"},   {"verify", "FILE"}, {"bench", "FILE"}, {"run", "FILE"},      {"optimize", "FILE"},
-    {"snapshots", nullptr}, {"rollback", "ID"}, {"help", nullptr}, {"version", nullptr},
+    {"generate", "FILE"},   {"verify", "FILE"},   {"bench", "FILE"},    {"run", "FILE"},  {"optimize", "FILE"},
+    {"export", "FILE"},     {"snapshots", nullptr}, {"rollback", "ID"},  {"retrieve", "FILE"},
+    {"dataset", "SUBCOMMAND", "DIR"}, {"help", nullptr}, {"version", nullptr},
 };
 
 const OptionSpec *find_option(const std::string &name) {
@@ -93,14 +103,8 @@ void check_against_command(const Args &a) {
         if (!takes(*find_option(name), a.command)) throw UsageError("'" + a.command + "' does not take " + name);
     size_t want = c->argument ? 1 : 0;
     if (a.positional.size() < want) throw UsageError("'" + a.command + "' needs " + c->argument);
-    if (a.positional.size() > want) throw UsageError("unexpected argument '" + a.positional[want] + "'");
-}
-
-// 0.5 as "0.5", 1e300 as "1e+300".
-std::string shortest(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
+    size_t most = want + (c->optional ? 1 : 0);
+    if (a.positional.size() > most) throw UsageError("unexpected argument '" + a.positional[most] + "'");
 }
 
 }  // namespace
@@ -132,13 +136,13 @@ double Args::seconds(const std::string &name, double dflt) const {
     return v;
 }
 
-double Args::number(const std::string &name, double dflt, double min, double max) const {
+double Args::real(const std::string &name, double dflt, double min, double max) const {
     if (!has(name)) return dflt;
     const std::string text = value(name);
     char *end = nullptr;
     double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !std::isfinite(v) || v < min || v > max)
-        throw UsageError(name + ": expected a number from " + shortest(min) + " to " + shortest(max) + ", got '" +
+    if (text.empty() || *end != '\0' || !(v >= min && v <= max))
+        throw UsageError(name + ": expected a number from " + fmt_number(min) + " to " + fmt_number(max) + ", got '" +
                          text + "'");
     return v;
 }

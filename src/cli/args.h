@@ -17,8 +17,7 @@ struct Args {
     // Typed values; UsageError naming the option when the text is not a number in range.
     long long integer(const std::string &name, long long dflt, long long min, long long max) const;
     double seconds(const std::string &name, double dflt) const;
-    // A finite number from `min` to `max`.
-    double number(const std::string &name, double dflt, double min, double max) const;
+    double real(const std::string &name, double dflt, double min, double max) const;
 };
 
 // UsageError for an unknown command or option, an option the command does not take, a missing

@@ -238,3 +238,35 @@ int cmd_rollback(const Args &a) {
 }
 
 }  // namespace tad_cli
+
+namespace tad_cli {
+
+// generate, then tad_export into -o DIR at --dims (default: the SWEEP) and --dtypes.
+int cmd_export(const Args &a) {
+    if (!a.has("--output")) throw UsageError("'export' needs -o DIR");
+    Dims dims = dims_option(a);
+    Session s(a);
+    prepare(s, a, dims);
+    const std::string out = a.value("--output"), dtypes = a.value("--dtypes");
+    tad_export_options o = TAD_EXPORT_OPTIONS_INIT;
+    o.out_dir = out.c_str();
+    o.dims_json = dims.list.empty() ? nullptr : dims.list.c_str();
+    o.dtypes = dtypes.empty() ? nullptr : dtypes.c_str();
+    const std::string report = s.export_kernels(o);
+    if (a.has("--json")) {
+        std::cout << report << '\n';
+        return kExitOk;
+    }
+    JsonPtr r = parse_json(report);
+    int cubins = 0, kernels = 0;
+    const cJSON *k = nullptr;
+    cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(r.get(), "kernels")) {
+        ++kernels;
+        cubins += cJSON_GetObjectItemCaseSensitive(k, "cubins")->valueint;
+    }
+    std::cout << "exported " << cubins << " cubins of " << kernels << " kernels to "
+              << cJSON_GetObjectItemCaseSensitive(r.get(), "manifest")->valuestring << '\n';
+    return kExitOk;
+}
+
+}  // namespace tad_cli

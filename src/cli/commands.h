@@ -10,8 +10,11 @@ int cmd_generate(const Args &a);
 int cmd_verify(const Args &a);
 int cmd_bench(const Args &a);
 int cmd_run(const Args &a);
+int cmd_export(const Args &a);
 int cmd_snapshots(const Args &a);
 int cmd_rollback(const Args &a);
+int cmd_retrieve(const Args &a);
+int cmd_dataset(const Args &a);
 int cmd_optimize(const Args &a);  // optimize.cpp
 
 }  // namespace tad_cli

@@ -34,9 +34,10 @@ template <typename Call> std::string take(int *status, Call &&call) {
 
 }  // namespace
 
-Session::Session(const Args &args) {
+Session::Session(const Args &args) : Session(args, args.value("--work-dir")) {}
+
+Session::Session(const Args &args, const std::string &work_dir) {
     tad_session_options o = TAD_SESSION_OPTIONS_INIT;
-    std::string work_dir = args.value("--work-dir");
     std::string python = args.value("--python");
     o.work_dir = work_dir.empty() ? nullptr : work_dir.c_str();
     o.python = python.empty() ? nullptr : python.c_str();
@@ -107,6 +108,13 @@ std::string Session::bench(const tad_bench_options &opts) {
     return report;
 }
 
+std::string Session::export_kernels(const tad_export_options &opts) {
+    int status = TAD_OK;
+    std::string report = take(&status, [&](char **out) { return tad_export(s_, &opts, out); });
+    check(status);
+    return report;
+}
+
 void Session::rollback(const std::string &id) { check(tad_rollback(s_, id.c_str())); }
 
 std::string Session::snapshot_list() {
@@ -114,6 +122,29 @@ std::string Session::snapshot_list() {
     std::string list = take(&status, [&](char **out) { return tad_snapshot_list(s_, out); });
     check(status);
     return list;
+}
+
+std::string Session::retrieve(const tad_retrieve_options &opts) {
+    int status = TAD_OK;
+    std::string report = take(&status, [&](char **out) { return tad_retrieve(s_, &opts, out); });
+    check(status);
+    return report;
+}
+
+std::string dataset_list(const tad_retrieve_options &opts) {
+    int status = TAD_OK;
+    std::string list = take(&status, [&](char **out) { return tad_dataset_list(&opts, out); });
+    check(status);
+    return list;
+}
+
+std::string dataset_import(const std::string &source_dir, const std::string &dataset_dir) {
+    int status = TAD_OK;
+    std::string report = take(&status, [&](char **out) {
+        return tad_dataset_import(source_dir.c_str(), dataset_dir.empty() ? nullptr : dataset_dir.c_str(), out);
+    });
+    check(status);
+    return report;
 }
 
 }  // namespace tad_cli

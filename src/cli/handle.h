@@ -21,6 +21,8 @@ public:
     // Opens the session with the common options (--work-dir, --python, --device, --timeout);
     // progress lines go to stderr unless -q.
     explicit Session(const Args &args);
+    // The same with its own session directory (`tad dataset` keeps one per entry).
+    Session(const Args &args, const std::string &work_dir);
     ~Session() { tad_session_free(s_); }
     Session(const Session &) = delete;
     Session &operator=(const Session &) = delete;
@@ -36,11 +38,17 @@ public:
     // Other statuses than TAD_OK and TAD_ERR_MISMATCH throw.
     Verified verify(const tad_verify_options &opts);
     std::string bench(const tad_bench_options &opts);
+    std::string export_kernels(const tad_export_options &opts);
     void rollback(const std::string &id);
     std::string snapshot_list();
+    std::string retrieve(const tad_retrieve_options &opts);
 
 private:
     tad_session *s_ = nullptr;
 };
+
+// tad_dataset_list and tad_dataset_import, failures thrown as Failure.
+std::string dataset_list(const tad_retrieve_options &opts);
+std::string dataset_import(const std::string &source_dir, const std::string &dataset_dir);
 
 }  // namespace tad_cli

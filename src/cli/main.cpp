@@ -35,8 +35,19 @@ Commands:
                       the compiler's backward, then rounds of a model's candidates, each verified
                       and timed; prints the report of every candidate and the best snapshot's id
                       (docs/llm.md; the key is read from $OPENAI_API_KEY / $ANTHROPIC_API_KEY)
+  export FILE -o DIR [--dims JSON] [--dtypes a,b] [--json]
+                      generate, then compile the backward on the GPU into DIR (cubins and
+                      manifest.json) for tad_kernels_load / tad_launch_backward (docs/aot.md)
   snapshots [--json]  list the session's snapshots
   rollback ID         make snapshot ID the current candidate again
+  retrieve FILE [--topk N] [--min-sim X] [--exclude A,B] [--dataset DIR] [--cache DIR] [--json]
+                      the dataset entries (forward/backward pairs) closest to FILE
+  dataset list|build|check [--dataset DIR] [--cache DIR] [--only A,B] [--json]
+                      list the dataset; build (generate and check on the CPU) the backwards of
+                      entries without a hand-written one; check: verify every entry on the GPU
+                      (--record writes the results into meta/, --bench also times them)
+  dataset import DIR [--dataset DIR]
+                      convert sectioned fwd/bwd files of DIR into dataset entries
   help, --version
 
 Options of every command:
@@ -69,7 +80,10 @@ int dispatch(const tad_cli::Args &a) {
     if (a.command == "verify") return cmd_verify(a);
     if (a.command == "bench") return cmd_bench(a);
     if (a.command == "run") return cmd_run(a);
+    if (a.command == "export") return cmd_export(a);
     if (a.command == "snapshots") return cmd_snapshots(a);
+    if (a.command == "retrieve") return cmd_retrieve(a);
+    if (a.command == "dataset") return cmd_dataset(a);
     if (a.command == "optimize") return cmd_optimize(a);
     return cmd_rollback(a);  // parse_args accepts no other command
 }

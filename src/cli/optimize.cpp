@@ -32,12 +32,12 @@ struct OptimizeRequest {
         opts.loops = c_str(loops);
         opts.max_iterations = static_cast<int>(a.integer("--iterations", 0, 1, 1000));
         opts.parallel = static_cast<int>(a.integer("--parallel", 0, 1, 16));
-        opts.temperature = a.number("--temperature", 0, 0, 2);
+        opts.temperature = a.real("--temperature", 0, 0, 2);
         opts.wall_clock_s = a.seconds("--budget-seconds", 0);
         opts.max_tokens = a.integer("--max-tokens", 0, 1, LLONG_MAX);
-        opts.max_cost_usd = a.number("--max-cost", 0, 0, 1e9);
-        opts.usd_per_mtok_input = a.number("--price-input", 0, 0, 1e9);
-        opts.usd_per_mtok_output = a.number("--price-output", 0, 0, 1e9);
+        opts.max_cost_usd = a.real("--max-cost", 0, 0, 1e9);
+        opts.usd_per_mtok_input = a.real("--price-input", 0, 0, 1e9);
+        opts.usd_per_mtok_output = a.real("--price-output", 0, 0, 1e9);
         opts.max_output_tokens = a.integer("--max-output-tokens", 0, 1, LLONG_MAX);
         opts.request_timeout_s = a.seconds("--request-timeout", 0);
         const long long retries = a.integer("--retries", 4, 0, 100);

@@ -44,5 +44,7 @@ std::string printf_double(const char *format, double v) {
 std::string fmt_err(double v) { return printf_double("%.2e", v); }
 std::string fmt_ms(double v) { return printf_double("%.3f", v); }
 std::string fmt_ratio(double v) { return printf_double("%.2fx", v); }
+std::string fmt_number(double v) { return printf_double("%g", v); }
+std::string fmt_sim(double v) { return printf_double("%.3f", v); }
 
 }  // namespace tad_cli

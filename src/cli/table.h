@@ -26,5 +26,7 @@ private:
 std::string fmt_err(double v);  // 1.23e-07
 std::string fmt_ms(double v);  // 0.123
 std::string fmt_ratio(double v);  // 2.50x
+std::string fmt_number(double v);  // 0.5, 1e-06
+std::string fmt_sim(double v);  // 0.812
 
 }  // namespace tad_cli

@@ -113,6 +113,15 @@ std::vector<std::string> generated_launches(const ast::File &module) {
     return out;
 }
 
+// Whether the module runs each launch as its own autograd node (it has a `_NODES` table): the plan
+// oracle has no whole-call plan to run, and the whole-stub check alone decides.
+bool generated_nodes(const ast::File &module) {
+    for (const auto &s : module.module->list("body"))
+        if (s->is("Assign") && s->list("targets")[0]->is("Name") && s->list("targets")[0]->str("id") == "_NODES")
+            return true;
+    return false;
+}
+
 std::string py_tuple_of(const std::vector<std::string> &names) {
     std::string out;
     for (const std::string &n : names) out += "'" + n + "', ";
@@ -175,7 +184,7 @@ Json check_dims(const CpuVerifyInput &in, const ast::File &module, JsonRef dims,
                              std::to_string(in.max_elements));
     Json trace = worker.request("trace", trace_request(in.import_path, in.kf.stub, dims, true));
     check_launch_sequence(module, trace);
-    const bool nodes = has_torch_code(trace) || in.whole_stub_only;
+    const bool nodes = has_torch_code(trace) || generated_nodes(module) || in.whole_stub_only;
     Json entry = nodes ? whole_stub_only(in.whole_stub_only) : check_trace(in, module, trace, rng);
     Json stub = check_whole_stub(in, dims, worker);
     if (nodes && stub.str_or("status", "") == "skipped") entry.set("status", "skipped");  // nothing checked it

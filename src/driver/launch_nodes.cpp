@@ -115,12 +115,12 @@ bool has_torch_code(JsonRef trace) {
     return false;
 }
 
-Json one_launch_trace(const frontend::KernelFile &kf, JsonRef trace, size_t k) {
+Json one_launch_trace(const frontend::KernelFile &kf, JsonRef trace, size_t k, const std::string &stub) {
     JsonRef launch = trace.at("launches")[k];
     const std::set<std::string> written = written_params(kf, launch);
     const std::vector<View> views = views_of(kf, launch, k, written);
     Json t = Json::object();
-    t.set("stub", kf.stub.name + "_launch" + std::to_string(k));
+    t.set("stub", stub);
     if (trace.has("dims")) t.set_copy("dims", trace.at("dims"));
     JsonRef inputs = t.set_array("inputs"), outputs = t.set_array("outputs");
     for (size_t i = 0; i < views.size(); ++i) {
@@ -158,35 +158,53 @@ Json one_launch_trace(const frontend::KernelFile &kf, JsonRef trace, size_t k) {
 
 namespace {
 
-// Launch k of every trace as a one-launch stub: the same views in each, grad inputs those that
-// require grad in any.
-OneLaunch one_launch(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces, size_t k) {
+// A launch of a traced call: trace and launch index.
+struct Occurrence {
+    JsonRef trace;
+    size_t k;
+};
+
+// What decides a launch's node: its kernel, the views its tensor parameters get (each named by the
+// first parameter that gets it) and which of them it writes. Launches alike in these, in any trace
+// and at any position, share one node, so a stub that launches other sequences for other dims is
+// served by the nodes of the launches it makes.
+struct Signature {
+    std::string kernel;
+    std::vector<std::string> params, written;
+    bool operator==(const Signature &o) const {
+        return kernel == o.kernel && params == o.params && written == o.written;
+    }
+};
+
+Signature signature_of(const frontend::KernelFile &kf, const Occurrence &o, std::vector<std::string> *requiring) {
+    Json t = one_launch_trace(kf, o.trace, o.k, kf.stub.name);
+    Signature s{o.trace.at("launches")[o.k].at("kernel").str(), {}, {}};
+    for (size_t i = 0; i < t.at("inputs").size(); ++i) {
+        s.params.push_back(t.at("inputs")[i].at("name").str());
+        if (requiring && t.at("inputs")[i].bool_or("requires_grad", false)) requiring->push_back(s.params.back());
+    }
+    for (size_t j = 0; j < t.at("outputs").size(); ++j)
+        s.written.push_back(s.params.at(static_cast<size_t>(t.at("outputs")[j].at("input").integer())));
+    return s;
+}
+
+// The launches of one signature as a one-launch stub named `name`: the same views in each, grad
+// inputs those that require grad in any.
+OneLaunch one_launch(const frontend::KernelFile &kf, const std::vector<Occurrence> &launches, const std::string &name) {
     OneLaunch o{kf, {}, {}};
     frontend::StubInfo &stub = o.file.stub;
-    stub.name = kf.stub.name + "_launch" + std::to_string(k);
-    stub.launched = {traces.front().at("launches")[k].at("kernel").str()};
+    stub.name = name;
+    stub.launched = {launches.front().trace.at("launches")[launches.front().k].at("kernel").str()};
     stub.grad_inputs.clear();
-    for (JsonRef trace : traces) {
-        if (trace.at("launches").size() != traces.front().at("launches").size())
-            fail(TAD_ERR_UNSUPPORTED, kf.file.path + ": stub '" + kf.stub.name +
-                                          "' launches different kernels for different dims; one backward cannot "
-                                          "serve them");
-        Json t = one_launch_trace(kf, trace, k);
-        std::vector<std::string> params, written;
-        for (size_t i = 0; i < t.at("inputs").size(); ++i) params.push_back(t.at("inputs")[i].at("name").str());
-        for (size_t j = 0; j < t.at("outputs").size(); ++j)
-            written.push_back(params.at(static_cast<size_t>(t.at("outputs")[j].at("input").integer())));
-        if (!o.traces.empty() && (params != stub.params || written != o.written))
-            fail(TAD_ERR_UNSUPPORTED, launch_label(kf, k, trace.at("launches")[k]) +
-                                          "gets other views, or writes other ones, for different dims; one "
-                                          "backward cannot serve them");
-        stub.params = params;
-        o.written = written;
-        for (size_t i = 0; i < params.size(); ++i)
-            if (t.at("inputs")[i].bool_or("requires_grad", false) &&
-                std::find(stub.grad_inputs.begin(), stub.grad_inputs.end(), params[i]) == stub.grad_inputs.end())
-                stub.grad_inputs.push_back(params[i]);
-        o.traces.push_back(std::move(t));
+    for (const Occurrence &l : launches) {
+        std::vector<std::string> requiring;
+        const Signature s = signature_of(kf, l, &requiring);
+        stub.params = s.params;
+        o.written = s.written;
+        for (const std::string &p : requiring)
+            if (std::find(stub.grad_inputs.begin(), stub.grad_inputs.end(), p) == stub.grad_inputs.end())
+                stub.grad_inputs.push_back(p);
+        o.traces.push_back(one_launch_trace(kf, l.trace, l.k, name));
     }
     std::vector<std::string> ordered;  // grad inputs in parameter order
     for (const std::string &p : stub.params)
@@ -210,17 +228,35 @@ void zero_mirrors(plan::Plan &p) {
                 for (plan::Alloc &a : b.allocs) zero(a);
 }
 
-emit::LaunchNode node_of(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces, size_t k,
+emit::LaunchNode node_of(const frontend::KernelFile &kf, const std::vector<Occurrence> &launches, size_t g,
                          ad::LoopPolicy loops, std::string *explanation) {
-    OneLaunch o = one_launch(kf, traces, k);
-    emit::LaunchNode n{o.file, o.written, std::nullopt};
+    const std::string tag = "_launch" + std::to_string(g);
+    OneLaunch o = one_launch(kf, launches, kf.stub.name + tag);
+    emit::LaunchNode n{o.file, o.file.stub.launched.front(), o.written, std::nullopt};
     if (o.file.stub.grad_inputs.empty()) return n;  // nothing it gets requires grad: no node
     std::vector<Chain> chains;
-    for (const Json &t : o.traces) chains.push_back(derive_chain(o.file, t, loops, "_launch" + std::to_string(k)));
+    for (const Json &t : o.traces) chains.push_back(derive_chain(o.file, t, loops, tag));
     if (explanation) *explanation += explain(chains);
     n.backward = plan::backward(merge(o.file, chains, o.traces.front()));
     zero_mirrors(*n.backward);
     return n;
+}
+
+// The launches of every trace grouped by signature, in order of first appearance.
+std::vector<std::vector<Occurrence>> by_signature(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces) {
+    std::vector<Signature> seen;
+    std::vector<std::vector<Occurrence>> groups;
+    for (JsonRef trace : traces)
+        for (size_t k = 0; k < trace.at("launches").size(); ++k) {
+            const Signature s = signature_of(kf, {trace, k}, nullptr);
+            const size_t g = static_cast<size_t>(std::find(seen.begin(), seen.end(), s) - seen.begin());
+            if (g == seen.size()) {
+                seen.push_back(s);
+                groups.emplace_back();
+            }
+            groups[g].push_back({trace, k});
+        }
+    return groups;
 }
 
 }  // namespace
@@ -231,25 +267,29 @@ std::string emit_launch_node_module(const frontend::KernelFile &kf, const std::v
     emit::NodeModule m;
     if (explanation) explanation->clear();
     bool any = false;
-    for (size_t k = 0; k < first.at("launches").size(); ++k) {
-        m.launched.push_back(first.at("launches")[k].at("kernel").str());
-        m.nodes.push_back(node_of(kf, traces, k, loops, explanation));
+    const std::vector<std::vector<Occurrence>> groups = by_signature(kf, traces);
+    for (size_t g = 0; g < groups.size(); ++g) {
+        m.nodes.push_back(node_of(kf, groups[g], g, loops, explanation));
         any = any || m.nodes.back().backward;
     }
     if (!any)
         fail(TAD_ERR_INVALID_ARGUMENT, kf.file.path + ": no launch of stub '" + kf.stub.name +
                                            "' gets a tensor that requires grad, so none has a backward");
-    JsonRef outs = first.at("outputs");
-    m.num_outputs = outs.size();
-    for (size_t j = 0; j < outs.size(); ++j)
-        if (outs[j].has("input"))
-            m.dirty.push_back(kf.stub.params.at(static_cast<size_t>(outs[j].at("input").integer())));
+    m.num_outputs = first.at("outputs").size();
+    for (JsonRef trace : traces) {
+        JsonRef outs = trace.at("outputs");
+        for (size_t j = 0; j < outs.size(); ++j)
+            if (outs[j].has("input"))
+                m.dirty.push_back(kf.stub.params.at(static_cast<size_t>(outs[j].at("input").integer())));
+    }
     std::sort(m.dirty.begin(), m.dirty.end());
     m.dirty.erase(std::unique(m.dirty.begin(), m.dirty.end()), m.dirty.end());
     const std::string module = emit::emit_node_module(
         kf, m,
-        "forward mode is not generated for a stub whose torch code computes from its grad inputs (each launch "
-        "is its own autograd node)");
+        has_torch_code(first) ? "forward mode is not generated for a stub whose torch code computes from its grad "
+                                "inputs (each launch is its own autograd node)"
+                              : "forward mode is not generated for a stub that launches other kernels for other "
+                                "dims (each launch is its own autograd node)");
     emit::check_module(kf, module);  // never hand out a module that does not parse or reads unbound names
     return module;
 }

@@ -20,12 +20,14 @@ namespace tad::driver {
 bool has_torch_code(JsonRef trace);
 
 // The one-launch trace of launch `k` of `trace` (docs/worker-protocol.md's trace record, with the
-// launch's views as stub inputs). Refuses a launch that gets two different views of one buffer and
-// writes one of them.
-Json one_launch_trace(const frontend::KernelFile &kf, JsonRef trace, size_t k);
+// launch's views as stub inputs), its stub named `stub`. Refuses a launch that gets two different
+// views of one buffer and writes one of them.
+Json one_launch_trace(const frontend::KernelFile &kf, JsonRef trace, size_t k, const std::string &stub);
 
-// The generated module of such a stub (emit::emit_node_module), every trace's launches covered;
-// `explanation`, if given, receives the access analysis of each launch's backward.
+// The generated module of such a stub (emit::emit_node_module), every trace's launches covered:
+// launches of one kernel that get alike views and write the same ones, at any position of any
+// trace, share a node (so traces may launch different sequences); `explanation`, if given,
+// receives the access analysis of each node's backward.
 std::string emit_launch_node_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
                                     ad::LoopPolicy loops, std::string *explanation);
 

@@ -12,6 +12,7 @@
 #include "passes/combine_atomics.h"
 #include "passes/passes.h"
 #include "passes/pipeline_loops.h"
+#include "passes/remap_programs.h"
 #include "schedule/closed_form.h"
 #include "schedule/regrid.h"
 #include "schedule/scatter.h"
@@ -68,9 +69,11 @@ std::string suffix_of(const plan::Key &key) {
 
 plan::Key key_of(const ir::Function &f) {
     plan::Key key;
-    for (const std::string &name : f.specialized)
+    for (const std::string &name : f.specialized) {
+        if (f.param_index(name) >= 0) key.emplace_back(name, plan::kNotNone);
         for (const ir::Constexpr &c : f.constexprs)
             if (c.name == name) key.emplace_back(name, c.literal);
+    }
     return key;
 }
 
@@ -151,7 +154,7 @@ plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::str
         b.fn = std::move(pipelined.fn);
         dump("pipeline-loops", b.fn);
     }
-    return {std::move(b), guards, std::move(regrid), {}, true, std::nullopt};
+    return {std::move(b), guards, std::move(regrid), {}, true, std::nullopt, std::nullopt};
 }
 
 // The variant of `b` with the adds no two writes share stored (schedule/stores.h), then, where that
@@ -189,8 +192,9 @@ plan::KernelVariant transposed_variant(ad::Backward b, schedule::Transposition &
         b = std::move(*stored);
         *report += stores;
     }
-    plan::KernelVariant v = t.rest ? variant(std::move(b), all, report)
-                                   : plan::KernelVariant{std::move(b), all, std::nullopt, {}, false, std::nullopt};
+    plan::KernelVariant v =
+        t.rest ? variant(std::move(b), all, report)
+               : plan::KernelVariant{std::move(b), all, std::nullopt, {}, false, std::nullopt, std::nullopt};
     v.transposed = std::move(t.kernels);
     v.scatter = scatter;
     return v;
@@ -199,12 +203,16 @@ plan::KernelVariant transposed_variant(ad::Backward b, schedule::Transposition &
 // The variants of one forward for reverse mode: one per write plan. Gradients reduced over a loop
 // and a grid axis get kernels of their own (loop transposition); where that needs run-time guards,
 // the variant without it follows as the fallback. `guards`: the forward's own (saved values it loads).
+// `atomic_fallback`: whether the write plan with every gradient atomic gets a variant (a remapped
+// forward's need not: the original forward's variants follow).
 void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function &fwd, const plan::Guards &guards,
-                  const std::set<plan::TensorRef> &shared, const std::string &name, std::string *report) {
+                  const std::set<plan::TensorRef> &shared, const std::string &name, bool atomic_fallback,
+                  std::string *report) {
     std::vector<schedule::WritePlan> plans = schedule::gradient_writes(d.forward, d.spec, shared_params(d, shared));
     const int max_copies = schedule::transposing(std::getenv("TAD_TRANSPOSE"));
     const int recompute = schedule::recomputing(std::getenv("TAD_TRANSPOSE_RECOMPUTE"));
     for (size_t i = 0; i < plans.size(); ++i) {
+        if (!atomic_fallback && i > 0 && schedule::all_atomic(plans[i])) continue;
         const std::string name_i = name + (i == 0                           ? ""
                                            : schedule::all_atomic(plans[i]) ? "_atomic"
                                                                             : "_v" + std::to_string(i));
@@ -242,19 +250,66 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
     }
 }
 
-// Reverse mode of one launch: the variants of each forward for reverse mode (the one that loads
-// what the forward saved first, where that needs guards).
-plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> &shared, const std::string &name,
-                              std::string *report) {
-    plan::Specialization sp{d.specialization.key, {}};
+// The variants of each forward for reverse mode of `d` (the one that loads what the forward saved
+// first, where that needs guards).
+void reverse_variants(plan::Specialization &sp, const Derived &d, const std::set<plan::TensorRef> &shared,
+                      const std::string &name, bool atomic_fallback, std::string *report) {
     std::string closed;
     const std::vector<schedule::ReverseForward> fwds = schedule::forwards_for_reverse(
         d.forward, d.spec, schedule::closed_forms(std::getenv("TAD_CLOSED_FORM")), &closed);
     *report += closed;
     for (size_t k = 0; k < fwds.size(); ++k) {
         dump("closed-form", fwds[k].fn);
-        add_variants(sp, d, fwds[k].fn, fwds[k].guards, shared, name + (k == 0 ? "" : "_recompute"), report);
+        add_variants(sp, d, fwds[k].fn, fwds[k].guards, shared, name + (k == 0 ? "" : "_recompute"), atomic_fallback,
+                     report);
     }
+}
+
+// The loads of `f` whose gradient writes the access analysis could not classify.
+int unproven_loads(const ir::Function &f, const std::vector<std::string> &wrt) {
+    int n = 0;
+    for (const passes::GradAccess &g : passes::analyze_access(f, wrt))
+        for (const passes::LoadAccess &l : g.loads) n += l.cls == passes::LoadAccess::Unproven;
+    return n;
+}
+
+// The forward rewritten on its tile coordinates (passes/remap_programs.h), where the access
+// analysis leaves fewer of its loads unproven than on the forward as it is (a head split the
+// analysis follows already gains nothing), unless TAD_REMAP=off; `report` gets why not, where the
+// program ids are not affine and the analysis left loads unproven.
+std::vector<passes::Remapped> remapped_forwards(const Derived &d, const std::string &name, std::string *report) {
+    const char *env = std::getenv("TAD_REMAP");
+    if (env && std::string(env) == "off") return {};
+    const int unproven = unproven_loads(d.forward, d.spec.wrt);
+    if (unproven == 0) return {};
+    std::string why;
+    std::vector<passes::Remapped> out;
+    for (passes::Remapped &r : passes::remap_programs(d.forward, &why))
+        if (unproven_loads(r.fn, d.spec.wrt) < unproven) out.push_back(std::move(r));
+    if (out.empty() && why != "no program id" && why != "its program ids are used affinely already")
+        *report +=
+            name + ": programs not remapped: " + (why.empty() ? "no rewrite proves more of its loads" : why) + "\n";
+    return out;
+}
+
+// Reverse mode of one launch: where the kernel computes its tile coordinates from the program ids,
+// the variants of the forward rewritten on each choice of them first (each applies where the
+// launch maps its programs one to one onto a box of them), then those of the forward as it is.
+plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> &shared, const std::string &name,
+                              std::string *report) {
+    plan::Specialization sp{d.specialization.key, {}};
+    const std::vector<passes::Remapped> remapped = remapped_forwards(d, name, report);
+    for (size_t i = 0; i < remapped.size(); ++i) {
+        Derived r = d;
+        r.forward = dump("remap-programs", remapped[i].fn);
+        const std::string name_i = name + (i == 0 ? "_remapped" : "_remapped_split");
+        *report += name_i + ": programs remapped onto tile coordinates " + remapped[i].map.str() + "\n" +
+                   passes::print(r.forward, passes::analyze_access(r.forward, d.spec.wrt));
+        const size_t first = sp.variants.size();
+        reverse_variants(sp, r, shared, name_i, false, report);
+        for (size_t v = first; v < sp.variants.size(); ++v) sp.variants[v].remap = remapped[i].map;
+    }
+    reverse_variants(sp, d, shared, name, true, report);
     return sp;
 }
 
@@ -361,6 +416,22 @@ void add_specializations(plan::Derivation &d, const Chain &c) {
     }
 }
 
+// The kernels a trace launches, in order.
+std::vector<std::string> launched_kernels(JsonRef trace) {
+    std::vector<std::string> out;
+    for (size_t k = 0; k < trace.at("launches").size(); ++k) out.push_back(trace.at("launches")[k].at("kernel").str());
+    return out;
+}
+
+// Whether every trace launches the same kernels in the same order: one backward plan serves them.
+// Otherwise the stub chooses its kernels by shape or flags, and each launch becomes its own
+// autograd node (launch_nodes.h), which serves any sequence of the launches it was traced with.
+bool same_kernels(const std::vector<JsonRef> &traces) {
+    for (JsonRef t : traces)
+        if (launched_kernels(t) != launched_kernels(traces.front())) return false;
+    return true;
+}
+
 // The specialization key of every launch, launch index first.
 plan::Key traced_key(const frontend::KernelFile &kf, JsonRef trace) {
     plan::Key key;
@@ -406,7 +477,8 @@ std::string explain(const std::vector<Chain> &chains) {
 
 std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
                                  ad::LoopPolicy loops, std::string *explanation) {
-    if (has_torch_code(traces.front())) return emit_launch_node_module(kf, traces, loops, explanation);
+    if (has_torch_code(traces.front()) || !same_kernels(traces))
+        return emit_launch_node_module(kf, traces, loops, explanation);
     std::vector<Chain> chains;
     for (JsonRef t : traces) chains.push_back(derive_chain(kf, t, loops));
     if (explanation) *explanation = explain(chains);
@@ -424,7 +496,7 @@ bool has_specializations(const frontend::KernelFile &kf, JsonRef trace) { return
 bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std::vector<JsonRef> &seen) {
     auto key = traced_key(kf, trace);
     for (JsonRef s : seen)
-        if (traced_key(kf, s) == key) return false;
+        if (traced_key(kf, s) == key && launched_kernels(s) == launched_kernels(trace)) return false;
     return true;
 }
 

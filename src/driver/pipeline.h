@@ -77,7 +77,8 @@ std::string explain(const std::vector<Chain> &chains);
 // unrolled loops, values baked in): then each combination of those values needs its own backward.
 bool has_specializations(const frontend::KernelFile &kf, JsonRef trace);
 
-// Whether `trace` specializes the kernels on other values than every trace in `seen`.
+// Whether `trace` specializes the kernels on other values, or launches other kernels, than every
+// trace in `seen`.
 bool new_specialization(const frontend::KernelFile &kf, JsonRef trace, const std::vector<JsonRef> &seen);
 
 }  // namespace tad::driver

@@ -10,6 +10,7 @@
 
 #include "driver/optimize_options.h"
 #include "frontend/kernel_file.h"
+#include "retrieve/query.h"
 #include "support/json.h"
 
 namespace tad::driver {
@@ -56,6 +57,13 @@ struct BenchOptions {
     int reps = 100;
 };
 
+// tad_export: the current candidate's backward compiled for the GPU (docs/aot.md).
+struct ExportOptions {
+    std::string out_dir;
+    std::string dims_json;  // a JSON list of dims (or one); empty: SWEEP
+    std::string dtypes;  // empty: the file's DTYPES, else float32,float16
+};
+
 class Session {
 public:
     explicit Session(SessionOptions opts);
@@ -70,9 +78,15 @@ public:
     // Reports are JSON (docs/reports.md); `passed` is set from the report.
     std::string verify(const VerifyOptions &opts, bool *passed);
     std::string bench(const BenchOptions &opts);
+    // Writes the export into opts.out_dir and returns its report (JSON, docs/reports.md).
+    std::string export_kernels(const ExportOptions &opts);
     std::string snapshot(const std::string &label);
     void rollback(const std::string &id);
     std::string snapshot_list() const;
+    // The dataset entries closest to the loaded forward (retrieve/query.h).
+    std::string retrieve(const tad::retrieve::Options &opts) const;
+
+    struct Impl;  // session_impl.h
 
     // The optimizer's view (optimize.h). The loaded forward (TAD_ERR_STATE "<what>: no forward file
     // loaded ..." without one), its absolute path and text.
@@ -97,7 +111,6 @@ public:
     const PairProvider &pair_provider() const;
 
 private:
-    struct Impl;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -25,30 +25,31 @@ std::string emit_kernel(const ir::Function &fn, const std::string &doc);
 std::string emit_module(const frontend::KernelFile &kf, const plan::Plan &backward, const plan::Plan *tangent,
                         const std::string &jvp_unsupported);
 
-// One launch of a stub whose torch code autograd differentiates (docs/stub-autograd.md), as a stub
-// of its own: `file` is the forward file with the one-launch stub `<stub>_launch<k>`, whose params
-// are the views the launch gets (a kernel parameter names each) and whose grad_inputs are those
-// that require grad when it is launched; `written` are the params it writes, its outputs in order;
-// `backward` is the one-launch stub's backward plan, absent when no argument requires grad.
+// The launches of one kind in a stub whose launches are autograd nodes (docs/stub-autograd.md), as
+// a stub of their own: `file` is the forward file with the one-launch stub `<stub>_launch<g>`,
+// whose params are the views a launch of `kernel` gets (a kernel parameter names each) and whose
+// grad_inputs are those that require grad when it is launched; `written` are the params it
+// writes, its outputs in order; `backward` is the one-launch stub's backward plan, absent when no
+// argument requires grad. A launch at run time takes the node of its kernel and views.
 struct LaunchNode {
     frontend::KernelFile file;
+    std::string kernel;
     std::vector<std::string> written;
     std::optional<plan::Plan> backward;
 };
 
-// Such a stub: its launches' kernels in launch order, a node per launch, its number of outputs and
-// the inputs it updates in place and returns.
+// Such a stub: a node per kind of launch, its number of outputs and the inputs it updates in place
+// and returns.
 struct NodeModule {
-    std::vector<std::string> launched;
     std::vector<LaunchNode> nodes;
     size_t num_outputs = 0;
     std::vector<std::string> dirty;
 };
 
-// The module of such a stub: the forward's copy and runtime as emit_module's, then per launch its
-// backward kernels and launcher `<stub>_launch<k>_backward`, the table _NODES of the launches'
-// nodes, and `forward(*args, **kwargs)`, which runs the stub under autograd with each launch its own
-// node (_LaunchFunction). `jvp` raises NotImplementedError(JVP_UNSUPPORTED) (`jvp_unsupported`).
+// The module of such a stub: the forward's copy and runtime as emit_module's, then per node its
+// backward kernels and launcher `<stub>_launch<g>_backward`, the table _NODES of the nodes, and
+// `forward(*args, **kwargs)`, which runs the stub under autograd with each launch its own node
+// (_LaunchFunction). `jvp` raises NotImplementedError(JVP_UNSUPPORTED) (`jvp_unsupported`).
 std::string emit_node_module(const frontend::KernelFile &kf, const NodeModule &m, const std::string &jvp_unsupported);
 
 // The self-check of a generated module `source` emitted for `kf` (src/emit/check.cpp), before any

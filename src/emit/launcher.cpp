@@ -2,6 +2,7 @@
 // tensor of the call.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "emit/module_internal.h"
@@ -70,6 +71,8 @@ private:
     std::map<TensorRef, std::string> partial_;  // a re-gridded run's partial buffer of each tensor's shadow
     std::set<TensorRef> summed_;  // shadows that are their partial rows' sum (Init::Partials)
     std::string grid_size_, programs_, wide_block_;
+    std::vector<std::string> box_names_;  // one per remapped branch of a case
+    std::string box_of_branch_;  // writing a remapped branch's condition: num_programs(k) is this box's
     std::set<std::string> inputs_;
     std::set<int> outputs_, temps_used_;
 
@@ -272,17 +275,9 @@ private:
     // The element count of fn's largest tile (by its traced sizes), spelled with the launch's
     // constexprs where its dims are named by one.
     std::string largest_tile(size_t launch, const ir::Function &fn) const {
-        const ir::Type *best = nullptr;
-        for (const ir::ValueInfo &v : fn.values)
-            if (!best || v.type.numel() > best->numel()) best = &v.type;
-        if (!best || best->shape.empty()) return "1";
         std::string out;
-        for (const ir::Dim &d : best->shape) {
-            const bool named = std::any_of(fn.constexprs.begin(), fn.constexprs.end(),
-                                           [&](const ir::Constexpr &c) { return c.name == d.expr; });
-            out += (out.empty() ? "" : " * ") + (named ? symbol(launch, d.expr) : std::to_string(d.value));
-        }
-        return out;
+        for (const std::string &d : plan::largest_tile(fn)) out += (out.empty() ? "" : " * ") + symbol(launch, d);
+        return out.empty() ? "1" : out;
     }
 
     // A guard's symbol: a recorded scalar, or `num_programs(k)`, the recorded grid's size along k.
@@ -293,24 +288,53 @@ private:
         if (std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) return name;
         const std::string grid = "num_programs(";
         if (name.compare(0, grid.size(), grid) == 0)
-            return "(" + launches_ + "[" + std::to_string(launch) + "].grid + (1, 1))[" +
-                   name.substr(grid.size(), name.size() - grid.size() - 1) + "]";
+            return "(" +
+                   (box_of_branch_.empty() ? launches_ + "[" + std::to_string(launch) + "].grid" : box_of_branch_) +
+                   " + (1, 1))[" + name.substr(grid.size(), name.size() - grid.size() - 1) + "]";
+        const std::string program = "program_id(";
+        if (name.compare(0, program.size(), program) == 0)
+            return "p[" + name.substr(program.size(), name.size() - program.size() - 1) + "]";
         return a_ + "[\"" + name + "\"]";
     }
 
-    // A case's variants, tried by their guards (conditions on recorded scalars).
+    // `box = _program_box(...)`: the box the launch's programs map onto one to one for a remapped
+    // branch (module_runtime.py), None where they do not.
+    std::string box_assignment(size_t launch, const passes::ProgramMap &m, const std::string &box) const {
+        auto spell = [&](const std::string &n) { return symbol(launch, n); };
+        std::vector<std::string> coords, key;
+        for (const passes::HostExpr &c : m.coords) coords.push_back(c.str(spell));
+        for (const std::string &n : m.names()) key.push_back(spell(n));
+        return box + " = _program_box(" + launches_ + "[" + std::to_string(launch) +
+               "].grid, lambda p: " + py_tuple(coords, false) + ", " + py_tuple(key, false) + ")";
+    }
+
+    // A case's variants, tried by their guards (conditions on recorded scalars); a remapped one
+    // where its box exists, its guards read on the box.
     void branches(size_t launch, const plan::Case &c, const std::string &indent) {
         const std::vector<plan::Branch> &bs = c.branches;
+        std::vector<std::string> boxes(bs.size());
+        for (size_t i = 0, n = 0; i < bs.size(); ++i)
+            if (bs[i].remap) {
+                while (box_names_.size() <= n) box_names_.push_back(names_.fresh("box"));
+                boxes[i] = box_names_[n++];
+                os_ << indent << box_assignment(launch, *bs[i].remap, boxes[i]) << "\n";
+            }
         for (size_t i = 0; i < bs.size(); ++i) {
             std::string inner = indent;
             if (bs.size() > 1) {
-                std::string cond;
+                box_of_branch_ = boxes[i];
+                std::string cond = boxes[i].empty() ? "" : boxes[i] + " is not None";
                 for (size_t g = 0; g < bs[i].guards.size(); ++g)
-                    cond += (g ? " and " : "") +
+                    cond += (cond.empty() ? "" : " and ") +
                             bs[i].guards[g].str([&](const std::string &n) { return symbol(launch, n); });
-                os_ << indent << (bs[i].guards.empty() ? "else:" : (i ? "elif " : "if ") + cond + ":") << "\n";
+                box_of_branch_.clear();
+                os_ << indent << (cond.empty() ? "else:" : (i ? "elif " : "if ") + cond + ":") << "\n";
                 inner += "    ";
             }
+            // The remapped kernels run on the box: every later use of the launch's grid is its.
+            if (bs[i].remap)
+                os_ << inner << launches_ << " = _with_grid(" << launches_ << ", " << launch << ", " << boxes[i]
+                    << ")\n";
             branch(launch, bs[i], inner);
         }
     }
@@ -326,6 +350,15 @@ private:
             });
     }
 };
+
+// Whether the recorded launch's `name` has the key's `value`. A tensor argument is not among the
+// recorded scalars: it is not None, and it is not any literal.
+std::string key_test(const std::string &args, const std::string &name, const std::string &value) {
+    const std::string at = args + "[\"" + name + "\"]", in = "\"" + name + "\" in " + args;
+    if (value == plan::kNotNone) return "(\"" + name + "\" not in " + args + " or " + at + " is not None)";
+    if (value == "None") return "(" + in + " and " + at + " is None)";
+    return at + " == " + value;
+}
 
 }  // namespace
 
@@ -344,21 +377,27 @@ void write_step(std::ostream &os, const plan::Step &s, const std::string &launch
         }
         std::string cond;
         for (const auto &[name, value] : s.cases[c].key)
-            cond += (cond.empty() ? "" : " and ") + args + "[\"" + name + "\"] == " + value;
+            cond += (cond.empty() ? "" : " and ") + key_test(args, name, value);
         os << "    " << (c == 0 ? "if " : "elif ") << cond << ":\n";
         body(s.cases[c], "        ");
     }
     if (!keyed) return;
     // Every name some case is keyed on (a case may be keyed on more: a constexpr that only the branch
     // it took reads).
+    // A parameter keyed on not being None may be a tensor, which is not among the recorded scalars.
     std::vector<std::string> keyed_on;
+    std::set<std::string> maybe_tensor;
     for (const plan::Case &c : s.cases)
-        for (const auto &[name, value] : c.key)
+        for (const auto &[name, value] : c.key) {
             if (std::find(keyed_on.begin(), keyed_on.end(), name) == keyed_on.end()) keyed_on.push_back(name);
+            if (value == plan::kNotNone) maybe_tensor.insert(name);
+        }
     std::string names, shown;
     for (const std::string &name : keyed_on) {
         names += (names.empty() ? "" : ", ") + name;
-        shown += (shown.empty() ? "" : ", ") + name + "={" + args + "['" + name + "']!r}";
+        const std::string value =
+            maybe_tensor.count(name) ? args + ".get('" + name + "', '<tensor>')" : args + "['" + name + "']";
+        shown += (shown.empty() ? "" : ", ") + name + "={" + value + "!r}";
     }
     os << "    else:\n        raise RuntimeError(f\"" << missing(shown, names) << "\")\n";
 }

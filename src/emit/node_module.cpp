@@ -7,6 +7,7 @@
 #include "emit/module_internal.h"
 #include "emit/templates.h"
 #include "support/error.h"
+#include "support/py_literal.h"
 
 namespace tad::emit {
 
@@ -27,8 +28,10 @@ bool uses_tf32(const plan::Plan &p) {
 // `_Node(...)` of one launch; prints its backward kernels and launcher to `os`.
 std::string node_entry(std::ostream &os, const LaunchNode &n) {
     const frontend::StubInfo &stub = n.file.stub;
+    const std::string kernel = py_literal(n.kernel, PyQuotes::Double);
     if (!n.backward)
-        return "_Node(None, " + py_tuple(stub.params, true) + ", " + py_tuple(n.written, true) + ", (), (), ())";
+        return "_Node(" + kernel + ", None, " + py_tuple(stub.params, true) + ", " + py_tuple(n.written, true) +
+               ", (), (), ())";
     os << detail::backward_kernels(n.file, *n.backward);
     const detail::Launcher l = detail::emit_launcher(n.file, *n.backward);
     if (!l.outputs.empty() || !l.temps.empty())
@@ -42,8 +45,9 @@ std::string node_entry(std::ostream &os, const LaunchNode &n) {
             saved.push_back(p);  // of what it writes, the backward reads the layout and the snapshots
     for (const plan::Snapshot &s : n.backward->snapshots)
         if (std::find(snapshots.begin(), snapshots.end(), s.param) == snapshots.end()) snapshots.push_back(s.param);
-    return "_Node(" + l.name + ", " + py_tuple(stub.params, true) + ", " + py_tuple(n.written, true) + ", " +
-           py_tuple(stub.grad_inputs, true) + ", " + py_tuple(saved, true) + ", " + py_tuple(snapshots, true) + ")";
+    return "_Node(" + kernel + ", " + l.name + ", " + py_tuple(stub.params, true) + ", " + py_tuple(n.written, true) +
+           ", " + py_tuple(stub.grad_inputs, true) + ", " + py_tuple(saved, true) + ", " + py_tuple(snapshots, true) +
+           ")";
 }
 
 void entry_point(std::ostream &os, const frontend::KernelFile &kf, const NodeModule &m, bool tf32) {
@@ -60,10 +64,8 @@ void entry_point(std::ostream &os, const frontend::KernelFile &kf, const NodeMod
        << "` with a backward: same arguments and results, differentiable in GRAD_INPUTS. The stub runs\n"
           "    under autograd, each launch its own node (_NODES), so that autograd differentiates its torch "
           "code.\"\"\"\n";
-    os << "    with _capturing_nodes(_NODES) as launches:\n";
-    os << "        out = " << detail::stub_callable(stub) << "(*_ARGUMENTS(args, kwargs))\n";
-    os << "    _check_launches(launches, _KERNELS)\n";
-    os << "    return out\n";
+    os << "    with _capturing_nodes(_NODES):\n";
+    os << "        return " << detail::stub_callable(stub) << "(*_ARGUMENTS(args, kwargs))\n";
 }
 
 }  // namespace
@@ -71,7 +73,9 @@ void entry_point(std::ostream &os, const frontend::KernelFile &kf, const NodeMod
 std::string emit_node_module(const frontend::KernelFile &kf, const NodeModule &m, const std::string &jvp_unsupported) {
     std::ostringstream os;
     plan::Plan named;  // names the launched kernels in the header
-    named.launched = m.launched;
+    for (const LaunchNode &n : m.nodes)
+        if (std::find(named.launched.begin(), named.launched.end(), n.kernel) == named.launched.end())
+            named.launched.push_back(n.kernel);
     os << detail::module_head(kf, named);
     os << "\n" << template_text("module_runtime.py") << "\n\n" << template_text("launch_nodes.py") << "\n\n";
     std::set<std::string> recorded;  // a kernel launched twice in the stub's source is wrapped once
@@ -84,8 +88,7 @@ std::string emit_node_module(const frontend::KernelFile &kf, const NodeModule &m
         entries.push_back(node_entry(os, n));
         tf32 = tf32 || (n.backward && uses_tf32(*n.backward));
     }
-    os << "\n\n_KERNELS = " << py_tuple(m.launched, true) << "\n";
-    os << "# Per launch: its node (_Node).\n_NODES = (\n";
+    os << "\n\n# Per kernel and views a launch gets: its node (_Node).\n_NODES = (\n";
     for (const std::string &e : entries) os << "    " << e << ",\n";
     os << ")\n";
     entry_point(os, kf, m, tf32);

@@ -101,6 +101,16 @@ struct Deleter {
 
 }  // namespace
 
+std::string dotted(const Node *n) {
+    if (!n) return "";
+    if (n->is("Name")) return n->str("id");
+    if (n->is("Attribute")) {
+        std::string base = dotted(n->node("value").get());
+        return base.empty() ? "" : base + "." + n->str("attr");
+    }
+    return "";
+}
+
 NodePtr make(std::string kind, Loc loc) {
     NodePtr n(new Node, Deleter{});
     n->kind = std::move(kind);

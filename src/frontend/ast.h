@@ -79,6 +79,21 @@ struct File {
     std::string slice(const Loc &loc) const;
 };
 
+// Calls f on `n` and every node below it, in source order (pre-order); null children are skipped.
+template <class F> void walk(const NodePtr &n, F &&f) {
+    if (!n) return;
+    f(*n);
+    for (const auto &field : n->fields) {
+        if (auto p = std::get_if<NodePtr>(&field.second))
+            walk(*p, f);
+        else if (auto l = std::get_if<NodeList>(&field.second))
+            for (const auto &c : *l) walk(c, f);
+    }
+}
+
+// Dotted name of a Name / Attribute chain ("triton.jit"), or "" for anything else.
+std::string dotted(const Node *n);
+
 // Deterministic dump mirroring ast.dump(node, include_attributes=True) semantics but in a stable,
 // line-oriented form; tests/frontend/pyast_dump.py writes CPython's tree in the same form.
 std::string dump(const Node &node, bool with_locations);

@@ -6,34 +6,14 @@ namespace tad::frontend {
 
 namespace {
 
-// Dotted name of a Name / Attribute chain ("triton.jit"), or "" for anything else.
-std::string dotted(const ast::Node *n) {
-    if (!n) return "";
-    if (n->is("Name")) return n->str("id");
-    if (n->is("Attribute")) {
-        std::string base = dotted(n->node("value").get());
-        return base.empty() ? "" : base + "." + n->str("attr");
-    }
-    return "";
-}
+using ast::dotted;
+using ast::walk;
 
 std::string at(const ast::File &f, const ast::Node &n) { return where(f.path, n.loc.line, n.loc.col + 1); }
 
 bool is_autodiff_decorator(const ast::Node &d) {
     std::string name = dotted(d.is("Call") ? d.node("func").get() : &d);
     return name == "tad.autodiff" || name == "autodiff";
-}
-
-// Calls f on `n` and every node below it, in source order.
-template <class F> void walk(const ast::NodePtr &n, F &&f) {
-    if (!n) return;
-    f(*n);
-    for (const auto &field : n->fields) {
-        if (auto p = std::get_if<ast::NodePtr>(&field.second))
-            walk(*p, f);
-        else if (auto l = std::get_if<ast::NodeList>(&field.second))
-            for (const auto &c : *l) walk(c, f);
-    }
 }
 
 // The jit functions an expression of the stub may evaluate to: a kernel's (dotted) name, or a
@@ -55,11 +35,14 @@ void kernels_named(const KernelFile &kf, const ast::Node &e, std::vector<std::st
     });
 }
 
-// Collects the kernels of every `K[grid](...)` call in the stub, in source order.
+// Collects the kernels of every `K[grid](...)` call in the stub, in source order, and whether it
+// branches.
 void find_launches(KernelFile &kf) {
     walk(kf.stub.def, [&](const ast::Node &n) {
         ast::NodePtr f = n.is("Call") ? n.node("func") : nullptr;
         if (f && f->is("Subscript")) kernels_named(kf, *f->node("value"), kf.stub.launched);
+        for (const char *kind : {"If", "IfExp", "For", "While", "Try", "TryStar", "Match"})
+            kf.stub.branches = kf.stub.branches || n.is(kind);
     });
 }
 

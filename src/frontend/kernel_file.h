@@ -18,6 +18,9 @@ struct StubInfo {
     // kernels launched as K[grid](...), in source order, as the stub spells them: a name, `Cls.k`, or
     // each kernel a local it launches may hold (`k = _a if flag else _b`)
     std::vector<std::string> launched;
+    // Whether the stub has control flow (if, a conditional expression, a loop, try, match): which
+    // kernels it launches, and how often, may then depend on its arguments.
+    bool branches = false;
 };
 
 struct KernelFile {

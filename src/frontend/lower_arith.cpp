@@ -197,12 +197,16 @@ std::pair<ValueId, ValueId> Lowerer::unify(const CV &ca, const CV &cb, const ast
 
 CV Lowerer::binop(const std::string &op, const CV &a, const CV &b, const ast::Node &n) {
     if (a.compile_time() && b.compile_time()) return fold(op, a, b, n);
-    // An argument bound to None is compile-time, and the module checks at launch that it still is;
-    // that a tensor is not None it cannot check yet (tensors are not part of a specialization's key).
-    if ((op == "Is" || op == "IsNot") && (a.kind == CV::None || b.kind == CV::None))
-        unsupported(n, std::string(op == "Is" ? "is None" : "is not None") + " of a tensor or run-time scalar",
-                    "tad specializes a kernel on arguments that are None, not yet on arguments that are not; pass "
-                    "None, or choose with a tl.constexpr flag (HAS_BIAS: tl.constexpr)");
+    // An argument bound to None is compile-time (folded above); one bound to a tensor or a number is
+    // not None, as Triton folds it: the function is specialized on that, which the module checks at
+    // each launch (ir::Function::specialized). A value the kernel computed is never None.
+    if ((op == "Is" || op == "IsNot") && (a.kind == CV::None || b.kind == CV::None)) {
+        const CV &other = a.kind == CV::None ? b : a;
+        CV r = CV::boolean(op == "IsNot");
+        for (const ir::Param &p : fn_.params)
+            if (other.kind == CV::Value && p.value == other.v) r.deps.insert(p.name);
+        return r;
+    }
     bool a_ptr = a.kind == CV::Value && fn_.type(a.v).is_ptr;
     bool b_ptr = b.kind == CV::Value && fn_.type(b.v).is_ptr;
     if (a_ptr || b_ptr) {

@@ -94,7 +94,7 @@ void Lowerer::finish_specializations() {
     for (const std::string &name : fn_.specialized) {
         bool known = std::any_of(fn_.constexprs.begin(), fn_.constexprs.end(),
                                  [&](const ir::Constexpr &c) { return c.name == name; });
-        if (known) continue;
+        if (known || fn_.param_index(name) >= 0) continue;  // a parameter: specialized on not being None
         // A parameter bound to None, a bool or a string is compile-time without being a constexpr:
         // the function depends on its value, so the backward takes it as one and is keyed on it.
         auto it = compile_time_params_.find(name);
@@ -104,9 +104,13 @@ void Lowerer::finish_specializations() {
         fn_.constexprs.push_back({name, it->second});
     }
     std::vector<std::string> ordered;
+    auto specialized = [&](const std::string &n) {
+        return std::find(fn_.specialized.begin(), fn_.specialized.end(), n) != fn_.specialized.end();
+    };
+    for (const ir::Param &p : fn_.params)
+        if (specialized(p.name)) ordered.push_back(p.name);
     for (const ir::Constexpr &c : fn_.constexprs)
-        if (std::find(fn_.specialized.begin(), fn_.specialized.end(), c.name) != fn_.specialized.end())
-            ordered.push_back(c.name);
+        if (specialized(c.name)) ordered.push_back(c.name);
     fn_.specialized = std::move(ordered);
 }
 

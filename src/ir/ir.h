@@ -181,7 +181,8 @@ struct Function {
     std::vector<Constexpr> constexprs;  // after params in the signature
     // Constexprs whose values the function depends on, not only through their names (a static `if`,
     // a tl.static_range trip count, an axis, a value folded without a spelling): it is only valid for
-    // those values, their literals in `constexprs`.
+    // those values, their literals in `constexprs`. A parameter's name here (not a constexpr's): the
+    // function depends on its not being None (`if B is not None`), and serves launches where it is not.
     std::vector<std::string> specialized;
     std::vector<ValueInfo> values;
     std::vector<Op> ops;

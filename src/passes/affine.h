@@ -59,6 +59,8 @@ public:
     std::string str(const std::function<std::string(const std::string &)> &name) const;
     // Its value where `value` knows every symbol; false where it does not know one.
     bool eval(const std::function<bool(const std::string &, int64_t *)> &value, int64_t *out) const;
+    // Its terms: sorted symbol names (none: the constant term) -> nonzero coefficient.
+    const std::map<std::vector<std::string>, int64_t> &terms() const { return terms_; }
 
 private:
     std::map<std::vector<std::string>, int64_t> terms_;  // sorted names -> nonzero coefficient

@@ -159,7 +159,7 @@ std::string HostExpr::str() const {
     return str([](const std::string &n) { return n; });
 }
 
-std::optional<HostExpr> host_expr(const ir::Function &f, ir::ValueId v, std::string *why) {
+std::optional<HostExpr> host_expr(const ir::Function &f, ir::ValueId v, std::string *why, bool program_ids) {
     const ir::Op &op = f.def(v);
     const ir::Type &t = f.type(v);
     auto refuse = [&]() -> std::optional<HostExpr> {
@@ -173,6 +173,11 @@ std::optional<HostExpr> host_expr(const ir::Function &f, ir::ValueId v, std::str
         if (f.params[op.ival].kind != ir::ParamKind::Int) return refuse();
         e.op = HostExpr::Name;
         e.name = f.params[op.ival].name;
+        return e;
+    case OpKind::ProgramId:
+        if (!program_ids) return refuse();
+        e.op = HostExpr::Name;
+        e.name = "program_id(" + std::to_string(op.axis) + ")";
         return e;
     case OpKind::Const: {
         if (op.fval != std::floor(op.fval)) return refuse();
@@ -188,14 +193,14 @@ std::optional<HostExpr> host_expr(const ir::Function &f, ir::ValueId v, std::str
         if (ir::dtype_is_float(f.type(op.operands[0]).elem) ||
             ir::dtype_rank(t.elem) < ir::dtype_rank(f.type(op.operands[0]).elem))
             return refuse();
-        return host_expr(f, op.operands[0], why);
+        return host_expr(f, op.operands[0], why, program_ids);
     default: break;
     }
     const std::optional<HostExpr::Op> bin = binary_op(op.kind);
     if (!bin) return refuse();
-    std::optional<HostExpr> a = host_expr(f, op.operands[0], why);
+    std::optional<HostExpr> a = host_expr(f, op.operands[0], why, program_ids);
     if (!a) return std::nullopt;
-    std::optional<HostExpr> b = host_expr(f, op.operands[1], why);
+    std::optional<HostExpr> b = host_expr(f, op.operands[1], why, program_ids);
     if (!b) return std::nullopt;
     return node(*bin, {std::move(*a), std::move(*b)});
 }

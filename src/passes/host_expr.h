@@ -34,10 +34,11 @@ struct HostExpr {
     std::string str() const;  // names as they are
 };
 
-// The expression computing scalar `v` of `f`, or nullopt (`why` says which op) where it reads a
-// program id, memory, a float or a loop value. A constant spelled from constexprs ("BLOCK_K - 1")
-// is read from its spelling, so the expression holds for other values of them.
-std::optional<HostExpr> host_expr(const ir::Function &f, ir::ValueId v, std::string *why);
+// The expression computing scalar `v` of `f`, or nullopt (`why` says which op) where it reads
+// memory, a float, a loop value or (unless `program_ids`) a program id. A constant spelled from
+// constexprs ("BLOCK_K - 1") is read from its spelling, so the expression holds for other values of
+// them. Program ids are Names "program_id(0)", ... (remap_programs.h).
+std::optional<HostExpr> host_expr(const ir::Function &f, ir::ValueId v, std::string *why, bool program_ids = false);
 
 // A loop's trip count, len(range(lo, hi, step)), in programs of `per` iterations each (rounded up).
 struct TripCount {

@@ -169,6 +169,7 @@ private:
     Branch branch(size_t k, const KernelVariant &v) {
         Branch b;
         b.guards = v.guards;
+        b.remap = v.remap;
         if (v.bwd.tape) {
             // The tape's size is known only once each program's trip counts are: a sizing kernel
             // writes them, the largest sets the stride between programs' tapes.

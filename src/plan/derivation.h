@@ -16,6 +16,7 @@
 #include "ad/reverse.h"
 #include "passes/affine.h"
 #include "passes/host_expr.h"
+#include "passes/remap_programs.h"
 #include "passes/widen.h"
 
 namespace tad::plan {
@@ -31,8 +32,9 @@ struct TensorRef {
 };
 
 // The values of the constexprs that chose static branches while lowering (constexpr name -> Python
-// literal); empty when none did.
+// literal), and the parameters whose not being None did (name -> kNotNone); empty when none did.
 using Key = std::vector<std::pair<std::string, std::string>>;
+inline constexpr const char *kNotNone = "not None";
 // A run-time condition on a launch's recorded scalars (and `num_programs(k)`, its grid): two
 // scalars equal (a store that mirrors the forward's addresses when `stride_x == stride_y`),
 // `lhs >= rhs` (a disjointness proof's `stride >= 2*N`), or any one of several conjunctions (a
@@ -85,6 +87,10 @@ struct KernelVariant {
     // Run last: the writes at data-dependent addresses of gradients the kernels before store
     // (passes::split_scatter), as relaxed atomic adds onto what they stored.
     std::optional<ad::Backward> scatter;
+    // Derived from the forward rewritten on its tile coordinates (passes/remap_programs.h): the
+    // variant applies where the launch's programs map one to one onto the coordinates' box, and its
+    // kernels run on that box instead of the recorded grid.
+    std::optional<passes::ProgramMap> remap;
 };
 
 // The backward of one specialization: its variants, tried in order (the last has no guards).

@@ -56,6 +56,24 @@ std::vector<std::pair<int64_t, int64_t>> merged(std::vector<std::pair<int64_t, i
 
 }  // namespace
 
+bool launch_symbol(const std::string &name, const std::array<int64_t, 3> &grid,
+                   const std::function<bool(const std::string &, int64_t *)> &named, int64_t *out) {
+    const size_t div = name.find("//");  // num_programs(a)//d: full groups of d programs
+    if (div != std::string::npos) {
+        int64_t n = 0, d = 0;
+        return launch_symbol(name.substr(0, div), grid, named, &n) &&
+               launch_symbol(name.substr(div + 2), grid, named, &d) && d > 0 && (*out = n / d, true);
+    }
+    if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return *out = std::stoll(name), true;
+    const std::string programs = "num_programs(";
+    if (name.compare(0, programs.size(), programs) == 0) {
+        const size_t axis = std::stoul(name.substr(programs.size()));
+        return axis < grid.size() && (*out = grid[axis], true);
+    }
+    return named(name, out);
+}
+
 bool covers(const passes::Coverage &c, const std::function<bool(const std::string &, int64_t *)> &value,
             const std::vector<int64_t> &shape, const std::vector<int64_t> &stride) {
     for (const passes::Inequality &g : c.guards) {

@@ -16,7 +16,9 @@
 // - `steps` run in order. A step belongs to forward launch `launch`: its cases are tried in order,
 //   the first whose key equals the launch's constexpr values is taken (none matching is an error:
 //   the module was not generated for these values); within it, the first branch whose guards hold
-//   (each named pair of recorded scalars equal) is taken. A branch sizes its tape (when it has a
+//   (each named pair of recorded scalars equal) is taken, a remapped branch only where the
+//   launch's programs map one to one onto a box of its tile coordinates (Branch::remap), which
+//   then stands for the launch's grid. A branch sizes its tape (when it has a
 //   sizing kernel), allocates its shadows, then runs its kernels in order on the launch's grid and
 //   options.
 //   A transposed run (`transposed_axis` >= 0) replaces the grid's size along that axis by `trips`,
@@ -31,6 +33,9 @@
 //   in the input's dtype (or nothing); forward mode returns, per output, its tangent.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -147,6 +152,10 @@ struct Run {
 
 struct Branch {
     Guards guards;  // empty: always
+    // The branch's kernels derive from the forward on its tile coordinates: it applies only where
+    // remap->box() holds for the launch, and then runs on that box as the launch's grid (every
+    // grid size below, num_programs in its guards included, is the box's).
+    std::optional<passes::ProgramMap> remap;
     std::optional<Run> sizing;  // the tape sizing kernel, run first
     std::vector<Alloc> allocs;  // shadows this branch allocates, in parameter order
     std::vector<Run> runs;
@@ -207,6 +216,18 @@ std::string tangent_unsupported(const Derivation &d);
 
 // Deterministic text form (tests).
 std::string print(const Plan &p);
+
+// The dims of `fn`'s largest tile (by its traced sizes): a constexpr's name where one names the
+// dim, else the number. A re-gridded run's program count depends on its element count at the
+// launch (module_runtime.py's _regrid_programs); empty for a kernel of scalars.
+std::vector<std::string> largest_tile(const ir::Function &fn);
+
+// The value of a plan symbol (guards, trip counts, coverage, tiles) in a launch on `grid`: a number
+// ("4"), `num_programs(k)` (the grid's size along k), `a//b` (both symbols, truncated, b > 0), or
+// a name, whose integer value `named` gives (a recorded scalar or constexpr). False where it knows
+// no value: every executor reads symbols the same way.
+bool launch_symbol(const std::string &name, const std::array<int64_t, 3> &grid,
+                   const std::function<bool(const std::string &, int64_t *)> &named, int64_t *out);
 
 // Whether plain stores with coverage `c` reach every element of a tensor of this shape and these
 // strides (in elements), with the symbols' values from `value`: the guards hold and the digits'

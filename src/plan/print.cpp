@@ -137,7 +137,7 @@ private:
             for (const Branch &b : c.branches) {
                 std::string in = indent;
                 if (c.branches.size() > 1) {
-                    std::string cond;
+                    std::string cond = b.remap ? "programs map onto a box of " + b.remap->str() : "";
                     for (const Guard &g : b.guards) cond += (cond.empty() ? "" : " and ") + g.str();
                     os_ << indent << (cond.empty() ? "otherwise" : "if " + cond) << ":\n";
                     in += "  ";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "passes/pipeline_loops.h"
@@ -94,6 +95,12 @@ int64_t regrid_programs(int64_t grid) { return std::max<int64_t>(1, std::min<int
 
 bool matches(const plan::Key &key, const Recorded &r) {
     for (const std::pair<std::string, std::string> &k : key) {
+        if (k.second == plan::kNotNone) {
+            auto a = std::find_if(r.bindings.begin(), r.bindings.end(),
+                                  [&](const frontend::ArgBinding &x) { return x.name == k.first; });
+            if (a == r.bindings.end() || a->kind == frontend::ArgBinding::None) return false;
+            continue;
+        }
         auto c = std::find_if(r.constexprs.begin(), r.constexprs.end(),
                               [&](const ir::Constexpr &x) { return x.name == k.first; });
         if (c == r.constexprs.end() || c->literal != k.second) return false;
@@ -104,31 +111,23 @@ bool matches(const plan::Key &key, const Recorded &r) {
 }  // namespace
 
 bool symbol_value(const Recorded &r, const std::string &name, int64_t *out) {
-    const size_t div = name.find("//");  // num_programs(a)//d: full groups of d programs
-    if (div != std::string::npos) {
-        int64_t n = 0, d = 0;
-        return symbol_value(r, name.substr(0, div), &n) && symbol_value(r, name.substr(div + 2), &d) && d > 0 &&
-               (*out = n / d, true);
-    }
-    if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        return *out = std::stoll(name), true;
-    const std::string grid = "num_programs(";
-    if (name.compare(0, grid.size(), grid) == 0) {
-        const size_t axis = std::stoul(name.substr(grid.size()));
-        return axis < r.grid.size() && (*out = r.grid[axis], true);
-    }
-    auto a = r.args.find(name);
-    if (a != r.args.end()) {
-        if (a->second.kind == interp::ArgValue::Float) return false;
-        return *out = a->second.ival, true;
-    }
-    for (const ir::Constexpr &c : r.constexprs)
-        if (c.name == name) {
-            char *end = nullptr;
-            *out = std::strtoll(c.literal.c_str(), &end, 10);
-            return !c.literal.empty() && *end == '\0';
-        }
-    return false;
+    return plan::launch_symbol(
+        name, r.grid,
+        [&](const std::string &n, int64_t *v) {
+            auto a = r.args.find(n);
+            if (a != r.args.end()) {
+                if (a->second.kind == interp::ArgValue::Float) return false;
+                return *v = a->second.ival, true;
+            }
+            for (const ir::Constexpr &c : r.constexprs)
+                if (c.name == n) {
+                    char *end = nullptr;
+                    *v = std::strtoll(c.literal.c_str(), &end, 10);
+                    return !c.literal.empty() && *end == '\0';
+                }
+            return false;
+        },
+        out);
 }
 
 SavedCopies run_forward(const std::vector<ir::Function> &kernels, const std::vector<Recorded> &launches,
@@ -157,14 +156,33 @@ void PlanRunner::alloc(const plan::Alloc &a) {
     if (id >= 0) shadows_[a.tensor] = id;
 }
 
-const plan::Branch &PlanRunner::choose(const plan::Step &s) const {
+// The box a remapped branch's launch runs on (its programs map onto it one to one), or nullopt.
+std::optional<std::array<int64_t, 3>> box_of(const passes::ProgramMap &m, const Recorded &r) {
+    std::optional<std::vector<int64_t>> box =
+        m.box({r.grid.begin(), r.grid.end()},
+              [&](const std::string &name, int64_t *out) { return symbol_value(r, name, out); });
+    if (!box) return std::nullopt;
+    std::array<int64_t, 3> grid{1, 1, 1};
+    std::copy(box->begin(), box->end(), grid.begin());
+    return grid;
+}
+
+const plan::Branch &PlanRunner::choose(const plan::Step &s, std::array<int64_t, 3> *box) const {
     const Recorded &r = launches_.at(s.launch);
     for (const plan::Case &c : s.cases) {
         if (!matches(c.key, r)) continue;
         for (const plan::Branch &b : c.branches) {
+            Recorded on = r;
+            if (b.remap) {
+                std::optional<std::array<int64_t, 3>> grid = box_of(*b.remap, r);
+                if (!grid) continue;
+                on.grid = *grid;
+            }
             bool ok = true;
-            for (const plan::Guard &g : b.guards) ok = ok && holds(g, r);
-            if (ok) return b;
+            for (const plan::Guard &g : b.guards) ok = ok && holds(g, on);
+            if (!ok) continue;
+            *box = on.grid;
+            return b;
         }
     }
     fail(TAD_ERR_INTERNAL, "plan runner: no case of launch " + std::to_string(s.launch) + " (" + s.kernel +
@@ -300,7 +318,9 @@ void PlanRunner::sum_partials(const plan::Run &run) {
 void PlanRunner::run(const plan::Plan &p) {
     for (const plan::Alloc &a : p.prologue) alloc(a);
     for (const plan::Step &s : p.steps) {
-        const plan::Branch &b = choose(s);
+        std::array<int64_t, 3> grid{};
+        const plan::Branch &b = choose(s, &grid);
+        launches_.at(s.launch).grid = grid;
         const int64_t stride = b.sizing ? size_tape(p, s.launch, *b.sizing) : 1;
         for (const plan::Alloc &a : b.allocs) alloc(a);
         // Poisoned: the folding kernel must write every program's word before the scatter reads it.

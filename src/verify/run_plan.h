@@ -51,7 +51,7 @@ public:
 
 private:
     const ast::File &module_;
-    const std::vector<Recorded> &launches_;
+    std::vector<Recorded> launches_;  // a remapped branch's launch runs on its box (plan.h)
     const SavedCopies &saved_;
     interp::Memory &mem_;
     Allocate allocate_;
@@ -61,7 +61,8 @@ private:
 
     struct Call;  // one kernel's bindings and arguments while they are assembled
     void alloc(const plan::Alloc &a);
-    const plan::Branch &choose(const plan::Step &s) const;
+    // The branch of step `s` that applies; `box`: the grid a remapped one runs on.
+    const plan::Branch &choose(const plan::Step &s, std::array<int64_t, 3> *box) const;
     int64_t size_tape(const plan::Plan &p, size_t launch, const plan::Run &sizing);
     // Runs one kernel on the launch's grid; `need`: the TapeNeed buffer of a sizing kernel.
     void launch(const plan::Plan &p, size_t launch, const plan::Run &r, int64_t tape_stride, int need);

@@ -182,6 +182,56 @@ static void test_reports(void) {
     CHECK(tad_report_passed("not json", &passed) == TAD_ERR_INVALID_ARGUMENT);
 }
 
+/* Retrieval from C: options, argument checks, the state error, then one query over the repository's
+ * dataset (the session directory and the index cache under the build tree). */
+static void test_retrieve(void) {
+    tad_retrieve_options r = TAD_RETRIEVE_OPTIONS_INIT;
+    tad_retrieve_options r2;
+    tad_session_options so = TAD_SESSION_OPTIONS_INIT;
+    tad_session *session = NULL;
+    char sentinel = 0;
+    char *out = &sentinel;
+    memset(&r2, 0xab, sizeof r2);
+    CHECK(r.version == TAD_RETRIEVE_OPTIONS_VERSION && r.topk == 0 && r.min_sim == 0.0 && r.exclude == NULL &&
+          r.dataset_dir == NULL && r.cache_dir == NULL);
+    CHECK(tad_retrieve_options_init(&r2, TAD_RETRIEVE_OPTIONS_VERSION) == TAD_OK);
+    CHECK(r2.version == r.version && r2.topk == 0 && r2.exclude == NULL && r2.cache_dir == NULL);
+    CHECK(tad_retrieve(NULL, &r, &out) == TAD_ERR_INVALID_ARGUMENT);
+    CHECK_MSG("tad_retrieve: session is NULL");
+    CHECK(out == NULL);
+    CHECK(tad_dataset_list(&r, NULL) == TAD_ERR_INVALID_ARGUMENT);
+    CHECK_MSG("tad_dataset_list: out_json is NULL");
+    CHECK(tad_dataset_import(NULL, NULL, &out) == TAD_ERR_INVALID_ARGUMENT);
+    CHECK_MSG("tad_dataset_import: source_dir is NULL");
+
+    so.work_dir = TAD_BINARY_DIR "/capi_c_work";
+    CHECK(tad_session_new(&so, &session) == TAD_OK);
+    CHECK(tad_retrieve(session, NULL, &out) == TAD_ERR_STATE);
+    CHECK_MSG("tad_retrieve: no forward file loaded (call tad_load_forward first)");
+    CHECK(tad_load_forward(session, TAD_SOURCE_DIR "/examples/layernorm.py", NULL) == TAD_OK);
+    r.topk = -1;
+    CHECK(tad_retrieve(session, &r, &out) == TAD_ERR_INVALID_ARGUMENT);
+    CHECK_MSG("tad_retrieve: topk must not be negative");
+    r.topk = 2;
+    r.min_sim = 1.5;
+    CHECK(tad_retrieve(session, &r, &out) == TAD_ERR_INVALID_ARGUMENT);
+    CHECK_MSG("tad_retrieve: min_sim must be between -1 and 1, got 1.5");
+    r.min_sim = 0.0;
+    r.exclude = "rmsnorm\nnothing";
+    r.dataset_dir = TAD_SOURCE_DIR "/dataset";
+    r.cache_dir = TAD_BINARY_DIR "/capi_c_retrieve_cache";
+    CHECK(tad_retrieve(session, &r, &out) == TAD_OK);
+    CHECK(out != NULL && strstr(out, "\"kind\":\"retrieve\"") != NULL);
+    CHECK(out != NULL && strstr(out, "\"rank\":2") != NULL && strstr(out, "\"rank\":3") == NULL);
+    CHECK(out != NULL && strstr(out, "rmsnorm.py") == NULL);
+    CHECK(out != NULL && strstr(out, "\"family\":\"norm\"") != NULL);
+    tad_string_free(out);
+    r.dataset_dir = TAD_BINARY_DIR "/no-such-dataset";
+    CHECK(tad_retrieve(session, &r, &out) == TAD_ERR_IO);
+    CHECK_MSG(TAD_BINARY_DIR "/no-such-dataset: dataset directory not found");
+    tad_session_free(session);
+}
+
 int main(void) {
     test_version();
     test_options();
@@ -189,6 +239,7 @@ int main(void) {
     test_null_arguments();
     test_error_last();
     test_reports();
+    test_retrieve();
     printf("%d passed, %d failed\n", passed_count, failed_count);
     return failed_count == 0 ? 0 : 1;
 }

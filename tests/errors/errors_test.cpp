@@ -277,9 +277,10 @@ TEST_F(Errors, MaskedLoadWithoutOtherReachingAnOutput) {
         << r.at("message").str();
 }
 
-// A stub choosing its kernel by shape: the entry that launches another kernel than the module was
-// generated for is an error naming both sequences (it used to be "no @triton.jit function named
-// '_b_bwd'").
+// A stub choosing its kernel by shape, generated from one entry only (given dims, so the SWEEP is
+// not traced): the entry that launches another kernel than the module was generated for is an
+// error naming both sequences (it used to be "no @triton.jit function named '_b_bwd'"). Generated
+// from the SWEEP, the module serves both (tests/pipeline/data/library/by_size.py).
 TEST_F(Errors, SweepEntryLaunchingOtherKernels) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     Session s = session();
@@ -292,7 +293,9 @@ TEST_F(Errors, SweepEntryLaunchingOtherKernels) {
     stub.replace(stub.find("[{\"n\": 100}]"), 12, "[{\"n\": 100}, {\"n\": 120}]");
     stub.replace(stub.find("device=dims"), 0, "dtype=getattr(torch, dims[\"dtype\"]), ");
     s.load_forward(write("bysize.py", kernel + "\n\n" + other + stub), std::nullopt);
-    s.generate(GenerateOptions{});
+    GenerateOptions g;
+    g.dims_json = R"({"n": 100})";
+    s.generate(g);
     VerifyOptions v;
     v.cpu = true;
     bool passed = true;

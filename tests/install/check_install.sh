@@ -11,11 +11,20 @@ libdir=$(ls -d "$tmp"/prefix/lib*/ | head -1)
 test -f "$tmp/prefix/include/tad.h"
 test -f "$tmp/prefix/share/tad/python/tad_worker.py"
 test -x "$tmp/prefix/bin/tad"
+# What an exported backward needs (docs/aot.md): the worker's export and support kernels, and the
+# example programs, which must build against the installed library alone.
+test -f "$tmp/prefix/share/tad/python/tad_export.py"
+test -f "$tmp/prefix/share/tad/python/tad_aot_support.py"
+test -f "$tmp/prefix/share/doc/tad/examples/aot/rust/src/main.rs"
+test -f "$tmp/prefix/share/tad/rust/tad-sys/src/lib.rs"
+test -f "$tmp/prefix/share/tad/rust/tad/Cargo.toml"
 
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 cc -std=c99 -Wall -Wextra -Werror "$here/consumer/main.c" $(pkg-config --cflags --libs tad) \
    -Wl,-rpath,"$libdir" -o "$tmp/pc_consumer"
 (cd "$tmp" && ./pc_consumer)
+cc -std=gnu99 -Wall -Wextra -Werror "$tmp/prefix/share/doc/tad/examples/aot/backward.c" \
+   $(pkg-config --cflags --libs tad) -ldl -lm -Wl,-rpath,"$libdir" -o "$tmp/aot_backward"
 
 cmake -S "$here/consumer" -B "$tmp/cm" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
 cmake --build "$tmp/cm" >/dev/null

@@ -39,6 +39,22 @@ def k(X, n, B: tl.constexpr):
     EXPECT_NE(ir.find("const 2.88539"), std::string::npos) << ir;
 }
 
+// Spellings tad accepts though Triton 3.6 refuses them (tests/pipeline/data/library keeps to those
+// it compiles): a dtype called as a constructor is a cast, and an annotated global holding a plain
+// number is a constexpr.
+TEST(LibraryNames, DtypeConstructorAndAnnotatedPlainGlobal) {
+    std::string ir = printed(R"(_SCALE: tl.constexpr = 0.5
+
+
+@triton.jit
+def k(X, n, B: tl.constexpr):
+    x = tl.load(X + tl.arange(0, B)).to(tl.float16)
+    tl.store(X + tl.arange(0, B), tl.float32(x) * _SCALE)
+)");
+    EXPECT_NE(ir.find("cast"), std::string::npos) << ir;
+    EXPECT_NE(ir.find("const 0.5"), std::string::npos) << ir;
+}
+
 TEST(LibraryNames, MathFunctionTadDoesNotFoldIsRefused) {
     EXPECT_EQ(lower_error(R"(@triton.jit
 def k(X, n, B: tl.constexpr):

@@ -193,10 +193,37 @@ def k(X, B, BLOCK: tl.constexpr):
     ASSERT_EQ(f.constexprs.size(), 2u);
     EXPECT_EQ(f.constexprs[1].name, "B");
     EXPECT_EQ(f.constexprs[1].literal, "None");
-    EXPECT_EQ(tad::test::lower_error(body, {bind(K::Tensor, "X"), bind(K::Tensor, "B"), bind(K::Int, "BLOCK", 16)}),
-              "k.py:10:8: unsupported construct 'is not None of a tensor or run-time scalar': tad specializes a "
-              "kernel on arguments that are None, not yet on arguments that are not; pass None, or choose with a "
-              "tl.constexpr flag (HAS_BIAS: tl.constexpr)");
+}
+
+// Bound to a tensor (or a number), the argument is not None, as Triton folds the test: the function
+// is specialized on the parameter itself (the module checks at launch that it is not None), it takes
+// the branch, and no constexpr is added.
+TEST(Specialize, ArgumentNotNoneSpecializesOnTheParameter) {
+    const char *body = R"(
+@triton.jit
+def k(X, B, s, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    if B is not None:
+        x = x + tl.load(B + offs)
+    if s is None:
+        x = x * 2.0
+    y = x + 1.0
+    if y is not None:
+        x = x * 3.0
+    tl.store(X + offs, x)
+)";
+    ir::Function f =
+        lower_body(body, {bind(K::Tensor, "X"), bind(K::Tensor, "B"), bind(K::Float, "s"), bind(K::Int, "BLOCK", 16)});
+    EXPECT_EQ(joined(f.specialized), "B,s");
+    ASSERT_EQ(f.constexprs.size(), 1u);
+    int loads = 0, muls = 0;
+    for (const ir::Op &op : f.ops) {
+        loads += op.kind == ir::OpKind::Load;
+        muls += op.kind == ir::OpKind::Mul;
+    }
+    EXPECT_EQ(loads, 2) << ir::print(f);  // B's branch taken
+    EXPECT_EQ(muls, 1) << ir::print(f);  // s's not; a computed value is never None
 }
 
 TEST(Specialize, RecordedInSignatureOrder) {

@@ -13,6 +13,7 @@
 #include "passes/passes.h"
 #include "passes/pipeline_loops.h"
 #include "passes/regrid.h"
+#include "passes/remap_programs.h"
 #include "passes/saved_values.h"
 #include "passes/shift_invariance.h"
 #include "passes/split_scatter.h"
@@ -189,6 +190,14 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             for (const passes::StoredAdd &st : a.stored)
                 if (st.cover) notes += "// " + st.param + " covered\n";
             f = std::move(a.fn);
+        } else if (s.pass == "remap-programs") {  // pick=1: go on with the second rewrite
+            std::string why;
+            std::vector<passes::Remapped> r = passes::remap_programs(f, &why);
+            if (r.empty()) return notes + "// not remapped: " + why + "\n";
+            for (const passes::Remapped &m : r) notes += "// coordinates: " + m.map.str() + "\n";
+            const size_t pick = s.args.count("pick") ? std::stoul(s.args.at("pick")) : 0;
+            if (pick >= r.size()) return notes + "// no rewrite " + std::to_string(pick) + "\n";
+            f = std::move(r[pick].fn);
         } else if (s.pass == "pipeline-loops") {
             passes::PipelinedLoops p = passes::pipeline_loops(f);
             for (const std::string &line : split(passes::print(p), '\n')) notes += "// " + line + "\n";

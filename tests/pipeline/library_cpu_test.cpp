@@ -1,6 +1,7 @@
 // Constructs of popular kernel libraries on the CPU tier (tests/pipeline/data/library/): names as
 // they import and alias them, spellings they use, stubs that return None, views or a loss finished
-// in torch, kernels that compute their own gradient in the forward, early-return stores.
+// in torch, kernels that compute their own gradient in the forward, early-return stores, optional
+// pointers tested against None, kernels chosen by size.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -43,14 +44,22 @@ INSTANTIATE_TEST_SUITE_P(
              {"Ops.square = _Recorded(Ops.square)\n", "Table.trig = _Recorded(Table.trig)\n",
               "_exp = _Recorded(_exp)\n", "_cos = _Recorded(_cos)\n", "def _exp_py_bwd"}},
         // Derivatives given per parameter: softplus's backward multiplies by the given sigmoid.
-        Case{"user_derivatives", {"dY * t0 * tl.sigmoid(x)"}},
+        Case{"user_derivatives", {"dY * t1 * tl.sigmoid(x)"}},
         Case{"dtype_constexpr",
              {"def _scale_fwd_bwd_OUT_DTYPE_tl_float64(", "    if a[\"OUT_DTYPE\"] == tl.float32:\n"}},
         Case{"running_stats", {}},
         // Inline assembly in a helper, differentiated through its TAD_DIFFERENTIATE_AS definition.
         Case{"differentiate_as", {"TAD_DIFFERENTIATE_AS = {_fast_tanh: _tanh_definition}\n"}},
         Case{"returns_none", {"else None for o in "}}, Case{"views_and_strides", {}}, Case{"finished_in_torch", {}},
-        Case{"fused_cross_entropy", {}}, Case{"early_return_store", {}}),
+        Case{"fused_cross_entropy", {}}, Case{"early_return_store", {}},
+        // Kernels chosen by size: one launch or two, each launch its own node in both sequences.
+        Case{"by_size",
+             {"_Node(\"_rms_single\", rms_normalize_launch0_backward", "_Node(\"_sumsq_partial\", ",
+              "_Node(\"_rms_apply\", "}},
+        // `if W is not None` on tensor arguments: specialized on their not being None.
+        Case{"optional_pointers",
+             {"def _affine_silu_fwd_bwd_W_not_None_B_not_None(",
+              "if (\"W\" not in a or a[\"W\"] is not None) and (\"B\" not in a or a[\"B\"] is not None):"}}),
     [](const auto &info) { return std::string(info.param.file); });
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "cpu_session.h"
 #include "driver/pipeline.h"
 #include "frontend/parser.h"
+#include "plan/json.h"
 #include "runtime/worker.h"
 #include "support/fs.h"
 
@@ -66,8 +67,15 @@ TEST_P(PlanGolden, BackwardAndTangentPlans) {
     frontend::KernelFile kf = frontend::analyze(frontend::parse_source(c.file, fs::read_file(path)));
     Json trace = trace_of(cpu_worker(), path, kf.stub.name, c.dims);
     plan::Derivation d = driver::merge(kf, {driver::derive_chain(kf, trace, c.loops)}, trace);
-    std::string text = plan::print(plan::backward(d));
+    const plan::Plan backward = plan::backward(d);
+    std::string text = plan::print(backward);
+    // The JSON form (plan/json.h, what an export's manifest carries) holds the same plan.
+    EXPECT_EQ(plan::print(plan::from_json(plan::to_json(backward))), text);
     std::string why = plan::tangent_unsupported(d);
+    if (why.empty()) {
+        const plan::Plan tangent = plan::tangent(d);
+        EXPECT_EQ(plan::print(plan::from_json(plan::to_json(tangent))), plan::print(tangent));
+    }
     text += why.empty() ? plan::print(plan::tangent(d)) : "no tangent plan: " + why + "\n";
     tad::testing::expect_golden(std::string("pipeline/golden/plans/") + c.name + ".plan", text);
 }

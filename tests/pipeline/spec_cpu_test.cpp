@@ -90,22 +90,36 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The launcher runs each activation's own backward, and for an activation it was not generated for
 // raises RuntimeError instead of running another one's (the emitted module, with fake kernels).
-TEST(SpecializationLauncher, RefusesAnActivationItWasNotGeneratedFor) {
+// Generates `file`'s module and runs `check` (a script under tests/pipeline) on it with fake kernels;
+// expects it to print `ok`.
+void expect_launcher_check(const std::string &file, const std::string &check, const std::string &ok) {
     if (!torch_available())
         GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
     fs::TempDir dir;
-    auto s = cpu_session(dir, "tests/pipeline/data/spec/helper_activation.py");
-    std::string module = fs::join(dir.path(), "helper_activation_bwd.py");
+    auto s = cpu_session(dir, file);
+    std::string module = fs::join(dir.path(), "generated_bwd.py");
     fs::write_file_atomic(module, s->candidate_source(s->generate(GenerateOptions{})));
     std::string cmd = "PYTHONPATH=" + std::string(TAD_SOURCE_DIR) + "/src/runtime/python/standin " + kPython + " " +
-                      TAD_SOURCE_DIR + "/tests/pipeline/spec_check.py " + module + " 2>&1";
+                      TAD_SOURCE_DIR + "/tests/pipeline/" + check + " " + module + " 2>&1";
     FILE *p = popen(cmd.c_str(), "r");
     ASSERT_NE(p, nullptr);
     std::string out;
     char buf[256];
     while (std::fgets(buf, sizeof buf, p)) out += buf;
     EXPECT_EQ(pclose(p), 0) << out;
-    EXPECT_NE(out.find("specialization launcher ok"), std::string::npos) << out;
+    EXPECT_NE(out.find(ok), std::string::npos) << out;
+}
+
+TEST(SpecializationLauncher, RefusesAnActivationItWasNotGeneratedFor) {
+    expect_launcher_check("tests/pipeline/data/spec/helper_activation.py", "spec_check.py",
+                          "specialization launcher ok");
+}
+
+// A backward specialized on `if B is not None` with a tensor runs for tensors, and a launch with
+// None raises the launcher's RuntimeError (naming the tensor arguments without failing on them).
+TEST(SpecializationLauncher, RefusesNoneWhereItWasGeneratedForATensor) {
+    expect_launcher_check("tests/pipeline/data/library/optional_pointers.py", "optional_check.py",
+                          "optional pointers launcher ok");
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ class LaunchNodes(unittest.TestCase):
             self.seen.append((launches, X, Y, out_layouts))
             return (2 * X * grads[0], None)
 
-        self.node = ln._Node(backward, ("X", "Y"), ("Y",), ("X",), ("X",), ())
+        self.node = ln._Node("square_fn", backward, ("X", "Y"), ("Y",), ("X",), ("X",), ())
         self.kernel = ln._RecordedNode(FakeJit())
 
     def run_stub(self, stub, *args):
@@ -105,7 +105,7 @@ class LaunchNodes(unittest.TestCase):
     def test_the_written_part_of_a_tensor_that_requires_grad_is_replaced(self):
         # y's old contents require grad: where the launch overwrites y, their gradient is the
         # backward's (here None for Y: zero); the stub's later use of y sees the new contents only.
-        node = ln._Node(self.node.backward, ("X", "Y"), ("Y",), ("X", "Y"), ("X",), ())
+        node = ln._Node("square_fn", self.node.backward, ("X", "Y"), ("Y",), ("X", "Y"), ("X",), ())
         x = torch.randn(4, dtype=torch.float64, requires_grad=True)
         w = torch.randn(6, dtype=torch.float64, requires_grad=True)
 
@@ -127,7 +127,7 @@ class LaunchNodes(unittest.TestCase):
         self.assertEqual(self.seen, [])
 
     def test_a_tensor_requiring_grad_the_backward_was_not_generated_for_is_refused(self):
-        node = ln._Node(None, ("X", "Y"), ("Y",), (), (), ())
+        node = ln._Node("square_fn", None, ("X", "Y"), ("Y",), (), (), ())
         x = torch.randn(5, requires_grad=True)
         with ln._capturing_nodes((node,)):
             with self.assertRaisesRegex(RuntimeError, r"launch 0 of square_fn: \['X'\] require grad, but its "

@@ -336,6 +336,31 @@ test("calls_run_inside_coroutines", function()
   rmdir(dir)
 end)
 
+test("retrieve_and_dataset_list", function()
+  local dir = tempdir()
+  local s = session(dir)
+  local where = {dataset = repo .. "/dataset", cache = dir .. "/cache"}
+  expect_tad_error(raises(s.retrieve, s, where), "TAD_ERR_STATE")
+  s:load_forward(repo .. "/examples/layernorm.py")
+  local report = s:retrieve(where)
+  check(report:find('"kind":"retrieve"', 1, true), report)
+  local first = report:match('"results":%[(.-)}}')
+  check(first and first:find('"family":"norm"', 1, true), report)
+  local options = {topk = 2, exclude = {"norm", "softmax"}, dataset = where.dataset, cache = where.cache}
+  report = s:retrieve(options)
+  check(report:find('"rank":2', 1, true) and not report:find('"rank":3', 1, true), report)
+  check(not report:match('"results":(.*)'):find("norm", 1, true), report)
+  local err = raises(s.retrieve, s, {topk = 2, exlude = "x"})
+  eq(err.message, "retrieve: unknown option 'exlude'", "message")
+  err = raises(s.retrieve, s, {exclude = {"a", 3}})
+  eq(err.message, "option 'exclude' must hold strings", "message")
+  local listing = tad.dataset_list(where)
+  check(listing:find('"name":"rmsnorm"', 1, true), listing)
+  check(listing:find('"kind":"hand-written"', 1, true), listing)
+  s:close()
+  rmdir(dir)
+end)
+
 local pattern = arg[1]
 local failed, skipped, passed = 0, 0, 0
 for _, name in ipairs(order) do

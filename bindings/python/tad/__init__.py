@@ -11,7 +11,8 @@
 The first differentiable call of each specialization checks the generated backward against its
 forward mode (tad.GradientCheckError when they disagree; check=False or TAD_CHECK=0 turn it off).
 
-`Session` drives the library step by step (load_forward, generate, verify, bench, snapshots).
+`Session` drives the library step by step (load_forward, generate, verify, bench, snapshots,
+retrieve); `dataset_list()` lists the dataset retrieval searches.
 Failures raise `tad.Error` or one of its subclasses, one per tad_status.
 """
 
@@ -31,6 +32,7 @@ from ._tad import (
     UnsupportedError,
     WorkerError,
     WorkerTimeoutError,
+    dataset_list,
     version,
 )
 from ._autodiff import autodiff
@@ -57,5 +59,6 @@ __all__ = [
     "WorkerError",
     "WorkerTimeoutError",
     "autodiff",
+    "dataset_list",
     "version",
 ]

@@ -16,13 +16,15 @@ from module_runtime import _as_layout, _capture, _capturing, _Recorded, _snapsho
 # ---- tad:embed ---- the generated module holds everything below this line, byte for byte
 # ---- launch nodes: each launch its own autograd node, so that the stub's torch code is differentiated ----
 class _Node:
-    """One launch as a stub of its own: its inputs are the views of the tensors it gets, a tensor
-    parameter per view (`params`); `written` are those it writes (the node's outputs, updated in
-    place); `backward(launches, temps, *params, outs, out_layouts, grads)` (None: the launch needs
-    no backward) was generated for `grad_params`; it reads `saved`, the layouts of `written` and
-    the copies of `snapshots` taken before the launch."""
+    """The launches of `kernel` that get these views, as a stub of their own: its inputs are the
+    views of the tensors a launch gets, a tensor parameter per view, named by the first kernel
+    parameter that gets it (`params`); `written` are those it writes (the node's outputs, updated
+    in place); `backward(launches, temps, *params, outs, out_layouts, grads)` (None: the launch
+    needs no backward) was generated for `grad_params`; it reads `saved`, the layouts of `written`
+    and the copies of `snapshots` taken before the launch."""
 
-    def __init__(self, backward, params, written, grad_params, saved, snapshots):
+    def __init__(self, kernel, backward, params, written, grad_params, saved, snapshots):
+        self.kernel = kernel
         self.backward = backward
         self.params = params
         self.written = written
@@ -32,7 +34,7 @@ class _Node:
 
 
 class _capturing_nodes(_capturing):
-    """_capturing, and launch k runs as the autograd node of nodes[k]."""
+    """_capturing, and each launch runs as the autograd node of its kernel and views in `nodes`."""
 
     def __init__(self, nodes):
         super().__init__()
@@ -46,6 +48,18 @@ class _capturing_nodes(_capturing):
     def __exit__(self, *exc):
         _capture.nodes = self.saved_nodes
         return super().__exit__(*exc)
+
+
+def _view_params(tensors):
+    """The tensor parameters of a launch (`tensors`: name -> tensor, in parameter order) that name
+    the views it gets: the first parameter getting each view."""
+    seen, out = set(), []
+    for name, t in tensors.items():
+        view = (t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype)
+        if view not in seen:
+            seen.add(view)
+            out.append(name)
+    return tuple(out)
 
 
 def _storage_owner(t):
@@ -65,14 +79,19 @@ class _RecordedNode(_Recorded):
         def launch(*args, **kwargs):
             log = getattr(_capture, "launches", None)
             nodes = getattr(_capture, "nodes", None)
-            if log is None or nodes is None or len(log) >= len(nodes) or not torch.is_grad_enabled():
+            if log is None or nodes is None or not torch.is_grad_enabled():
                 return plain(*args, **kwargs)
-            node = nodes[len(log)]
             tensors = self._tensors(args, kwargs)
-            views = [tensors[p] for p in node.params]
-            needs = [p for p, v in zip(node.params, views) if v.requires_grad]
+            params = _view_params(tensors)
+            needs = [p for p in params if tensors[p].requires_grad]
             if not needs:
                 return plain(*args, **kwargs)
+            node = next((n for n in nodes if n.kernel == self.name and n.params == params), None)
+            if node is None:
+                raise RuntimeError(f"launch {len(log)} of {self.name}: no backward was generated for a launch of it "
+                                   f"whose views are named {list(params)}; regenerate with a SWEEP entry or call "
+                                   f"that launches it so")
+            views = [tensors[p] for p in node.params]
             unknown = [p for p in needs if p not in node.grad_params]
             if unknown:
                 raise RuntimeError(f"launch {len(log)} of {self.name}: {unknown} require grad, but its backward was "

@@ -590,6 +590,42 @@ def _tmod(a, b):
     return a - b * _tdiv(a, b)
 
 
+# passes::kMaxMappedPrograms: larger grids are not enumerated (the original kernel's backward runs).
+_MAX_MAPPED_PROGRAMS = 1 << 20
+_PROGRAM_BOXES = {}
+
+
+def _program_box(grid, coords, key):
+    """The box (n_0, .., n_d-1) onto which `coords` (a program's tile coordinates from its program
+    ids p) maps the programs of `grid` one to one, or None: a backward derived from the kernel
+    rewritten on its coordinates (passes/remap_programs.h) runs on that box, and only where it is
+    one. Computed once per grid, coordinate function and `key` (the launch's values it reads)."""
+    cache = (coords.__code__, tuple(grid), key)
+    box = _PROGRAM_BOXES.get(cache, False)
+    if box is not False:
+        return box
+    g = tuple(grid) + (1,) * (3 - len(grid))
+    total = g[0] * g[1] * g[2]
+    box = None
+    if 0 < total <= _MAX_MAPPED_PROGRAMS:
+        points = [coords((p0, p1, p2)) for p2 in range(g[2]) for p1 in range(g[1]) for p0 in range(g[0])]
+        axes = list(zip(*points))
+        n = tuple(max(t) + 1 for t in axes)
+        if all(min(t) >= 0 for t in axes) and math.prod(n) == total and len(set(points)) == total:
+            box = n
+    _PROGRAM_BOXES[cache] = box
+    return box
+
+
+def _with_grid(launches, k, grid):
+    """The launches with launch k's grid replaced (a remapped backward runs on its box)."""
+    out = list(launches)
+    l = launches[k]
+    out[k] = _Launch(l.kernel, tuple(grid), l.args, l.options, l.tensors)
+    out[k].pre = l.pre
+    return out
+
+
 def _partial_buffers(programs, *likes):
     """Per-program partial sums of gradients, given as (like, summed) pairs: for each, zeroed rows as
     long as the storage of its shadow (`like`), or, `summed`, of the tensor whose gradient is their

@@ -248,6 +248,16 @@ class Worker:
                                arg(request, "dtypes", list), grad_inputs, self.device, timer,
                                progress)
 
+    def cmd_export(self, request, progress):
+        if self.mode != "gpu":
+            raise Failure("no_gpu", "export compiles the backward with triton on the GPU" +
+                          (f" ({self.no_gpu_reason})" if self.no_gpu_reason else "") + "; the worker runs in cpu mode")
+        import tad_export
+        module, stub, generated, grad_inputs = self.load_candidate(request)
+        return tad_export.export(module, stub, generated, arg(request, "dims_list", list),
+                                 arg(request, "dtypes", list), grad_inputs, arg(request, "kernels", list),
+                                 arg(request, "out_dir", str), self.device, progress)
+
     def load_candidate(self, request):
         import tad_trace
         import tad_userfile

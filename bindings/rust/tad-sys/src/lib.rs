@@ -7,7 +7,7 @@
 //! by one thread at a time. The `tad` crate is the safe API over these.
 #![allow(non_camel_case_types)]
 
-use std::os::raw::{c_char, c_double, c_int, c_longlong, c_uint, c_void};
+use std::os::raw::{c_char, c_double, c_int, c_longlong, c_uint, c_ulonglong, c_void};
 
 pub const TAD_VERSION_MAJOR: c_int = 0;
 pub const TAD_VERSION_MINOR: c_int = 2;
@@ -111,11 +111,130 @@ pub struct tad_bench_options {
     pub reps: c_int,
 }
 
+pub const TAD_RETRIEVE_OPTIONS_VERSION: c_uint = 1;
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct tad_retrieve_options {
+    pub version: c_uint,
+    pub topk: c_int,
+    pub min_sim: c_double,
+    pub exclude: *const c_char,
+    pub dataset_dir: *const c_char,
+    pub cache_dir: *const c_char,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct tad_buffer {
     pub data: *mut c_double,
     pub size: c_longlong,
+}
+
+// ---- Generated backwards without Python (docs/aot.md)
+
+pub const TAD_EXPORT_OPTIONS_VERSION: c_uint = 1;
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct tad_export_options {
+    pub version: c_uint,
+    pub out_dir: *const c_char,
+    pub dims_json: *const c_char,
+    pub dtypes: *const c_char,
+}
+
+/// Opaque handle of loaded kernels.
+#[repr(C)]
+pub struct tad_kernels {
+    _private: [u8; 0],
+}
+
+pub const TAD_KERNELS_OPTIONS_VERSION: c_uint = 1;
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct tad_kernels_options {
+    pub version: c_uint,
+    pub libcuda: *const c_char,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct tad_tensor_arg {
+    pub name: *const c_char,
+    pub data: c_ulonglong,
+    pub grad: c_ulonglong,
+    pub saved: c_ulonglong,
+    pub dtype: *const c_char,
+    pub ndim: c_int,
+    pub shape: *const c_longlong,
+    pub strides: *const c_longlong,
+}
+
+pub const TAD_VALUE_INT: c_int = 0;
+pub const TAD_VALUE_FLOAT: c_int = 1;
+pub const TAD_VALUE_BOOL: c_int = 2;
+pub const TAD_VALUE_LITERAL: c_int = 3;
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct tad_value_arg {
+    pub name: *const c_char,
+    pub kind: c_int,
+    pub integer: c_longlong,
+    pub real: c_double,
+    pub literal: *const c_char,
+}
+
+pub const TAD_LAUNCH_OPTIONS_VERSION: c_uint = 1;
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct tad_launch_options {
+    pub version: c_uint,
+    pub stream: *mut c_void,
+    pub kernel: *const c_char,
+    pub grid_x: c_longlong,
+    pub grid_y: c_longlong,
+    pub grid_z: c_longlong,
+    pub num_warps: c_int,
+    pub num_stages: c_int,
+    pub tensors: *const tad_tensor_arg,
+    pub num_tensors: c_int,
+    pub values: *const tad_value_arg,
+    pub num_values: c_int,
+}
+
+impl Default for tad_export_options {
+    fn default() -> Self {
+        tad_export_options {
+            version: TAD_EXPORT_OPTIONS_VERSION,
+            out_dir: std::ptr::null(),
+            dims_json: std::ptr::null(),
+            dtypes: std::ptr::null(),
+        }
+    }
+}
+
+impl Default for tad_kernels_options {
+    fn default() -> Self {
+        tad_kernels_options { version: TAD_KERNELS_OPTIONS_VERSION, libcuda: std::ptr::null() }
+    }
+}
+
+impl Default for tad_launch_options {
+    fn default() -> Self {
+        tad_launch_options {
+            version: TAD_LAUNCH_OPTIONS_VERSION,
+            stream: std::ptr::null_mut(),
+            kernel: std::ptr::null(),
+            grid_x: 0,
+            grid_y: 0,
+            grid_z: 0,
+            num_warps: 0,
+            num_stages: 0,
+            tensors: std::ptr::null(),
+            num_tensors: 0,
+            values: std::ptr::null(),
+            num_values: 0,
+        }
+    }
 }
 
 /// The `TAD_*_OPTIONS_INIT` macros: the version this declaration was written for, every other
@@ -189,6 +308,19 @@ impl Default for tad_bench_options {
     }
 }
 
+impl Default for tad_retrieve_options {
+    fn default() -> Self {
+        tad_retrieve_options {
+            version: TAD_RETRIEVE_OPTIONS_VERSION,
+            topk: 0,
+            min_sim: 0.0,
+            exclude: std::ptr::null(),
+            dataset_dir: std::ptr::null(),
+            cache_dir: std::ptr::null(),
+        }
+    }
+}
+
 extern "C" {
     pub fn tad_version() -> *const c_char;
     pub fn tad_error_last() -> *const c_char;
@@ -232,6 +364,19 @@ extern "C" {
     pub fn tad_report_passed(report_json: *const c_char, passed: *mut c_int) -> c_int;
     pub fn tad_report_number(report_json: *const c_char, key: *const c_char, value: *mut c_double) -> c_int;
 
+    pub fn tad_retrieve_options_init(opts: *mut tad_retrieve_options, version: c_uint) -> c_int;
+    pub fn tad_retrieve(
+        session: *mut tad_session,
+        opts: *const tad_retrieve_options,
+        out_report: *mut *mut c_char,
+    ) -> c_int;
+    pub fn tad_dataset_list(opts: *const tad_retrieve_options, out_json: *mut *mut c_char) -> c_int;
+    pub fn tad_dataset_import(
+        source_dir: *const c_char,
+        dataset_dir: *const c_char,
+        out_report: *mut *mut c_char,
+    ) -> c_int;
+
     pub fn tad_interpret(
         source: *const c_char,
         path: *const c_char,
@@ -239,4 +384,17 @@ extern "C" {
         buffers: *mut tad_buffer,
         num_buffers: c_int,
     ) -> c_int;
+
+    pub fn tad_export_options_init(opts: *mut tad_export_options, version: c_uint) -> c_int;
+    pub fn tad_export(
+        session: *mut tad_session,
+        opts: *const tad_export_options,
+        out_report: *mut *mut c_char,
+    ) -> c_int;
+    pub fn tad_kernels_options_init(opts: *mut tad_kernels_options, version: c_uint) -> c_int;
+    pub fn tad_kernels_load(dir: *const c_char, opts: *const tad_kernels_options, out: *mut *mut tad_kernels) -> c_int;
+    pub fn tad_kernels_free(kernels: *mut tad_kernels);
+    pub fn tad_kernels_manifest(kernels: *mut tad_kernels, out_json: *mut *mut c_char) -> c_int;
+    pub fn tad_launch_options_init(opts: *mut tad_launch_options, version: c_uint) -> c_int;
+    pub fn tad_launch_backward(kernels: *mut tad_kernels, opts: *const tad_launch_options) -> c_int;
 }

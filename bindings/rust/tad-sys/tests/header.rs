@@ -101,6 +101,7 @@ fn c_decl(decl: &str) -> (String, String) {
         "unsigned int" => "c_uint".to_string(),
         "double" => "c_double".to_string(),
         "long long" => "c_longlong".to_string(),
+        "unsigned long long" => "c_ulonglong".to_string(),
         "char" => "c_char".to_string(),
         "void" => "c_void".to_string(),
         other => other.to_string(),
@@ -205,7 +206,7 @@ fn parse_rust(text: &str) -> Api {
     for chunk in code.split("pub struct ").skip(1) {
         let name = chunk.split_whitespace().next().unwrap().to_string();
         let body = &chunk[chunk.find('{').unwrap() + 1..chunk.find('}').unwrap()];
-        if name != "tad_session" {
+        if name != "tad_session" && name != "tad_kernels" {
             structs.insert(name, rust_params(&body.replace("pub ", "")));
         }
     }
@@ -247,7 +248,19 @@ fn structs_match_the_header() {
     let names: Vec<&String> = c.structs.keys().collect();
     assert_eq!(
         names,
-        vec!["tad_bench_options", "tad_buffer", "tad_generate_options", "tad_session_options", "tad_verify_options"]
+        vec![
+            "tad_bench_options",
+            "tad_buffer",
+            "tad_export_options",
+            "tad_generate_options",
+            "tad_kernels_options",
+            "tad_launch_options",
+            "tad_retrieve_options",
+            "tad_session_options",
+            "tad_tensor_arg",
+            "tad_value_arg",
+            "tad_verify_options"
+        ]
     );
     assert_eq!(c.structs, rust.structs, "struct fields of tad.h, then src/lib.rs");
 }
@@ -307,6 +320,14 @@ fn options_init_fills_the_rust_structs() {
     assert_eq!(format!("{:?}", v), format!("{:?}", tad_verify_options::default()));
     let b = init_from_garbage(tad_bench_options_init, TAD_BENCH_OPTIONS_VERSION);
     assert_eq!(format!("{:?}", b), format!("{:?}", tad_bench_options::default()));
+    let r = init_from_garbage(tad_retrieve_options_init, TAD_RETRIEVE_OPTIONS_VERSION);
+    assert_eq!(format!("{:?}", r), format!("{:?}", tad_retrieve_options::default()));
+    let e = init_from_garbage(tad_export_options_init, TAD_EXPORT_OPTIONS_VERSION);
+    assert_eq!(format!("{:?}", e), format!("{:?}", tad_export_options::default()));
+    let k = init_from_garbage(tad_kernels_options_init, TAD_KERNELS_OPTIONS_VERSION);
+    assert_eq!(format!("{:?}", k), format!("{:?}", tad_kernels_options::default()));
+    let l = init_from_garbage(tad_launch_options_init, TAD_LAUNCH_OPTIONS_VERSION);
+    assert_eq!(format!("{:?}", l), format!("{:?}", tad_launch_options::default()));
 }
 
 #[test]

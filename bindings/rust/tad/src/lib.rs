@@ -28,7 +28,7 @@ mod session;
 
 pub use error::{Error, Result, Status};
 pub use interpret::interpret;
-pub use options::{BenchOptions, GenerateOptions, Loops, SessionOptions, VerifyOptions};
+pub use options::{BenchOptions, GenerateOptions, Loops, RetrieveOptions, SessionOptions, VerifyOptions};
 pub use progress::Progress;
 pub use report::{
     BenchReport, BenchResult, GradCheck, OutputCheck, SnapshotInfo, VerifyReport, VerifyResult, VerifySummary,
@@ -45,6 +45,24 @@ pub fn version() -> String {
 /// without waiting. Async-signal-safe: for a host's signal handler that then ends the process.
 pub fn kill_workers() {
     unsafe { tad_sys::tad_kill_workers() }
+}
+
+/// tad_dataset_list: every entry of the dataset `options` names (its dataset and cache directories)
+/// with its metadata, backward and feature counts, as the JSON of docs/reports.md ("Dataset listing").
+pub fn dataset_list(options: &RetrieveOptions) -> Result<String> {
+    let mut strings = options::CStrings::default();
+    let c = options.to_c(&mut strings)?;
+    let mut out: *mut std::os::raw::c_char = std::ptr::null_mut();
+    let status = unsafe { tad_sys::tad_dataset_list(&c, &mut out) };
+    let text = if out.is_null() {
+        String::new()
+    } else {
+        let text = unsafe { std::ffi::CStr::from_ptr(out) }.to_string_lossy().into_owned();
+        unsafe { tad_sys::tad_string_free(out) };
+        text
+    };
+    error::check(status)?;
+    Ok(text)
 }
 
 /// tad_report_number: the number at a dotted path of a report ("summary.max_rel_err",

@@ -193,6 +193,65 @@ impl BenchOptions {
     }
 }
 
+/// Options of [`crate::Session::retrieve`] and [`crate::dataset_list`] (docs/retrieval.md).
+#[derive(Clone, Debug, Default)]
+pub struct RetrieveOptions {
+    pub(crate) topk: i32,
+    pub(crate) min_sim: f64,
+    pub(crate) exclude: Vec<String>,
+    pub(crate) dataset_dir: Option<PathBuf>,
+    pub(crate) cache_dir: Option<PathBuf>,
+}
+
+impl RetrieveOptions {
+    pub fn new() -> RetrieveOptions {
+        RetrieveOptions::default()
+    }
+
+    /// The number of results (default 4).
+    pub fn topk(mut self, k: i32) -> Self {
+        self.topk = k;
+        self
+    }
+
+    /// Results less similar are left out (default 0: none is).
+    pub fn min_sim(mut self, similarity: f64) -> Self {
+        self.min_sim = similarity;
+        self
+    }
+
+    /// Entries whose path contains `substring` are left out; may be given several times.
+    pub fn exclude(mut self, substring: &str) -> Self {
+        self.exclude.push(substring.to_string());
+        self
+    }
+
+    /// The dataset directory (default $TAD_DATASET, else tad's own dataset/).
+    pub fn dataset_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.dataset_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Where the index and the generated backwards are kept (default <dataset>/.cache).
+    pub fn cache_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cache_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    pub(crate) fn to_c(&self, strings: &mut CStrings) -> Result<sys::tad_retrieve_options> {
+        let exclude = self.exclude.join("\n");
+        let exclude = if self.exclude.is_empty() { None } else { Some(exclude.as_bytes()) };
+        Ok(sys::tad_retrieve_options {
+            topk: self.topk,
+            min_sim: self.min_sim,
+            exclude: strings.add(exclude, "exclude")?,
+            dataset_dir: strings.add(self.dataset_dir.as_ref().map(|p| p.as_os_str().as_bytes()), "dataset_dir")?,
+            cache_dir: strings.add(self.cache_dir.as_ref().map(|p| p.as_os_str().as_bytes()), "cache_dir")?,
+            ..sys::tad_retrieve_options::default()
+        })
+    }
+}
+
 /// A C string for an argument; a NUL byte inside is TAD_ERR_INVALID_ARGUMENT.
 pub(crate) fn c_string(bytes: &[u8], argument: &str) -> Result<CString> {
     CString::new(bytes).map_err(|_| Error::new(Status::InvalidArgument, format!("{} contains a NUL byte", argument)))

@@ -7,7 +7,9 @@ use std::ptr::{self, NonNull};
 use tad_sys as sys;
 
 use crate::error::{check, Error, Result};
-use crate::options::{c_path, c_string, BenchOptions, CStrings, GenerateOptions, SessionOptions, VerifyOptions};
+use crate::options::{
+    c_path, c_string, BenchOptions, CStrings, GenerateOptions, RetrieveOptions, SessionOptions, VerifyOptions,
+};
 use crate::progress::{trampoline, ProgressState};
 use crate::report::{BenchReport, SnapshotInfo, VerifyReport};
 
@@ -163,6 +165,14 @@ impl Session {
     pub fn rollback(&mut self, id: &str) -> Result<()> {
         let id = c_string(id.as_bytes(), "id")?;
         check(self.call(|s| unsafe { sys::tad_rollback(s, id.as_ptr()) }))
+    }
+
+    /// The dataset entries closest to the loaded forward, as the JSON of docs/reports.md ("Retrieve
+    /// report"; [`crate::json::parse`] reads it).
+    pub fn retrieve(&mut self, options: &RetrieveOptions) -> Result<String> {
+        let mut strings = CStrings::default();
+        let c = options.to_c(&mut strings)?;
+        self.call_out(false, |s, out| unsafe { sys::tad_retrieve(s, &c, out) })
     }
 
     /// The session's snapshots, oldest first.

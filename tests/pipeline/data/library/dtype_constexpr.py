@@ -12,7 +12,7 @@ def _scale_fwd(X, Y, N, OUT_DTYPE: tl.constexpr, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     m = cols < N
-    x = tl.load(X + row * N + cols, mask=m, other=0.0)
+    x = tl.load(X + row * N + cols, mask=m, other=0.0).to(tl.float32)
     tl.store(Y + row * N + cols, (x * tl.exp(x)).to(OUT_DTYPE), mask=m)
 
 

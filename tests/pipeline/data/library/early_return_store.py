@@ -15,7 +15,7 @@ def _padded_fwd(X, Y, M_VALID, N, BLOCK: tl.constexpr):
     if row >= M_VALID:
         tl.store(Y + row * N + cols, tl.zeros((BLOCK,), tl.float32), mask=m)
         return
-    x = tl.load(X + row * N + cols, mask=m, other=0.0)
+    x = tl.load(X + row * N + cols, mask=m, other=0.0).to(tl.float32)
     tl.store(Y + row * N + cols, x * tl.exp(x), mask=m)
 
 

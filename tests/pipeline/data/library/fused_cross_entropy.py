@@ -13,7 +13,7 @@ def _xent_fwd(X, T, DX, LOSS, N, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     m = cols < N
-    x = tl.load(X + row * N + cols, mask=m, other=-float("inf"))
+    x = tl.load(X + row * N + cols, mask=m, other=-float("inf")).to(tl.float32)
     target = tl.load(T + row)
     mx = tl.max(x, axis=0)
     e = tl.exp(x - mx)

@@ -11,7 +11,7 @@ import tad
 
 _MODE_SQUARE: tl.constexpr = tl.constexpr(0)
 _MODE_CUBE: tl.constexpr = tl.constexpr(1)
-_SCALE: tl.constexpr = 0.5
+_SCALE: tl.constexpr = tl.constexpr(0.5)
 my_cast = tl.cast
 my_exp = language.exp
 

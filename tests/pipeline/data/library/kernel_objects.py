@@ -15,7 +15,7 @@ class Ops:
         row = tl.program_id(0)
         cols = tl.arange(0, BLOCK)
         m = cols < N
-        x = tl.load(X + row * N + cols, mask=m, other=0.0)
+        x = tl.load(X + row * N + cols, mask=m, other=0.0).to(tl.float32)
         tl.store(Y + row * N + cols, x * x, mask=m)
 
 
@@ -23,7 +23,7 @@ def _exp_py(X, Y, N, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     m = cols < N
-    x = tl.load(X + row * N + cols, mask=m, other=0.0)
+    x = tl.load(X + row * N + cols, mask=m, other=0.0).to(tl.float32)
     tl.store(Y + row * N + cols, tl.exp(x), mask=m)
 
 
@@ -35,7 +35,7 @@ def _sin(X, Y, N, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     m = cols < N
-    x = tl.load(X + row * N + cols, mask=m, other=0.0)
+    x = tl.load(X + row * N + cols, mask=m, other=0.0).to(tl.float32)
     tl.store(Y + row * N + cols, tl.sin(x), mask=m)
 
 
@@ -44,7 +44,7 @@ def _cos(X, Y, N, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     m = cols < N
-    x = tl.load(X + row * N + cols, mask=m, other=0.0)
+    x = tl.load(X + row * N + cols, mask=m, other=0.0).to(tl.float32)
     tl.store(Y + row * N + cols, tl.cos(x), mask=m)
 
 

@@ -1,5 +1,4 @@
-"""Spellings kernel libraries use: the .cast method, a dtype called as a constructor, tl.where with a
-constant condition, builtin min / max on run-time scalars, tl.multiple_of / tl.max_contiguous /
+"""Spellings kernel libraries use: the .cast method, tl.where with a constant condition, builtin min / max on run-time scalars, tl.multiple_of / tl.max_contiguous /
 tl.assume hints, X.dtype.element_ty and X.type.element_ty, triton.next_power_of_2 and triton.cdiv
 inside a kernel, and math functions of Python constants."""
 import math
@@ -18,7 +17,7 @@ def _spell_fwd(X, Y, N, BLOCK: tl.constexpr):
     tl.assume(N > 0)
     m = cols < N
     x = tl.load(X + row * N + cols, mask=m, other=0.0).cast(tl.float32)
-    x = tl.float32(x) * math.log2(math.e) + math.sqrt(2.0) * math.pi
+    x = x * math.log2(math.e) + math.sqrt(2.0) * math.pi
     HALF: tl.constexpr = triton.next_power_of_2(BLOCK) // 2
     CHUNKS: tl.constexpr = triton.cdiv(BLOCK, 4)
     y = tl.where(True, x * x, x) + tl.where(HALF > 1024, x, 0.0) * CHUNKS

@@ -41,8 +41,8 @@ def _act_fwd(X, W, Y, N, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     m = cols < N
-    x = tl.load(X + row * N + cols, mask=m, other=0.0)
-    w = tl.load(W + cols, mask=m, other=0.0)
+    x = tl.load(X + row * N + cols, mask=m, other=0.0).to(tl.float32)
+    w = tl.load(W + cols, mask=m, other=0.0).to(tl.float32)
     tl.store(Y + row * N + cols, _scaled(_softplus(x), w, 2.0), mask=m)
 
 
