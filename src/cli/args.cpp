@@ -73,9 +73,12 @@ struct CommandSpec {
 };
 
 const CommandSpec kCommands[] = {
-    {"generate", "FILE"},   {"verify", "FILE"},   {"bench", "FILE"},    {"run", "FILE"},  {"optimize", "FILE"},
-    {"export", "FILE"},     {"snapshots", nullptr}, {"rollback", "ID"},  {"retrieve", "FILE"},
-    {"dataset", "SUBCOMMAND", "DIR"}, {"help", nullptr}, {"version", nullptr},
+    {"generate", "FILE"},   {"verify", "FILE"},
+    {"bench", "FILE"},      {"run", "FILE"},
+    {"optimize", "FILE"},   {"export", "FILE"},
+    {"snapshots", nullptr}, {"rollback", "ID"},
+    {"retrieve", "FILE"},   {"dataset", "SUBCOMMAND", "DIR"},
+    {"help", nullptr},      {"version", nullptr},
 };
 
 const OptionSpec *find_option(const std::string &name) {
