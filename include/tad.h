@@ -123,10 +123,12 @@ TAD_API void tad_kill_workers(void);
 #define TAD_MAX_FORWARD_BYTES (16u << 20)
 TAD_API int tad_load_forward(tad_session *session, const char *path, const char *source);
 
-#define TAD_GENERATE_OPTIONS_VERSION 2
+#define TAD_GENERATE_OPTIONS_VERSION 3
 typedef struct tad_generate_options {
     unsigned int version;
-    const char *backend; /* NULL or "ad": the compiler's reverse mode */
+    const char *backend; /* NULL or "ad": the compiler's reverse mode; "llm": the compiler's backward,
+                            then a model's attempts to make it faster, each verified and timed before
+                            it may become current (version 3's fields; docs/llm.md) */
     const char *dims_json; /* dims to trace the stub with, e.g. {"M":4,"N":64}, NULL: the SWEEP; a list
                                 of dims: traced with the first, and the others for the backwards of
                                 constexpr values they specialize differently (as the SWEEP is) */
@@ -136,14 +138,47 @@ typedef struct tad_generate_options {
      * or "tape" (store the state per iteration in scratch memory: O(T) work, trips x state floats
      * per program). docs/compiler.md has the details. */
     const char *loops;
+    /* Since version 3: the LLM optimizer, backend "llm" (docs/llm.md); backend "ad" ignores these.
+     * The API key is read from the environment variable named here, never from this struct, and is
+     * never logged. */
+    const char *provider; /* "openai" (OpenAI-compatible chat completions, any base_url) or
+                             "anthropic" (Messages); NULL: "openai" */
+    const char *model; /* required with backend "llm" */
+    const char *base_url; /* NULL: https://api.openai.com/v1 or https://api.anthropic.com */
+    const char *api_key_env; /* NULL: "OPENAI_API_KEY" or "ANTHROPIC_API_KEY" */
+    int max_iterations; /* rounds of requests after the compiler's baseline; 0: 4 */
+    int parallel; /* requests per round, sent at once (at most 16); 0: 1 */
+    double temperature; /* up to 2; 0: the provider's default (not sent) */
+    const char *reasoning_effort; /* NULL: none; "low", "medium" or "high" */
+    double wall_clock_s; /* the whole optimization, checked between steps; 0: 1800 */
+    long long max_tokens; /* token budget, input + output over all requests; 0: no limit */
+    double max_cost_usd; /* cost budget in USD; 0: no limit (needs the two prices) */
+    double usd_per_mtok_input; /* prices per million tokens, for the cost budget and the report */
+    double usd_per_mtok_output;
+    long long max_output_tokens; /* limit of one reply; 0: 16384 */
+    double request_timeout_s; /* one attempt of one request; 0: 300 */
+    int max_retries; /* attempts after the first on 408/409/429/5xx and network errors; 0: 4;
+                        negative: none */
+    int topk; /* retrieved (forward, backward) pairs in the prompt; 0: 4; negative: none */
 } tad_generate_options;
 #define TAD_GENERATE_OPTIONS_INIT \
-    { TAD_GENERATE_OPTIONS_VERSION, 0, 0, 0, 0 }
+    { TAD_GENERATE_OPTIONS_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.0, 0, 0.0, 0, 0.0, 0.0, 0.0, 0, 0.0, 0, 0 }
 TAD_API int tad_generate_options_init(tad_generate_options *opts, unsigned int version);
 
 /* Generates a backward for the loaded forward. The candidate becomes the current one and is stored as
- * a snapshot; its id is returned through `out_id` (may be NULL). */
+ * a snapshot; its id is returned through `out_id` (may be NULL). With backend "llm" every candidate is
+ * a snapshot and the best one is current on return (its id returned); the run's report is then
+ * available from tad_optimize_report. It fails, leaving the current candidate as it was, on invalid
+ * options (an unset key variable among them), on cancellation, and with TAD_ERR_UNSUPPORTED when the
+ * compiler refuses the kernel and no model candidate passes verification. Without a GPU, candidates
+ * are verified on the CPU interpreter and none is claimed faster (docs/llm.md). */
 TAD_API int tad_generate(tad_session *session, const tad_generate_options *opts, char **out_id);
+
+/* The report of the session's last tad_generate with backend "llm": `format` NULL or "markdown" (a
+ * table of every candidate with its verdict and timing) or "json" (docs/reports.md, "Optimize
+ * report"). TAD_ERR_STATE before any such call. A call that failed after its options were accepted
+ * (cancelled, or nothing verified) leaves its report too. */
+TAD_API int tad_optimize_report(tad_session *session, const char *format, char **out_report);
 
 /* The generated Python source of a snapshot (NULL id: the current candidate). */
 TAD_API int tad_candidate_source(tad_session *session, const char *id, char **out_source);

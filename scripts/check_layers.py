@@ -12,7 +12,7 @@ import sys
 # Floor of each module: a module may include only modules on lower floors (and itself).
 FLOORS = {
     "support": 0,
-    "ir": 1, "runtime": 1, "store": 1,
+    "ir": 1, "runtime": 1, "store": 1, "llm": 1,
     "passes": 2, "frontend": 2, "interp": 2,
     "ad": 3, "retrieve": 3,
     "plan": 4,

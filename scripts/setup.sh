@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake g++ make pkg-config libcjson-dev libgtest-dev python3 python3-dev python3-pip clang-format clang-tidy
+packages=(cmake g++ make pkg-config libcjson-dev libcurl4-openssl-dev libgtest-dev python3 python3-dev python3-pip clang-format clang-tidy
           python3-setuptools python3-torch
           libfaiss-dev  # retrieval's index (docs/retrieval.md)
           cargo rustc swig lua5.4 liblua5.4-dev)  # the Rust and Lua bindings (docs/bindings.md)

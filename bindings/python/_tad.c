@@ -426,20 +426,50 @@ fail:
     return NULL;
 }
 
+/* The LLM optimizer's options (backend "llm", tad_generate_options version 3), keyword-only. */
 static PyObject *Session_generate(SessionObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"dims", "launch", "backend", "loops", NULL};
+    static char *keywords[] = {"dims",
+                               "launch",
+                               "backend",
+                               "loops",
+                               "provider",
+                               "model",
+                               "base_url",
+                               "api_key_env",
+                               "max_iterations",
+                               "parallel",
+                               "temperature",
+                               "reasoning_effort",
+                               "wall_clock_s",
+                               "max_tokens",
+                               "max_cost_usd",
+                               "usd_per_mtok_input",
+                               "usd_per_mtok_output",
+                               "max_output_tokens",
+                               "request_timeout_s",
+                               "max_retries",
+                               "topk",
+                               NULL};
     PyObject *dims = Py_None, *launch = Py_None, *backend = Py_None, *loops = Py_None;
+    PyObject *provider = Py_None, *model = Py_None, *base_url = Py_None, *key_env = Py_None, *effort = Py_None;
     PyObject *dims_text = NULL, *launch_text = NULL, *result = NULL;
     tad_generate_options opts = TAD_GENERATE_OPTIONS_INIT;
     char *id = NULL;
     int status;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO:generate", keywords, &dims, &launch, &backend, &loops))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OOOO$OOOOiidOdLdddLdii:generate", keywords, &dims, &launch,
+                                     &backend, &loops, &provider, &model, &base_url, &key_env, &opts.max_iterations,
+                                     &opts.parallel, &opts.temperature, &effort, &opts.wall_clock_s, &opts.max_tokens,
+                                     &opts.max_cost_usd, &opts.usd_per_mtok_input, &opts.usd_per_mtok_output,
+                                     &opts.max_output_tokens, &opts.request_timeout_s, &opts.max_retries, &opts.topk))
         return NULL;
     if (optional_json(dims, 0, "dims", &dims_text, &opts.dims_json) < 0 ||
         optional_json(launch, 0, "launch", &launch_text, &opts.launch_json) < 0 ||
         optional_utf8(backend, "backend", &opts.backend) < 0 || optional_utf8(loops, "loops", &opts.loops) < 0 ||
-        begin_call(self) < 0)
+        optional_utf8(provider, "provider", &opts.provider) < 0 || optional_utf8(model, "model", &opts.model) < 0 ||
+        optional_utf8(base_url, "base_url", &opts.base_url) < 0 ||
+        optional_utf8(key_env, "api_key_env", &opts.api_key_env) < 0 ||
+        optional_utf8(effort, "reasoning_effort", &opts.reasoning_effort) < 0 || begin_call(self) < 0)
         goto done;
     Py_BEGIN_ALLOW_THREADS status = tad_generate(self->session, &opts, &id);
     Py_END_ALLOW_THREADS if (end_call(self, status, NULL) == 0) result = take_string(id);
@@ -447,6 +477,21 @@ done:
     Py_XDECREF(dims_text);
     Py_XDECREF(launch_text);
     return result;
+}
+
+static PyObject *Session_optimize_report(SessionObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"format", NULL};
+    PyObject *format = Py_None;
+    const char *format_c;
+    char *report = NULL;
+    int status;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:optimize_report", keywords, &format) ||
+        optional_utf8(format, "format", &format_c) < 0 || begin_call(self) < 0)
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS status = tad_optimize_report(self->session, format_c, &report);
+    Py_END_ALLOW_THREADS if (end_call(self, status, NULL) < 0) return NULL;
+    return take_string(report);
 }
 
 static PyObject *Session_candidate_source(SessionObject *self, PyObject *args, PyObject *kwargs) {
@@ -619,7 +664,14 @@ static PyMethodDef Session_methods[] = {
      "generate(dims=None, launch=None, backend='ad', loops='recompute') -> snapshot id\n\nGenerates a "
      "backward. `dims` (dict) picks the dims to trace with (default: the first SWEEP entry); `launch` "
      "(dict) is a trace record used instead of running the worker; `loops` ('recompute' or 'tape') "
-     "says how loops with nonlinear carried state are reversed."},
+     "says how loops with nonlinear carried state are reversed. backend='llm' runs the LLM optimizer "
+     "(docs/llm.md) with the keyword-only options provider, model, base_url, api_key_env, "
+     "max_iterations, parallel, temperature, reasoning_effort, wall_clock_s, max_tokens, max_cost_usd, "
+     "usd_per_mtok_input, usd_per_mtok_output, max_output_tokens, request_timeout_s, max_retries, topk "
+     "(tad_generate_options version 3; 0 or None: the default) and returns the best snapshot's id."},
+    {"optimize_report", (PyCFunction)(void (*)(void))Session_optimize_report, METH_VARARGS | METH_KEYWORDS,
+     "optimize_report(format='markdown') -> str\n\nThe report of the last generate(backend='llm'): "
+     "'markdown' or 'json' (text; docs/reports.md). tad.StateError before any."},
     {"candidate_source", (PyCFunction)(void (*)(void))Session_candidate_source, METH_VARARGS | METH_KEYWORDS,
      "candidate_source(id=None) -> str\n\nThe generated Python of snapshot `id` (default: the "
      "current candidate)."},

@@ -43,7 +43,8 @@ using namespace tad::capi;
 constexpr size_t kSessionEnds[] = {TAD_FIELD_END(tad_session_options, progress_payload),
                                    TAD_FIELD_END(tad_session_options, worker_memory_mb)};
 constexpr size_t kGenerateEnds[] = {TAD_FIELD_END(tad_generate_options, launch_json),
-                                    TAD_FIELD_END(tad_generate_options, loops)};
+                                    TAD_FIELD_END(tad_generate_options, loops),
+                                    TAD_FIELD_END(tad_generate_options, topk)};
 constexpr size_t kVerifyEnds[] = {TAD_FIELD_END(tad_verify_options, seed)};
 constexpr size_t kBenchEnds[] = {TAD_FIELD_END(tad_bench_options, reps)};
 constexpr size_t kRetrieveEnds[] = {TAD_FIELD_END(tad_retrieve_options, cache_dir)};
@@ -91,6 +92,42 @@ tad::driver::SessionOptions session_options(const tad_session_options *given, co
     return so;
 }
 
+double non_negative(double v, const char *fn, const char *field) {
+    if (!(v >= 0) || !std::isfinite(v)) invalid(fn, std::string(field) + " must be a finite number, not negative");
+    return v;
+}
+
+// Version 3's fields; a smaller struct's read as zero (defaults) by read_options. The driver checks
+// the values' meaning (optimize.h); here only what C lets a caller get wrong.
+tad::driver::OptimizeOptions optimize_options(const tad_generate_options &o, const char *fn) {
+    tad::driver::OptimizeOptions oo;
+    try {
+        oo.chat.provider = tad::llm::provider_named(text_or(o.provider, "openai"));
+    } catch (const tad::Error &e) {
+        invalid(fn, e.what());
+    }
+    oo.chat.model = text_or(o.model, "");
+    oo.chat.base_url = text_or(o.base_url, "");
+    oo.api_key_env = text_or(o.api_key_env, "");
+    oo.chat.reasoning_effort = text_or(o.reasoning_effort, "");
+    oo.chat.temperature = non_negative(o.temperature, fn, "temperature");
+    if (o.max_iterations < 0 || o.parallel < 0) invalid(fn, "max_iterations and parallel must not be negative");
+    if (o.max_iterations > 0) oo.max_iterations = o.max_iterations;
+    if (o.parallel > 0) oo.parallel = o.parallel;
+    oo.wall_clock_s = seconds_or(o.wall_clock_s, oo.wall_clock_s, fn, "wall_clock_s");
+    oo.request_timeout_s = seconds_or(o.request_timeout_s, oo.request_timeout_s, fn, "request_timeout_s");
+    if (o.max_tokens < 0 || o.max_output_tokens < 0)
+        invalid(fn, "max_tokens and max_output_tokens must not be negative");
+    oo.budget.max_tokens = o.max_tokens;
+    if (o.max_output_tokens > 0) oo.chat.max_output_tokens = o.max_output_tokens;
+    oo.budget.max_cost_usd = non_negative(o.max_cost_usd, fn, "max_cost_usd");
+    oo.budget.usd_per_mtok_input = non_negative(o.usd_per_mtok_input, fn, "usd_per_mtok_input");
+    oo.budget.usd_per_mtok_output = non_negative(o.usd_per_mtok_output, fn, "usd_per_mtok_output");
+    if (o.max_retries != 0) oo.retry.max_retries = o.max_retries < 0 ? 0 : o.max_retries;
+    if (o.topk != 0) oo.topk = o.topk < 0 ? 0 : o.topk;
+    return oo;
+}
+
 tad::driver::GenerateOptions generate_options(const tad_generate_options *given, const char *fn) {
     tad::driver::GenerateOptions go;
     if (!given) return go;
@@ -101,6 +138,7 @@ tad::driver::GenerateOptions generate_options(const tad_generate_options *given,
     go.dims_json = text_or(o->dims_json, "");
     go.launch_json = text_or(o->launch_json, "");
     go.loops = text_or(o->loops, go.loops);
+    if (go.backend == "llm") go.llm = optimize_options(*o, fn);
     return go;
 }
 
@@ -296,6 +334,18 @@ int tad_generate(tad_session *session, const tad_generate_options *opts, char **
         need(session, fn, "session");
         std::string id = session->impl.generate(generate_options(opts, fn));
         if (out_id) *out_id = c_string(id);
+        return TAD_OK;
+    });
+}
+
+int tad_optimize_report(tad_session *session, const char *format, char **out_report) {
+    return guard(__func__, [&](const char *fn) {
+        clear(out_report);
+        need(session, fn, "session");
+        need(out_report, fn, "out_report");
+        const std::string f = format ? format : "markdown";
+        if (f != "markdown" && f != "json") invalid(fn, "unknown format '" + f + "' (available: markdown, json)");
+        *out_report = c_string(session->impl.optimize_report(f == "json"));
         return TAD_OK;
     });
 }

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -28,17 +29,17 @@ const OptionSpec kOptions[] = {
     {"--quiet", "-q", false, "*"},
     {"--output", "-o", true, "generate export"},
     {"--explain", nullptr, false, "generate"},
-    {"--dims", nullptr, true, "generate verify bench run export dataset"},
+    {"--dims", nullptr, true, "generate verify bench run export dataset optimize"},
     {"--launch", nullptr, true, "generate verify bench run export"},
-    {"--loops", nullptr, true, "generate verify bench run dataset export"},
+    {"--loops", nullptr, true, "generate verify bench run dataset export optimize"},
     {"--dtypes", nullptr, true, "verify bench run dataset export"},
     {"--cpu", nullptr, false, "verify"},
     {"--cpu-only", nullptr, false, "run"},
     {"--seed", nullptr, true, "verify run"},
     {"--max-elements", nullptr, true, "verify run dataset"},
     {"--reps", nullptr, true, "bench run"},
-    {"--json", nullptr, false, "verify bench snapshots retrieve dataset export"},
-    {"--topk", nullptr, true, "retrieve"},
+    {"--json", nullptr, false, "verify bench snapshots retrieve dataset export optimize"},
+    {"--topk", nullptr, true, "retrieve optimize"},
     {"--min-sim", nullptr, true, "retrieve"},
     {"--exclude", nullptr, true, "retrieve"},
     {"--dataset", nullptr, true, "retrieve dataset"},
@@ -46,6 +47,23 @@ const OptionSpec kOptions[] = {
     {"--only", nullptr, true, "dataset"},
     {"--record", nullptr, false, "dataset"},
     {"--bench", nullptr, false, "dataset"},
+    {"--provider", nullptr, true, "optimize"},
+    {"--model", nullptr, true, "optimize"},
+    {"--base-url", nullptr, true, "optimize"},
+    {"--api-key-env", nullptr, true, "optimize"},
+    {"--iterations", nullptr, true, "optimize"},
+    {"--parallel", nullptr, true, "optimize"},
+    {"--temperature", nullptr, true, "optimize"},
+    {"--reasoning-effort", nullptr, true, "optimize"},
+    {"--budget-seconds", nullptr, true, "optimize"},
+    {"--max-tokens", nullptr, true, "optimize"},
+    {"--max-cost", nullptr, true, "optimize"},
+    {"--price-input", nullptr, true, "optimize"},
+    {"--price-output", nullptr, true, "optimize"},
+    {"--max-output-tokens", nullptr, true, "optimize"},
+    {"--request-timeout", nullptr, true, "optimize"},
+    {"--retries", nullptr, true, "optimize"},
+    {"--report", nullptr, true, "optimize"},
 };
 
 struct CommandSpec {
@@ -55,10 +73,12 @@ struct CommandSpec {
 };
 
 const CommandSpec kCommands[] = {
-    {"generate", "FILE"}, {"verify", "FILE"},   {"bench", "FILE"},
-    {"run", "FILE"},      {"export", "FILE"},   {"snapshots", nullptr},
-    {"rollback", "ID"},   {"retrieve", "FILE"}, {"dataset", "SUBCOMMAND", "DIR"},
-    {"help", nullptr},    {"version", nullptr},
+    {"generate", "FILE"},   {"verify", "FILE"},
+    {"bench", "FILE"},      {"run", "FILE"},
+    {"optimize", "FILE"},   {"export", "FILE"},
+    {"snapshots", nullptr}, {"rollback", "ID"},
+    {"retrieve", "FILE"},   {"dataset", "SUBCOMMAND", "DIR"},
+    {"help", nullptr},      {"version", nullptr},
 };
 
 const OptionSpec *find_option(const std::string &name) {

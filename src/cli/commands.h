@@ -15,5 +15,6 @@ int cmd_snapshots(const Args &a);
 int cmd_rollback(const Args &a);
 int cmd_retrieve(const Args &a);
 int cmd_dataset(const Args &a);
+int cmd_optimize(const Args &a);  // optimize.cpp
 
 }  // namespace tad_cli

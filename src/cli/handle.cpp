@@ -64,6 +64,19 @@ std::string Session::generate(const std::string &dims_json, const std::string &l
     return id;
 }
 
+std::string Session::generate(const tad_generate_options &opts) {
+    int status = TAD_OK;
+    std::string id = take(&status, [&](char **out) { return tad_generate(s_, &opts, out); });
+    check(status);
+    return id;
+}
+
+std::string Session::optimize_report(const char *format) {
+    int status = TAD_OK;
+    std::string report = take(&status, [&](char **out) { return tad_optimize_report(s_, format, out); });
+    return status == TAD_OK ? report : "";
+}
+
 std::string Session::source(const std::string &id) {
     int status = TAD_OK;
     std::string src = take(&status, [&](char **out) { return tad_candidate_source(s_, id.c_str(), out); });

@@ -29,6 +29,10 @@ public:
 
     void load(const std::string &path);
     std::string generate(const std::string &dims_json, const std::string &launch_json, const std::string &loops);
+    // tad_generate with the caller's options (backend "llm"); the best snapshot's id.
+    std::string generate(const tad_generate_options &opts);
+    // The last optimization's report ("markdown" or "json"); "" when there is none.
+    std::string optimize_report(const char *format);
     std::string source(const std::string &id);
     std::string explain(const std::string &id);
     // Other statuses than TAD_OK and TAD_ERR_MISMATCH throw.

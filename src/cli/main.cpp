@@ -27,6 +27,14 @@ Commands:
                       generate, verify on the GPU, then time forward and backward
   run FILE [--cpu-only] [--dims JSON] [--dtypes a,b] [--reps N] [--seed N] [--max-elements N]
                       generate, verify on the CPU, then on the GPU and bench when one is present
+  optimize FILE --model M [--provider openai|anthropic] [--base-url URL] [--api-key-env VAR]
+           [--iterations N] [--parallel N] [--temperature T] [--reasoning-effort low|medium|high]
+           [--budget-seconds S] [--max-tokens N] [--max-cost USD --price-input USD --price-output USD]
+           [--max-output-tokens N] [--request-timeout S] [--retries N] [--topk N] [--dims JSON]
+           [--report FILE] [--json]
+                      the compiler's backward, then rounds of a model's candidates, each verified
+                      and timed; prints the report of every candidate and the best snapshot's id
+                      (docs/llm.md; the key is read from $OPENAI_API_KEY / $ANTHROPIC_API_KEY)
   export FILE -o DIR [--dims JSON] [--dtypes a,b] [--json]
                       generate, then compile the backward on the GPU into DIR (cubins and
                       manifest.json) for tad_kernels_load / tad_launch_backward (docs/aot.md)
@@ -76,6 +84,7 @@ int dispatch(const tad_cli::Args &a) {
     if (a.command == "snapshots") return cmd_snapshots(a);
     if (a.command == "retrieve") return cmd_retrieve(a);
     if (a.command == "dataset") return cmd_dataset(a);
+    if (a.command == "optimize") return cmd_optimize(a);
     return cmd_rollback(a);  // parse_args accepts no other command
 }
 

@@ -55,14 +55,16 @@ std::string whole_stub_failure(JsonRef stub) {
     return out.empty() ? "an output of the generated forward differs from the stub's" : out;
 }
 
-// A stub whose torch code autograd differentiates (launch_nodes.h): the plan oracle cannot run that
-// code, so the whole-stub check alone decides.
-Json whole_stub_only() {
+// A stub whose torch code autograd differentiates (launch_nodes.h), or a module tad did not write:
+// the plan oracle cannot run that code (or would run the compiler's plan, not the module's), so the
+// whole-stub check alone decides.
+Json whole_stub_only(bool foreign) {
     Json entry = Json::object();
     entry.set("status", "pass");
-    entry.set("plan",
-              "skipped: the stub's torch code computes from its grad inputs, which only the whole-stub "
-              "check runs");
+    entry.set("plan", foreign ? "skipped: the module was not written by tad, so only the whole-stub check runs "
+                                "what it runs"
+                              : "skipped: the stub's torch code computes from its grad inputs, which only the "
+                                "whole-stub check runs");
     return entry;
 }
 
@@ -187,8 +189,8 @@ Json check_dims(const CpuVerifyInput &in, const ast::File &module, JsonRef dims,
                              std::to_string(in.max_elements));
     Json trace = worker.request("trace", trace_request(in.import_path, in.kf.stub, dims, true));
     check_launch_sequence(module, trace);
-    const bool nodes = has_torch_code(trace) || generated_nodes(module);
-    Json entry = nodes ? whole_stub_only() : check_trace(in, module, trace, rng);
+    const bool nodes = has_torch_code(trace) || generated_nodes(module) || in.whole_stub_only;
+    Json entry = nodes ? whole_stub_only(in.whole_stub_only) : check_trace(in, module, trace, rng);
     Json stub = check_whole_stub(in, dims, worker);
     if (nodes && stub.str_or("status", "") == "skipped") entry.set("status", "skipped");  // nothing checked it
     if (nodes && stub.has("grads")) entry.set_copy("grads", stub.at("grads"));  // the report's numbers

@@ -20,6 +20,9 @@ struct CpuVerifyInput {
     long long max_elements;  // skip dims whose tensors hold more
     unsigned seed;
     ad::LoopPolicy loops = ad::LoopPolicy::Recompute;  // the candidate's
+    // A module tad did not write (an LLM's): the compiler's launch plan is not what it runs, so the
+    // whole-stub check alone decides.
+    bool whole_stub_only = false;
 };
 
 // Verify report (docs/reports.md) over `dims_list`.

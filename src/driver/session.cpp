@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "driver/cpu_verify.h"
+#include "driver/optimize.h"
 #include "driver/pipeline.h"
 #include "driver/session_impl.h"
 #include "driver/trace_request.h"
@@ -68,8 +69,9 @@ void Session::load_forward(const std::string &path, const std::optional<std::str
 
 std::string Session::generate(const GenerateOptions &opts) {
     const frontend::KernelFile &kf = impl_->need_forward("tad_generate");
+    if (opts.backend == "llm") return optimize(*this, opts);
     if (!opts.backend.empty() && opts.backend != "ad")
-        fail(TAD_ERR_INVALID_ARGUMENT, "tad_generate: unknown backend '" + opts.backend + "' (available: ad)");
+        fail(TAD_ERR_INVALID_ARGUMENT, "tad_generate: unknown backend '" + opts.backend + "' (available: ad, llm)");
     ad::LoopPolicy loops = loop_policy(opts.loops, "tad_generate");
     Json trace;
     // The dims whose specializations get a backward: the SWEEP, or a given list of dims.
@@ -157,7 +159,8 @@ std::string Session::verify(const VerifyOptions &opts, bool *passed) {
                           file,
                           opts.max_elements,
                           opts.seed,
-                          loop_policy(c.loops, "tad_verify")};
+                          loop_policy(c.loops, "tad_verify"),
+                          c.backend == "llm"};
         report = cpu_verify(in, list, impl_->get_cpu_worker(), impl_->progress("verify"));
     } else {
         Json args = Json::object();
@@ -237,5 +240,48 @@ void Session::rollback(const std::string &id) {
 }
 
 std::string Session::snapshot_list() const { return impl_->store.list_json(); }
+
+const frontend::KernelFile &Session::forward(const char *what) const { return impl_->need_forward(what); }
+const std::string &Session::forward_path() const { return impl_->forward_path; }
+const std::string &Session::forward_source() const { return impl_->forward_source; }
+std::optional<std::string> Session::current_id() const { return impl_->current(); }
+const std::string &Session::work_dir() const { return impl_->store.work_dir(); }
+void Session::notify(const std::string &stage, const std::string &message, double fraction) {
+    if (impl_->opts.progress && !impl_->opts.progress(stage, message, fraction))
+        fail(TAD_ERR_CANCELLED, stage + ": cancelled");
+}
+
+std::string Session::add_candidate(const CandidateDraft &draft) {
+    impl_->need_forward("add_candidate");
+    store::Candidate c;
+    c.label = draft.label;
+    c.parent = draft.parent;
+    c.forward_path = impl_->forward_path;
+    c.forward_source = impl_->forward_source;
+    c.backend = draft.backend;
+    c.loops = draft.loops;
+    c.kind = "generate";
+    c.backward_source = draft.source;
+    return impl_->store.add(c, false);
+}
+
+void Session::clear_current() {
+    impl_->store.clear_current();
+    impl_->own_current.reset();
+}
+
+std::string Session::optimize_report(bool json) const {
+    if (impl_->optimize_json.empty())
+        fail(TAD_ERR_STATE, "tad_optimize_report: no optimization yet (call tad_generate with backend \"llm\" first)");
+    return json ? impl_->optimize_json : impl_->optimize_markdown;
+}
+
+void Session::set_optimize_report(std::string markdown, std::string json) {
+    impl_->optimize_markdown = std::move(markdown);
+    impl_->optimize_json = std::move(json);
+}
+
+void Session::set_pair_provider(PairProvider pairs) { impl_->pairs = std::move(pairs); }
+const PairProvider &Session::pair_provider() const { return impl_->pairs; }
 
 }  // namespace tad::driver

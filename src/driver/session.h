@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "driver/optimize_options.h"
+#include "frontend/kernel_file.h"
 #include "retrieve/query.h"
 #include "support/json.h"
 
@@ -25,10 +27,20 @@ struct SessionOptions {
 };
 
 struct GenerateOptions {
-    std::string backend = "ad";
+    std::string backend = "ad";  // or "llm": the optimizer (optimize.h)
     std::string dims_json;  // empty: first SWEEP entry
     std::string launch_json;  // empty: trace with the worker
     std::string loops = "recompute";  // or "tape": ad::LoopPolicy
+    OptimizeOptions llm;  // backend "llm" only
+};
+
+// A backward module written elsewhere (by a model), to be kept as a snapshot of the loaded forward.
+struct CandidateDraft {
+    std::string source;
+    std::string label;
+    std::optional<std::string> parent;
+    std::string backend = "llm";
+    std::string loops = "recompute";
 };
 
 struct VerifyOptions {
@@ -75,6 +87,28 @@ public:
     std::string retrieve(const tad::retrieve::Options &opts) const;
 
     struct Impl;  // session_impl.h
+
+    // The optimizer's view (optimize.h). The loaded forward (TAD_ERR_STATE "<what>: no forward file
+    // loaded ..." without one), its absolute path and text.
+    const frontend::KernelFile &forward(const char *what) const;
+    const std::string &forward_path() const;
+    const std::string &forward_source() const;
+    // The candidate verify and bench use: this session's own, else the directory's `current`.
+    std::optional<std::string> current_id() const;
+    // Stores `draft` as a snapshot of the loaded forward without making it current; its id.
+    std::string add_candidate(const CandidateDraft &draft);
+    // No current candidate, as in a fresh work directory (restores a session that had none).
+    void clear_current();
+    const std::string &work_dir() const;
+    // The progress callback; TAD_ERR_CANCELLED "<stage>: cancelled" when it asks to stop.
+    void notify(const std::string &stage, const std::string &message, double fraction = -1);
+    // The Markdown (or JSON, `json`) report of this session's last optimization; TAD_ERR_STATE
+    // before any.
+    std::string optimize_report(bool json) const;
+    void set_optimize_report(std::string markdown, std::string json);
+    // Where the optimizer's prompts get their retrieved pairs (default: retrieved_pairs()).
+    void set_pair_provider(PairProvider pairs);
+    const PairProvider &pair_provider() const;
 
 private:
     std::unique_ptr<Impl> impl_;

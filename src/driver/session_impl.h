@@ -28,6 +28,8 @@ struct Session::Impl {
     // The candidate this session made or rolled back to last: other processes sharing the work
     // directory move `current` on disk, and verify must check this session's candidate.
     std::optional<std::string> own_current;
+    PairProvider pairs = retrieved_pairs();
+    std::string optimize_markdown, optimize_json;  // the last optimization's report
 
     explicit Impl(SessionOptions o) : opts(std::move(o)), store(store::Store::open(opts.work_dir)) {}
 

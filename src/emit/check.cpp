@@ -82,6 +82,14 @@ std::string at(const ast::Loc &l) { return "line " + std::to_string(l.line) + ":
     fail(TAD_ERR_INTERNAL, "generated module: " + what + "; this is a bug in tad's emitter");
 }
 
+// A fault of the module checked: a bug when tad wrote it (check_module), a reason to refuse it when
+// a model did (module_fault).
+struct Fault {
+    std::string what;
+};
+
+[[noreturn]] void fault(const std::string &what) { throw Fault{what}; }
+
 // A string field that may be None (alias.asname, ImportFrom.module, keyword.arg, ...).
 const std::string *opt_str(const Node &n, const char *field) {
     const ast::Value *v = n.find(field);
@@ -524,8 +532,8 @@ ast::File parse(const std::string &source) {
         if (msg.rfind(head, 0) != 0 || colon == std::string::npos || after == std::string::npos) bug(msg);
         const int line = std::atoi(msg.c_str() + head.size());
         const std::string in = enclosing_def(source, line);
-        bug(msg.substr(after + 2) + (in.empty() ? "" : " in " + in) + " (line " +
-            msg.substr(head.size(), after - head.size()) + ")");
+        fault(msg.substr(after + 2) + (in.empty() ? "" : " in " + in) + " (line " +
+              msg.substr(head.size(), after - head.size()) + ")");
     }
 }
 
@@ -539,8 +547,8 @@ void future_imports_first(const NodeList &body) {
         const std::string *module = s.is("ImportFrom") ? opt_str(s, "module") : nullptr;
         if (module && *module == "__future__") {
             if (other)
-                bug("'from __future__ import' at " + at(s.loc) + " follows another statement (" + at(other->loc) +
-                    "), which Python refuses");
+                fault("'from __future__ import' at " + at(s.loc) + " follows another statement (" + at(other->loc) +
+                      "), which Python refuses");
             continue;
         }
         const NodePtr value = s.is("Expr") ? s.node("value") : nullptr;
@@ -577,15 +585,13 @@ void unique_definitions(const NodeList &module, const NodeList &forward) {
         definitions(*s, false, [&](const std::string &n, const ast::Loc &loc) {
             if (++count[n] > std::max(allowed[n], 1)) {
                 const std::string unit = is_function(*s) || s->is("ClassDef") ? unit_name(*s) : "name '" + n + "'";
-                bug(unit + " is defined at " + at(last[n]) + " and again at " + at(loc));
+                fault(unit + " is defined at " + at(last[n]) + " and again at " + at(loc));
             }
             last[n] = loc;
         });
 }
 
-}  // namespace
-
-void check_module(const frontend::KernelFile &kf, const std::string &source) {
+void check(const frontend::KernelFile &kf, const std::string &source) {
     const ast::File file = parse(source);
     const NodeList &body = file.module->list("body");
     future_imports_first(body);
@@ -597,7 +603,26 @@ void check_module(const frontend::KernelFile &kf, const std::string &source) {
     const std::set<std::string> excused = forward_faults(kf);
     for (size_t i = 0; i < body.size(); ++i)
         for (const Finding &f : faults(c, *body[i], i))
-            if (!excused.count(f.unit + " " + f.what)) bug(f.unit + " " + f.what + " (" + at(f.loc) + ")");
+            if (!excused.count(f.unit + " " + f.what)) fault(f.unit + " " + f.what + " (" + at(f.loc) + ")");
+}
+
+}  // namespace
+
+void check_module(const frontend::KernelFile &kf, const std::string &source) {
+    try {
+        check(kf, source);
+    } catch (const Fault &f) {
+        bug(f.what);
+    }
+}
+
+std::string module_fault(const frontend::KernelFile &kf, const std::string &source) {
+    try {
+        check(kf, source);
+    } catch (const Fault &f) {
+        return f.what;
+    }
+    return "";
 }
 
 }  // namespace tad::emit

@@ -75,4 +75,10 @@ std::string emit_node_module(const frontend::KernelFile &kf, const NodeModule &m
 // its place in the module (1-based column).
 void check_module(const frontend::KernelFile &kf, const std::string &source);
 
+// The same checks on a module tad did not write (an LLM's candidate, driver/optimize.h): the first
+// fault, as check_module words it without the "generated module: " and "; this is a bug ..." around
+// it (e.g. "unexpected indent in kernel 'k' (line 12:5)", "function 'f' reads 'x', which nothing
+// defines (line 40:9)"); "" when there is none.
+std::string module_fault(const frontend::KernelFile &kf, const std::string &source);
+
 }  // namespace tad::emit

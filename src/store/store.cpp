@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 #include "store/lock.h"
 #include "store/meta.h"
@@ -82,7 +83,7 @@ int64_t Store::next_seq() const {
     return last + 1;
 }
 
-std::string Store::add(const Candidate &c) {
+std::string Store::add(const Candidate &c, bool make_current) {
     if (c.kind != "generate" && c.kind != "snapshot")
         fail(TAD_ERR_INVALID_ARGUMENT, "unknown snapshot kind '" + c.kind + "' (expected generate or snapshot)");
     check_json(c.launch_json, "launch record");
@@ -102,7 +103,8 @@ std::string Store::add(const Candidate &c) {
     try {
         write_snapshot_files(tmp, c);
         // Other processes may add to this directory at the same time: the id is allocated and taken
-        // (the rename) under the lock, and `current` set there, so the last to add is current.
+        // (the rename) under the lock, and `current` set there, so the last to add (and make
+        // current) is current.
         DirLock lock(work_dir_);
         info.seq = next_seq();
         info.id = make_id(info.seq, c);
@@ -111,7 +113,7 @@ std::string Store::add(const Candidate &c) {
         fs::sync_dir(tmp);
         fs::rename_path(tmp, fs::join(snapshots_dir(), info.id));
         fs::sync_dir(snapshots_dir());
-        set_current(info.id);
+        if (make_current) set_current(info.id);
     } catch (const Error &) {
         try {
             fs::remove_tree(tmp);
@@ -197,6 +199,11 @@ std::optional<std::string> Store::current() const {
 void Store::set_current(const std::string &id) {
     snapshot_dir(id);
     fs::write_file_atomic(fs::join(work_dir_, kCurrent), id + "\n");
+}
+
+void Store::clear_current() {
+    std::string path = fs::join(work_dir_, kCurrent);
+    if (fs::exists(path) && std::remove(path.c_str()) != 0) fail(TAD_ERR_IO, path + ": cannot remove");
 }
 
 }  // namespace tad::store

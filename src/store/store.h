@@ -52,9 +52,11 @@ public:
     // directories or `current` is not a regular file.
     static Store open(const std::string &work_dir);
 
-    // Writes a new snapshot (all or nothing), makes it current and returns its id, "<seq>-<hash>".
-    // TAD_ERR_INVALID_ARGUMENT for an unknown kind or a *_json member that is not JSON.
-    std::string add(const Candidate &c);
+    // Writes a new snapshot (all or nothing), makes it current (unless `make_current` is false: a
+    // candidate kept for the record, such as an LLM's before it is checked) and returns its id,
+    // "<seq>-<hash>". TAD_ERR_INVALID_ARGUMENT for an unknown kind or a *_json member that is not
+    // JSON.
+    std::string add(const Candidate &c, bool make_current = true);
     // TAD_ERR_NOT_FOUND "unknown snapshot '<id>'"; TAD_ERR_IO when its files are damaged, and
     // "<dir>/forward.py: does not match its content hash in meta.json (changed since the snapshot was
     // taken)" when the forward source is not the one stored: the worker would execute it.
@@ -70,6 +72,7 @@ public:
     // The current snapshot; none before the first add or when the named one no longer exists.
     std::optional<std::string> current() const;
     void set_current(const std::string &id);  // TAD_ERR_NOT_FOUND for an unknown id
+    void clear_current();  // no current snapshot, as before the first add
 
     const std::string &work_dir() const { return work_dir_; }
 

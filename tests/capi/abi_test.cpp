@@ -113,6 +113,23 @@ TEST(CApi, OptionsInitFunctionsMatchMacros) {
     EXPECT_EQ(g.dims_json, nullptr);
     EXPECT_EQ(g.launch_json, nullptr);
     EXPECT_EQ(g.loops, nullptr);
+    EXPECT_EQ(g.provider, nullptr);
+    EXPECT_EQ(g.model, nullptr);
+    EXPECT_EQ(g.base_url, nullptr);
+    EXPECT_EQ(g.api_key_env, nullptr);
+    EXPECT_EQ(g.max_iterations, 0);
+    EXPECT_EQ(g.parallel, 0);
+    EXPECT_EQ(g.temperature, 0.0);
+    EXPECT_EQ(g.reasoning_effort, nullptr);
+    EXPECT_EQ(g.wall_clock_s, 0.0);
+    EXPECT_EQ(g.max_tokens, 0);
+    EXPECT_EQ(g.max_cost_usd, 0.0);
+    EXPECT_EQ(g.usd_per_mtok_input, 0.0);
+    EXPECT_EQ(g.usd_per_mtok_output, 0.0);
+    EXPECT_EQ(g.max_output_tokens, 0);
+    EXPECT_EQ(g.request_timeout_s, 0.0);
+    EXPECT_EQ(g.max_retries, 0);
+    EXPECT_EQ(g.topk, 0);
     EXPECT_EQ(v.version, static_cast<unsigned>(TAD_VERIFY_OPTIONS_VERSION));
     EXPECT_EQ(v.cpu, 0);
     EXPECT_EQ(v.dims_json, nullptr);
@@ -160,6 +177,11 @@ TEST(CApi, OptionsInitWritesNothingPastTheVersionsFields) {
     ASSERT_EQ(tad_generate_options_init(g2.opts(), 2), TAD_OK);
     EXPECT_EQ(g2.opts()->loops, nullptr);
     EXPECT_TRUE(g2.untouched_from(FIELD_END(tad_generate_options, loops)));
+    Guarded<tad_generate_options> g3;
+    ASSERT_EQ(tad_generate_options_init(g3.opts(), 3), TAD_OK);
+    EXPECT_EQ(g3.opts()->topk, 0);
+    EXPECT_EQ(g3.opts()->model, nullptr);
+    EXPECT_TRUE(g3.untouched_from(FIELD_END(tad_generate_options, topk)));
     Guarded<tad_verify_options> v;
     ASSERT_EQ(tad_verify_options_init(v.opts(), 1), TAD_OK);
     EXPECT_EQ(v.opts()->seed, 0u);
@@ -183,10 +205,10 @@ TEST(CApi, OptionsInitRefusesUnknownVersions) {
     Guarded<tad_generate_options> g;
     EXPECT_EQ(tad_generate_options_init(g.opts(), 0), TAD_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(tad_error_last(), "tad_generate_options_init: unsupported options version 0 (libtad " + library() +
-                                    " knows versions 1 to 2)");
-    EXPECT_EQ(tad_generate_options_init(g.opts(), 3), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_EQ(tad_error_last(), "tad_generate_options_init: unsupported options version 3 (libtad " + library() +
-                                    " knows versions 1 to 2)");
+                                    " knows versions 1 to 3)");
+    EXPECT_EQ(tad_generate_options_init(g.opts(), 4), TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(tad_error_last(), "tad_generate_options_init: unsupported options version 4 (libtad " + library() +
+                                    " knows versions 1 to 3)");
     EXPECT_TRUE(g.untouched_from(0));
     Guarded<tad_verify_options> v;
     EXPECT_EQ(tad_verify_options_init(v.opts(), 4000000000u), TAD_ERR_INVALID_ARGUMENT);

@@ -10,46 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "run_tad.h"
 #include "tad.h"
 #include "temp_dir.h"
 
 namespace {
 
-struct Outcome {
-    int code;
-    std::string out, err;
-};
-
-std::string quote(const std::string &s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-Outcome tad(const std::vector<std::string> &args) {
-    TempDir tmp;
-    std::string cmd = quote(std::string(TAD_BINARY_DIR) + "/tad");
-    for (const std::string &a : args) cmd += " " + quote(a);
-    cmd += " 2>" + quote(tmp.path() + "/err");
-    Outcome r{-1, "", ""};
-    FILE *p = popen(cmd.c_str(), "r");
-    if (!p) {
-        ADD_FAILURE() << "popen failed: " << cmd;
-        return r;
-    }
-    char buf[4096];
-    for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-    int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream err(tmp.path() + "/err");
-    std::ostringstream text;
-    text << err.rdbuf();
-    r.err = text.str();
-    return r;
-}
-
 void expect_usage_error(const std::vector<std::string> &args, const std::string &message) {
-    Outcome r = tad(args);
+    Outcome r = run_tad(args);
     EXPECT_EQ(r.code, 2) << args.at(0);
     EXPECT_EQ(r.err, "tad: error: " + message + " (see 'tad help')\n");
     EXPECT_EQ(r.out, "");
@@ -58,15 +26,15 @@ void expect_usage_error(const std::vector<std::string> &args, const std::string 
 }  // namespace
 
 TEST(Cli, VersionIsTheLibrarys) {
-    Outcome r = tad({"--version"});
+    Outcome r = run_tad({"--version"});
     EXPECT_EQ(r.code, 0);
     EXPECT_EQ(r.out, std::string("tad ") + tad_version() + "\n");
-    EXPECT_EQ(tad({"verify", "--version"}).out, r.out);
+    EXPECT_EQ(run_tad({"verify", "--version"}).out, r.out);
 }
 
 TEST(Cli, Help) {
     for (const char *h : {"help", "--help", "-h"}) {
-        Outcome r = tad({h});
+        Outcome r = run_tad({h});
         EXPECT_EQ(r.code, 0) << h;
         EXPECT_EQ(r.out.rfind("usage: tad [options] COMMAND [ARGS]\n", 0), 0u) << h;
         EXPECT_NE(r.out.find("rollback ID"), std::string::npos);
@@ -98,7 +66,7 @@ TEST(Cli, UsageErrorsExitWithTwo) {
 
 TEST(Cli, MissingForwardFileIsAnInputError) {
     TempDir dir;
-    Outcome r = tad({"generate", dir.path() + "/missing.py", "--work-dir", dir.path() + "/w", "-q"});
+    Outcome r = run_tad({"generate", dir.path() + "/missing.py", "--work-dir", dir.path() + "/w", "-q"});
     EXPECT_EQ(r.code, 3);
     EXPECT_EQ(r.err.rfind("tad: error: ", 0), 0u) << r.err;
     EXPECT_NE(r.err.find("missing.py"), std::string::npos) << r.err;
@@ -106,10 +74,10 @@ TEST(Cli, MissingForwardFileIsAnInputError) {
 
 TEST(Cli, SnapshotsOfAFreshDirectory) {
     TempDir dir;
-    Outcome r = tad({"snapshots", "--work-dir", dir.path()});
+    Outcome r = run_tad({"snapshots", "--work-dir", dir.path()});
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(r.out, "no snapshots\n");
-    r = tad({"snapshots", "--json", "--work-dir=" + dir.path()});
+    r = run_tad({"snapshots", "--json", "--work-dir=" + dir.path()});
     EXPECT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(r.out.substr(0, 1), "[");
     EXPECT_EQ(r.out.find('{'), std::string::npos) << r.out;
@@ -117,7 +85,7 @@ TEST(Cli, SnapshotsOfAFreshDirectory) {
 
 TEST(Cli, RollbackToAnUnknownIdIsAnInputError) {
     TempDir dir;
-    Outcome r = tad({"--work-dir", dir.path(), "rollback", "9999-00000000"});
+    Outcome r = run_tad({"--work-dir", dir.path(), "rollback", "9999-00000000"});
     EXPECT_EQ(r.code, 3);
     EXPECT_EQ(r.err, "tad: error: unknown snapshot '9999-00000000'\n");
 }

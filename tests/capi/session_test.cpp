@@ -51,7 +51,7 @@ TEST_F(CApiSession, UnsupportedOptionsVersions) {
     EXPECT_EQ(tad_generate(s_, &g, &out), TAD_ERR_INVALID_ARGUMENT);
     const std::string library = tad_version();
     EXPECT_EQ(tad_error_last(),
-              "tad_generate: unsupported options version 0 (libtad " + library + " knows versions 1 to 2)");
+              "tad_generate: unsupported options version 0 (libtad " + library + " knows versions 1 to 3)");
     tad_verify_options v = TAD_VERIFY_OPTIONS_INIT;
     v.version = 99;
     EXPECT_EQ(tad_verify(s_, &v, &out), TAD_ERR_INVALID_ARGUMENT);

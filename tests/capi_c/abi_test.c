@@ -96,6 +96,11 @@ static void test_versioned_init(void) {
     CHECK(tad_generate_options_init(&g, TAD_GENERATE_OPTIONS_VERSION) == TAD_OK);
     CHECK(g.version == TAD_GENERATE_OPTIONS_VERSION && g.backend == NULL && g.dims_json == NULL &&
           g.launch_json == NULL && g.loops == NULL);
+    CHECK(g.provider == NULL && g.model == NULL && g.base_url == NULL && g.api_key_env == NULL &&
+          g.max_iterations == 0 && g.parallel == 0 && g.temperature == 0.0 && g.reasoning_effort == NULL &&
+          g.wall_clock_s == 0.0 && g.max_tokens == 0 && g.max_cost_usd == 0.0 && g.usd_per_mtok_input == 0.0 &&
+          g.usd_per_mtok_output == 0.0 && g.max_output_tokens == 0 && g.request_timeout_s == 0.0 &&
+          g.max_retries == 0 && g.topk == 0);
     CHECK(tad_verify_options_init(&v, TAD_VERIFY_OPTIONS_VERSION) == TAD_OK);
     CHECK(v.version == TAD_VERIFY_OPTIONS_VERSION && v.cpu == 0 && v.dims_json == NULL && v.dtypes == NULL &&
           v.max_elements == 0 && v.seed == 0);
@@ -105,11 +110,11 @@ static void test_versioned_init(void) {
     /* Version 0 and versions newer than the library's fail and write nothing. */
     memset(&g, 0xab, sizeof g);
     CHECK(tad_generate_options_init(&g, 0) == TAD_ERR_INVALID_ARGUMENT);
-    sprintf(want, "tad_generate_options_init: unsupported options version 0 (libtad %s knows versions 1 to 2)",
+    sprintf(want, "tad_generate_options_init: unsupported options version 0 (libtad %s knows versions 1 to 3)",
             tad_version());
     CHECK_MSG(want);
     CHECK(tad_generate_options_init(&g, TAD_GENERATE_OPTIONS_VERSION + 1) == TAD_ERR_INVALID_ARGUMENT);
-    sprintf(want, "tad_generate_options_init: unsupported options version 3 (libtad %s knows versions 1 to 2)",
+    sprintf(want, "tad_generate_options_init: unsupported options version 4 (libtad %s knows versions 1 to 3)",
             tad_version());
     CHECK_MSG(want);
     CHECK(all_bytes(&g, sizeof g, 0xab));

@@ -303,3 +303,12 @@ TEST(CheckModule, ModuleWithSeveralFaultsReportsTheFirst) {
     m = edit("    return (d_x,) if sizes", "    return (d_y,) if sizes", m);
     EXPECT_EQ(check(m), "generated module: kernel 'k_bwd' reads 'nn', which nothing defines (line 44:19)" + kBug);
 }
+
+// The same checks on a module a model wrote: the fault as a reason, without calling it tad's bug.
+TEST(ModuleFault, WordsTheFaultForAModuleTadDidNotWrite) {
+    EXPECT_EQ(emit::module_fault(forward(), kModule), "");
+    EXPECT_EQ(emit::module_fault(forward(), edit("    mask = offs < n\n", "    mask = offs < n)\n")),
+              "syntax error: unmatched ')' in kernel 'k_bwd' (line 44:20)");
+    EXPECT_EQ(emit::module_fault(forward(), edit("tl.store(DX + offs, acc", "tl.store(DX + offs, do_1")),
+              "kernel 'k_bwd' reads 'do_1', which nothing defines (line 53:25)");
+}

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "driver/session.h"
+#include "gpu_available.h"
 #include "support/fs.h"
 #include "support/json.h"
 
@@ -16,26 +17,12 @@ using namespace tad::driver;
 
 namespace {
 
-std::string python() {
-    const char *p = std::getenv("TAD_PYTHON");
-    return p && *p ? p : "python3";
-}
-
-// Empty when a GPU with torch and triton is usable, else why not.
-std::string gpu_unavailable() {
-    std::string cmd =
-        python() + " -c 'import torch, triton; assert torch.cuda.is_available(), \"CUDA unavailable\"' >/dev/null 2>&1";
-    return std::system(cmd.c_str()) == 0 ? "" : python() + " has no CUDA device with torch and triton";
-}
+using tad::gpu_test::python;
 
 // Generates a backward of `file` (under the source tree), verifies it across its SWEEP in `dtypes`,
 // and expects every required case to pass, with its dot-product test where `dot` (forward mode).
 void expect_verified(const std::string &file, const std::string &dtypes, bool dot) {
-    std::string why = gpu_unavailable();
-    if (!why.empty()) {
-        std::printf("[SKIP] no GPU: %s\n", why.c_str());
-        GTEST_SKIP() << "[SKIP] no GPU: " << why;
-    }
+    REQUIRE_GPU();
     fs::TempDir dir;
     SessionOptions opts;
     opts.work_dir = dir.path();

@@ -152,6 +152,25 @@ TEST(Store, AddMakesCurrentAndRollbackMovesIt) {
     EXPECT_EQ(s.list()[2].parent, a);
 }
 
+// What an LLM optimization keeps for the record (driver/optimize.h) is listed but not current, and a
+// session that had no current candidate can be restored to having none.
+TEST(Store, AddWithoutMakingCurrentAndClearCurrent) {
+    fs::TempDir tmp;
+    Store s = Store::open(tmp.path());
+    std::string a = s.add(candidate("a", "A\n"));
+    std::string b = s.add(candidate("b", "B\n"), false);
+    EXPECT_EQ(s.current(), a);
+    EXPECT_EQ(listed_ids(s), (std::vector<std::string>{a, b}));
+    EXPECT_EQ(s.load(b).backward_source, "B\n");
+    s.clear_current();
+    EXPECT_FALSE(s.current());
+    EXPECT_FALSE(fs::exists(fs::join(tmp.path(), "current")));
+    s.clear_current();  // nothing to clear: fine
+    const std::string c = s.add(candidate("c", "C\n"), false);
+    EXPECT_EQ(s.list().back().id, c);
+    EXPECT_FALSE(s.current());
+}
+
 TEST(Store, UnknownIdErrorsAreExact) {
     fs::TempDir tmp;
     Store s = Store::open(tmp.path());

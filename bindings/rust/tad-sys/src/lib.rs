@@ -60,7 +60,7 @@ pub struct tad_session_options {
     pub worker_memory_mb: c_longlong,
 }
 
-pub const TAD_GENERATE_OPTIONS_VERSION: c_uint = 2;
+pub const TAD_GENERATE_OPTIONS_VERSION: c_uint = 3;
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct tad_generate_options {
@@ -69,6 +69,24 @@ pub struct tad_generate_options {
     pub dims_json: *const c_char,
     pub launch_json: *const c_char,
     pub loops: *const c_char,
+    // Since version 3: the LLM optimizer (backend "llm").
+    pub provider: *const c_char,
+    pub model: *const c_char,
+    pub base_url: *const c_char,
+    pub api_key_env: *const c_char,
+    pub max_iterations: c_int,
+    pub parallel: c_int,
+    pub temperature: c_double,
+    pub reasoning_effort: *const c_char,
+    pub wall_clock_s: c_double,
+    pub max_tokens: c_longlong,
+    pub max_cost_usd: c_double,
+    pub usd_per_mtok_input: c_double,
+    pub usd_per_mtok_output: c_double,
+    pub max_output_tokens: c_longlong,
+    pub request_timeout_s: c_double,
+    pub max_retries: c_int,
+    pub topk: c_int,
 }
 
 pub const TAD_VERIFY_OPTIONS_VERSION: c_uint = 1;
@@ -245,6 +263,23 @@ impl Default for tad_generate_options {
             dims_json: std::ptr::null(),
             launch_json: std::ptr::null(),
             loops: std::ptr::null(),
+            provider: std::ptr::null(),
+            model: std::ptr::null(),
+            base_url: std::ptr::null(),
+            api_key_env: std::ptr::null(),
+            max_iterations: 0,
+            parallel: 0,
+            temperature: 0.0,
+            reasoning_effort: std::ptr::null(),
+            wall_clock_s: 0.0,
+            max_tokens: 0,
+            max_cost_usd: 0.0,
+            usd_per_mtok_input: 0.0,
+            usd_per_mtok_output: 0.0,
+            max_output_tokens: 0,
+            request_timeout_s: 0.0,
+            max_retries: 0,
+            topk: 0,
         }
     }
 }
@@ -303,6 +338,11 @@ extern "C" {
         session: *mut tad_session,
         opts: *const tad_generate_options,
         out_id: *mut *mut c_char,
+    ) -> c_int;
+    pub fn tad_optimize_report(
+        session: *mut tad_session,
+        format: *const c_char,
+        out_report: *mut *mut c_char,
     ) -> c_int;
     pub fn tad_candidate_source(session: *mut tad_session, id: *const c_char, out_source: *mut *mut c_char) -> c_int;
     pub fn tad_candidate_explain(session: *mut tad_session, id: *const c_char, out_text: *mut *mut c_char) -> c_int;
