@@ -155,6 +155,7 @@ private:
         return c;
     }
 
+    void retrieve();
     void derive();
     bool round(int r);
     void consider(CandidateRecord &c, const llm::Exchange &ex, bool skipped);
@@ -181,6 +182,7 @@ private:
     std::optional<Best> best_;
     std::vector<std::string> interface_;  // of the compiler's module; empty without one
     std::vector<std::string> rejections_;
+    std::vector<RetrievedPair> pairs_;  // retrieved once, shown in every prompt
 };
 
 // ---- derive ----
@@ -293,7 +295,7 @@ PromptInput Optimizer::prompt_input() const {
     } else {
         in.best_note = "tad's compiler refused it: " + rec_.compiler_refusal;
     }
-    if (o_.topk > 0 && s_.pair_provider()) in.pairs = s_.pair_provider()(in.forward_path, in.forward_source, o_.topk);
+    in.pairs = pairs_;
     in.rejections = rejections_;
     in.interface = interface_;
     return in;
@@ -462,7 +464,27 @@ void Optimizer::decide(CandidateRecord &c, const Certified &v) {
 
 // ---- the run ----
 
+// The known pairs closest to the forward, once for the run; a retrieval that fails costs the
+// prompt its examples, not the run, and the report says why.
+void Optimizer::retrieve() {
+    if (o_.topk <= 0 || !s_.pair_provider()) {
+        rec_.retrieval = "off";
+        return;
+    }
+    try {
+        pairs_ = s_.pair_provider()(s_.forward_path(), s_.forward_source(), o_.topk);
+    } catch (const Error &e) {
+        rec_.retrieval = std::string("failed: ") + e.what();
+        return;
+    }
+    std::string names;
+    for (const RetrievedPair &p : pairs_) names += (names.empty() ? "" : ", ") + p.path;
+    rec_.retrieval =
+        std::to_string(pairs_.size()) + (pairs_.size() == 1 ? " pair" : " pairs") + (names.empty() ? "" : ": " + names);
+}
+
 std::string Optimizer::run() {
+    retrieve();
     derive();
     for (int r = 1; r <= o_.max_iterations; ++r)
         if (!round(r)) break;

@@ -20,7 +20,7 @@ struct RetrievedPair {
 };
 
 // The top-k pairs for a forward file, most similar first (at most `topk`). Empty when retrieval has
-// nothing (or is not wired in: retrieved_pairs()).
+// nothing; throws tad::Error when it fails.
 using PairProvider = std::function<std::vector<RetrievedPair>(const std::string &forward_path,
                                                               const std::string &forward_source, int topk)>;
 
@@ -36,8 +36,9 @@ struct OptimizeOptions {
     int topk = 4;  // retrieved pairs in the prompt
 };
 
-// The provider the sessions use: retrieval over the dataset once src/retrieve is wired in here;
-// until then, none.
+// The provider the sessions use: src/retrieve over the default dataset (docs/retrieval.md), the
+// forward itself left out, each entry with the backward its sidecar names or `tad dataset build`
+// verified.
 PairProvider retrieved_pairs();
 
 }  // namespace tad::driver

@@ -52,6 +52,7 @@ std::string header(const RunRecord &r) {
                            : "- certified on the CPU interpreter only (" + r.no_gpu +
                                  "): candidates are verified, not timed, and none is claimed faster\n";
     if (!r.compiler_refusal.empty()) out += "- the compiler refused the kernel: " + r.compiler_refusal + "\n";
+    if (!r.retrieval.empty()) out += "- retrieved examples: " + r.retrieval + "\n";
     out += "- best: " + r.best.value_or("none") + (r.baseline ? ", baseline: " + *r.baseline : "") + "\n";
     out += "- stopped: " + r.stopped + (r.error.empty() ? "" : " (" + r.error + ")") + "\n";
     out += "- requests: " + std::to_string(r.requests) + " (" + std::to_string(r.retries) +
@@ -75,6 +76,7 @@ Json report_json(const RunRecord &r) {
     j.set("mode", r.mode);
     set_text(j, "no_gpu", r.no_gpu);
     set_text(j, "compiler_refusal", r.compiler_refusal);
+    set_text(j, "retrieval", r.retrieval);
     set_opt(j, "baseline", r.baseline);
     set_opt(j, "best", r.best);
     j.set("stopped", r.stopped);

@@ -40,6 +40,7 @@ struct RunRecord {
     std::string mode = "gpu";  // "gpu", or "cpu" where there is no GPU
     std::string no_gpu;  // why not, in cpu mode
     std::string compiler_refusal;  // the compiler's message when it refused the kernel
+    std::string retrieval;  // the pairs shown to the model ("2 pairs: PATH, PATH"), "off", or "failed: why"
     std::optional<std::string> baseline, best;
     std::string stopped;  // why the run ended
     std::string error;  // the failure that ended the run, when it failed

@@ -58,6 +58,43 @@ TEST(OptimizeCpu, ACorrectModuleIsVerifiedAndKeptButNotClaimedFaster) {
     EXPECT_NE(md.find("certified on the CPU interpreter only"), std::string::npos);
 }
 
+// The nearest dataset entries with a backward are shown to the model, once per run: the entry
+// without one and the forward itself (an entry too) are passed over.
+TEST(OptimizeCpu, TheNearestPairsWithABackwardAreInThePrompt) {
+    REQUIRE_TORCH();
+    OptimizeRun run(square_forward());
+    run.add_entry("cube", replaced(square_forward(), "offs, x * x,", "offs, x * x * x,"),
+                  "HAND-WRITTEN CUBE BACKWARD\n");
+    run.add_entry("negate", replaced(square_forward(), "offs, x * x,", "offs, -x,"));
+    FakeLlm server(replies({reply("No change."), reply("Still none.")}));
+    ASSERT_EQ(run.optimize(server, [](tad_generate_options &g) { g.max_iterations = 2; }), TAD_OK) << tad_error_last();
+    const std::string cube = fs::join(run.dataset_dir(), "cube.py");
+    EXPECT_EQ(run.report().at("retrieval").str(), "1 pair: " + cube);
+    std::vector<Json> seen = server.requests();
+    ASSERT_EQ(seen.size(), 2u);
+    for (const Json &request : seen) {
+        const std::string prompt = request.at("body").at("messages")[1].at("content").str();
+        EXPECT_NE(prompt.find("## Known forward/backward pairs, most similar first\n\n### " + cube + " (similarity "),
+                  std::string::npos)
+            << prompt;
+        EXPECT_NE(prompt.find("HAND-WRITTEN CUBE BACKWARD"), std::string::npos);
+        EXPECT_EQ(prompt.find("negate.py"), std::string::npos);
+    }
+    EXPECT_NE(run.markdown().find("- retrieved examples: 1 pair: " + cube + "\n"), std::string::npos);
+}
+
+TEST(OptimizeCpu, WithANegativeTopkThePromptHasNoPairs) {
+    REQUIRE_TORCH();
+    OptimizeRun run(square_forward());
+    run.add_entry("cube", replaced(square_forward(), "offs, x * x,", "offs, x * x * x,"),
+                  "HAND-WRITTEN CUBE BACKWARD\n");
+    FakeLlm server(replies({reply("No change.")}));
+    ASSERT_EQ(run.optimize(server, [](tad_generate_options &g) { g.topk = -1; }), TAD_OK) << tad_error_last();
+    EXPECT_EQ(run.report().at("retrieval").str(), "off");
+    const std::string prompt = server.requests()[0].at("body").at("messages")[1].at("content").str();
+    EXPECT_EQ(prompt.find("Known forward/backward pairs"), std::string::npos);
+}
+
 TEST(OptimizeCpu, APatchOverTheAnthropicProtocolApplies) {
     REQUIRE_TORCH();
     OptimizeRun run(square_forward());

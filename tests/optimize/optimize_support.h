@@ -74,7 +74,24 @@ public:
         if (tad_session_new(&o, &s_) != TAD_OK) throw std::runtime_error(tad_error_last());
         if (tad_load_forward(s_, forward_.c_str(), nullptr) != TAD_OK) throw std::runtime_error(tad_error_last());
         setenv(kKeyEnv, kKey, 1);
+        // Retrieval reads the run's own dataset (empty unless a test adds entries: add_entry).
+        dataset_ = fs::join(dir_.path(), "dataset");
+        fs::make_dirs(fs::join(dataset_, "meta"));
+        setenv("TAD_DATASET", dataset_.c_str(), 1);
     }
+
+    // A dataset entry NAME.py with `forward`, and where `backward` is given, a hand-written
+    // backward its sidecar names.
+    void add_entry(const std::string &name, const std::string &forward, const std::string &backward = "") {
+        std::ofstream(fs::join(dataset_, name + ".py")) << forward;
+        std::string meta = "{\"family\": \"elementwise\"";
+        if (!backward.empty()) {
+            std::ofstream(fs::join(dataset_, name + "_bwd.txt")) << backward;
+            meta += ", \"backward\": \"" + name + "_bwd.txt\", \"backward_kind\": \"hand-written\"";
+        }
+        std::ofstream(fs::join(fs::join(dataset_, "meta"), name + ".json")) << meta << "}\n";
+    }
+    const std::string &dataset_dir() const { return dataset_; }
     ~OptimizeRun() { tad_session_free(s_); }
     OptimizeRun(const OptimizeRun &) = delete;
     OptimizeRun &operator=(const OptimizeRun &) = delete;
@@ -186,7 +203,7 @@ public:
 private:
     std::string python_;
     fs::TempDir dir_{"tad-optimize-"};
-    std::string forward_, work_;
+    std::string forward_, work_, dataset_;
     tad_session *s_ = nullptr;
 };
 
