@@ -9,27 +9,33 @@
 # CARRY: tad, libtad.so*, libcjson.so.1, python/ and test_gpu, built elsewhere (bench/gpu_carry.sh).
 # OUT gets verify.txt (one line per file: name, exit status, the summary), bench.txt, the logs, and
 # meta/ (the dataset's sidecars after the run). Jobs not started by DEADLINE seconds (default 420)
-# are listed as not run. BENCH_CMDS / EXTRA_CMDS: newline-separated shell commands.
+# are listed as not run; each job gets JOB_TIMEOUT seconds (default 300). FIRST: dataset names
+# verified before the others. BENCH_CMDS / EXTRA_CMDS: newline-separated shell commands.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 carry=$(cd "$1" && pwd)
 out=$(mkdir -p "$2" && cd "$2" && pwd)
 jobs=${3:-12}
 deadline=${DEADLINE:-420}
-start=$SECONDS
+job_timeout=${JOB_TIMEOUT:-300}
+start=$(date +%s)  # epoch seconds: the jobs' shells have counters of their own
 export LD_LIBRARY_PATH="$carry${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export TAD_PYTHON=${TAD_PYTHON:-python3}
 cd "$root"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/device.txt" 2>&1
 
-# The SWEEP entries a file requires, as a --dims list (SWEEP is literals: read, not imported).
+# The SWEEP entries a file requires, as a --dims list (SWEEP is read, not imported).
 required() {
   python3 - "$1" <<'PY'
 import ast, json, sys
 tree = ast.parse(open(sys.argv[1]).read())
-sweep = next(ast.literal_eval(s.value) for s in tree.body
+value = next(s.value for s in tree.body
              if isinstance(s, ast.Assign) and any(getattr(t, "id", "") == "SWEEP" for t in s.targets))
-print(json.dumps([d for d in sweep if d.get("required", True)]))
+try:  # literals, or expressions of literals (a list sum); else the whole SWEEP ("")
+    sweep = eval(compile(ast.Expression(value), "SWEEP", "eval"), {"__builtins__": {}})
+    print(json.dumps([d for d in sweep if d.get("required", True)]))
+except Exception:
+    print("")
 PY
 }
 
@@ -41,31 +47,34 @@ one() {  # kind file: one verification, its line in verify.txt
   local kind=$1 f=$2 name log dims status
   name=$(basename "$f" .py)
   log=$out/logs/$kind-$name.log
-  if ((SECONDS - start > deadline)); then
+  if (($(date +%s) - start > deadline)); then
     echo "$kind/$name not-run (past the deadline)" >> "$out/verify.txt"
     return
   fi
   dims=$(required "$f")
+  local args=()
+  [ -n "$dims" ] && args=(--dims "$dims")
   if [ "$kind" = dataset ]; then
-    timeout 300 "$carry/tad" dataset check --only "$name" --record --dims "$dims" --dataset dataset \
+    timeout "$job_timeout" "$carry/tad" dataset check --only "$name" --record "${args[@]}" --dataset dataset \
       --cache "$out/work/$name" --work-dir "$out/work/$name-s" -q > "$log" 2>&1
   else
-    timeout 300 "$carry/tad" verify "$f" --dims "$dims" --work-dir "$out/work/$kind-$name" -q > "$log" 2>&1
+    timeout "$job_timeout" "$carry/tad" verify "$f" "${args[@]}" --work-dir "$out/work/$kind-$name" -q > "$log" 2>&1
   fi
   status=$?
   echo "$kind/$name exit=$status $(grep -E '^\[(PASS|FAIL|SKIP)\]|: \[FAIL\]|passed [0-9]' "$log" | tr '\n' ' ' |
     cut -c1-300)" >> "$out/verify.txt"
 }
 export -f one required
-export out carry start deadline
+export out carry start deadline job_timeout
 mkdir -p "$out/logs" "$out/work"
 : > "$out/verify.txt"
 {
-  for f in dataset/*.py; do echo "dataset $f"; done
+  for n in ${FIRST:-}; do echo "dataset dataset/$n.py"; done
+  for f in dataset/*.py; do [[ " ${FIRST:-} " == *" $(basename "$f" .py) "* ]] || echo "dataset $f"; done
   for f in examples/*.py ${EXTRA_FILES:-}; do echo "file $f"; done
 } > "$out/jobs.txt"
 (
-  timeout 300 "$carry/test_gpu" > "$out/logs/test_gpu.log" 2>&1
+  timeout "${TEST_TIMEOUT:-300}" "$carry/test_gpu" > "$out/logs/test_gpu.log" 2>&1
   echo "test_gpu exit=$? $(grep -E '^\[  (PASSED|FAILED)' "$out/logs/test_gpu.log" | tr '\n' ' ')" >> "$out/verify.txt"
 ) &
 while IFS= read -r cmd; do
@@ -76,4 +85,4 @@ wait
 rm -rf "$out/meta" && cp -r dataset/meta "$out/meta"
 rm -rf "$out/work"
 sort "$out/verify.txt" -o "$out/verify.txt"
-echo "wall $((SECONDS - start)) s; $(grep -c 'exit=0' "$out/verify.txt") of $(wc -l < "$out/verify.txt") exit 0"
+echo "wall $(($(date +%s) - start)) s; $(grep -c 'exit=0' "$out/verify.txt") of $(wc -l < "$out/verify.txt") exit 0"

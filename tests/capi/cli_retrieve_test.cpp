@@ -115,7 +115,8 @@ TEST(CliDataset, BuildGeneratesAndChecksOnTheCpuOnce) {
     r = tad(tmp, with({"dataset", "build", "--only", "swiglu"}, dataset_options(tmp)));
     EXPECT_EQ(r.out,
               "swiglu: up to date\nbuilt 0, ready 1, failed 0 (backwards in " + tmp.path() + "/cache/backward)\n");
-    r = tad(tmp, with({"retrieve", kSource + "/dataset/geglu.py", "--json", "--topk", "8"}, dataset_options(tmp)));
+    // Every entry (the dataset grows): swiglu among them with its built backward.
+    r = tad(tmp, with({"retrieve", kSource + "/dataset/geglu.py", "--json", "--topk", "100"}, dataset_options(tmp)));
     EXPECT_NE(
         r.out.find("\"kind\":\"generated\",\"path\":\"" + tmp.path() + "/cache/backward/swiglu.py\",\"exists\":true"),
         std::string::npos)

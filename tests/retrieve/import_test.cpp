@@ -101,8 +101,10 @@ TEST(Import, ConvertedFileMustLoad) {
     Json r = Json::parse(import_dataset(src, fs::join(tmp.path(), "ds")), "report");
     ASSERT_EQ(r.at("skipped").size(), 1u);
     EXPECT_EQ(r.at("skipped")[0].at("reason").str(),
-              fs::join(src, "delegates.py") + ": the converted forward file does not load: " +
-                  fs::join(tmp.path(), "ds/delegates.py") + ":33:1: stub 'copy' launches no @triton.jit kernel");
+              fs::join(src, "delegates.py") +
+                  ": the converted forward file does not load: " + fs::join(tmp.path(), "ds/delegates.py") +
+                  ":36:1: stub 'copy' launches no @triton.jit kernel (tad looks for K[grid](...) in the stub and in "
+                  "the functions of this file it calls)");
     EXPECT_FALSE(fs::exists(fs::join(tmp.path(), "ds/delegates.py"))) << "nothing is written for a refused file";
     try {
         import_dataset(fs::join(tmp.path(), "absent"), fs::join(tmp.path(), "ds"));

@@ -80,9 +80,13 @@ TEST(Retrieve, BackwardOfEachKind) {
 TEST(Retrieve, ExcludeAndMinSim) {
     Query q;
     q.opts.exclude = {"norm"};
-    q.opts.topk = 30;
+    q.opts.topk = 1000;
     Json r = q.run("examples/layernorm.py");
-    EXPECT_EQ(r.at("results").size(), dataset_size() - 5) << "five entries have 'norm' in their path";
+    size_t norms = 0;
+    for (const std::string &n : fs::list_dir(kSource + "/dataset"))
+        norms += n.size() > 3 && n.substr(n.size() - 3) == ".py" && n.find("norm") != std::string::npos;
+    EXPECT_GE(norms, 5u);
+    EXPECT_EQ(r.at("results").size(), dataset_size() - norms) << "entries with 'norm' in their path are left out";
     for (size_t i = 0; i < r.at("results").size(); ++i)
         EXPECT_EQ(r.at("results")[i].at("path").str().find("norm"), std::string::npos);
     q.opts.exclude.clear();

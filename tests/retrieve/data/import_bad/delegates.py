@@ -1,5 +1,5 @@
-# The Function's forward launches nothing itself: it calls a launcher, so the stub would launch no
-# kernel.
+# The Function's forward launches nothing itself: it calls a launcher found in a table at run time,
+# which tad does not follow, so the stub would launch no kernel.
 import torch
 import triton
 import triton.language as tl
@@ -21,6 +21,9 @@ def _launch(x):
     return y
 
 
+_LAUNCHERS = {"copy": _launch}
+
+
 # ============================================================
 # autograd.Function Class Definition
 # ============================================================
@@ -29,7 +32,7 @@ def _launch(x):
 class Copy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
-        return _launch(x)
+        return _LAUNCHERS["copy"](x)
 
     @staticmethod
     def backward(ctx, dy):
