@@ -7,8 +7,9 @@
 # EXTRA_CMDS.
 #   bench/gpu_session.sh CARRY OUT [JOBS]
 # CARRY: tad, libtad.so*, libcjson.so.1, python/ and test_gpu, built elsewhere (bench/gpu_carry.sh).
-# OUT gets verify.txt (one line per file: name, exit status, the summary), bench.txt, the logs, and
-# meta/ (the dataset's sidecars after the run). Jobs not started by DEADLINE seconds (default 420)
+# OUT gets verify.txt (one line per file: name, exit status, the summary, each failing case's
+# message), bench.txt, the logs, and meta/ (the dataset's sidecars after the run); OUT.tgz holds it
+# all in one file, as the device tool brings back only a few. Jobs not started by DEADLINE seconds (default 420)
 # are listed as not run; each job gets JOB_TIMEOUT seconds (default 300). FIRST: dataset names
 # verified before the others. BENCH_CMDS / EXTRA_CMDS: newline-separated shell commands.
 set -uo pipefail
@@ -56,13 +57,14 @@ one() {  # kind file: one verification, its line in verify.txt
   [ -n "$dims" ] && args=(--dims "$dims")
   if [ "$kind" = dataset ]; then
     timeout "$job_timeout" "$carry/tad" dataset check --only "$name" --record "${args[@]}" --dataset dataset \
-      --cache "$out/work/$name" --work-dir "$out/work/$name-s" -q > "$log" 2>&1
+      --cache "$out/work/$name" --work-dir "$out/work/$name-s" > "$log" 2>&1
   else
-    timeout "$job_timeout" "$carry/tad" verify "$f" "${args[@]}" --work-dir "$out/work/$kind-$name" -q > "$log" 2>&1
+    timeout "$job_timeout" "$carry/tad" verify "$f" "${args[@]}" --work-dir "$out/work/$kind-$name" > "$log" 2>&1
   fi
   status=$?
+  # The summary, then each failing case's message (the lines under the table).
   echo "$kind/$name exit=$status $(grep -E '^\[(PASS|FAIL|SKIP)\]|: \[FAIL\]|passed [0-9]' "$log" | tr '\n' ' ' |
-    cut -c1-300)" >> "$out/verify.txt"
+    cut -c1-300) $(grep -E '^  verify ' "$log" | cut -c1-400 | tr '\n' ' ')" >> "$out/verify.txt"
 }
 export -f one required
 export out carry start deadline job_timeout
@@ -85,4 +87,5 @@ wait
 rm -rf "$out/meta" && cp -r dataset/meta "$out/meta"
 rm -rf "$out/work"
 sort "$out/verify.txt" -o "$out/verify.txt"
+tar czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")"
 echo "wall $(($(date +%s) - start)) s; $(grep -c 'exit=0' "$out/verify.txt") of $(wc -l < "$out/verify.txt") exit 0"

@@ -45,6 +45,27 @@ TEST(WholeStub, ChecksEveryCaseAgainstFiniteDifferencesOfTheStub) {
     }
 }
 
+// Inputs next to a kink: the first step of both finite-difference checks (the plan oracle's and the
+// whole stub's) crosses it, a smaller one does not; the gradient passes. Doubled, it fails.
+TEST(WholeStub, StepsAcrossAKinkAreRetriedSmaller) {
+    REQUIRE_TORCH();
+    fs::TempDir dir;
+    auto s = cpu_session(dir, "tests/pipeline/data/near_kinks.py");
+    std::string id = s->generate(GenerateOptions{});
+    bool passed = false;
+    Json report = verify_cpu(*s, &passed);
+    EXPECT_TRUE(passed) << report.dump(true);
+    std::string path = dir.path() + "/snapshots/" + id + "/backward.py";
+    std::string source = fs::read_file(path);
+    const std::string returned = "return (_as_dtype(d_x, x),";
+    size_t at = source.find(returned);
+    ASSERT_NE(at, std::string::npos) << source;
+    fs::write_file_atomic(path, source.replace(at, returned.size(), "return (_as_dtype(1.001 * d_x, x),"));
+    report = verify_cpu(*s, &passed);
+    EXPECT_FALSE(passed) << report.dump(true);
+    EXPECT_EQ(report.at("results")[0].at("stub").at("status").str(), "fail") << report.dump(true);
+}
+
 // A launcher that doubles one gradient: the kernels are right, so the plan oracle passes; the
 // whole-stub check, which runs the module as Python does, fails the case.
 TEST(WholeStub, CatchesAWrongLauncher) {
