@@ -1,9 +1,8 @@
 """LayerNorm whose bias is optional, as library norms take it: bias=None launches the kernel with a
 None pointer and HAS_BIAS=False, a constexpr that drops the bias load. Each SWEEP entry says whether
-there is a bias.
-
-tad refuses this file today: its entries pass the kernel a tensor in one and None in the other, and
-one generated module serves one launch sequence (see tests/pipeline/dataset_cpu_test.cpp).
+there is a bias. The entries pass the kernel a tensor in one and None in the other: one backward
+plan cannot serve both, so the module has a node per launch signature (docs/compiler.md), and a
+bias=None call gets no bias gradient.
 """
 import torch
 import triton

@@ -432,6 +432,14 @@ bool same_kernels(const std::vector<JsonRef> &traces) {
     return true;
 }
 
+// Whether one plan serves every chain: the same kernels with the same buffers in each.
+bool mergeable(const frontend::KernelFile &kf, const std::vector<Chain> &chains, JsonRef first) {
+    const plan::Derivation d = skeleton(kf, chains.front(), first);
+    for (const Chain &c : chains)
+        if (!same_launches(d, c)) return false;
+    return true;
+}
+
 // The specialization key of every launch, launch index first.
 plan::Key traced_key(const frontend::KernelFile &kf, JsonRef trace) {
     plan::Key key;
@@ -481,6 +489,9 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
         return emit_launch_node_module(kf, traces, loops, explanation);
     std::vector<Chain> chains;
     for (JsonRef t : traces) chains.push_back(derive_chain(kf, t, loops));
+    // The same kernels with other buffers (an optional bias passed as None in some entries): one
+    // plan cannot serve them, a node per launch signature can.
+    if (!mergeable(kf, chains, traces.front())) return emit_launch_node_module(kf, traces, loops, explanation);
     if (explanation) *explanation = explain(chains);
     plan::Derivation d = merge(kf, chains, traces.front());
     std::string why = plan::tangent_unsupported(d);

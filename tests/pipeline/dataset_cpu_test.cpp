@@ -64,6 +64,7 @@ const std::set<std::string> kSupported = {"add_layernorm",
                                           "label_smoothing_ce",
                                           "layer_scale",
                                           "layernorm_multi_row",
+                                          "layernorm_optional_bias",
                                           "logsumexp_split",
                                           "moe_dispatch_combine",
                                           "prelu",
@@ -81,12 +82,7 @@ const std::set<std::string> kSupported = {"add_layernorm",
 
 // Kernels tad refuses today, each with its exact message (paths relative to the source tree). An
 // unlisted refusal fails, and so does a listed kernel that stops being refused.
-const std::map<std::string, std::string> kRefused = {
-    // One module serves one launch sequence; bias=None passes None where another entry passes a
-    // tensor (the lead's launch-sequence work, src/flow and src/driver/pipeline.cpp).
-    {"layernorm_optional_bias",
-     "dataset/layernorm_optional_bias.py: stub 'layernorm_optional_bias' launches different kernels, or passes "
-     "them different buffers, for different dims; one backward cannot serve them"}};
+const std::map<std::string, std::string> kRefused = {};
 
 class DatasetCpu : public ::testing::TestWithParam<std::string> {};
 
