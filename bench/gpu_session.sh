@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # One GPU call's checks, in parallel within a time budget (the device machine's time is scarce):
-# first, alone on the GPU, the timing commands of BENCH_CMDS; then, JOBS at a time, the GPU
-# verification of every dataset entry (`tad dataset check --record`, sidecars updated), of every
-# example and of the test-data files named in EXTRA_FILES (`tad verify`), each over its SWEEP's
-# required entries in float32 and float16, beside the GPU GoogleTests and the commands of
-# EXTRA_CMDS.
+# first, alone on the GPU, the timing commands of BENCH_CMDS and the GPU tests that compare times
+# (OptimizeGpu); then, JOBS at a time, the GPU verification of every dataset entry (`tad dataset
+# check --record`, sidecars updated), of every example and of the test-data files named in
+# EXTRA_FILES (`tad verify`), each over its SWEEP's required entries in float32 and float16, beside
+# the other GPU GoogleTests and the commands of EXTRA_CMDS.
 #   bench/gpu_session.sh CARRY OUT [JOBS]
 # CARRY: tad, libtad.so*, libcjson.so.1, python/ and test_gpu, built elsewhere (bench/gpu_carry.sh).
 # OUT gets verify.txt (one line per file: name, exit status, the summary, each failing case's
-# message), bench.txt, the logs, and meta/ (the dataset's sidecars after the run); OUT.tgz holds it
-# all in one file, as the device tool brings back only a few. Jobs not started by DEADLINE seconds (default 420)
-# are listed as not run; each job gets JOB_TIMEOUT seconds (default 300). FIRST: dataset names
-# verified before the others. BENCH_CMDS / EXTRA_CMDS: newline-separated shell commands.
+# message), bench.txt, the logs, and meta/ (the dataset's sidecars after the run); OUT.tgz holds
+# it all in one file, as the device tool brings back only a few. Jobs not started by DEADLINE
+# seconds (default 420) are listed as not run; each job gets JOB_TIMEOUT seconds (default 300),
+# each test_gpu run TEST_TIMEOUT (300). FIRST: dataset names verified before the others.
+# BENCH_CMDS / EXTRA_CMDS: newline-separated shell commands.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 carry=$(cd "$1" && pwd)
@@ -43,6 +44,12 @@ PY
 while IFS= read -r cmd; do
   [ -n "$cmd" ] && { echo "\$ $cmd"; timeout 150 bash -c "$cmd" 2>&1; echo "exit $?"; } >> "$out/bench.txt"
 done <<< "${BENCH_CMDS:-}"
+mkdir -p "$out/logs"
+# The GPU tests that compare timings run alone too; the others beside the verification jobs.
+timed='OptimizeGpu.*'
+timeout "${TEST_TIMEOUT:-300}" "$carry/test_gpu" --gtest_filter="$timed" > "$out/logs/test_gpu_timed.log" 2>&1
+echo "test_gpu($timed) exit=$? $(grep -E '^\[  (PASSED|FAILED)' "$out/logs/test_gpu_timed.log" | tr '\n' ' ')" \
+  > "$out/verify.txt"
 
 one() {  # kind file: one verification, its line in verify.txt
   local kind=$1 f=$2 name log dims status
@@ -68,16 +75,15 @@ one() {  # kind file: one verification, its line in verify.txt
 }
 export -f one required
 export out carry start deadline job_timeout
-mkdir -p "$out/logs" "$out/work"
-: > "$out/verify.txt"
+mkdir -p "$out/work"
 {
   for n in ${FIRST:-}; do echo "dataset dataset/$n.py"; done
   for f in dataset/*.py; do [[ " ${FIRST:-} " == *" $(basename "$f" .py) "* ]] || echo "dataset $f"; done
   for f in examples/*.py ${EXTRA_FILES:-}; do echo "file $f"; done
 } > "$out/jobs.txt"
 (
-  timeout "${TEST_TIMEOUT:-300}" "$carry/test_gpu" > "$out/logs/test_gpu.log" 2>&1
-  echo "test_gpu exit=$? $(grep -E '^\[  (PASSED|FAILED)' "$out/logs/test_gpu.log" | tr '\n' ' ')" >> "$out/verify.txt"
+  timeout "${TEST_TIMEOUT:-300}" "$carry/test_gpu" --gtest_filter="-$timed" > "$out/logs/test_gpu.log" 2>&1
+  echo "test_gpu(-$timed) exit=$? $(grep -E '^\[  (PASSED|FAILED)' "$out/logs/test_gpu.log" | tr '\n' ' ')" >> "$out/verify.txt"
 ) &
 while IFS= read -r cmd; do
   [ -n "$cmd" ] && (timeout 300 bash -c "$cmd" > "$out/logs/extra-$RANDOM.log" 2>&1; echo "extra exit=$? $cmd" >> "$out/verify.txt") &
