@@ -144,29 +144,99 @@ bool mentions_program_id(const HostExpr &e) {
     return std::any_of(e.args.begin(), e.args.end(), mentions_program_id);
 }
 
-// `f` with loop `l`'s iterations as programs: its induction variable is program_id(axis).
-ir::Function without_loop(const ir::Function &f, const ir::Loop &l, int axis) {
+// How a persistent loop's carried value follows its variable t: t itself (started at the loop's
+// start, advanced by its step), or t - step (started one step before: the counter a tile loop
+// advances at the top of its body, as Triton's persistent matmul does with its epilogue's tile).
+enum class Induction { None, Same, StepBehind };
+
+// Loop arg k of `l` as an induction of its variable: its yield adds the loop's step to it, and its
+// initial value is the loop's start or the start minus the step.
+Induction induction(const ir::Function &f, const ir::Loop &l, size_t k) {
+    const ir::Op &begin = f.ops[l.begin], &arg = f.ops[l.args[k]];
+    const ValueId lo = begin.operands[0], step = begin.operands[2], init = arg.operands[0];
+    const ir::Op &next = f.def(f.ops[l.end].operands[k]);
+    const bool adds_step = next.kind == OpKind::Add && ((next.operands[0] == arg.result && next.operands[1] == step) ||
+                                                        (next.operands[1] == arg.result && next.operands[0] == step));
+    if (!adds_step) return Induction::None;
+    if (init == lo) return Induction::Same;
+    const ir::Op &start = f.def(init);
+    const bool behind = start.kind == OpKind::Sub && start.operands[0] == lo && start.operands[1] == step;
+    return behind ? Induction::StepBehind : Induction::None;
+}
+
+// `f` with loop `l`'s iterations as programs: its variable is program_id(axis), each carried value
+// the induction `kinds` says.
+ir::Function without_loop(const ir::Function &f, const ir::Loop &l, int axis, const std::vector<Induction> &kinds) {
     ir::Function out = empty_like(f);
     ir::Builder b(out);
     std::vector<ValueId> map(f.values.size(), ir::kNoValue);
+    // A counter one step behind, advanced in the body, is the loop's variable once advanced.
+    std::set<ValueId> advanced;
+    for (size_t k = 0; k < l.args.size(); ++k)
+        if (kinds[k] == Induction::StepBehind) advanced.insert(f.ops[l.end].operands[k]);
     for (size_t i = 0; i < f.ops.size(); ++i) {
         const ir::Op &op = f.ops[i];
-        if (static_cast<int>(i) == l.end) continue;
+        const auto arg = std::find(l.args.begin(), l.args.end(), static_cast<int>(i));
+        if (static_cast<int>(i) == l.end ||
+            std::find(l.results.begin(), l.results.end(), static_cast<int>(i)) != l.results.end())
+            continue;
+        if (op.result != ir::kNoValue && advanced.count(op.result)) {
+            map[op.result] = map[f.ops[l.begin].result];
+            continue;
+        }
+        b.loc = op.loc;
+        if (arg != l.args.end()) {
+            const ValueId t = map[f.ops[l.begin].result];
+            map[op.result] = kinds[static_cast<size_t>(arg - l.args.begin())] == Induction::Same
+                                 ? t
+                                 : b.binary(OpKind::Sub, t, map[f.ops[l.begin].operands[2]]);
+            continue;
+        }
         if (static_cast<int>(i) != l.begin) {
             copy_op(b, f, op, map);
             continue;
         }
-        b.loc = op.loc;
         const ValueId v = b.program_id(axis);
         out.values[v].name = f.values[op.result].name;
         map[op.result] = v;
     }
-    return dce(with_params(std::move(out), f, map, {}));
+    // cse: the advanced counter's tile arithmetic is now the variable's, computed twice.
+    return dce(cse(with_params(std::move(out), f, map, {})));
+}
+
+// The inductions of `l`'s carried values; nullopt where one is not, or where a loop result is read
+// after the loop.
+std::optional<std::vector<Induction>> inductions(const ir::Function &f, const ir::Loop &l,
+                                                 const std::vector<std::vector<int>> &uses) {
+    std::vector<Induction> kinds;
+    for (size_t k = 0; k < l.args.size(); ++k) {
+        if (!uses[f.ops[l.results[k]].result].empty()) return std::nullopt;
+        kinds.push_back(induction(f, l, k));
+        if (kinds.back() == Induction::None) return std::nullopt;
+    }
+    return kinds;
+}
+
+// Whether the program id a persistent loop starts at is read only by the loop: its start, its
+// inductions' initial values, and the `start - step` of those that start one step behind.
+bool start_only(const ir::Function &f, const ir::Loop &l, const std::vector<std::vector<int>> &uses) {
+    const ValueId pid = f.ops[l.begin].operands[0];
+    auto inits = [&](ValueId v) {
+        return std::any_of(l.args.begin(), l.args.end(),
+                           [&](int a) { return f.ops[static_cast<size_t>(a)].operands[0] == v; });
+    };
+    for (int user : uses[pid]) {
+        const ir::Op &op = f.ops[static_cast<size_t>(user)];
+        const bool arg = std::find(l.args.begin(), l.args.end(), user) != l.args.end();
+        const bool behind = op.kind == OpKind::Sub && op.operands[1] == f.ops[l.begin].operands[2] && inits(op.result);
+        if (user != l.begin && !arg && !behind) return false;
+    }
+    return true;
 }
 
 // A persistent kernel's loop over its tiles (remap_programs.h): the top-level loop that starts at a
-// program id used nowhere else, carries nothing and leaves no write outside it, as programs of
-// their own (`out`); nullopt where there is none.
+// program id read nowhere else, carries only inductions of its variable and leaves no write
+// outside it, as programs of their own (`out`); nullopt where there is none.
 std::optional<PersistentTiles> persistent_tiles(const ir::Function &f, ir::Function *out) {
     std::string problem;
     const std::vector<ir::Loop> ls = ir::loops(f, &problem);
@@ -174,9 +244,9 @@ std::optional<PersistentTiles> persistent_tiles(const ir::Function &f, ir::Funct
     for (const ir::Loop &l : ls) {
         const ir::Op &begin = f.ops[l.begin];
         const ir::Op &start = f.def(begin.operands[0]);
-        if (l.parent != -1 || !l.args.empty() || start.kind != OpKind::ProgramId || uses[start.result].size() != 1 ||
-            writes_outside(f, l))
-            continue;
+        if (l.parent != -1 || start.kind != OpKind::ProgramId || writes_outside(f, l)) continue;
+        const std::optional<std::vector<Induction>> kinds = inductions(f, l, uses);
+        if (!kinds || !start_only(f, l, uses)) continue;
         std::string why;
         std::optional<HostExpr> hi = host_expr(f, begin.operands[1], &why, true);
         std::optional<HostExpr> step = host_expr(f, begin.operands[2], &why, true);
@@ -184,7 +254,7 @@ std::optional<PersistentTiles> persistent_tiles(const ir::Function &f, ir::Funct
         HostExpr lo;
         lo.op = HostExpr::Name;
         lo.name = "program_id(" + std::to_string(start.axis) + ")";
-        *out = without_loop(f, l, start.axis);
+        *out = without_loop(f, l, start.axis, *kinds);
         return PersistentTiles{start.axis, lo, *hi, *step};
     }
     return std::nullopt;

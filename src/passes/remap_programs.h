@@ -14,10 +14,12 @@
 // num_programs. Each program's behaviour is then a function of its coordinates alone.
 //
 // A persistent kernel first: where a top-level loop `for t in range(pid, hi, step)` takes a
-// program id (of one axis, used nowhere else) as its start, carries nothing from one iteration to
-// the next, and no store or atomic add lies outside it, its iterations are programs of their own:
-// the loop goes and t becomes that axis's program id, over the (program, iteration) pairs the
-// launch runs (the map's `tiles`). Its tile arithmetic then lies outside loops, as above.
+// program id (of one axis, read by nothing else) as its start, carries from one iteration to the
+// next only inductions of t (a counter started at pid, or at pid - step and advanced by step in
+// the body: then it is t, or t - step), and no store or atomic add lies outside it, its iterations
+// are programs of their own: the loop goes and t becomes that axis's program id, over the
+// (program, iteration) pairs the launch runs (the map's `tiles`). Its tile arithmetic then lies
+// outside loops, as above.
 //
 // What it rewrites: each coordinate t_i becomes program_id(i); the slice that computed it goes.
 // The rewritten kernel, launched on the grid (n_0, .., n_{d-1}), runs the same set of programs as

@@ -53,6 +53,12 @@ INSTANTIATE_TEST_SUITE_P(
              {"def _persistent_scale_bwd_remapped(", "tiles=(0, lambda p: (p[0], ",
               "launches = _with_grid(launches, 0, box)", "def _persistent_scale_bwd("},
              {}},
+        // The same with a second tile counter one step behind the loop's variable (Triton's
+        // persistent matmul tutorial's epilogue counter).
+        Case{"persistent_counter",
+             {"def _persistent_scale_bwd_remapped(", "tiles=(0, lambda p: (p[0], ",
+              "launches = _with_grid(launches, 0, box)"},
+             {}},
         Case{"extra_programs",
              {"def _colmajor_square_bwd_remapped(", "box = _program_box(launches[0].grid", "def _colmajor_square_bwd("},
              {}}),
