@@ -194,6 +194,43 @@ def forward(x):
 """
 
 
+# A mean over 16384 elements scaled by 1e-4: the value is within float16's range, its gradient
+# (1.2e-8 x) is not: float16 rounds even the exact gradient to zero.
+TINY_FORWARD = """
+import torch
+
+def stub(x):
+    return (x * x).mean() * 1e-4
+
+def make_args(dims):
+    dtype = getattr(torch, dims["dtype"])
+    return (torch.randn(dims["M"], dims["N"], dtype=dtype, device=dims["device"]),), {}
+
+def reference(x):
+    return (x * x).mean() * 1e-4
+"""
+
+TINY_GENERATED = """
+import torch
+
+class _Fn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return (x * x).mean() * 1e-4
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, = ctx.saved_tensors
+        return dy * 2 * x / x.numel() * 1e-4 * GX_FACTOR
+
+GRAD_INPUTS = ("x",)
+
+def forward(x):
+    return _Fn.apply(x)
+"""
+
+
 def module_from(source, factor=1.0):
     module = types.ModuleType("m")
     module.__file__ = "<m>"
@@ -253,6 +290,24 @@ class VerifyAgainstEagerError(unittest.TestCase):
                          generated_src=KINK_GENERATED)
         self.assertNotIn("eager_rel_err", entries[0]["grads"][0])
         self.assertEqual(entries[0]["status"], "pass", entries)
+
+
+class VerifyUnrepresentable(unittest.TestCase):
+    def test_a_gradient_the_dtype_cannot_hold_is_skipped_saying_why(self):
+        entries, _ = run(TINY_FORWARD, dims={"M": 128, "N": 128}, dtypes=("float32", "float16"),
+                         grad_inputs=("x",), generated_src=TINY_GENERATED)
+        self.assertEqual([e["status"] for e in entries], ["pass", "skipped"], entries)
+        grad = entries[1]["grads"][0]
+        self.assertTrue(grad["unrepresentable"])
+        self.assertGreater(grad["rounding_rel_err"], 10 * entries[1]["rtol"])  # beyond any bound
+        self.assertEqual(entries[1]["message"].split(": ")[0],
+                         "float16 cannot hold the gradient of 'x'")
+
+    def test_float32_still_tells_a_wrong_one(self):
+        entries, _ = run(TINY_FORWARD, factor=1.5, dims={"M": 128, "N": 128},
+                         grad_inputs=("x",), generated_src=TINY_GENERATED)
+        self.assertEqual(entries[0]["status"], "fail")
+        self.assertNotIn("unrepresentable", entries[0]["grads"][0])
 
 
 class VerifyTf32(unittest.TestCase):
