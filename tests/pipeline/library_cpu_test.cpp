@@ -61,6 +61,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"optional_pointers",
              {"def _affine_silu_fwd_bwd_W_not_None_B_not_None(",
               "if (\"W\" not in a or a[\"W\"] is not None) and (\"B\" not in a or a[\"B\"] is not None):"}},
+        // The same with None for W in one entry and for B in another: a node per signature.
+        Case{"optional_none",
+             {"_Node(\"_affine_silu_fwd\", affine_silu_launch0_backward, (\"X\", \"W\", \"B\", \"Y\")",
+              "_Node(\"_affine_silu_fwd\", affine_silu_launch1_backward, (\"X\", \"B\", \"Y\")",
+              "_Node(\"_affine_silu_fwd\", affine_silu_launch2_backward, (\"X\", \"W\", \"Y\")"}},
         // Launches inside the file's Python functions, a kernel passed to a launcher as an argument.
         Case{"launch_helpers", {"_square = _Recorded(_square)\n", "_tanh = _Recorded(_tanh)\n"}},
         // Noise from tl.randn, replayed by the backward.
