@@ -231,6 +231,48 @@ def forward(x):
 """
 
 
+# Leaky ReLU whose kernel takes slope 1 at exactly 0 (x >= 0), where PyTorch's takes 0.01: make_args
+# puts 9 exact zeros among 65536 elements, as CUDA's randn yields some (and in float16 on the CPU
+# randn yields more). A wrong backward scales the gradient where x > 3.6 (about as few elements),
+# where there is no kink.
+LEAKY_FORWARD = """
+import torch
+
+def stub(x):
+    return torch.where(x >= 0, x, 0.01 * x)
+
+def make_args(dims):
+    dtype = getattr(torch, dims["dtype"])
+    x = torch.randn(dims["M"], dims["N"], dtype=dtype, device=dims["device"])
+    x.view(-1)[::8000] = 0.0
+    return (x,), {}
+
+def reference(x):
+    return torch.nn.functional.leaky_relu(x, 0.01)
+"""
+
+LEAKY_GENERATED = """
+import torch
+
+class _Fn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.where(x >= 0, x, 0.01 * x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, = ctx.saved_tensors
+        wrong = torch.where(x > 3.6, GX_FACTOR, 1.0)
+        return dy * torch.where(x >= 0, 1.0, 0.01).to(dy.dtype) * wrong
+
+GRAD_INPUTS = ("x",)
+
+def forward(x):
+    return _Fn.apply(x)
+"""
+
+
 def module_from(source, factor=1.0):
     module = types.ModuleType("m")
     module.__file__ = "<m>"
@@ -308,6 +350,25 @@ class VerifyUnrepresentable(unittest.TestCase):
                          grad_inputs=("x",), generated_src=TINY_GENERATED)
         self.assertEqual(entries[0]["status"], "fail")
         self.assertNotIn("unrepresentable", entries[0]["grads"][0])
+
+
+class VerifyKinks(unittest.TestCase):
+    def test_a_slope_convention_at_exact_kinks_passes_saying_how_many(self):
+        entries, _ = run(LEAKY_FORWARD, dims={"M": 256, "N": 256}, dtypes=("float32", "float16"),
+                         grad_inputs=("x",), generated_src=LEAKY_GENERATED)
+        self.assertEqual([e["status"] for e in entries], ["pass", "pass"], entries)
+        self.assertEqual(entries[0]["grads"][0]["kinks"], 9)
+        self.assertGreaterEqual(entries[1]["grads"][0]["kinks"], 9)
+        for e in entries:
+            grad = e["grads"][0]
+            self.assertGreater(grad["max_rel_err"], e["rtol"])  # off at the kinks themselves
+            self.assertLessEqual(grad["kink_rel_err"], e["rtol"])
+
+    def test_a_gradient_wrong_at_a_few_smooth_points_still_fails(self):
+        entries, _ = run(LEAKY_FORWARD, factor=1.5, dims={"M": 256, "N": 256},
+                         grad_inputs=("x",), generated_src=LEAKY_GENERATED)
+        self.assertEqual(entries[0]["status"], "fail")
+        self.assertNotIn("kinks", entries[0]["grads"][0])
 
 
 class VerifyTf32(unittest.TestCase):

@@ -52,6 +52,13 @@ TINY = 1e-30
 # pre-activation near 0, in eager PyTorch as in a generated kernel, and one flip in a row of a
 # matmul moves that row of the input gradient by about 1/sqrt(K) relative.
 EAGER_FACTOR, EAGER_CAP = 2.0, 10.0
+# A gradient off reference()'s at a few elements only (at most KINK_FRACTION of them, at least one)
+# may sit at kinks: inputs where the function has no derivative, or where two conventions for its
+# slope meet (leaky ReLU at an input of exactly 0, which CUDA's randn yields; a sparsemax entry
+# exactly at its threshold, common with float16 inputs). The case passes, saying how many elements
+# (`kinks`), where the float64 backward agrees with reference() at points KINK_STEP (relative to
+# max(1, max|x|)) away on either side along a random direction: off the kink, and near it.
+KINK_FRACTION, KINK_STEP = 1e-3, 1e-6
 
 
 def tf32(x):
@@ -226,7 +233,7 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
                                                        grad_inputs, diff, cot64, seed, device,
                                                        dirty)
         fd_rtol = FD[precision][1]
-    report = []
+    report, bounds = [], []
     for k, (name, g) in enumerate(zip(grad_inputs, grads)):
         entry = {"name": name, "shape": list(g.shape), "dtype": dtype_name(g.dtype)}
         if fd is not None and dtype == "float64":
@@ -241,6 +248,7 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
                 entry["eager_rel_err"] = eager[k]
                 bound = max(rtol, min(EAGER_FACTOR * eager[k], EAGER_CAP * rtol))
             entry.update(max_abs_err=max_abs, max_rel_err=max_rel, ok=max_rel <= bound)
+            bounds.append(bound)
             floor = 0.0
             if not entry["ok"] and fd is None:  # only a failing gradient pays for the rounding
                 floor = errors(ref_grads[k].to(g.dtype), ref_grads[k])[1]
@@ -255,6 +263,9 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
                 if math.isnan(fd[k][1]):
                     entry["message"] = NOT_FINITE
         report.append(entry)
+    if fd is None:
+        _excuse_kinks(module, stub, generated, dims, plain, grad_inputs, diff, cot64, seed,
+                      device, dirty, tf32_, report, bounds, grads, ref_grads)
     # The second, reference-free check: forward mode against the backward (tad_dotcheck).
     dot = dotcheck.check(generated, plain, grad_inputs, seed, dtype)
     if fd is None:
@@ -309,23 +320,83 @@ def _eager_errors(module, stub, plain, grad_inputs, diff, cot64, ref_grads, tf32
     return [errors(g, r)[1] for g, r in zip(grads, ref_grads)]
 
 
-def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff, cot64, seed,
-                        device, dirty):
-    """The generated backward in float64; its directional errors against central differences of
-    the stub, [(max_abs_err, max_rel_err)] per gradient input; the stub's effective precision."""
+def _float64_point(module, stub, dims, plain, seed, device):
+    """The stub's arguments for dtype float64 (make_args') at the test run's point: its
+    floating-point tensors in float64."""
     torch.manual_seed(seed)
-    try:
-        args, kwargs = userfile.make_args(module, {**dims, "dtype": "float64", "device": device})
-    except Exception as e:
-        raise TadError("exception", "without reference() gradients are checked by finite "
-                                    "differences in float64, and for dtype float64 "
-                                    f"{described(e)}") from e
+    args, kwargs = userfile.make_args(module, {**dims, "dtype": "float64", "device": device})
     base = userfile.bind(stub, args, kwargs)
     for name, value in base.arguments.items():
         test = plain.arguments.get(name)
         if (torch.is_tensor(value) and value.is_floating_point() and torch.is_tensor(test)
                 and test.shape == value.shape):
-            base.arguments[name] = test.detach().to(value.dtype)  # the point of the test run
+            base.arguments[name] = test.detach().to(value.dtype)
+    return base
+
+
+def _excuse_kinks(module, stub, generated, dims, plain, grad_inputs, diff, cot64, seed, device,
+                  dirty, tf32_, report, bounds, grads, ref_grads):
+    """Marks the failing gradients whose failure is kinks' (KINK_FRACTION) as passing: `kinks`, the
+    elements off, and `kink_rel_err`, the float64 backward's worst error against reference() at
+    the two points beside the test point."""
+    suspects = {}
+    for k, entry in enumerate(report):
+        if entry["ok"] or entry.get("message"):
+            continue
+        g, r = grads[k].detach().double(), ref_grads[k].detach().double()
+        off = (g != r) & ((g - r).abs() > bounds[k] * r.abs().max().item())
+        count = int(off.sum().item())
+        if g[off].isfinite().all() and count <= max(1, KINK_FRACTION * g.numel()):
+            suspects[k] = count
+    if not suspects:
+        return
+    try:
+        base = _float64_point(module, stub, dims, plain, seed, device)
+        points = [base.arguments[name].detach() for name in grad_inputs]
+        steps = [KINK_STEP * magnitude(x) * _direction(x, seed + 2000 + k)
+                 for k, x in enumerate(points)]
+        worst = dict.fromkeys(suspects, 0.0)
+        for sign in (1.0, -1.0):
+            shift = {n: x + sign * s for n, x, s in zip(grad_inputs, points, steps)}
+            gen = _grads64(generated.forward, stub, base, shift, grad_inputs, diff, cot64, dirty)
+            with Tf32Products() if tf32_ else contextlib.nullcontext():
+                ref = _grads64(module.reference, stub, base, shift, grad_inputs, diff, cot64, dirty)
+            for k in suspects:
+                worst[k] = max(worst[k], errors(gen[k], ref[k])[1])
+    except Exception:  # the float64 runs fail: nothing is excused
+        return
+    for k, count in suspects.items():
+        if worst[k] <= bounds[k]:
+            report[k].update(ok=True, kinks=count, kink_rel_err=worst[k])
+
+
+def _direction(like, seed):
+    """A seeded random direction, scaled to max|v| = 1."""
+    v = seeded_randn(like, seed).to(like.dtype)
+    return v / max(v.abs().max().item() if v.numel() else 0.0, TINY)
+
+
+def _grads64(fn, stub, base, shift, grad_inputs, diff, cot64, dirty):
+    """The float64 gradients of fn (the generated forward or reference()) at the stub's arguments
+    `base` with some replaced (`shift`), pulled back from the cotangents cot64."""
+    b = userfile.bind(stub, base.args, base.kwargs)
+    b.arguments.update(shift)
+    leaves = grad_leaves(b, grad_inputs)
+    call = userfile.fresh(b, dirty)
+    out = dict(tensor_outputs(fn(*call.args, **call.kwargs)))
+    return pull_back([out[i] for i, _ in diff], leaves, cot64)
+
+
+def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff, cot64, seed,
+                        device, dirty):
+    """The generated backward in float64; its directional errors against central differences of
+    the stub, [(max_abs_err, max_rel_err)] per gradient input; the stub's effective precision."""
+    try:
+        base = _float64_point(module, stub, dims, plain, seed, device)
+    except Exception as e:
+        raise TadError("exception", "without reference() gradients are checked by finite "
+                                    "differences in float64, and for dtype float64 "
+                                    f"{described(e)}") from e
     bound = userfile.bind(stub, base.args, base.kwargs)
     leaves = grad_leaves(bound, grad_inputs)
     try:
@@ -356,10 +427,8 @@ def _finite_differences(module, stub, generated, dims, plain, grad_inputs, diff,
 
     points = [base.arguments[name].detach() for name in grad_inputs]
 
-    def direction(k, d):
-        """Random, scaled to max|v| = 1; made on demand, as each is as large as its input."""
-        v = seeded_randn(points[k], seed + 1000 + FD_DIRECTIONS * k + d).to(points[k].dtype)
-        return v / max(v.abs().max().item() if v.numel() else 0.0, TINY)
+    def direction(k, d):  # made on demand, as each is as large as its input
+        return _direction(points[k], seed + 1000 + FD_DIRECTIONS * k + d)
 
     # Probed a float64 step away from the test point, whose values may all be float32 ones.
     precision = effective_precision(run({name: x + FD["float64"][0] * magnitude(x) * direction(k, 0)
