@@ -45,8 +45,9 @@ struct ParamOrigin {
     // Final: the buffer of forward parameter `primal` as the launch left it (ir::Param::final_of).
     // Tape: the float32 scratch buffer; TapeStride: its elements per program; TapeNeed: the sizing
     // kernel's int64 output, one element per program. Hits: the int32 word per program a scatter
-    // fold leaves for its scatter kernel (passes/fold_scatter.h).
-    enum Kind { Primal, Shadow, Final, Tape, TapeStride, TapeNeed, Hits } kind = Primal;
+    // fold leaves for its scatter kernel (passes/fold_scatter.h). Stash: the buffer of a value the
+    // rest of a transposed backward stores for its transposed kernels (passes/stash.h).
+    enum Kind { Primal, Shadow, Final, Tape, TapeStride, TapeNeed, Hits, Stash } kind = Primal;
     std::string primal;  // the forward parameter (itself, the one it shadows, or whose final buffer it is)
 };
 

@@ -64,6 +64,7 @@ public:
         for (const plan::Alloc &a : b.allocs) alloc(a);
         if (plan::takes_hits(b))  // every program of the folding kernel writes its word: no fill
             hits_ = workspace(static_cast<uint64_t>(grid_[0] * grid_[1] * grid_[2]) * 4);
+        for (const plan::StashBuffer &s : b.stashes) stash(s);
         for (const plan::Run &run : b.runs) launch(run);
         results();
         return std::move(out_);
@@ -83,6 +84,7 @@ private:
     std::map<TensorRef, Buffer> partials_;
     std::set<uint64_t> taken_;  // caller buffers serving as a shadow
     Ptr hits_;
+    std::map<std::string, Buffer> stashes_;
 
     // ---- the caller's description of the launch
     [[noreturn]] static void invalid(const std::string &what) { fail(TAD_ERR_INVALID_ARGUMENT, what); }
@@ -210,6 +212,16 @@ private:
     }
 
     // ---- buffers
+    // _stash_buffer: uninitialised (the rest stores every element), typed like its tensor, else
+    // float32 unless the first output is float64.
+    void stash(const plan::StashBuffer &s) {
+        int64_t n = grid_[0] * grid_[1] * grid_[2];
+        for (const std::string &d : s.dims) n *= symbol(d, "stash " + s.param);
+        const DType &d = s.like ? dtype(tensor(*s.like).dtype, "")
+                                : wide(dtype(tensor(plan::TensorRef{plan::TensorRef::Output, 0}).dtype, ""));
+        stashes_[s.param] = Buffer{workspace(static_cast<uint64_t>(n) * static_cast<uint64_t>(d.bytes)), &d};
+    }
+
     Ptr workspace(uint64_t bytes) {
         out_.workspace = (out_.workspace + kAlign - 1) / kAlign * kAlign;
         Ptr p{Ptr::Workspace, out_.workspace};
@@ -354,6 +366,7 @@ private:
         }
         case plan::Arg::Shadow: return buffer_arg(param, shadow_of(a.tensor));
         case plan::Arg::Hits: return CallArg::pointer(param, hits_, dtype("int32", ""));
+        case plan::Arg::Stash: return buffer_arg(param, stashes_.at(a.name));
         case plan::Arg::GridSize: return CallArg::integer(param, c.g);
         case plan::Arg::Partial: return buffer_arg(param, partials_.at(a.tensor));
         case plan::Arg::PartialStride: return CallArg::integer(param, span(tensor(a.tensor)));

@@ -196,6 +196,7 @@ plan::KernelVariant transposed_variant(ad::Backward b, schedule::Transposition &
         t.rest ? variant(std::move(b), all, report)
                : plan::KernelVariant{std::move(b), all, std::nullopt, {}, false, std::nullopt, std::nullopt};
     v.transposed = std::move(t.kernels);
+    v.stashes = t.stashes;
     v.scatter = scatter;
     return v;
 }
@@ -211,6 +212,7 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
     std::vector<schedule::WritePlan> plans = schedule::gradient_writes(d.forward, d.spec, shared_params(d, shared));
     const int max_copies = schedule::transposing(std::getenv("TAD_TRANSPOSE"));
     const int recompute = schedule::recomputing(std::getenv("TAD_TRANSPOSE_RECOMPUTE"));
+    const bool stash = schedule::stashing(std::getenv("TAD_STASH"));
     for (size_t i = 0; i < plans.size(); ++i) {
         if (!atomic_fallback && i > 0 && schedule::all_atomic(plans[i])) continue;
         const std::string name_i = name + (i == 0                           ? ""
@@ -233,7 +235,7 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
         ad::Backward untransposed = b;
         std::string what;
         std::optional<schedule::Transposition> t =
-            schedule::transpose(b, keep_atomic(d, shared), max_copies, recompute, cleanup, &what);
+            schedule::transpose(b, keep_atomic(d, shared), max_copies, recompute, stash, cleanup, &what);
         dump_text("transpose", name_i, what);
         *report += what.empty() ? "" : name_i + ":\n" + what;
         if (!t) {

@@ -69,6 +69,7 @@ private:
     std::map<TensorRef, std::string> grad_;  // the shadow variable of each tensor
     std::map<TensorRef, std::string> current_;  // where it was rebound (an incoming gradient's copy)
     std::map<TensorRef, std::string> partial_;  // a re-gridded run's partial buffer of each tensor's shadow
+    std::map<std::string, std::string> stash_;  // the running branch's stash variable of each stash
     std::set<TensorRef> summed_;  // shadows that are their partial rows' sum (Init::Partials)
     std::string grid_size_, programs_, wide_block_;
     std::vector<std::string> box_names_;  // one per remapped branch of a case
@@ -166,6 +167,7 @@ private:
         case Arg::TapeNeed: return need_;
         case Arg::GridSize: return grid_size_;
         case Arg::Hits: return hits_;
+        case Arg::Stash: return stash_.at(a.name);
         case Arg::Partial: return partial_.at(a.tensor);
         case Arg::PartialStride: return partial_.at(a.tensor) + ".shape[1]";
         }
@@ -233,6 +235,14 @@ private:
         if (plan::takes_hits(b))  // every program of the folding kernel writes its word: no fill
             os_ << indent << hits_ << " = torch.empty(math.prod(" << launches_ << "[" << launch
                 << "].grid), dtype=torch.int32, device=" << layouts_ << "[0][3])\n";
+        for (const plan::StashBuffer &s : b.stashes) {  // the rest stores every program's tile: no fill
+            std::vector<std::string> dims;
+            for (const std::string &d : s.dims) dims.push_back(symbol(launch, d));
+            stash_[s.param] = names_.fresh(s.param);
+            os_ << indent << stash_[s.param] << " = _stash_buffer(math.prod(" << launches_ << "[" << launch << "].grid)"
+                << (dims.empty() ? "" : " * " + join(dims, " * ")) << ", " << layouts_ << "[0]"
+                << (s.like ? ", " + primal(*s.like) + ".dtype" : "") << ")\n";
+        }
         for (const plan::Run &r : b.runs) {
             if (r.regrid_axis >= 0) regrid(launch, r, indent);
             if (r.transposed_axis >= 0)

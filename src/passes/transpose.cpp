@@ -7,6 +7,7 @@
 
 #include "passes/access.h"
 #include "passes/passes.h"
+#include "passes/stash.h"
 #include "passes/widen.h"
 #include "support/text.h"
 
@@ -28,10 +29,14 @@ int innermost(const std::vector<ir::Loop> &loops, int i) {
 // What an atomic add inside a loop needs, gathered from its operands back to the kernel's
 // parameters: the ops of the loop's body and before the loop it reads, and how each loop-carried
 // value it reads advances (init, per-iteration amount).
+//
+// With `from_loops` (stash.h: from_loops), a value computed outside the loop from another loop's
+// results is not gathered but stashed: the transposed kernel loads it from what the rest stored.
 class Slice {
 public:
-    Slice(const ir::Function &f, const ir::Loop &loop, const std::set<std::string> &written)
-        : f_(f), loop_(loop), written_(written), in_(f.ops.size(), false) {}
+    Slice(const ir::Function &f, const ir::Loop &loop, const std::set<std::string> &written,
+          const std::vector<bool> *from_loops = nullptr)
+        : f_(f), loop_(loop), written_(written), from_loops_(from_loops), in_(f.ops.size(), false) {}
 
     // "" when every value the op reads can be computed for any one iteration; else why not.
     std::string gather(int op) {
@@ -50,12 +55,23 @@ public:
     bool in(int op) const { return in_[op]; }
     // A loop-carried value's init and per-iteration amount (kNoValue: carried unchanged).
     const std::map<int, std::pair<ValueId, ValueId>> &inductions() const { return inductions_; }
+    // The values read from stashes, not computed.
+    const std::set<ValueId> &stashed() const { return stashed_; }
+    // The ops gathered, in order.
+    std::vector<int> ops() const {
+        std::vector<int> out;
+        for (size_t i = 0; i < in_.size(); ++i)
+            if (in_[i]) out.push_back(static_cast<int>(i));
+        return out;
+    }
 
 private:
     const ir::Function &f_;
     const ir::Loop &loop_;
     const std::set<std::string> &written_;
+    const std::vector<bool> *from_loops_;
     std::vector<bool> in_;
+    std::set<ValueId> stashed_;
     std::map<int, std::pair<ValueId, ValueId>> inductions_;
     std::string why_;
 
@@ -70,6 +86,11 @@ private:
             return;
         }
         if (op.kind == OpKind::LoopArg && in_body(d)) return induction(d, work);
+        if (from_loops_ && d < loop_.begin && op.result != ir::kNoValue && (*from_loops_)[op.result]) {
+            why_ = stashable(f_, op.result);
+            if (why_.empty()) stashed_.insert(op.result);
+            return;
+        }
         if (cls == ir::OpClass::Loop || (!in_body(d) && d > loop_.begin))
             return void(why_ = "it reads a value of another loop (" + op_at(f_, d) + ")");
         if (cls == ir::OpClass::Barrier || (cls == ir::OpClass::Memory && op.kind != OpKind::Load))
@@ -126,10 +147,12 @@ ValueId peeled(const ir::Function &f, ValueId v) {
 // end loads nothing and stores nothing.
 class Writer {
 public:
-    Writer(const ir::Function &f, const ir::Loop &loop, const Slice &slice, int axis, int copies, Transposed &out)
+    Writer(const ir::Function &f, const ir::Loop &loop, const Slice &slice, int axis, int copies,
+           const std::map<ValueId, Stash> &stashes, Transposed &out)
         : f_(f),
           loop_(loop),
           slice_(slice),
+          stashes_(stashes),
           axis_(axis),
           copies_(copies),
           out_(out),
@@ -143,6 +166,11 @@ public:
         for (const ir::Param &p : f_.params) maps_[0][p.value] = b_.param_like(p, f_.type(p.value));
         out_.grid_param = fresh_name(f_, "G");
         grid_ = b_.param(out_.grid_param, ir::ParamKind::Int, ir::Type{ir::DType::I32, false, {}});
+        for (ValueId v : slice_.stashed()) {
+            const Stash &s = stashes_.at(v);
+            stash_params_[v] = b_.param(s.param, ir::ParamKind::Pointer, ir::Type{f_.type(v).elem, true, {}});
+            out_.stashes.push_back(s);
+        }
         iterations();
         // Values every program along the axis computes alike go before the loop over them.
         for (int c = 0; c < copies_; ++c) {
@@ -160,6 +188,7 @@ public:
     bool varies(ValueId v) {
         return depends(v, varies_, [&](int d) -> std::optional<bool> {
             const ir::Op &op = f_.ops[d];
+            if (slice_.stashed().count(op.result)) return true;  // loaded at the program summed over
             if (op.kind == OpKind::ProgramId) return op.axis == axis_;
             if (d == loop_.begin) return false;
             if (!slice_.inductions().count(d)) return std::nullopt;
@@ -172,6 +201,7 @@ private:
     const ir::Function &f_;
     const ir::Loop &loop_;
     const Slice &slice_;
+    const std::map<ValueId, Stash> &stashes_;
     int axis_, copies_;
     Transposed &out_;
     ir::Builder b_;
@@ -180,11 +210,13 @@ private:
     std::vector<std::map<int, ValueId>> offsets_;  // per copy: loop_arg op -> its advance
     std::vector<ValueId> iteration_, valid_;  // per copy: its iteration; whether the loop has it
     ValueId grid_ = ir::kNoValue, program_ = ir::kNoValue;
+    std::map<ValueId, ValueId> stash_params_;  // stashed value -> its stash parameter
 
     // Whether v differs from one iteration of the loop to the next.
     bool moves(ValueId v) {
         return depends(v, moves_, [&](int d) -> std::optional<bool> {
             if (d == loop_.begin) return true;
+            if (slice_.stashed().count(f_.ops[d].result)) return false;
             if (!slice_.inductions().count(d)) return std::nullopt;
             const auto &[init, amount] = slice_.inductions().at(d);
             return amount != ir::kNoValue || moves(init);
@@ -272,7 +304,9 @@ private:
         const ir::Op &op = f_.ops[d];
         b_.loc = op.loc;
         ValueId r = ir::kNoValue;
-        if (op.kind == OpKind::ProgramId && op.axis == axis_) {
+        if (slice_.stashed().count(v)) {
+            r = stash_load(v);
+        } else if (op.kind == OpKind::ProgramId && op.axis == axis_) {
             r = program_;
         } else if (op.kind == OpKind::NumPrograms && op.axis == axis_) {
             r = grid_;
@@ -294,6 +328,20 @@ private:
         }
         if (out_.fn.values[r].name.empty()) out_.fn.values[r].name = f_.values[v].name;
         return slot(v, c) = r;
+    }
+
+    // Stashed value v as the rest stored it in the program summed over: that program's ids are
+    // the loop's along the axis and this program's along the others.
+    ValueId stash_load(ValueId v) {
+        const ir::Type t = f_.type(v);
+        const ValueId base = stash_params_.at(v);
+        const std::vector<int> axes = program_axes(f_);
+        std::array<ValueId, 3> ids{}, counts{};
+        for (int axis : axes) {
+            ids[axis] = axis == axis_ ? program_ : b_.program_id(axis);
+            counts[axis] = axis == axis_ ? grid_ : b_.num_programs(axis);
+        }
+        return b_.load(stash_address(b_, base, t, ids, counts, axes), ir::kNoValue, ir::kNoValue);
     }
 
     void name_program() {
@@ -381,8 +429,8 @@ int copies(const ir::Function &f, const Group &g, const Slice &slice, const ir::
 // The transposed kernel of group `g` with `copies` iterations per program, into `out.fn`; why not,
 // or "".
 std::string write(const ir::Function &f, const ir::Loop &loop, const Slice &slice, const Group &g, int copies,
-                  Transposed &out) {
-    Writer w(f, loop, slice, out.axis, out.trips.per = copies, out);
+                  const std::map<ValueId, Stash> &stashes, Transposed &out) {
+    Writer w(f, loop, slice, out.axis, out.trips.per = copies, stashes, out);
     std::vector<int> ops;
     for (const Member *m : g) {
         const ir::Op &atomic = f.ops[m->op];
@@ -456,7 +504,7 @@ std::string tiles_cover_the_bound(const ir::Function &f, Affine &a, const ir::Op
 
 // Whether atomic add `op` to `param` could transpose; fills `m` when it could, else returns why not.
 std::string qualify(const ir::Function &f, Affine &a, int op, const std::string &param,
-                    const std::set<std::string> &written, Member &m) {
+                    const std::set<std::string> &written, const std::vector<bool> &from_loops, Member &m) {
     const std::vector<ir::Loop> loops = ir::loops(f);
     const ir::Op &atomic = f.ops[op];
     const int l = innermost(loops, op);
@@ -468,7 +516,7 @@ std::string qualify(const ir::Function &f, Affine &a, int op, const std::string 
     for (int axis : program_axes(f)) (addr.axes.count(axis) ? others : shared).push_back(axis);
     if (shared.size() != 1)
         return shared.empty() ? "every program writes its own elements" : "it is shared along several grid axes";
-    Slice slice(f, loops[l], written);
+    Slice slice(f, loops[l], written, &from_loops);
     std::string why = slice.gather(op);
     if (!why.empty()) return why;
     const ir::Op &begin = f.ops[loops[l].begin];
@@ -569,13 +617,39 @@ std::string widening_of(const ir::Function &f, const Group &g, const std::string
     return "";
 }
 
+// Names the stash of each value `slice` stashes that has none yet (one per value, whichever group
+// reads it); whether it stashes any.
+bool name_stashes(const ir::Function &f, const Slice &slice, std::map<ValueId, Stash> &stashes) {
+    for (ValueId v : slice.stashed()) {
+        if (stashes.count(v)) continue;
+        std::string name = fresh_name(f, (f.values[v].name.empty() ? "value" : f.values[v].name) + "_stash");
+        while (std::any_of(stashes.begin(), stashes.end(), [&](const auto &s) { return s.second.param == name; }))
+            name += "_";
+        stashes[v] = stash_of(f, v, name);
+    }
+    return !slice.stashed().empty();
+}
+
+// Why constexpr `block` may not be widened: it sizes a stashed value ("" when it does not).
+std::string sizes_a_stash(const Slice &slice, const std::map<ValueId, Stash> &stashes, const std::string &block) {
+    for (ValueId v : slice.stashed()) {
+        const std::vector<std::string> &dims = stashes.at(v).dims;
+        if (std::find(dims.begin(), dims.end(), block) != dims.end())
+            return block + " sizes the stashed " + stashes.at(v).param;
+    }
+    return "";
+}
+
 // Whether group `g` transposes as one kernel; fills `out` when it does, else returns why not.
-std::string transpose_group(const ir::Function &f, const Group &g, const std::set<std::string> &written, int max_copies,
-                            bool widen, int recompute, Transposed &out) {
+// `stashes`: the stash of every value a group's slice stashes (named here when new); `likes`: for
+// each value this group's kernel loads from one, what its slice converts it like (stash.h).
+std::string transpose_group(const ir::Function &f, const Group &g, const std::set<std::string> &written,
+                            const std::vector<bool> &from_loops, int max_copies, bool widen, int recompute,
+                            std::map<ValueId, Stash> &stashes, std::map<ValueId, std::string> &likes, Transposed &out) {
     const std::vector<ir::Loop> loops = ir::loops(f);
     const Member &first = *g.front();
     const ir::Loop &loop = loops[first.loop];
-    Slice slice(f, loop, written);
+    Slice slice(f, loop, written, &from_loops);
     for (const Member *m : g) {
         const std::string why = slice.gather(m->op);
         if (!why.empty()) return why;
@@ -586,6 +660,8 @@ std::string transpose_group(const ir::Function &f, const Group &g, const std::se
     }
     std::string why = recomputation(f, g, slice, loop, recompute);
     if (!why.empty()) return why;
+    const bool stashing = name_stashes(f, slice, stashes);
+    for (ValueId v : slice.stashed()) likes[v] = converted_like(f, v, slice.ops());
     std::sort(out.kept.begin(), out.kept.end());
     out.axis = first.axis;
     out.trips = first.trips;
@@ -597,6 +673,7 @@ std::string transpose_group(const ir::Function &f, const Group &g, const std::se
             block.clear();
             out.unwidened = "the gradients' tiles are not all spelled by one constexpr along the loop";
         }
+    if (!block.empty() && out.unwidened.empty()) out.unwidened = sizes_a_stash(slice, stashes, block);
     for (const Member *m : g)
         if (!block.empty() && out.unwidened.empty())
             out.unwidened = tiles_cover_the_bound(f, a, f.ops[m->op], m->loop, out.trips, block);
@@ -604,17 +681,39 @@ std::string transpose_group(const ir::Function &f, const Group &g, const std::se
     if (!block.empty() && out.unwidened.empty()) out.unwidened = widening_of(f, g, block, max_copies, widening);
     if (!block.empty() && out.unwidened.empty()) {
         Transposed wide = out;
-        why = write(f, loop, slice, g, 1, wide);
+        why = write(f, loop, slice, g, 1, stashes, wide);
         if (why.empty() && widen_proof(wide.fn, wide.axis, block, &out.unwidened)) {
             wide.widening = widening;
             out = std::move(wide);
-            out.tiles = free_tiles(out.fn, out.kept, out.grid_param, block, widening.width);
+            if (!stashing) out.tiles = free_tiles(out.fn, out.kept, out.grid_param, block, widening.width);
             return "";
         }
     }
-    why = write(f, loop, slice, g, r, out);
-    if (why.empty()) out.tiles = free_tiles(out.fn, out.kept, out.grid_param, "", 1);
+    why = write(f, loop, slice, g, r, stashes, out);
+    if (why.empty() && !stashing) out.tiles = free_tiles(out.fn, out.kept, out.grid_param, "", 1);
     return why;
+}
+
+// The rest: f without the transposed atomic adds (`kept`), storing the stashes the transposed kernels
+// load (those with `likes`: a stash named for a group that did not transpose is not), each typed
+// like the tensor every kernel reading it converts it to.
+void finish_rest(const ir::Function &f, const std::vector<bool> &kept, std::map<ValueId, Stash> &stashes,
+                 const std::map<ValueId, std::set<std::string>> &likes, Transposition &t) {
+    std::map<ValueId, Stash> used;
+    for (auto &[v, s] : stashes) {
+        auto l = likes.find(v);
+        if (l == likes.end()) continue;
+        if (l->second.size() == 1) s.like = *l->second.begin();
+        used[v] = s;
+        t.stashes.push_back(s);
+    }
+    if (!used.empty()) {
+        t.rest = store_stashes(f, kept, used);
+        return;
+    }
+    std::vector<ValueId> repl(f.values.size());
+    for (size_t v = 0; v < repl.size(); ++v) repl[v] = static_cast<ValueId>(v);
+    t.rest = compact(f, kept, repl);
 }
 
 std::string transposed_text(const Transposed &t) {
@@ -626,6 +725,7 @@ std::string transposed_text(const Transposed &t) {
         s += ", with " + t.widening.name + " " + std::to_string(t.widening.width) + " times its value";
     else if (!t.unwidened.empty())
         s += " (" + t.unwidened + ")";
+    for (size_t i = 0; i < t.stashes.size(); ++i) s += (i ? ", " : "; loads ") + t.stashes[i].param;
     for (size_t i = 0; i < t.tiles.size(); ++i) {
         const FreeTile &x = t.tiles[i];
         s += (i ? ", " : "; free tiles: ") + x.name +
@@ -653,12 +753,14 @@ std::string guards_text(const std::vector<std::vector<Inequality>> &alternatives
 }
 
 Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep, int max_copies, bool widen,
-                              int recompute) {
+                              int recompute, bool stash) {
     Transposition t;
     const MemoryParams m = memory_params(f);
     std::set<std::string> written = m.stored;
     written.insert(m.accumulated.begin(), m.accumulated.end());
     const std::vector<ir::Loop> loops = ir::loops(f);
+    // Without stashes, no value counts as one from another loop: the slice refuses it.
+    const std::vector<bool> from = stash ? from_loops(f) : std::vector<bool>(f.values.size(), false);
     Affine a(f);
     std::vector<Member> members;
     std::map<int, std::string> lines;  // op -> its report line, in op order
@@ -670,7 +772,7 @@ Transposition transpose_loops(const ir::Function &f, const std::set<std::string>
                           : n != 1            ? "the kernel accesses that buffer more than once"
                                               : "";
         Member member;
-        if (why.empty()) why = qualify(f, a, x.op, x.param, written, member);
+        if (why.empty()) why = qualify(f, a, x.op, x.param, written, from, member);
         if (why.empty())
             members.push_back(std::move(member));
         else
@@ -688,12 +790,16 @@ Transposition transpose_loops(const ir::Function &f, const std::set<std::string>
             g->push_back(&mem);
     }
     std::vector<bool> kept(f.ops.size(), true);
+    std::map<ValueId, Stash> stashes;
+    std::map<ValueId, std::set<std::string>> likes;  // per stashed value, its transposed kernels' likes
     // A group refused as a whole is tried member by member: one costly gradient does not keep the
     // others atomic.
     for (size_t i = 0; i < groups.size(); ++i) {
         const Group g = groups[i];
         Transposed out;
-        const std::string why = transpose_group(f, g, written, max_copies, widen, recompute, out);
+        std::map<ValueId, std::string> group_likes;
+        const std::string why =
+            transpose_group(f, g, written, from, max_copies, widen, recompute, stashes, group_likes, out);
         if (!why.empty() && g.size() > 1) {
             for (const Member *mem : g) groups.push_back({mem});
             continue;
@@ -703,13 +809,12 @@ Transposition transpose_loops(const ir::Function &f, const std::set<std::string>
             continue;
         }
         lines[g.front()->op] = transposed_text(out);
+        for (const auto &[v, like] : group_likes) likes[v].insert(like);
         for (const Member *mem : g) kept[mem->op] = false;
         t.kernels.push_back(std::move(out));
     }
     for (const auto &[op, line] : lines) t.report += line;
-    std::vector<ValueId> repl(f.values.size());
-    for (size_t v = 0; v < repl.size(); ++v) repl[v] = static_cast<ValueId>(v);
-    t.rest = compact(f, kept, repl);
+    finish_rest(f, kept, stashes, likes, t);
     return t;
 }
 

@@ -30,6 +30,11 @@
 // backward computes too, the transposed kernel does that work a second time (the FlashAttention-2
 // backward: seven contractions for the five of the atomic schedule); `recompute` bounds it.
 //
+// A value the slice reads that the forward computes outside the loop from another loop's results
+// (matmul's epilogue gradient, from the K loop's sum) is stashed (stash.h): the rest stores it once
+// per program, the transposed kernel loads it. Its block sizes then stay as launched (no widening
+// of a constexpr that sizes the value, no free tiles): the stash is laid out by the forward's grid.
+//
 // The rewrite leaves `rest`: the input without the transposed atomic adds (the caller's cleanup
 // removes what only they used). An atomic add that does not qualify stays in `rest`; `report` has one
 // line per transposed group and per atomic add inside a loop that stays, saying why.
@@ -42,6 +47,7 @@
 #include "ir/ir.h"
 #include "passes/affine.h"
 #include "passes/host_expr.h"
+#include "passes/stash.h"
 #include "passes/widen.h"
 
 namespace tad::passes {
@@ -62,11 +68,13 @@ struct Transposed {
     // Run-time conditions of the disjointness proofs, one entry per gradient: any one of an entry's
     // sets of guards suffices.
     std::vector<std::vector<std::vector<Inequality>>> guards;
+    std::vector<Stash> stashes;  // the stashes it loads (the rest stores them)
     ir::Function fn;
 };
 
 struct Transposition {
     std::vector<Transposed> kernels;
+    std::vector<Stash> stashes;  // those the rest stores, for the kernels
     ir::Function rest;
     std::string report;
 };
@@ -80,8 +88,9 @@ std::string guards_text(const std::vector<std::vector<Inequality>> &alternatives
 // `widen`: whether R iterations per program may be one tile R times wider (widen.h) rather than R
 // copies. `recompute`: how many contractions the rest of the backward also computes (attention's
 // scores and dP) a transposed kernel may compute again per gradient it writes; 0 keeps such
-// gradients atomic.
+// gradients atomic. `stash`: whether values from another loop may be stashed (stash.h); without,
+// a slice that reads one keeps its atomics.
 Transposition transpose_loops(const ir::Function &f, const std::set<std::string> &keep, int max_copies = 8,
-                              bool widen = true, int recompute = 0);
+                              bool widen = true, int recompute = 0, bool stash = true);
 
 }  // namespace tad::passes

@@ -170,6 +170,10 @@ private:
         Branch b;
         b.guards = v.guards;
         b.remap = v.remap;
+        for (const passes::Stash &s : v.stashes)
+            b.stashes.push_back(
+                {s.param, s.dims,
+                 s.like.empty() ? std::nullopt : std::optional<TensorRef>(d_.launches[k].tensors.at(s.like))});
         if (v.bwd.tape) {
             // The tape's size is known only once each program's trip counts are: a sizing kernel
             // writes them, the largest sets the stride between programs' tapes.
@@ -226,6 +230,8 @@ private:
                 r.args.push_back(arg(Arg::TapeStride));
             else if (o.kind == ad::ParamOrigin::Hits)
                 r.args.push_back(arg(Arg::Hits));
+            else if (o.kind == ad::ParamOrigin::Stash)
+                r.args.push_back(arg(Arg::Stash, param.name));
             else if (!grid_param.empty() && param.name == grid_param)
                 r.args.push_back(arg(Arg::GridSize));
             else if (param.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal ||

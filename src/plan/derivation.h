@@ -17,6 +17,7 @@
 #include "passes/affine.h"
 #include "passes/host_expr.h"
 #include "passes/remap_programs.h"
+#include "passes/stash.h"
 #include "passes/widen.h"
 
 namespace tad::plan {
@@ -91,6 +92,7 @@ struct KernelVariant {
     // variant applies where the launch's programs map one to one onto the coordinates' box, and its
     // kernels run on that box instead of the recorded grid.
     std::optional<passes::ProgramMap> remap;
+    std::vector<passes::Stash> stashes = {};  // what bwd stores for the transposed kernels (passes/stash.h)
 };
 
 // The backward of one specialization: its variants, tried in order (the last has no guards).

@@ -27,7 +27,7 @@ template <typename E, size_t N> E parse_enum(const char *const (&names)[N], Json
 const char *const kTensorKinds[] = {"input", "output", "temp"};
 const char *const kRoles[] = {"backward", "tape_sizing", "tangent"};
 const char *const kArgKinds[] = {"scalar",    "tensor",    "saved",   "shadow",         "tape", "tape_stride",
-                                 "tape_need", "grid_size", "partial", "partial_stride", "hits"};
+                                 "tape_need", "grid_size", "partial", "partial_stride", "hits", "stash"};
 const char *const kInits[] = {"absent", "cotangent", "incoming", "accumulator", "written",
                               "zeros",  "covered",   "partials", "tangent",     "zero_tangent"};
 const char *const kGuardOps[] = {"equal", "at_least", "any"};
@@ -353,6 +353,15 @@ void put_branch(JsonRef o, const Branch &b) {
         }
     }
     if (b.sizing) put_run(o.set_object("sizing"), *b.sizing);
+    if (!b.stashes.empty()) {
+        JsonRef stashes = o.set_array("stashes");
+        for (const StashBuffer &s : b.stashes) {
+            JsonRef x = stashes.push_object();
+            x.set("param", s.param);
+            push_strings(x.set_array("dims"), s.dims);
+            if (s.like) x.set("like", tensor(*s.like));
+        }
+    }
     JsonRef allocs = o.set_array("allocs");
     for (const Alloc &a : b.allocs) put_alloc(allocs.push_object(), a);
     JsonRef runs = o.set_array("runs");
@@ -372,6 +381,12 @@ Branch branch(JsonRef j) {
         }
     }
     if (j.has("sizing")) b.sizing = run(j.at("sizing"));
+    if (j.has("stashes"))
+        for (size_t i = 0; i < j.at("stashes").size(); ++i) {
+            JsonRef x = j.at("stashes")[i];
+            b.stashes.push_back({x.at("param").str(), strings(x.at("dims")), std::nullopt});
+            if (x.has("like")) b.stashes.back().like = tensor(x.at("like"));
+        }
     for (size_t i = 0; i < j.at("allocs").size(); ++i) b.allocs.push_back(alloc(j.at("allocs")[i]));
     for (size_t i = 0; i < j.at("runs").size(); ++i) b.runs.push_back(run(j.at("runs")[i]));
     return b;

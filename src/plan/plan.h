@@ -20,7 +20,7 @@
 //   launch's programs map one to one onto a box of its tile coordinates (Branch::remap), which
 //   then stands for the launch's grid. A branch sizes its tape (when it has a
 //   sizing kernel), allocates its shadows, then runs its kernels in order on the launch's grid and
-//   options.
+//   options (after allocating its stashes, Branch::stashes).
 //   A transposed run (`transposed_axis` >= 0) replaces the grid's size along that axis by `trips`,
 //   evaluated on the launch's recorded scalars and constexprs (none: the run is skipped); a widened
 //   one passes constexpr `widened`, and evaluates `trips` with it, as `width` times its value.
@@ -45,6 +45,7 @@
 
 #include "ir/ir.h"
 #include "passes/passes.h"
+#include "passes/stash.h"
 #include "plan/derivation.h"
 
 namespace tad::plan {
@@ -85,8 +86,11 @@ struct Arg {
         // uninitialised: the kernel that folds a scatter writes every program's, the scatter kernel
         // run after it reads them.
         Hits,
+        // The branch's stash `name` (passes/stash.h), uninitialised: the rest stores every program's
+        // tile, the transposed kernels run after it load them.
+        Stash,
     } kind = Scalar;
-    std::string name;  // Scalar, Tensor, Saved: the recorded launch's argument
+    std::string name;  // Scalar, Tensor, Saved: the recorded launch's argument; Stash: the stash
     TensorRef tensor;  // Tensor, Saved, Shadow, Partial, PartialStride
     size_t before = 0;  // Saved
 };
@@ -150,6 +154,16 @@ struct Run {
     std::vector<passes::FreeTile> tiles;
 };
 
+// A buffer a branch allocates for its stash `param` (passes/stash.h): the product of `dims` (the
+// launch's constexprs, literals) elements per program of the grid, of `like`'s element type where
+// it has one, else float32 (float64 when the first output is float64). Uninitialised: the rest
+// stores every element before the kernels that load them run.
+struct StashBuffer {
+    std::string param;
+    std::vector<std::string> dims;
+    std::optional<TensorRef> like;
+};
+
 struct Branch {
     Guards guards;  // empty: always
     // The branch's kernels derive from the forward on its tile coordinates: it applies only where
@@ -158,6 +172,7 @@ struct Branch {
     std::optional<passes::ProgramMap> remap;
     std::optional<Run> sizing;  // the tape sizing kernel, run first
     std::vector<Alloc> allocs;  // shadows this branch allocates, in parameter order
+    std::vector<StashBuffer> stashes;  // allocated before its runs
     std::vector<Run> runs;
 };
 

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "plan/plan.h"
+#include "support/text.h"
 
 namespace tad::plan {
 
@@ -58,6 +59,7 @@ std::string arg(const Arg &a) {
     case Arg::TapeNeed: return "tape need";
     case Arg::GridSize: return "grid size";
     case Arg::Hits: return "hits";
+    case Arg::Stash: return "stash " + a.name;
     case Arg::Partial: return "partial buffer of the shadow of " + tensor(a.tensor);
     case Arg::PartialStride: return "row length of the partial buffer of " + tensor(a.tensor);
     }
@@ -134,19 +136,25 @@ private:
                 os_ << "  when " << key(c.key) << ":\n";
                 indent = "    ";
             }
-            for (const Branch &b : c.branches) {
-                std::string in = indent;
-                if (c.branches.size() > 1) {
-                    std::string cond = b.remap ? "programs map onto a box of " + b.remap->str() : "";
-                    for (const Guard &g : b.guards) cond += (cond.empty() ? "" : " and ") + g.str();
-                    os_ << indent << (cond.empty() ? "otherwise" : "if " + cond) << ":\n";
-                    in += "  ";
-                }
-                if (b.sizing) run(*b.sizing, "size tape", in);
-                for (const Alloc &a : b.allocs) alloc(a, in);
-                for (const Run &r : b.runs) run(r, "run", in);
-            }
+            for (const Branch &b : c.branches) branch(b, c.branches.size() > 1, indent);
         }
+    }
+
+    // A branch, under its condition when the case has several.
+    void branch(const Branch &b, bool conditional, const std::string &indent) {
+        std::string in = indent;
+        if (conditional) {
+            std::string cond = b.remap ? "programs map onto a box of " + b.remap->str() : "";
+            for (const Guard &g : b.guards) cond += (cond.empty() ? "" : " and ") + g.str();
+            os_ << indent << (cond.empty() ? "otherwise" : "if " + cond) << ":\n";
+            in += "  ";
+        }
+        if (b.sizing) run(*b.sizing, "size tape", in);
+        for (const StashBuffer &s : b.stashes)
+            os_ << in << "stash " << s.param << ": " << (s.dims.empty() ? "1" : join(s.dims, " * ")) << " per program"
+                << (s.like ? ", typed like " + tensor(*s.like) : std::string()) << "\n";
+        for (const Alloc &a : b.allocs) alloc(a, in);
+        for (const Run &r : b.runs) run(r, "run", in);
     }
 };
 

@@ -13,12 +13,17 @@ namespace tad::schedule {
 namespace {
 
 // The origins of `fn`'s parameters, by name from the kernel it was cut from; a parameter that kernel
-// lacks is bound by the plan (the grid size G).
-std::vector<ad::ParamOrigin> origins_by_name(const ir::Function &fn, const ad::Backward &from) {
+// lacks is bound by the plan (the grid size G, a stash).
+std::vector<ad::ParamOrigin> origins_by_name(const ir::Function &fn, const ad::Backward &from,
+                                             const std::vector<passes::Stash> &stashes) {
     std::vector<ad::ParamOrigin> out;
     for (const ir::Param &p : fn.params) {
         const int i = from.fn.param_index(p.name);
-        out.push_back(i >= 0 ? from.origins[i] : ad::ParamOrigin{ad::ParamOrigin::Primal, p.name});
+        const bool stash =
+            std::any_of(stashes.begin(), stashes.end(), [&](const passes::Stash &s) { return s.param == p.name; });
+        out.push_back(i >= 0  ? from.origins[i]
+                      : stash ? ad::ParamOrigin{ad::ParamOrigin::Stash, p.name}
+                              : ad::ParamOrigin{ad::ParamOrigin::Primal, p.name});
     }
     return out;
 }
@@ -55,15 +60,22 @@ int recomputing(const char *env) {
     fail(TAD_ERR_INVALID_ARGUMENT, "TAD_TRANSPOSE_RECOMPUTE='" + v + "': expected 0 or 1");
 }
 
+bool stashing(const char *env) {
+    const std::string v = env ? env : "";
+    if (v.empty() || v == "on") return true;
+    if (v == "off") return false;
+    fail(TAD_ERR_INVALID_ARGUMENT, "TAD_STASH='" + v + "': expected on or off");
+}
+
 std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::string> &keep, int max_copies,
-                                       int recompute, const ad::Cleanup &cleanup, std::string *report) {
+                                       int recompute, bool stash, const ad::Cleanup &cleanup, std::string *report) {
     if (b.tape || max_copies < 1) return std::nullopt;
     // `keep` names forward parameters; the pass sees their shadows.
     std::set<std::string> shadows;
     for (size_t i = 0; i < b.origins.size(); ++i)
         if (b.origins[i].kind == ad::ParamOrigin::Shadow && keep.count(b.origins[i].primal))
             shadows.insert(b.fn.params[i].name);
-    passes::Transposition t = passes::transpose_loops(b.fn, shadows, max_copies, true, recompute);
+    passes::Transposition t = passes::transpose_loops(b.fn, shadows, max_copies, true, recompute, stash);
     *report = t.report;
     if (t.kernels.empty()) return std::nullopt;
     Transposition out;
@@ -71,7 +83,7 @@ std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::stri
         plan::Transposed p;
         k.fn.name = b.fn.name + "_" + join(k.params, "_");
         p.bwd.fn = cleanup(k.fn);
-        p.bwd.origins = origins_by_name(p.bwd.fn, b);
+        p.bwd.origins = origins_by_name(p.bwd.fn, b, t.stashes);
         // writes are keyed by the forward's parameter, the one the shadow parameter shadows.
         for (const std::string &param : k.params) {
             const std::string primal = b.origins.at(b.fn.param_index(param)).primal;
@@ -93,10 +105,17 @@ std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::stri
             if (std::find(out.guards.begin(), out.guards.end(), g) == out.guards.end()) out.guards.push_back(g);
         out.kernels.push_back(std::move(p));
     }
+    // A stash typed like a parameter is typed like the forward tensor it reads (a shadow's type is
+    // the executor's choice: no type then).
+    for (passes::Stash &s : t.stashes) {
+        const int i = s.like.empty() ? -1 : b.fn.param_index(s.like);
+        s.like = i >= 0 && b.origins[i].kind == ad::ParamOrigin::Primal ? b.origins[i].primal : "";
+    }
     ir::Function rest = cleanup(t.rest);
-    b.origins = origins_by_name(rest, b);
+    b.origins = origins_by_name(rest, b, t.stashes);
     b.fn = std::move(rest);
     out.rest = writes_anything(b.fn);
+    out.stashes = t.stashes;
     return out;
 }
 

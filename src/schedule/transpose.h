@@ -23,8 +23,14 @@ int transposing(const char *env);
 // than the atomic adds it removes (docs/compiler.md).
 int recomputing(const char *env);
 
+// TAD_STASH: "on" (or unset) lets a transposed kernel load a value another loop computes from a
+// stash the rest of the backward stores (passes/stash.h); "off" keeps such gradients atomic;
+// anything else is an invalid argument.
+bool stashing(const char *env);
+
 struct Transposition {
     std::vector<plan::Transposed> kernels;
+    std::vector<passes::Stash> stashes;  // what the rest stores for the kernels (passes/stash.h)
     plan::Guards guards;  // when the transposed kernels are right (the disjointness proofs' guards)
     bool rest = true;  // whether the backward still writes anything
 };
@@ -34,7 +40,8 @@ struct Transposition {
 // this launch, also write); `max_copies`: iterations per program at most (0: no transposition).
 // A backward with a tape is left alone. `report` gets passes::transpose_loops' report (one line per
 // transposed kernel and per atomic add inside a loop that stays).
+// `stash`: stashing(TAD_STASH).
 std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::string> &keep, int max_copies,
-                                       int recompute, const ad::Cleanup &cleanup, std::string *report);
+                                       int recompute, bool stash, const ad::Cleanup &cleanup, std::string *report);
 
 }  // namespace tad::schedule

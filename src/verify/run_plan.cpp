@@ -254,6 +254,10 @@ void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run
             c.bind.push_back(tensor_binding(param.name, ir::DType::I32));
             c.args[param.name] = interp::ArgValue::pointer(hits_);
             break;
+        case plan::Arg::Stash:
+            c.bind.push_back(tensor_binding(param.name, ir::DType::F64));
+            c.args[param.name] = interp::ArgValue::pointer(stashes_.at(a.name));
+            break;
         case plan::Arg::GridSize:
         case plan::Arg::Partial:
         case plan::Arg::PartialStride: bind_regrid(a, param, fn, tiles.g, c); break;
@@ -293,6 +297,24 @@ void PlanRunner::bind_regrid(const plan::Arg &a, const ir::Param &param, const i
     c.args[param.name] = interp::ArgValue::integer(b.ival);
 }
 
+// Poisoned: the transposed kernels must load only what the rest stored. float64: the oracle computes
+// in float64.
+void PlanRunner::allocate_stashes(const plan::Branch &b, const Recorded &r) {
+    stashes_.clear();
+    for (const plan::StashBuffer &s : b.stashes) {
+        int64_t elements = programs(r);
+        for (const std::string &d : s.dims) {
+            int64_t n = 0;
+            if (!symbol_value(r, d, &n))
+                fail(TAD_ERR_INTERNAL,
+                     "plan runner: stash " + s.param + " is sized by " + d + ", which the launch does not record");
+            elements *= n;
+        }
+        stashes_[s.param] =
+            mem_.add(interp::Buffer{s.param, ir::DType::F64, std::vector<double>(static_cast<size_t>(elements), kNaN)});
+    }
+}
+
 // Zeroed partial buffers of a re-gridded run: P rows as long as the shadow's storage.
 void PlanRunner::allocate_partials(const plan::Run &run, int64_t programs) {
     for (const plan::TensorRef &t : run.partials) {
@@ -327,6 +349,7 @@ void PlanRunner::run(const plan::Plan &p) {
         if (plan::takes_hits(b))
             hits_ = mem_.add(
                 interp::Buffer{"hits", ir::DType::I32, std::vector<double>(programs(launches_.at(s.launch)), kNaN)});
+        allocate_stashes(b, launches_.at(s.launch));
         for (const plan::Run &run : b.runs) {
             if (run.regrid_axis >= 0) allocate_partials(run, regrid_programs(grid_size(launches_.at(s.launch), run)));
             launch(p, s.launch, run, stride, -1);

@@ -58,6 +58,9 @@ private:
     std::map<plan::TensorRef, int> shadows_;
     std::map<plan::TensorRef, int> partials_;  // the running re-gridded kernel's partial buffers
     int hits_ = -1;  // the running branch's Arg::Hits buffer
+    std::map<std::string, int> stashes_;  // the running branch's stashes (Arg::Stash), by parameter
+    // Poisoned stashes of branch b on the launch (plan.h: Branch::stashes).
+    void allocate_stashes(const plan::Branch &b, const Recorded &r);
 
     struct Call;  // one kernel's bindings and arguments while they are assembled
     void alloc(const plan::Alloc &a);

@@ -317,6 +317,29 @@ TEST_F(Executor, AReGriddedRunSumsItsPartialRowsInOrder) {
     EXPECT_EQ(read<int32_t>(sum.params[3]), 8);  // n
 }
 
+// A stash: one workspace buffer, as many elements as programs times BLOCK, in X's dtype, left
+// unfilled, given to the kernel that stores it and to the one that loads it.
+TEST_F(Executor, AStashIsOneUnfilledBufferSharedByItsKernels) {
+    const std::string dir = fresh_dir("stash16");
+    Kernels &k = load(dir, stashed(dir, "float16"));
+    Elementwise e;
+    Request r = e.request(7);
+    r.values.erase("eps");
+    r.grid = {10, 1, 1};
+    for (auto &[name, t] : r.tensors) t.dtype = "float16";
+    k.launch(r, nullptr);
+    const std::vector<std::string> &calls = fake_cuda::state().calls;
+    const std::vector<std::string> tail(calls.end() - 3, calls.end());
+    EXPECT_EQ(tail, (std::vector<std::string>{"cuMemAlloc_v2 bytes=1048576", "cuLaunchKernelEx fwd_bwd",
+                                              "cuLaunchKernelEx fwd_bwd_DX"}));
+    const fake_cuda::Launch &rest = fake_cuda::state().launches.at(0), &dx = fake_cuda::state().launches.at(1);
+    const uint64_t ws = fake_cuda::state().allocations.begin()->first;
+    EXPECT_EQ(read<uint64_t>(rest.params[2]), ws);
+    EXPECT_EQ(read<uint64_t>(dx.params[0]), ws);
+    EXPECT_EQ(read<uint64_t>(dx.params[1]), address(e.dx.data()));
+    EXPECT_EQ(rest.grid, (std::array<unsigned, 3>{10, 1, 1}));
+}
+
 TEST_F(Executor, A16BitGradientSummedInFloat32IsCastIntoTheCallersBuffer) {
     const std::string dir = fresh_dir("regrid16");
     Kernels &k = load(dir, regridded(dir, "float16"));

@@ -137,6 +137,58 @@ Manifest elementwise(const std::string &) {
     return m;
 }
 
+Manifest stashed(const std::string &dir, const std::string &dtype) {
+    Manifest m =
+        header({tensor_param("X", kX), tensor_param("Y", kY), value_param("N", "int"), value_param("BLOCK", "int")});
+    plan::Plan &p = m.plan;
+    p.num_inputs = 1;
+    p.num_outputs = 1;
+    p.grad_inputs = {0};
+    plan::Kernel rest, dx;
+    rest.fn.name = "fwd_bwd";
+    dx.fn.name = "fwd_bwd_DX";
+    rest.forward = dx.forward = "fwd";
+    for (const char *name : {"X", "DY", "S"}) rest.fn.params.push_back(kernel_param(name, ir::ParamKind::Pointer));
+    for (const char *name : {"S", "DX"}) dx.fn.params.push_back(kernel_param(name, ir::ParamKind::Pointer));
+    for (plan::Kernel *k : {&rest, &dx}) {
+        k->fn.params.push_back(kernel_param("N", ir::ParamKind::Int));
+        k->fn.constexprs.push_back({"BLOCK", "16"});
+    }
+    p.kernels = {rest, dx};
+    plan::Branch b;
+    plan::Alloc dxa = alloc(kX, plan::Init::Written);
+    dxa.mirror = kY;
+    plan::Alloc dy = alloc(kY, plan::Init::Incoming);
+    dy.index = 0;
+    b.allocs = {dxa, dy};
+    b.stashes = {plan::StashBuffer{"S", {"BLOCK"}, kX}};
+    plan::Arg s;
+    s.kind = plan::Arg::Stash;
+    s.name = "S";
+    plan::Run r0, r1;
+    r0.kernel = 0;
+    r0.args = {tensor_arg(kX, "X"), shadow_arg(kY), s, scalar_arg("N")};
+    r1.kernel = 1;
+    r1.args = {s, shadow_arg(kX), scalar_arg("N")};
+    b.runs = {r0, r1};
+    p.steps.push_back(plan::Step{0, "fwd", {plan::Case{{}, {b}}}});
+    p.results = {plan::Result{true, kX}};
+    const std::string t = dtype == "float16" ? "*fp16" : "*fp32";
+    m.kernels["fwd_bwd"] = KernelInfo{"fwd_bwd",
+                                      {"BLOCK"},
+                                      false,
+                                      {cubin(dir, "a.cubin", "fwd_bwd",
+                                             {param("X", t, true), param("DY", t, true), param("S", t, true),
+                                              param("N", "i32"), constant("BLOCK", "8")})}};
+    m.kernels["fwd_bwd_DX"] =
+        KernelInfo{"fwd_bwd_DX",
+                   {"BLOCK"},
+                   false,
+                   {cubin(dir, "b.cubin", "fwd_bwd_DX",
+                          {param("S", t, true), param("DX", t, true), param("N", "i32"), constant("BLOCK", "8")})}};
+    return m;
+}
+
 Manifest regridded(const std::string &dir, const std::string &dtype) {
     Manifest m = header({tensor_param("X", kX), tensor_param("W", kW), tensor_param("Y", kY), value_param("N", "int"),
                          value_param("BLOCK", "int")});

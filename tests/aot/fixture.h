@@ -44,6 +44,11 @@ Manifest elementwise(const std::string &dir);
 // 10, and the support kernels it needs.
 Manifest regridded(const std::string &dir, const std::string &dtype);
 
+// A stashing backward of `fwd(X, Y, N, BLOCK)`: kernel fwd_bwd(X, DY, S, N, BLOCK) stores a value
+// into stash S (BLOCK elements per program, typed like X), then fwd_bwd_DX(S, DX, N, BLOCK) loads
+// it; with cubins for `dtype` at N = 7, BLOCK = 8.
+Manifest stashed(const std::string &dir, const std::string &dtype);
+
 // A 2-D float tensor argument over `storage` (a host buffer standing in for device memory).
 TensorArg tensor(const std::vector<float> &storage, int64_t rows, int64_t cols, uint64_t grad = 0,
                  const std::string &dtype = "float32");

@@ -36,6 +36,9 @@ const PlanCase kCases[] = {
     {"rope_inplace", "dataset/rope_inplace.py", R"({"B": 1, "H": 2, "N": 37, "D": 16})", ad::LoopPolicy::Recompute},
     {"matmul_transposed", "dataset/matmul.py", R"({"M": 37, "N": 29, "K": 50})", ad::LoopPolicy::Recompute},
     {"gemv_transposed", "tests/pipeline/data/transpose/gemv.py", R"({"M": 10, "N": 21})", ad::LoopPolicy::Recompute},
+    // dA and dB transposed through a stash of dZ the rest stores, typed like A.
+    {"matmul_epilogue_stash", "tests/pipeline/data/transpose/matmul_epilogue.py", R"({"M": 40, "N": 50, "K": 37})",
+     ad::LoopPolicy::Recompute},
     // A persistent loop's iterations as programs: the remapped branch carries its tiles.
     {"persistent_remapped", "tests/pipeline/data/remap/persistent_scale.py", R"({"M": 19, "N": 21, "programs": 3})",
      ad::LoopPolicy::Recompute},

@@ -5,7 +5,8 @@
 // finite differences, for row-major and column-major operands (the two alternatives of the
 // disjointness proof's guards), with sizes that are not multiples of the tiles. Each transposed
 // kernel is launched with its tile's constexpr widened (passes/widen.h), as the launcher spells it,
-// and with its free block sizes' targets; the plan runner runs them retiled.
+// and with its free block sizes' targets; the plan runner runs them retiled. A matmul with an
+// epilogue transposes through a stash (passes/stash.h): the rest stores dZ, dA and dB load it.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -73,11 +74,25 @@ INSTANTIATE_TEST_SUITE_P(
                            "_attn_fwd_bwd_CAUSAL_False_DV_DK[_regrid(launches[0].grid, 0, len(range(0, a[\"N\"], "
                            "a[\"BLOCK_N\"])))]",
                            "1", "_tiles=((\"BLOCK_M\", \"G\", 64),)"},
+                      Case{"matmul_epilogue", "tests/pipeline/data/transpose/matmul_epilogue.py",
+                           "_mm_silu_bwd_DA[_regrid(launches[0].grid, 1, len(range(0, a_[\"K\"], wide_block)))]"},
                       Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
                            "wide_block = _widen(a[\"BLOCK_N\"], 8, ((a[\"BLOCK_N\"],),))\n        "
                            "_gemv_bwd_DW[_regrid(launches[0].grid, 0, len(range(0, _tdiv((a[\"N\"] + "
                            "(wide_block - 1)), wide_block), 1)))]",
                            "0", "_tiles=((\"BLOCK_M\", \"G\", 0),)"}),
     [](const auto &info) { return std::string(info.param.name); });
+
+TEST(TransposeCpuStash, EpilogueGradientIsStoredOnceAndLoadedByBothKernels) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = generate_and_verify(Case{"", "tests/pipeline/data/transpose/matmul_epilogue.py", ""}, "on");
+    EXPECT_TRUE(has(src,
+                    "dz_stash = _stash_buffer(math.prod(launches[0].grid) * a_[\"BLOCK_M\"] * "
+                    "a_[\"BLOCK_N\"], out_layouts[0], a.dtype)"))
+        << src;
+    EXPECT_TRUE(has(src, "tl.store(dz_stash + ")) << src;
+    EXPECT_TRUE(has(src, "_mm_silu_bwd_DB[")) << src;
+    EXPECT_TRUE(has(src, "_mm_silu_bwd_DA[")) << src;
+}
 
 }  // namespace

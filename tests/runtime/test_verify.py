@@ -368,7 +368,10 @@ class VerifyKinks(unittest.TestCase):
         entries, _ = run(LEAKY_FORWARD, factor=1.5, dims={"M": 256, "N": 256},
                          grad_inputs=("x",), generated_src=LEAKY_GENERATED)
         self.assertEqual(entries[0]["status"], "fail")
-        self.assertNotIn("kinks", entries[0]["grads"][0])
+        grad = entries[0]["grads"][0]
+        self.assertNotIn("kinks", grad)
+        self.assertGreater(grad["off_elements"], 9)  # the kinks and the wrong elements
+        self.assertGreater(grad["kink_rel_err"], entries[0]["rtol"])  # wrong beside the test point too
 
 
 class VerifyTf32(unittest.TestCase):

@@ -95,6 +95,10 @@ TEST(ScheduleEnv, TransposeGridReductionAndClosedFormSettings) {
     EXPECT_EQ(tad::schedule::recomputing("0"), 0);
     EXPECT_EQ(tad::schedule::recomputing("1"), 1);
     EXPECT_EQ(refusal(tad::schedule::recomputing, "2"), "TAD_TRANSPOSE_RECOMPUTE='2': expected 0 or 1");
+    EXPECT_TRUE(tad::schedule::stashing(nullptr));
+    EXPECT_TRUE(tad::schedule::stashing("on"));
+    EXPECT_FALSE(tad::schedule::stashing("off"));
+    EXPECT_EQ(refusal(tad::schedule::stashing, "no"), "TAD_STASH='no': expected on or off");
     EXPECT_EQ(tad::schedule::grid_reduction(nullptr), tad::schedule::GridReduction::Partial);
     EXPECT_EQ(tad::schedule::grid_reduction("off"), tad::schedule::GridReduction::Off);
     EXPECT_EQ(refusal(tad::schedule::grid_reduction, "sum"),

@@ -478,6 +478,15 @@ def _as_layout(g, layout):
     return out
 
 
+def _stash_buffer(n, layout, dtype=None):
+    """A stash (passes/stash.h): n elements of `dtype`, or else float32 (float64 where the stub's
+    first output is float64), uninitialised: the kernel that stores them runs before those that
+    load them."""
+    if dtype is None:
+        dtype = torch.float64 if layout[2] == torch.float64 else torch.float32
+    return torch.empty(n, dtype=dtype, device=layout[3])
+
+
 def _atomic_buffer(t):
     """Gradient accumulated with atomics: float32 (float64 for float64 inputs), zero-filled, with
     t's strides (the backward addresses it with t's stride arguments)."""
