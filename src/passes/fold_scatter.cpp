@@ -27,12 +27,12 @@ bool offset_path(const ir::Function &f, ValueId ptr, std::vector<int> *path) {
 
 // The program's index in the grid, axis 0 fastest: the same in both kernels of a fold.
 ValueId linear_program_id(ir::Builder &b) {
-    ValueId id = b.program_id(0), stride = b.num_programs(0);
-    for (int axis = 1; axis < 3; ++axis) {
-        id = b.binary(OpKind::Add, id, b.binary(OpKind::Mul, b.program_id(axis), stride));
-        if (axis < 2) stride = b.binary(OpKind::Mul, stride, b.num_programs(axis));
+    std::array<ValueId, 3> ids{}, counts{};
+    for (int axis = 0; axis < 3; ++axis) {
+        ids[axis] = b.program_id(axis);
+        if (axis < 2) counts[axis] = b.num_programs(axis);  // the last axis's count is not read
     }
-    return id;
+    return linear_program(b, ids, counts, {0, 1, 2});
 }
 
 // One scattered write: its op, its bit in the hits word, and (once the copy reached it) its element

@@ -1,6 +1,7 @@
 // Transformations and analyses over tile IR.
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <set>
@@ -99,6 +100,12 @@ std::vector<int> program_axes(const ir::Function &f);
 
 // Op i of `f` for a diagnostic: "load at file.py:12:5" ("loop at ..." for a loop's start).
 std::string op_at(const ir::Function &f, int i);
+
+// The program's index in the grid linearized over grid axes `axes` (ascending, lowest fastest):
+// ids[a] + counts[a] · (ids[a'] + ...), from program ids and program counts per axis (values of b's
+// function; only those of `axes` are read). 0 (i32) for no axes.
+ir::ValueId linear_program(ir::Builder &b, const std::array<ir::ValueId, 3> &ids,
+                           const std::array<ir::ValueId, 3> &counts, const std::vector<int> &axes);
 
 // `base`, or `base_`, `base__`, ...: the first that names no parameter or constexpr of `f`.
 std::string fresh_name(const ir::Function &f, std::string base);

@@ -83,16 +83,21 @@ Stash stash_of(const ir::Function &f, ValueId v, const std::string &param) {
     return s;
 }
 
+ValueId linear_program(ir::Builder &b, const std::array<ValueId, 3> &ids, const std::array<ValueId, 3> &counts,
+                       const std::vector<int> &axes) {
+    if (axes.empty()) return b.constant(0, ir::DType::I32);
+    ValueId program = ids[axes[0]], stride = counts[axes[0]];
+    for (size_t k = 1; k < axes.size(); ++k) {
+        program = b.binary(OpKind::Add, program, b.binary(OpKind::Mul, ids[axes[k]], stride));
+        if (k + 1 < axes.size()) stride = b.binary(OpKind::Mul, stride, counts[axes[k]]);
+    }
+    return program;
+}
+
 ValueId stash_address(ir::Builder &b, ValueId base, const ir::Type &t, const std::array<ValueId, 3> &ids,
                       const std::array<ValueId, 3> &counts, const std::vector<int> &axes) {
-    ValueId program = ir::kNoValue, stride = ir::kNoValue;
-    for (int axis : axes) {
-        const ValueId term = stride == ir::kNoValue ? ids[axis] : b.binary(OpKind::Mul, ids[axis], stride);
-        program = program == ir::kNoValue ? term : b.binary(OpKind::Add, program, term);
-        stride = stride == ir::kNoValue ? counts[axis] : b.binary(OpKind::Mul, stride, counts[axis]);
-    }
     // In int64: programs times elements passes 2^31 in large launches.
-    ValueId first = program == ir::kNoValue ? b.constant(0, ir::DType::I64) : b.cast(program, ir::DType::I64);
+    ValueId first = b.cast(linear_program(b, ids, counts, axes), ir::DType::I64);
     for (const ir::Dim &d : t.shape) first = b.binary(OpKind::Mul, first, dim_constant(b, d, ir::DType::I64));
     const ValueId start = b.add_ptr(base, first);
     if (t.scalar()) return start;

@@ -30,6 +30,15 @@ plan::Alloc alloc(plan::TensorRef t, plan::Init init) {
     return a;
 }
 
+// X's gradient written mirroring Y, Y's the incoming gradient of output 0.
+std::vector<plan::Alloc> written_and_incoming() {
+    plan::Alloc dx = alloc(kX, plan::Init::Written);
+    dx.mirror = kY;
+    plan::Alloc dy = alloc(kY, plan::Init::Incoming);
+    dy.index = 0;
+    return {dx, dy};
+}
+
 Manifest header(const std::vector<ForwardParam> &params) {
     Manifest m;
     m.tad_version = "0.2.0";
@@ -122,11 +131,7 @@ Manifest elementwise(const std::string &) {
     p.kernels.push_back(k);
     p.prologue.push_back(alloc(kX, plan::Init::Absent));
     plan::Branch b;
-    plan::Alloc dx = alloc(kX, plan::Init::Written);
-    dx.mirror = kY;
-    plan::Alloc dy = alloc(kY, plan::Init::Incoming);
-    dy.index = 0;
-    b.allocs = {dx, dy};
+    b.allocs = written_and_incoming();
     plan::Run run;
     run.kernel = 0;
     run.args = {tensor_arg(kX, "X"), shadow_arg(kX), shadow_arg(kY), scalar_arg("N"), scalar_arg("eps")};
@@ -156,11 +161,7 @@ Manifest stashed(const std::string &dir, const std::string &dtype) {
     }
     p.kernels = {rest, dx};
     plan::Branch b;
-    plan::Alloc dxa = alloc(kX, plan::Init::Written);
-    dxa.mirror = kY;
-    plan::Alloc dy = alloc(kY, plan::Init::Incoming);
-    dy.index = 0;
-    b.allocs = {dxa, dy};
+    b.allocs = written_and_incoming();
     b.stashes = {plan::StashBuffer{"S", {"BLOCK"}, kX}};
     plan::Arg s;
     s.kind = plan::Arg::Stash;
@@ -207,11 +208,8 @@ Manifest regridded(const std::string &dir, const std::string &dtype) {
     k.regrid = plan::Regrid{0, "G", {{"DW", "DW_slab"}}, {"DW"}};
     p.kernels.push_back(k);
     plan::Branch b;
-    plan::Alloc dx = alloc(kX, plan::Init::Written);
-    dx.mirror = kY;
-    plan::Alloc dy = alloc(kY, plan::Init::Incoming);
-    dy.index = 0;
-    b.allocs = {dx, dy, alloc(kW, plan::Init::Partials)};
+    b.allocs = written_and_incoming();
+    b.allocs.push_back(alloc(kW, plan::Init::Partials));
     plan::Run run;
     run.kernel = 0;
     run.regrid_axis = 0;
