@@ -10,6 +10,8 @@
 #include "flow/trace.h"
 #include "passes/access.h"
 #include "passes/combine_atomics.h"
+#include "passes/early_loads.h"
+#include "passes/lift_reductions.h"
 #include "passes/passes.h"
 #include "passes/pipeline_loops.h"
 #include "passes/remap_programs.h"
@@ -153,6 +155,23 @@ plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::str
         *report += b.fn.name + ": " + passes::print(pipelined);
         b.fn = std::move(pipelined.fn);
         dump("pipeline-loops", b.fn);
+    }
+    if (schedule::lifting_reductions(std::getenv("TAD_LIFT_REDUCTIONS"))) {
+        passes::LiftedReductions lifted = passes::lift_reductions(b.fn);
+        if (lifted.lifted > 0) {
+            *report += b.fn.name + ": " + std::to_string(lifted.lifted) +
+                       " loop-carried reduction(s) accumulated lane by lane, reduced after the loop\n";
+            b.fn = std::move(lifted.fn);
+            dump("lift-reductions", b.fn);
+        }
+    }
+    if (schedule::early_loading(std::getenv("TAD_EARLY_LOADS"))) {
+        passes::EarlyLoads early = passes::early_loads(b.fn);
+        if (early.moved > 0) {
+            *report += b.fn.name + ": " + std::to_string(early.moved) + " load(s) issued earlier in their segment\n";
+            b.fn = std::move(early.fn);
+            dump("early-loads", b.fn);
+        }
     }
     return {std::move(b), guards, std::move(regrid), {}, true, std::nullopt, std::nullopt};
 }

@@ -43,12 +43,14 @@ ir::Function with_params(ir::Function out, const ir::Function &f, const std::vec
     return out;
 }
 
-ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const std::vector<ir::ValueId> &repl) {
+namespace {
+
+// f's ops at the indices `order`, in that order, operands renamed through `repl` first.
+ir::Function rebuild(const ir::Function &f, const std::vector<int> &order, const std::vector<ir::ValueId> &repl) {
     ir::Function out = empty_like(f);
     std::vector<ir::ValueId> renum(f.values.size(), ir::kNoValue);
-    for (size_t i = 0; i < f.ops.size(); ++i) {
-        if (!keep[i]) continue;
-        ir::Op op = f.ops[i];
+    for (int i : order) {
+        ir::Op op = f.ops[static_cast<size_t>(i)];
         for (ir::ValueId &v : op.operands) v = renum.at(repl[v]);
         if (op.result != ir::kNoValue) {
             ir::ValueId nv = static_cast<ir::ValueId>(out.values.size());
@@ -60,13 +62,28 @@ ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const
         }
         if (op.kind == ir::OpKind::Param) {
             op.ival = static_cast<int64_t>(out.params.size());
-            ir::Param p = f.params.at(static_cast<size_t>(f.ops[i].ival));
+            ir::Param p = f.params.at(static_cast<size_t>(f.ops[static_cast<size_t>(i)].ival));
             p.value = op.result;
             out.params.push_back(p);
         }
         out.ops.push_back(std::move(op));
     }
     return out;
+}
+
+}  // namespace
+
+ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const std::vector<ir::ValueId> &repl) {
+    std::vector<int> order;
+    for (size_t i = 0; i < f.ops.size(); ++i)
+        if (keep[i]) order.push_back(static_cast<int>(i));
+    return rebuild(f, order, repl);
+}
+
+ir::Function reordered(const ir::Function &f, const std::vector<int> &order) {
+    std::vector<ir::ValueId> same(f.values.size());
+    for (size_t v = 0; v < same.size(); ++v) same[v] = static_cast<ir::ValueId>(v);
+    return rebuild(f, order, same);
 }
 
 ir::Function cleanup(const ir::Function &f) { return drop_unused_params(dce(cse(f))); }

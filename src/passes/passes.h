@@ -133,4 +133,8 @@ ir::Function cleanup(const ir::Function &f);
 // Rebuilds `f` keeping ops with keep[i] and renaming operands through `repl` (value -> value).
 ir::Function compact(const ir::Function &f, const std::vector<bool> &keep, const std::vector<ir::ValueId> &repl);
 
+// `f`'s ops in `order` (a permutation of its op indices in which every value is defined before its
+// uses and the loops stay well nested), its values renumbered in the new order.
+ir::Function reordered(const ir::Function &f, const std::vector<int> &order);
+
 }  // namespace tad::passes

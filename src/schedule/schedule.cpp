@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "passes/access.h"
+#include "support/error.h"
 
 namespace tad::schedule {
 
@@ -112,6 +113,20 @@ std::string print(const WritePlan &w) {
         s += "\n";
     }
     return s;
+}
+
+bool early_loading(const char *env) {
+    const std::string v = env ? env : "";
+    if (v.empty() || v == "on") return true;
+    if (v == "off") return false;
+    fail(TAD_ERR_INVALID_ARGUMENT, "TAD_EARLY_LOADS='" + v + "': expected on or off");
+}
+
+bool lifting_reductions(const char *env) {
+    const std::string v = env ? env : "";
+    if (v.empty() || v == "on") return true;
+    if (v == "off") return false;
+    fail(TAD_ERR_INVALID_ARGUMENT, "TAD_LIFT_REDUCTIONS='" + v + "': expected on or off");
 }
 
 }  // namespace tad::schedule

@@ -36,6 +36,14 @@ std::vector<WritePlan> gradient_writes(const ir::Function &fwd, const ad::GradSp
 // Whether every gradient of the variant is written with atomics.
 bool all_atomic(const WritePlan &w);
 
+// TAD_EARLY_LOADS: "on" (or unset) issues each backward kernel's loads early (passes/early_loads.h);
+// "off" keeps the order reverse mode wrote; anything else is an invalid argument.
+bool early_loading(const char *env);
+
+// TAD_LIFT_REDUCTIONS: "on" (or unset) carries a loop's running reductions as tiles
+// (passes/lift_reductions.h); "off" keeps them scalars; anything else is an invalid argument.
+bool lifting_reductions(const char *env);
+
 // A proof's alternatives of run-time conditions (passes::writes_distinct) as guards: all of the one
 // alternative, or an Any over several.
 plan::Guards guards_of(const std::vector<std::vector<passes::Inequality>> &alternatives);

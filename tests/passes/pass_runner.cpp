@@ -7,7 +7,9 @@
 #include "passes/access.h"
 #include "passes/adds_to_stores.h"
 #include "passes/combine_atomics.h"
+#include "passes/early_loads.h"
 #include "passes/fold_scatter.h"
+#include "passes/lift_reductions.h"
 #include "passes/merge_adds.h"
 #include "passes/online_softmax.h"
 #include "passes/passes.h"
@@ -202,6 +204,14 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             passes::PipelinedLoops p = passes::pipeline_loops(f);
             for (const std::string &line : split(passes::print(p), '\n')) notes += "// " + line + "\n";
             f = std::move(p.fn);
+        } else if (s.pass == "lift-reductions") {
+            passes::LiftedReductions l = passes::lift_reductions(f);
+            notes += "// lifted: " + std::to_string(l.lifted) + "\n";
+            f = std::move(l.fn);
+        } else if (s.pass == "early-loads") {
+            passes::EarlyLoads e = passes::early_loads(f);
+            notes += "// loads moved: " + std::to_string(e.moved) + "\n";
+            f = std::move(e.fn);
         } else if (s.pass == "combine-atomics") {
             passes::CombinedAtomics c = passes::combine_atomics(f);
             notes += "// combined: " + join(c.params, ", ") + "\n";

@@ -99,6 +99,13 @@ TEST(ScheduleEnv, TransposeGridReductionAndClosedFormSettings) {
     EXPECT_TRUE(tad::schedule::stashing("on"));
     EXPECT_FALSE(tad::schedule::stashing("off"));
     EXPECT_EQ(refusal(tad::schedule::stashing, "no"), "TAD_STASH='no': expected on or off");
+    EXPECT_TRUE(tad::schedule::early_loading(nullptr));
+    EXPECT_TRUE(tad::schedule::early_loading("on"));
+    EXPECT_FALSE(tad::schedule::early_loading("off"));
+    EXPECT_EQ(refusal(tad::schedule::early_loading, "1"), "TAD_EARLY_LOADS='1': expected on or off");
+    EXPECT_TRUE(tad::schedule::lifting_reductions(nullptr));
+    EXPECT_FALSE(tad::schedule::lifting_reductions("off"));
+    EXPECT_EQ(refusal(tad::schedule::lifting_reductions, "yes"), "TAD_LIFT_REDUCTIONS='yes': expected on or off");
     EXPECT_EQ(tad::schedule::grid_reduction(nullptr), tad::schedule::GridReduction::Partial);
     EXPECT_EQ(tad::schedule::grid_reduction("off"), tad::schedule::GridReduction::Off);
     EXPECT_EQ(refusal(tad::schedule::grid_reduction, "sum"),

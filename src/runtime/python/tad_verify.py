@@ -58,8 +58,12 @@ EAGER_FACTOR, EAGER_CAP = 2.0, 10.0
 # slope meet (leaky ReLU at an input of exactly 0, which CUDA's randn yields; a sparsemax entry
 # exactly at its threshold, common with float16 inputs). The case passes, saying how many elements
 # (`kinks`), where the float64 backward agrees with reference() at points KINK_STEP (relative to
-# max(1, max|x|)) away on either side along a random direction: off the kink, and near it.
-KINK_FRACTION, KINK_MIN, KINK_STEP = 1e-3, 64, 1e-6
+# max(1, max|x|)) away on either side along a random direction: off the kink, and near it. The
+# step is a float16 ulp: float16 inputs tie (sparsemax's support ends at duplicates of its lattice)
+# where float32 sums round differently from float64's, and a float32-sized step (1e-6) left the
+# points beside such a tie within that rounding (sparsemax float16 at 8192 x 1024 failed with
+# kink_rel_err 0.22; at 1e-3, 2e-8).
+KINK_FRACTION, KINK_MIN, KINK_STEP = 1e-3, 64, 1e-3
 
 
 def tf32(x):
