@@ -78,7 +78,8 @@ private:
         return mask == ir::kNoValue ? x : b_.where(mask, x, fill);
     }
 
-    // lo / hi: the least and greatest active offset; `few`: no active lane is at neither.
+    // lo / hi: the least and greatest active offset; `few`: hi is lo or lo + 1, so every active lane
+    // is at one of them (a scalar test: no count of the lanes at neither).
     void combine(const ir::Op &op, ValueId base, ValueId offset) {
         const ir::Type t = out_.fn.type(offset);  // a copy: appending ops moves the values
         const ValueId value = map_.at(op.operands[1]);
@@ -88,16 +89,15 @@ private:
         const ValueId lo = all(OpKind::ReduceMin, or_fill(mask, offset, splat(top, t.elem, t.shape)));
         const double bottom = t.elem == ir::DType::I64 ? -top : std::numeric_limits<int32_t>::min();
         const ValueId hi = all(OpKind::ReduceMax, or_fill(mask, offset, splat(bottom, t.elem, t.shape)));
+        // No active lane: lo = top > hi. lo + 1 may wrap there, but then lo <= hi fails first.
+        const ValueId next = b_.binary(OpKind::Add, lo, b_.constant(1, t.elem));
+        const ValueId few = b_.binary(OpKind::And, b_.binary(OpKind::Le, lo, hi), b_.binary(OpKind::Le, hi, next));
         const ValueId at_lo = active(mask, b_.binary(OpKind::Eq, offset, b_.broadcast(lo, t.shape)));
-        const ValueId at_hi = active(mask, b_.binary(OpKind::Eq, offset, b_.broadcast(hi, t.shape)));
-        const ValueId neither = active(mask, b_.unary(OpKind::Not, b_.binary(OpKind::Or, at_lo, at_hi)));
-        const ValueId others = all(OpKind::ReduceSum, b_.cast(neither, ir::DType::I32));
-        const ValueId few = b_.binary(OpKind::Eq, others, b_.constant(0, ir::DType::I32));
+        const ValueId at_hi = active(mask, b_.binary(OpKind::Gt, offset, b_.broadcast(lo, t.shape)));
         const ValueId zero = splat(0, out_.fn.type(value).elem, t.shape);
         const ValueId sum_lo = all(OpKind::ReduceSum, b_.where(at_lo, value, zero));
         const ValueId sum_hi = all(OpKind::ReduceSum, b_.where(at_hi, value, zero));
-        b_.atomic_add(b_.add_ptr(base, lo), sum_lo, b_.binary(OpKind::And, few, b_.binary(OpKind::Le, lo, hi)),
-                      op.name);
+        b_.atomic_add(b_.add_ptr(base, lo), sum_lo, few, op.name);
         b_.atomic_add(b_.add_ptr(base, hi), sum_hi, b_.binary(OpKind::And, few, b_.binary(OpKind::Lt, lo, hi)),
                       op.name);
         const ValueId many = b_.broadcast(b_.unary(OpKind::Not, few), t.shape);

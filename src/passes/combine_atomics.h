@@ -4,11 +4,12 @@
 // (group norm's per-channel dW at `W + g * C_per_G + offs // HW`) sends many lanes to one element:
 // the adds serialize there (group norm: every lane of a 1024-wide block onto the same channel,
 // nearly all of the backward's time). combine_atomics() rewrites such an add so that, when the
-// active lanes' offsets take at most two values lo < hi, the tile adds the sum of its lanes at lo
-// and the sum of its lanes at hi with two scalar atomic adds; otherwise every lane adds as before.
-// The test runs in the kernel for each tile (min and max of the active offsets, and a count of
-// active lanes at neither), so it holds for every shape and size; a block that straddles two
-// channels still combines.
+// active lanes' offsets lie in lo and lo + 1, the tile adds the sum of its lanes at each with two
+// scalar atomic adds; otherwise every lane adds as before. The test runs in the kernel for each
+// tile (min and max of the active offsets, then a scalar comparison), so it holds for every shape
+// and size; a block that straddles two channels still combines. A count of the active lanes at
+// neither value would also combine two values further apart, which monotone offsets like a
+// channel never take; dropping it made group norm's backward 1-4% faster on the H200.
 //
 // What makes it sound: the sums are the same contributions reassociated, and relaxed atomic adds
 // fix no order of the contributions anyway. The adds rewritten: those whose address is a pointer
