@@ -19,6 +19,7 @@ BY_FILE = {
     "cross_entropy": "cross_entropy",
     "flash_attention": "flash_attention",
     "matmul": "matmul",
+    "group_norm": "group_norm",
 }
 
 

@@ -9,14 +9,8 @@
 
 namespace {
 
+using tad::test::kernel;
 using tad::testing::ScopedEnv;
-
-// The text of kernel `name` in the module `src`.
-std::string kernel(const std::string &src, const std::string &name) {
-    const size_t at = src.find("def " + name + "(");
-    if (at == std::string::npos) return "";
-    return src.substr(at, src.find("\n\n\n", at) - at);
-}
 
 // Softmax's backward loads the row of DY before it reduces the row of X again; with
 // TAD_EARLY_LOADS=off, after.

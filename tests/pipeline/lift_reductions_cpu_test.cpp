@@ -9,14 +9,8 @@
 
 namespace {
 
+using tad::test::kernel;
 using tad::testing::ScopedEnv;
-
-// The text of kernel `name` in the module `src`.
-std::string kernel(const std::string &src, const std::string &name) {
-    const size_t at = src.find("def " + name + "(");
-    if (at == std::string::npos) return "";
-    return src.substr(at, src.find("\n\n\n", at) - at);
-}
 
 // Group norm's dmean and drstd: zero tiles before the first loop, summed after the loops; with
 // TAD_LIFT_REDUCTIONS=off, scalars reduced in every iteration.
