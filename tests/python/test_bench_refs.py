@@ -131,6 +131,12 @@ class References(unittest.TestCase):
             self.check("dataset/flash_attention.py",
                        {"B": 1, "H": 1, "N": 300, "D": 16, "causal": causal}, "float16", 2e-2)
 
+    def test_group_norm(self):
+        self.check("dataset/group_norm.py", {"N": 2, "C": 8, "HW": 50, "G": 4})
+        # HW over one 4096 block (two iterations of the sums' loop, five dx programs per channel).
+        self.check("dataset/group_norm.py", {"N": 2, "C": 4, "HW": 5000, "G": 2})
+        self.check("dataset/group_norm.py", {"N": 2, "C": 8, "HW": 50, "G": 4}, "float16", 2e-2)
+
     def test_norms_half(self):
         self.check("examples/layernorm.py", {"M": 37, "N": 100}, "float16", 2e-2)
         self.check("dataset/rmsnorm.py", {"M": 37, "N": 100}, "float16", 2e-2)
