@@ -77,7 +77,7 @@ one() {  # kind file: one verification, its line in verify.txt
   status=$?
   # The summary, then each failing case's message (the lines under the table).
   echo "$kind/$name exit=$status $(grep -E '^\[(PASS|FAIL|SKIP)\]|: \[FAIL\]|passed [0-9]' "$log" | tr '\n' ' ' |
-    cut -c1-300) $(grep -E '^  verify ' "$log" | cut -c1-400 | tr '\n' ' ')" >> "$out/verify.txt"
+    cut -c1-300) $(grep -E '^  ' "$log" | cut -c1-400 | tr '\n' ' ')" >> "$out/verify.txt"
 }
 export -f one required
 export out carry start deadline job_timeout

@@ -134,6 +134,7 @@ bool build_one(const Args &a, const Listing &l, const cJSON *e) {
         cJSON_AddItemToObject(record, "verify", parse_report(v.report).release());
         if (passed) write_file(join_path(dir, name + ".py"), s.source(id));
         std::cout << name << ": " << verify_line(v.report) << '\n';
+        for (const std::string &line : failed_cases(v.report)) std::cout << line << '\n';
     } catch (const Failure &f) {
         cJSON_AddStringToObject(record, "error", f.message.c_str());
         std::cout << name << ": [FAIL] " << f.message << '\n';
@@ -213,6 +214,7 @@ int check_entries(const Args &a, const Listing &l) {
             std::string bench = v.status == TAD_OK && a.has("--bench") ? s.bench(bo) : "";
             std::cout << name << ": " << verify_line(v.report) << (bench.empty() ? "" : "; " + bench_line(bench))
                       << '\n';
+            for (const std::string &line : failed_cases(v.report)) std::cout << line << '\n';
             make_dir(join_path(l.cache_dir, "check"));
             write_file(join_path(join_path(l.cache_dir, "check"), name + ".json"),
                        "{\"verify\": " + v.report + ", \"bench\": " + (bench.empty() ? "null" : bench) + "}\n");

@@ -126,6 +126,20 @@ std::string verify_line(const std::string &report_json) {
     return line;
 }
 
+std::vector<std::string> failed_cases(const std::string &report_json) {
+    JsonPtr report = parse_report(report_json);
+    std::vector<std::string> lines;
+    const cJSON *r = nullptr;
+    cJSON_ArrayForEach(r, results_of(report.get())) {
+        const std::string status = text_of(r, "status", "?"), message = text_of(r, "message");
+        if (status == "pass" || status == "skipped") continue;
+        lines.push_back("  " + dims_label(cJSON_GetObjectItemCaseSensitive(r, "dims")) + " " +
+                        text_of(r, "dtype", "?") + ": " + status + ", " + grad_errors(r) +
+                        (message.empty() ? "" : ": " + printable(message, 400, Lines::One)));
+    }
+    return lines;
+}
+
 std::string bench_line(const std::string &report_json) {
     JsonPtr report = parse_report(report_json);
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(report.get(), "summary");

@@ -29,6 +29,10 @@ private:
 
 // One line per verify report: "[PASS] cpu: 3/4 passed, 1 skipped, max rel err 1.20e-07".
 std::string verify_line(const std::string &report_json);
+
+// One line per case of a verify report that did not pass or skip: "  M=64 N=100 float16: fail, x 2.0e-02,
+// dot 1.0e-07: <message>" (the dataset commands print them under the entry's verify_line).
+std::vector<std::string> failed_cases(const std::string &report_json);
 // "[BENCH] NVIDIA H100: median bwd speedup vs reference 2.50x".
 std::string bench_line(const std::string &report_json);
 

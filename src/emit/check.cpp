@@ -17,6 +17,7 @@
 #include "emit/emit.h"
 #include "frontend/parser.h"
 #include "passes/pipeline_loops.h"
+#include "passes/write_parts.h"
 #include "support/error.h"
 
 namespace tad::emit {
@@ -340,6 +341,7 @@ private:
                       kw->loc);
         }
         if (is_wrapped(*k->second)) constexprs.erase(passes::kLoopStages);  // its wrapper sets it
+        constexprs.erase(passes::kWritePart);  // 0 by default: the whole kernel
         for (const std::string &c : constexprs)
             found("launches kernel '" + k->first + "' without its constexpr '" + c + "'", call.loc);
     }

@@ -14,7 +14,8 @@
 namespace tad::emit {
 
 // One @triton.jit function. `doc` becomes its docstring.
-std::string emit_kernel(const ir::Function &fn, const std::string &doc);
+// `write_parts`: a backward kernel, emitted with its writes in parts (passes/write_parts.h).
+std::string emit_kernel(const ir::Function &fn, const std::string &doc, bool write_parts = false);
 
 // The whole generated file: the forward kernels and stub copied from the forward file, a launch
 // recorder, the backward kernels and the launcher `<stub>_backward` that follows `backward`, a

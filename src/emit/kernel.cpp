@@ -7,6 +7,7 @@
 
 #include "emit/emit.h"
 #include "passes/pipeline_loops.h"
+#include "passes/write_parts.h"
 #include "support/error.h"
 #include "support/identifier.h"
 #include "support/py_literal.h"
@@ -51,8 +52,9 @@ bool broadcasts_implicitly(const ir::Op &user, size_t operand) {
 
 class KernelEmitter {
 public:
-    explicit KernelEmitter(const ir::Function &f)
+    KernelEmitter(const ir::Function &f, bool write_parts)
         : f_(f),
+          parts_(write_parts ? passes::write_parts(f) : std::vector<int>{}),
           uses_(f.values.size()),
           last_use_(f.values.size(), -1),
           loops_(ir::loops(f)),
@@ -94,6 +96,7 @@ public:
         }
         for (const ir::Constexpr &c : f_.constexprs) params.push_back(c.name + ": tl.constexpr");
         if (pipelined_) params.push_back(std::string(passes::kLoopStages) + ": tl.constexpr");
+        if (!parts_.empty()) params.push_back(std::string(passes::kWritePart) + ": tl.constexpr = 0");
         for (size_t i = 0; i < params.size(); ++i) os << (i ? ", " : "") << params[i];
         os << "):\n";
         if (!doc.empty()) os << "    " << py_literal(doc, PyQuotes::Docstring) << "\n";
@@ -112,7 +115,11 @@ public:
             if (op.result != ir::kNoValue && uses_[op.result].empty()) continue;
             std::string rhs = expr(op).text;
             if (!body_statements_.empty()) ++body_statements_.back();
-            if (op.result == ir::kNoValue) {
+            if (op.result == ir::kNoValue && !parts_.empty() && parts_[i] > 0) {
+                const std::string k = passes::kWritePart;
+                os << indent() << "if " << k << " == 0 or " << k << " == " << parts_[i] << ":\n"
+                   << indent() << "    " << rhs << "\n";
+            } else if (op.result == ir::kNoValue) {
                 os << indent() << rhs << "\n";
             } else {
                 std::string n = assign_name(op.result, static_cast<int>(i), innermost_[i]);
@@ -124,6 +131,7 @@ public:
 
 private:
     const ir::Function &f_;
+    std::vector<int> parts_;  // per op: its write's part (passes/write_parts.h); empty: not split
     std::vector<std::vector<std::pair<int, size_t>>> uses_;
     std::vector<int> last_use_;
     std::vector<ir::Loop> loops_;
@@ -267,6 +275,7 @@ private:
         for (const ir::Constexpr &c : f_.constexprs)
             if (c.name == n) return false;
         if (pipelined_ && n == passes::kLoopStages) return false;  // the constexpr a pipelined loop reads
+        if (!parts_.empty() && n == passes::kWritePart) return false;
         auto it = bound_.find(n);
         if (it == bound_.end()) return true;
         if (last_use_[it->second] > at) return false;
@@ -589,6 +598,8 @@ private:
 
 }  // namespace
 
-std::string emit_kernel(const ir::Function &fn, const std::string &doc) { return KernelEmitter(fn).run(doc); }
+std::string emit_kernel(const ir::Function &fn, const std::string &doc, bool write_parts) {
+    return KernelEmitter(fn, write_parts).run(doc);
+}
 
 }  // namespace tad::emit

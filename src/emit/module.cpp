@@ -7,6 +7,7 @@
 #include "emit/module_internal.h"
 #include "emit/templates.h"
 #include "passes/passes.h"
+#include "passes/write_parts.h"
 #include "support/error.h"
 #include "support/py_literal.h"
 
@@ -273,12 +274,13 @@ private:
             doc += ".";
             for (const auto &[param, w] : k.writes)
                 doc += " " + ad::shadow_name(param) + write_doc(k, ad::shadow_name(param), w);
-            os_ << decorator(k.fn) << "\n" << emit_kernel(k.fn, doc) << "\n\n";
+            os_ << decorator(k.fn) << "\n" << emit_kernel(k.fn, doc, true) << "\n\n";
         }
     }
 
     // `@_tuned("DX", ...)` for a kernel that writes those tensors and reads none of them (it can be
-    // timed on copies: module_runtime.py's _Tuner), else `@_fit_shared_memory`.
+    // timed on copies: module_runtime.py's _Tuner), else `@_fit_shared_memory`; `parts=N` where the
+    // kernel's writes come in parts (passes/write_parts.h), which its wrapper may launch in turn.
     static std::string decorator(const ir::Function &fn) {
         const passes::MemoryParams m = passes::memory_params(fn);
         std::string names;
@@ -286,7 +288,9 @@ private:
             if (m.loaded.count(p)) return "@_fit_shared_memory";
             names += (names.empty() ? "" : ", ") + py_literal(p, PyQuotes::Double);
         }
-        return names.empty() ? "@_fit_shared_memory" : "@_tuned(" + names + ")";
+        if (names.empty()) return "@_fit_shared_memory";
+        const int parts = passes::part_count(passes::write_parts(fn));
+        return "@_tuned(" + names + (parts ? ", parts=" + std::to_string(parts) : "") + ")";
     }
 
     std::vector<std::string> dirty() const {

@@ -7,7 +7,13 @@
 // active lanes' offsets lie in lo and lo + 1, the tile adds the sum of its lanes at each with two
 // scalar atomic adds; otherwise every lane adds as before. The test runs in the kernel for each
 // tile (min and max of the active offsets, then a scalar comparison), so it holds for every shape
-// and size; a block that straddles two channels still combines. A count of the active lanes at
+// and size; a block that straddles two channels still combines. Where the offset is a monotone
+// function of the lane index (tl.arange(0, n) through +, - and * with lane-independent values,
+// division by one, integer casts) and the mask leaves lanes 0..last active (`s + tl.arange(0, n)
+// < bound`, or no mask), the min and max are the offsets at lanes 0 and last, in some order: two
+// scalar evaluations instead of two reductions over the tile (group norm's `g * C_per_G + offs //
+// HW`; integer wrap-around, which would break monotony, would be a bug of the forward's own
+// indexing). The tile size in `last` is spelled as the kernel spells it (a constexpr by name). A count of the active lanes at
 // neither value would also combine two values further apart, which monotone offsets like a
 // channel never take; dropping it made group norm's backward 1-4% faster on the H200.
 //

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "emit/emit.h"
+#include "passes/write_parts.h"
 
 using namespace tad;
 using namespace tad::ir;
@@ -13,8 +14,9 @@ using namespace tad::ir;
 namespace {
 
 // A kernel loading x: f32[M,N] from X; `body` builds values from it, each stored to a parameter
-// of its own (Y0, Y1, ...) broadcast to the value's shape.
-std::string emit_with(const std::function<std::vector<ValueId>(Builder &, ValueId x)> &body) {
+// of its own (Y0, Y1, ...) broadcast to the value's shape. `parts`: emitted as a backward kernel,
+// its writes in parts (passes/write_parts.h).
+std::string emit_with(const std::function<std::vector<ValueId>(Builder &, ValueId x)> &body, bool parts = false) {
     Function f;
     f.name = "k";
     f.constexprs = {{"M", "4"}, {"N", "8"}};
@@ -33,7 +35,7 @@ std::string emit_with(const std::function<std::vector<ValueId>(Builder &, ValueI
         ValueId y = b.param("Y" + std::to_string(k), ParamKind::Pointer, Type{t.elem, true, {}});
         b.store(b.broadcast(y, t.shape), outs[k], kNoValue);
     }
-    return emit::emit_kernel(f, "");
+    return emit::emit_kernel(f, "", parts);
 }
 
 }  // namespace
@@ -121,4 +123,42 @@ def k(X, Y, T, B: tl.constexpr):
             h_1 = h_1 * 0.5
         tl.store(Y + (t * B + t0), h_1)
 )");
+}
+
+// A backward kernel with two dots writing two tensors: each write in its part, selected by the
+// constexpr TAD_PART (0, its default, selects both); as a forward (no parts), the plain kernel.
+TEST(EmitKernel, WritesInParts) {
+    auto body = [](Builder &b, ValueId x) -> std::vector<ValueId> {
+        return {b.dot(x, b.trans(x), DType::F32, ""), b.dot(b.trans(x), x, DType::F32, "")};
+    };
+    EXPECT_EQ(emit_with(body, true), R"(@triton.jit
+def k(X, Y0, Y1, M: tl.constexpr, N: tl.constexpr, TAD_PART: tl.constexpr = 0):
+    x = tl.load(X + (tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]))
+    if TAD_PART == 0 or TAD_PART == 1:
+        tl.store(tl.broadcast_to(Y0, (M, M)), tl.dot(x, tl.trans(x)))
+    if TAD_PART == 0 or TAD_PART == 2:
+        tl.store(tl.broadcast_to(Y1, (N, N)), tl.dot(tl.trans(x), x))
+)");
+    EXPECT_EQ(emit_with(body, false).find("TAD_PART"), std::string::npos);
+}
+
+// No parts where one launch would read what another writes, where one dot leaves the shared memory
+// to the rest, or where one tensor is written.
+TEST(EmitKernel, NoPartsUnlessSound) {
+    Function f;
+    f.name = "k";
+    Builder b(f);
+    const std::vector<Dim> mm = {{16, "16"}, {16, "16"}};
+    ValueId X = b.param("X", ParamKind::Pointer, Type{DType::F32, true, {}});
+    ValueId Y = b.param("Y", ParamKind::Pointer, Type{DType::F32, true, {}});
+    ValueId offs = b.binary(OpKind::Add, b.broadcast(b.expand_dims(b.arange(0, 16, "16"), 1), mm),
+                            b.broadcast(b.expand_dims(b.arange(0, 16, "16"), 0), mm));
+    ValueId x = b.load(b.add_ptr(b.broadcast(X, mm), offs), kNoValue, kNoValue);
+    ValueId d = b.dot(x, x, DType::F32, "");
+    b.store(b.add_ptr(b.broadcast(Y, mm), offs), d, kNoValue);
+    EXPECT_TRUE(passes::write_parts(f).empty()) << "one dot";
+    ValueId e = b.dot(d, x, DType::F32, "");
+    EXPECT_TRUE(passes::write_parts(f).empty()) << "one tensor written";
+    b.atomic_add(b.add_ptr(b.broadcast(X, mm), offs), e, kNoValue, "relaxed");
+    EXPECT_TRUE(passes::write_parts(f).empty()) << "X read and written";
 }

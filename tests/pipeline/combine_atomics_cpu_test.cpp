@@ -18,9 +18,12 @@ TEST(CombineAtomicsCpu, ChannelGradientsAddTileSums) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::string src =
         tad::test::generate_and_verify("tests/pipeline/data/combine/channel_affine.py", "combined", 3);
-    EXPECT_TRUE(has(src, "tl.atomic_add(DS + t2, tl.sum(tl.where(")) << src;
-    EXPECT_TRUE(has(src, "tl.atomic_add(DB + t2, tl.sum(tl.where(")) << src;
+    EXPECT_TRUE(has(src, "tl.atomic_add(DS + t5, tl.sum(tl.where(")) << src;
+    EXPECT_TRUE(has(src, "tl.atomic_add(DB + t5, tl.sum(tl.where(")) << src;
     EXPECT_TRUE(has(src, "tl.atomic_add(DB + ch, dY, mask=t")) << src;
+    // The channels at the block's first and last active lanes, not reductions of the tile.
+    EXPECT_TRUE(has(src, "t5 = tl.minimum(")) << src;
+    EXPECT_FALSE(has(src, "tl.min(")) << src;
 }
 
 TEST(CombineAtomicsCpu, GroupNormAffineGradients) {

@@ -200,6 +200,25 @@ class FakeKernel:
         return launch
 
 
+class PartsKernel:
+    """A kernel whose parts (TAD_PART 1, 2, ...) fit in one stage and which, whole, fits in none
+    (or in every one: `whole_fits`); records (num_stages, TAD_PART) of each try and the parts run."""
+
+    def __init__(self, whole_fits=False):
+        self.whole_fits = whole_fits
+        self.tried, self.ran = [], []
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            part = kwargs.get("TAD_PART", 0)
+            self.tried.append((kwargs.get("num_stages"), part))
+            if (part == 0 and not self.whole_fits) or kwargs.get("num_stages", 3) > 1:
+                raise OutOfResources("out of resource: shared memory, Required: 245760, Hardware limit: 232448")
+            self.ran.append(part)
+
+        return launch
+
+
 class FitSharedMemory(unittest.TestCase):
     def test_retries_with_fewer_stages_and_remembers_what_fitted(self):
         kernel = FakeKernel(fits=1)
@@ -232,6 +251,33 @@ class FitSharedMemory(unittest.TestCase):
         with self.assertRaisesRegex(OutOfResources, "shared memory"):
             rt._fit_shared_memory(kernel)[(1,)](torch.zeros(2), num_stages=2)
         self.assertEqual(kernel.tried, [2, 1])
+
+    def test_a_kernel_with_parts_that_does_not_fit_in_one_stage_runs_in_parts(self):
+        kernel = PartsKernel()
+        fit = rt._fit_shared_memory(kernel, parts=3)
+        x = torch.zeros(2)
+        fit[(1,)](x, num_stages=2)
+        self.assertEqual(kernel.tried, [(2, 0), (1, 0), (2, 1), (1, 1), (2, 2), (1, 2), (2, 3), (1, 3)])
+        self.assertEqual(kernel.ran, [1, 2, 3])  # each part once, none of them whole
+        kernel.tried, kernel.ran = [], []
+        fit[(1,)](x, num_stages=2)
+        self.assertEqual(kernel.tried, [(1, 1), (1, 2), (1, 3)])  # in parts, at the stages that fitted
+        self.assertEqual(kernel.ran, [1, 2, 3])
+        with self.assertRaisesRegex(OutOfResources, "shared memory"):  # without parts: the error
+            rt._fit_shared_memory(PartsKernel())[(1,)](x, num_stages=1)
+        kernel = FakeKernel(fits=1)
+        rt._fit_shared_memory(kernel, parts=2)[(1,)](x)  # fits whole: one launch
+        self.assertEqual(kernel.tried, [None, 2, 1])
+
+    def test_write_parts_always_runs_every_kernel_with_parts_in_parts(self):
+        kernel = PartsKernel(whole_fits=True)
+        rt._PARTS_ALWAYS[0] = True
+        try:
+            rt._fit_shared_memory(kernel, parts=2)[(1,)](torch.zeros(2), num_stages=1)
+            rt._fit_shared_memory(FakeKernel(fits=1))[(1,)](torch.zeros(2), num_stages=1)  # no parts: whole
+        finally:
+            rt._PARTS_ALWAYS[0] = False
+        self.assertEqual(kernel.ran, [1, 2])
 
     def test_pipelined_loops_take_the_launchs_stages_also_when_retried(self):
         kernel = FakeKernel(fits=2)

@@ -82,6 +82,24 @@ class DotProduct(unittest.TestCase):
         self.assertFalse(entry["ok"], entry)
         self.assertGreater(entry["rel_err"], 1e-3)
 
+    def test_forward_mode_out_of_shared_memory_skips_the_test_and_says_why(self):
+        class OutOfResources(Exception):
+            pass
+
+        def jvp(x, w, scale=2.0, *, tangents):
+            raise OutOfResources("out of resource: shared memory, Required: 327680, Hardware limit: 232448")
+
+        entry = tad_dotcheck.dot_product(stub, jvp, bound_args(torch.float32), ["x", "w"], 3, 1e-4)
+        self.assertEqual(entry, {"skipped": "forward mode needs more shared memory than the GPU has: "
+                                            "out of resource: shared memory, Required: 327680, "
+                                            "Hardware limit: 232448"})
+
+        def registers(x, w, scale=2.0, *, tangents):
+            raise OutOfResources("out of resource: registers")
+
+        with self.assertRaises(OutOfResources):  # any other failure stays the case's error
+            tad_dotcheck.dot_product(stub, registers, bound_args(torch.float32), ["x", "w"], 3, 1e-4)
+
     def test_arguments_are_left_alone(self):
         bound = bound_args(torch.float32)
         x = bound.arguments["x"]

@@ -162,12 +162,17 @@ class _fit_shared_memory:
     """A generated kernel, launched with its forward launch's options. It holds more tiles than the
     forward, so at the forward's num_stages its software pipeline may need more shared memory than
     the GPU has: it then runs with fewer stages, down to 1 (slower, never different), and remembers
-    how many fitted. With `written` (the names of the tensors it writes, none of which it reads) it
-    may also be tuned: see _Tuner. `_tiles` (a transposed kernel's free block sizes): see _retile."""
+    how many fitted. With `parts` (passes/write_parts.h: its writes numbered 1..parts by the
+    constexpr TAD_PART) a kernel that does not fit even at one stage runs as one launch per part,
+    each computing and writing its part's tensors only (slower, never different); remembered too.
+    With `written` (the names of the tensors it writes, none of which it reads) it may also be tuned:
+    see _Tuner. `_tiles` (a transposed kernel's free block sizes): see _retile."""
 
-    def __init__(self, kernel, written=()):
+    def __init__(self, kernel, written=(), parts=0):
         self.kernel = kernel
+        self.parts = parts
         self.stages = {}  # (options, tensor dtypes) -> num_stages that fitted
+        self.split = set()  # (options, tensor dtypes) of launches that run in parts
         self.tuner = _Tuner(kernel, written) if written else None
 
     def __getattr__(self, name):  # the kernel's attributes (fn, arg_names, ...); never recurses
@@ -182,27 +187,50 @@ class _fit_shared_memory:
                 kwargs, targets = self.tuner.options(grid, args, kwargs, _tiles, targets)
             if _tiles:
                 g, args, kwargs = _retile(self.kernel, grid, args, kwargs, _tiles, targets)
-            key = None
-            if self.stages:  # the key costs a fifth of a launch: only once something did not fit
-                key = self._key(args, kwargs)
-                if key in self.stages:
-                    kwargs = dict(kwargs, num_stages=self.stages[key])
-            while True:
-                try:
-                    return self.kernel[g](*args, **_loop_stages(self.kernel, kwargs))
-                except Exception as e:  # triton.runtime.errors.OutOfResources
-                    stages = kwargs.get("num_stages", 3)  # triton's default on NVIDIA GPUs
-                    if type(e).__name__ != "OutOfResources" or "shared memory" not in str(e) or stages <= 1:
-                        raise
-                    key = self._key(args, kwargs) if key is None else key
-                    kwargs = dict(kwargs, num_stages=stages - 1)
-                    self.stages[key] = stages - 1
+            if self.parts and (_PARTS_ALWAYS[0] or self.split and self._key(args, kwargs) in self.split):
+                return self._in_parts(g, args, kwargs)
+            try:
+                return self._fit(g, args, kwargs)
+            except Exception as e:  # triton.runtime.errors.OutOfResources, before anything ran
+                if not self.parts or not _out_of_shared_memory(e):
+                    raise
+                self.split.add(self._key(args, kwargs))
+                return self._in_parts(g, args, kwargs)
 
         return launch
+
+    def _fit(self, g, args, kwargs):
+        key = None
+        if self.stages:  # the key costs a fifth of a launch: only once something did not fit
+            key = self._key(args, kwargs)
+            if key in self.stages:
+                kwargs = dict(kwargs, num_stages=self.stages[key])
+        while True:
+            try:
+                return self.kernel[g](*args, **_loop_stages(self.kernel, kwargs))
+            except Exception as e:
+                stages = kwargs.get("num_stages", 3)  # triton's default on NVIDIA GPUs
+                if not _out_of_shared_memory(e) or stages <= 1:
+                    raise
+                key = self._key(args, kwargs) if key is None else key
+                kwargs = dict(kwargs, num_stages=stages - 1)
+                self.stages[key] = stages - 1
+
+    def _in_parts(self, g, args, kwargs):
+        for part in range(1, self.parts + 1):
+            self._fit(g, args, dict(kwargs, TAD_PART=part))
 
     @staticmethod
     def _key(args, kwargs):
         return tuple(sorted(kwargs.items())), tuple(a.dtype for a in args if torch.is_tensor(a))
+
+
+# TAD_WRITE_PARTS=always: every kernel with parts runs in parts (how the CPU tier tests that path).
+_PARTS_ALWAYS = [os.environ.get("TAD_WRITE_PARTS", "") == "always"]
+
+
+def _out_of_shared_memory(e):
+    return type(e).__name__ == "OutOfResources" and "shared memory" in str(e)
 
 
 def _default_targets(tiles, args):
@@ -253,10 +281,10 @@ def _loop_stages(kernel, kwargs):
     return dict(kwargs, TAD_LOOP_STAGES=kwargs.get("num_stages", 3))  # triton's default on NVIDIA GPUs
 
 
-def _tuned(*written):
+def _tuned(*written, parts=0):
     """The decorator of a backward kernel that writes the tensors named `written` and reads none of
-    them: it can be timed on copies of them, so it may be tuned."""
-    return lambda kernel: _fit_shared_memory(kernel, written)
+    them: it can be timed on copies of them, so it may be tuned. `parts`: see _fit_shared_memory."""
+    return lambda kernel: _fit_shared_memory(kernel, written, parts)
 
 
 # TAD_AUTOTUNE=1: each backward kernel is tuned on its first launch per key (_Tuner).

@@ -38,8 +38,16 @@ def dot_product(forward, jvp, bound, grad_inputs, seed, rtol, dirty=()):
     vjp_terms = [v.double() * g.double() for v, g in zip(vs, grads) if g is not None]
 
     b = userfile.fresh(bound, dirty)
-    with torch.no_grad():
-        _, tangents = jvp(*b.args, tangents=dict(zip(grad_inputs, vs)), **b.kwargs)
+    try:
+        with torch.no_grad():
+            _, tangents = jvp(*b.args, tangents=dict(zip(grad_inputs, vs)), **b.kwargs)
+    except Exception as e:  # triton.runtime.errors.OutOfResources, before the kernel ran
+        if type(e).__name__ != "OutOfResources" or "shared memory" not in str(e):
+            raise
+        # A tangent kernel holds the forward's tiles and their tangents together; where they do
+        # not fit, the case keeps its gradient check and says why it has no dot-product test.
+        return {"skipped": "forward mode needs more shared memory than the GPU has: "
+                           + str(e).splitlines()[0]}
     tangents = tangents if isinstance(tangents, (tuple, list)) else (tangents,)
     jvp_terms = []
     for (i, o), u in zip(diff, us):
