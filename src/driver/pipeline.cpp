@@ -11,6 +11,8 @@
 #include "passes/access.h"
 #include "passes/combine_atomics.h"
 #include "passes/early_loads.h"
+#include "passes/factor_sums.h"
+#include "passes/fuse_loops.h"
 #include "passes/lift_reductions.h"
 #include "passes/passes.h"
 #include "passes/pipeline_loops.h"
@@ -131,6 +133,22 @@ std::set<std::string> keep_atomic(const Derived &d, const std::set<plan::TensorR
     return keep;
 }
 
+// Running sums' loop-invariant factors taken out, then sibling loops fused (factor_sums.h,
+// fuse_loops.h): where a loop no longer needs the one before it, the two read their input once.
+void fuse(ir::Function &fn, std::string *report) {
+    passes::FactoredSums factored = passes::factor_sums(fn);
+    if (factored.factored == 0) return;
+    factored.fn = passes::dce(factored.fn);  // the increments at the factor's value, now unused
+    passes::FusedLoops fused = passes::fuse_loops(factored.fn);
+    if (fused.fused == 0) return;  // the factors alone save a multiplication per lane; keep the loops as written
+    dump("factor-sums", factored.fn);
+    fn = passes::dce(passes::cse(fused.fn));
+    dump("fuse-loops", fn);
+    *report += fn.name + ": " + std::to_string(factored.factored) +
+               " running sum(s) with a loop-invariant factor taken out; " + std::to_string(fused.fused) +
+               " pair(s) of loops fused\n";
+}
+
 // One variant: re-gridded where its gradients are reduced over the grid (`report` gets what the
 // re-grid did).
 plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::string *report) {
@@ -165,6 +183,7 @@ plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::str
             dump("lift-reductions", b.fn);
         }
     }
+    if (schedule::fusing_loops(std::getenv("TAD_FUSE_LOOPS"))) fuse(b.fn, report);
     if (schedule::early_loading(std::getenv("TAD_EARLY_LOADS"))) {
         passes::EarlyLoads early = passes::early_loads(b.fn);
         if (early.moved > 0) {

@@ -100,6 +100,11 @@ ir::Function drop_unused_params(const ir::Function &f) {
     return compact(f, keep, repl);
 }
 
+bool only_user(const std::vector<std::vector<int>> &users, ir::ValueId v, int op) {
+    const std::vector<int> &u = users[static_cast<size_t>(v)];
+    return u.size() == 1 && u[0] == op;
+}
+
 std::vector<bool> top_level(const ir::Function &f) {
     std::vector<bool> top(f.ops.size(), true);
     for (const ir::Loop &l : ir::loops(f))

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "passes/carried_rewrite.h"
 #include "passes/passes.h"
 
 namespace tad::passes {
@@ -24,40 +25,20 @@ struct Lift {
     ValueId tile = ir::kNoValue;  // t
 };
 
-class Lifter {
+class Lifter : public CarriedRewrite<LiftedReductions> {
 public:
-    explicit Lifter(const ir::Function &f) : f_(f), users_(ir::users(f)), b_(out_.fn) {}
-
-    LiftedReductions run() {
-        std::string problem;
-        for (const ir::Loop &l : ir::loops(f_, &problem))
-            for (size_t k = 0; k < l.args.size(); ++k) find(l, k);
-        out_.lifted = static_cast<int>(lifts_.size());
-        if (lifts_.empty()) {
-            out_.fn = f_;
-            return std::move(out_);
-        }
-        rebuild();
-        return std::move(out_);
-    }
+    explicit Lifter(const ir::Function &f) : CarriedRewrite(f) {}
 
 private:
-    const ir::Function &f_;
-    std::vector<std::vector<int>> users_;
-    LiftedReductions out_;
-    ir::Builder b_;
+    int found() override { return out_.lifted = static_cast<int>(lifts_.size()); }
     std::map<int, Lift> lifts_;  // by loop_arg op index
     std::map<int, int> arg_of_result_;  // loop_result op index -> its loop_arg op index, lifted ones
     std::vector<ValueId> map_;
 
     const ir::Op &def(ValueId v) const { return f_.def(v); }
-    bool only_user(ValueId v, int op) const {
-        const std::vector<int> &u = users_[static_cast<size_t>(v)];
-        return u.size() == 1 && u[0] == op;
-    }
 
     // Carried value k of loop l, when it is `s ⊕ reduce(t)` alone.
-    void find(const ir::Loop &l, size_t k) {
+    void find(const ir::Loop &l, size_t k) override {
         const ValueId s = f_.ops[static_cast<size_t>(l.args[k])].result;
         const ir::Type &ts = f_.type(s);
         if (!ts.scalar() || ts.is_ptr ||
@@ -77,7 +58,7 @@ private:
         arg_of_result_[l.results[k]] = l.args[k];
     }
 
-    void rebuild() {
+    void rebuild() override {
         out_.fn = empty_like(f_);
         map_.assign(f_.values.size(), ir::kNoValue);
         std::map<int, ValueId> identities;  // loop_arg op index -> its tile's initial value

@@ -95,6 +95,9 @@ ir::Function drop_unused_params(const ir::Function &f);
 // Ops outside every loop (a loop's own ops, through its results, are inside).
 std::vector<bool> top_level(const ir::Function &f);
 
+// Whether op `op` is the one reader of value v (`users`: ir::users of its function).
+bool only_user(const std::vector<std::vector<int>> &users, ir::ValueId v, int op);
+
 // The grid axes the kernel reads tl.program_id of, ascending.
 std::vector<int> program_axes(const ir::Function &f);
 

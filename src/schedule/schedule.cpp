@@ -115,18 +115,17 @@ std::string print(const WritePlan &w) {
     return s;
 }
 
-bool early_loading(const char *env) {
+bool switched_on(const char *name, const char *env) {
     const std::string v = env ? env : "";
     if (v.empty() || v == "on") return true;
     if (v == "off") return false;
-    fail(TAD_ERR_INVALID_ARGUMENT, "TAD_EARLY_LOADS='" + v + "': expected on or off");
+    fail(TAD_ERR_INVALID_ARGUMENT, std::string(name) + "='" + v + "': expected on or off");
 }
 
-bool lifting_reductions(const char *env) {
-    const std::string v = env ? env : "";
-    if (v.empty() || v == "on") return true;
-    if (v == "off") return false;
-    fail(TAD_ERR_INVALID_ARGUMENT, "TAD_LIFT_REDUCTIONS='" + v + "': expected on or off");
-}
+bool early_loading(const char *env) { return switched_on("TAD_EARLY_LOADS", env); }
+
+bool lifting_reductions(const char *env) { return switched_on("TAD_LIFT_REDUCTIONS", env); }
+
+bool fusing_loops(const char *env) { return switched_on("TAD_FUSE_LOOPS", env); }
 
 }  // namespace tad::schedule

@@ -36,6 +36,10 @@ std::vector<WritePlan> gradient_writes(const ir::Function &fwd, const ad::GradSp
 // Whether every gradient of the variant is written with atomics.
 bool all_atomic(const WritePlan &w);
 
+// A schedule pass's switch `name` from its environment value `env`: "on" (or unset) is true, "off"
+// false, anything else an invalid argument naming the variable.
+bool switched_on(const char *name, const char *env);
+
 // TAD_EARLY_LOADS: "on" (or unset) issues each backward kernel's loads early (passes/early_loads.h);
 // "off" keeps the order reverse mode wrote; anything else is an invalid argument.
 bool early_loading(const char *env);
@@ -43,6 +47,11 @@ bool early_loading(const char *env);
 // TAD_LIFT_REDUCTIONS: "on" (or unset) carries a loop's running reductions as tiles
 // (passes/lift_reductions.h); "off" keeps them scalars; anything else is an invalid argument.
 bool lifting_reductions(const char *env);
+
+// TAD_FUSE_LOOPS: "on" (or unset) takes loop-invariant factors out of running sums
+// (passes/factor_sums.h) and fuses sibling loops (passes/fuse_loops.h); "off" leaves the loops as
+// they are; anything else is an invalid argument.
+bool fusing_loops(const char *env);
 
 // A proof's alternatives of run-time conditions (passes::writes_distinct) as guards: all of the one
 // alternative, or an Any over several.

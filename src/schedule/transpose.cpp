@@ -60,12 +60,7 @@ int recomputing(const char *env) {
     fail(TAD_ERR_INVALID_ARGUMENT, "TAD_TRANSPOSE_RECOMPUTE='" + v + "': expected 0 or 1");
 }
 
-bool stashing(const char *env) {
-    const std::string v = env ? env : "";
-    if (v.empty() || v == "on") return true;
-    if (v == "off") return false;
-    fail(TAD_ERR_INVALID_ARGUMENT, "TAD_STASH='" + v + "': expected on or off");
-}
+bool stashing(const char *env) { return switched_on("TAD_STASH", env); }
 
 std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::string> &keep, int max_copies,
                                        int recompute, bool stash, const ad::Cleanup &cleanup, std::string *report) {

@@ -8,7 +8,9 @@
 #include "passes/adds_to_stores.h"
 #include "passes/combine_atomics.h"
 #include "passes/early_loads.h"
+#include "passes/factor_sums.h"
 #include "passes/fold_scatter.h"
+#include "passes/fuse_loops.h"
 #include "passes/lift_reductions.h"
 #include "passes/merge_adds.h"
 #include "passes/online_softmax.h"
@@ -208,6 +210,14 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             passes::LiftedReductions l = passes::lift_reductions(f);
             notes += "// lifted: " + std::to_string(l.lifted) + "\n";
             f = std::move(l.fn);
+        } else if (s.pass == "factor-sums") {
+            passes::FactoredSums fs = passes::factor_sums(f);
+            notes += "// factored: " + std::to_string(fs.factored) + "\n";
+            f = passes::dce(fs.fn);  // the increments at the factor's value, now unused
+        } else if (s.pass == "fuse-loops") {  // cse and dce after, as the driver runs it
+            passes::FusedLoops fl = passes::fuse_loops(f);
+            notes += "// fused: " + std::to_string(fl.fused) + "\n";
+            f = passes::dce(passes::cse(fl.fn));
         } else if (s.pass == "early-loads") {
             passes::EarlyLoads e = passes::early_loads(f);
             notes += "// loads moved: " + std::to_string(e.moved) + "\n";

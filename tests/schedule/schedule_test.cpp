@@ -106,6 +106,10 @@ TEST(ScheduleEnv, TransposeGridReductionAndClosedFormSettings) {
     EXPECT_TRUE(tad::schedule::lifting_reductions(nullptr));
     EXPECT_FALSE(tad::schedule::lifting_reductions("off"));
     EXPECT_EQ(refusal(tad::schedule::lifting_reductions, "yes"), "TAD_LIFT_REDUCTIONS='yes': expected on or off");
+    EXPECT_TRUE(tad::schedule::fusing_loops(nullptr));
+    EXPECT_TRUE(tad::schedule::fusing_loops("on"));
+    EXPECT_FALSE(tad::schedule::fusing_loops("off"));
+    EXPECT_EQ(refusal(tad::schedule::fusing_loops, "0"), "TAD_FUSE_LOOPS='0': expected on or off");
     EXPECT_EQ(tad::schedule::grid_reduction(nullptr), tad::schedule::GridReduction::Partial);
     EXPECT_EQ(tad::schedule::grid_reduction("off"), tad::schedule::GridReduction::Off);
     EXPECT_EQ(refusal(tad::schedule::grid_reduction, "sum"),

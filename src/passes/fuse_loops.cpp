@@ -1,0 +1,256 @@
+#include "passes/fuse_loops.h"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "ir/text.h"
+#include "passes/passes.h"
+
+namespace tad::passes {
+
+namespace {
+
+using ir::OpKind;
+using ir::ValueId;
+
+bool same_loop_header(const ir::Op &a, const ir::Op &b) {
+    return a.operands == b.operands && a.name == b.name && a.ival == b.ival;
+}
+
+// The pointer parameters an op range [from, to] stores or adds to, and those it loads.
+struct Effects {
+    std::set<std::string> written, read;
+    bool barrier = false;
+};
+
+Effects effects(const ir::Function &f, int from, int to) {
+    Effects e;
+    for (int i = from; i <= to; ++i) {
+        const ir::Op &op = f.ops[static_cast<size_t>(i)];
+        if (op.kind == OpKind::Barrier) e.barrier = true;
+        if (op.kind == OpKind::Load) e.read.insert(pointer_base(f, op.operands[0]));
+        if (op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd) e.written.insert(pointer_base(f, op.operands[0]));
+    }
+    return e;
+}
+
+bool meet(const std::set<std::string> &a, const std::set<std::string> &b) {
+    for (const std::string &x : a)
+        if (b.count(x)) return true;
+    return false;
+}
+
+// A pair to fuse, and which ops between them move before the first.
+struct Plan {
+    ir::Loop a, b;
+    std::set<int> hoisted;  // op indices between a and b, needed by b
+};
+
+class Fuser {
+public:
+    explicit Fuser(const ir::Function &f) : f_(f), loops_(ir::loops(f)) {}
+
+    std::optional<Plan> find() const {
+        for (size_t i = 0; i < loops_.size(); ++i) {
+            const int next = next_sibling(i);
+            if (next < 0) continue;
+            std::optional<Plan> p = plan(loops_[i], loops_[static_cast<size_t>(next)]);
+            if (p) return p;
+        }
+        return std::nullopt;
+    }
+
+private:
+    const ir::Function &f_;
+    std::vector<ir::Loop> loops_;
+
+    bool has_inner(size_t l) const {
+        for (const ir::Loop &o : loops_)
+            if (o.parent == static_cast<int>(l)) return true;
+        return false;
+    }
+
+    // The loop after loop i with its parent, when no loop lies between them and neither holds one.
+    int next_sibling(size_t i) const {
+        if (has_inner(i)) return -1;
+        int best = -1;
+        for (size_t j = 0; j < loops_.size(); ++j) {
+            const ir::Loop &o = loops_[j];
+            if (o.begin > loops_[i].last() && (best < 0 || o.begin < loops_[static_cast<size_t>(best)].begin))
+                best = static_cast<int>(j);
+        }
+        if (best < 0 || loops_[static_cast<size_t>(best)].parent != loops_[i].parent ||
+            has_inner(static_cast<size_t>(best)))
+            return -1;
+        return best;
+    }
+
+    // Whether value v depends on an op in [from, to] (through ops after `from`).
+    bool depends(ValueId v, int from, int to, std::map<ValueId, bool> &memo) const {
+        const int at = f_.values[v].def_op;
+        if (at < from) return false;
+        if (at <= to) return true;
+        auto it = memo.find(v);
+        if (it != memo.end()) return it->second;
+        bool r = false;
+        for (ValueId o : f_.ops[static_cast<size_t>(at)].operands) r = r || depends(o, from, to, memo);
+        return memo[v] = r;
+    }
+
+    std::optional<Plan> plan(const ir::Loop &a, const ir::Loop &b) const {
+        if (!same_loop_header(f_.ops[static_cast<size_t>(a.begin)], f_.ops[static_cast<size_t>(b.begin)]))
+            return std::nullopt;
+        const Effects ea = effects(f_, a.begin, a.last()), eb = effects(f_, b.begin, b.last());
+        const Effects mid = effects(f_, a.last() + 1, b.begin - 1);
+        for (const Effects *e : {&ea, &eb, &mid})  // an access whose buffer is not known
+            if (e->written.count("") || e->read.count("")) return std::nullopt;
+        if (ea.barrier || eb.barrier || mid.barrier || !mid.written.empty() || meet(ea.written, eb.read) ||
+            meet(ea.written, eb.written) || meet(eb.written, ea.read))
+            return std::nullopt;
+        Plan p{a, b, {}};
+        std::map<ValueId, bool> memo;
+        std::vector<int> stack;
+        for (int i = b.begin; i <= b.last(); ++i)
+            for (ValueId o : f_.ops[static_cast<size_t>(i)].operands) {
+                const int d = f_.values[o].def_op;
+                if (d >= b.begin) continue;
+                if (depends(o, a.begin, a.last(), memo)) return std::nullopt;
+                if (d > a.last()) stack.push_back(d);
+            }
+        while (!stack.empty()) {  // what b needs from between the loops, with its own operands there
+            const int d = stack.back();
+            stack.pop_back();
+            if (!p.hoisted.insert(d).second) continue;
+            for (ValueId o : f_.ops[static_cast<size_t>(d)].operands)
+                if (f_.values[o].def_op > a.last()) stack.push_back(f_.values[o].def_op);
+        }
+        return p;
+    }
+};
+
+class Rebuilder {
+public:
+    Rebuilder(const ir::Function &f, const Plan &p) : f_(f), p_(p), b_(out_), map_(f.values.size(), ir::kNoValue) {
+        out_ = empty_like(f);
+        written_ = memory_params(f).stored;
+    }
+
+    ir::Function run() {
+        const int a0 = p_.a.begin, b0 = p_.b.begin;
+        for (int i = 0; i < a0; ++i) copy(i);
+        for (int d : p_.hoisted) copy(d);
+        const ValueId iv = b_.for_begin(
+            map_.at(f_.ops[static_cast<size_t>(a0)].operands[0]), map_.at(f_.ops[static_cast<size_t>(a0)].operands[1]),
+            map_.at(f_.ops[static_cast<size_t>(a0)].operands[2]), f_.ops[static_cast<size_t>(a0)].name);
+        out_.ops.back().ival = f_.ops[static_cast<size_t>(a0)].ival;
+        out_.values[iv].name = f_.values[f_.ops[static_cast<size_t>(a0)].result].name;
+        map_[f_.ops[static_cast<size_t>(a0)].result] = iv;
+        map_[f_.ops[static_cast<size_t>(b0)].result] = iv;
+        const int na = static_cast<int>(p_.a.args.size());
+        for (int k = 0; k < na; ++k) arg(p_.a.args[static_cast<size_t>(k)], k);
+        for (size_t k = 0; k < p_.b.args.size(); ++k) arg(p_.b.args[k], na + static_cast<int>(k));
+        body(p_.a, false);
+        body(p_.b, true);
+        std::vector<ValueId> yields;
+        for (ValueId y : f_.ops[static_cast<size_t>(p_.a.end)].operands) yields.push_back(map_.at(y));
+        for (ValueId y : f_.ops[static_cast<size_t>(p_.b.end)].operands) yields.push_back(map_.at(y));
+        b_.for_end(yields);
+        for (int k = 0; k < na; ++k) result(p_.a.results[static_cast<size_t>(k)], k);
+        for (size_t k = 0; k < p_.b.results.size(); ++k) result(p_.b.results[k], na + static_cast<int>(k));
+        for (int i = p_.a.last() + 1; i < b0; ++i)
+            if (!p_.hoisted.count(i)) copy(i);
+        for (int i = p_.b.last() + 1; i < static_cast<int>(f_.ops.size()); ++i) copy(i);
+        return std::move(out_);
+    }
+
+private:
+    using Key = std::tuple<OpKind, std::vector<ValueId>, int64_t, int64_t, double, std::string, int, bool, bool, bool,
+                           std::string>;
+    const ir::Function &f_;
+    const Plan &p_;
+    ir::Function out_;
+    ir::Builder b_;
+    std::vector<ValueId> map_;
+    std::set<std::string> written_;  // parameters the kernel writes: loads from the others merge
+    std::map<Key, ValueId> seen_;  // the first body's mergeable ops, by what they compute
+
+    void copy(int i) {
+        const ir::Op &op = f_.ops[static_cast<size_t>(i)];
+        b_.loc = op.loc;
+        if (op.kind == OpKind::Param) {
+            map_[op.result] = b_.param_like(f_.params.at(static_cast<size_t>(op.ival)), f_.type(op.result));
+            return;
+        }
+        copy_op(b_, f_, op, map_);
+    }
+
+    void arg(int at, int index) {
+        const ir::Op &op = f_.ops[static_cast<size_t>(at)];
+        b_.loc = op.loc;
+        map_[op.result] = b_.loop_arg(map_.at(op.operands[0]), index);
+    }
+
+    void result(int at, int index) {
+        const ir::Op &op = f_.ops[static_cast<size_t>(at)];
+        map_[op.result] = b_.loop_result(index, f_.type(op.result));
+    }
+
+    bool mergeable(const ir::Op &op) const {
+        if (op.result == ir::kNoValue) return false;
+        const ir::OpClass c = ir::op_info(op.kind).cls;
+        if (op.kind == OpKind::Load) return !written_.count(pointer_base(f_, op.operands[0]));
+        return c != ir::OpClass::Memory && c != ir::OpClass::Barrier && c != ir::OpClass::Loop &&
+               c != ir::OpClass::Random && op.kind != OpKind::Param;
+    }
+
+    Key key(const ir::Op &op) const {
+        std::vector<ValueId> ops;
+        for (ValueId o : op.operands) ops.push_back(map_.at(o));
+        return {op.kind,
+                ops,
+                op.ival,
+                op.ival2,
+                op.fval,
+                op.name,
+                op.axis,
+                op.keep_dims,
+                op.has_mask,
+                op.has_other,
+                ir::text::type(f_.type(op.result))};
+    }
+
+    // A loop's body (between its loop_args and for_end); the second one reuses the first's ops.
+    void body(const ir::Loop &l, bool second) {
+        const int from = l.args.empty() ? l.begin + 1 : l.args.back() + 1;
+        for (int i = from; i < l.end; ++i) {
+            const ir::Op &op = f_.ops[static_cast<size_t>(i)];
+            if (mergeable(op)) {
+                const Key k = key(op);
+                auto it = seen_.find(k);
+                if (second && it != seen_.end()) {
+                    map_[op.result] = it->second;
+                    continue;
+                }
+                copy(i);
+                if (!second) seen_.emplace(k, map_[op.result]);
+                continue;
+            }
+            copy(i);
+        }
+    }
+};
+
+}  // namespace
+
+FusedLoops fuse_loops(const ir::Function &f) {
+    FusedLoops out{f, 0};
+    for (std::optional<Plan> p = Fuser(out.fn).find(); p; p = Fuser(out.fn).find()) {
+        out.fn = Rebuilder(out.fn, *p).run();
+        ++out.fused;
+    }
+    return out;
+}
+
+}  // namespace tad::passes

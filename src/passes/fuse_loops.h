@@ -1,0 +1,33 @@
+// Sibling loops fused: two loops over the same range, the second needing nothing the first
+// computes, run as one loop whose body is the first's followed by the second's.
+//
+// A backward walks its input several times where the forward did: group norm's reverse mode has a
+// loop for the mean's and the weights' adjoints and one for the variance's (each reading the whole
+// group), and with its factor taken out (factor_sums.h) the second needs nothing from the first.
+// Fused, each block of the input is loaded once for both: one pass over the input less. The
+// second body's ops that repeat one of the first's (same op on the same operands, the induction
+// variable now shared) are not repeated: address arithmetic, masks, and loads from parameters the
+// kernel never writes.
+//
+// What it fuses: loops A and B, B the next loop after A with the same parent, whose for_begin ops
+// are identical (bounds, step, iterator), neither holding a loop. The ops between them that B or
+// its initial values need must not depend on A and must not write memory; they move before A, the
+// others stay after the fused loop (it computes everything they read). B may not read anything A
+// computes, and neither loop may read or write a parameter the other writes (by pointer base). What
+// makes it sound: an iteration of B depends on no iteration of A, through values or memory, so
+// interleaving the iterations (A's i-th, then B's i-th) computes the same values; the merged ops
+// compute the same values by definition, loads included since nothing writes their memory.
+#pragma once
+
+#include "ir/ir.h"
+
+namespace tad::passes {
+
+struct FusedLoops {
+    ir::Function fn;
+    int fused = 0;  // pairs of loops fused
+};
+
+FusedLoops fuse_loops(const ir::Function &f);
+
+}  // namespace tad::passes

@@ -1,0 +1,29 @@
+// Factored sums and fused loops (passes/factor_sums.h, fuse_loops.h) on the CPU tier: group norm's
+// backward, its first two loops fused, still matches finite differences over its SWEEP (block sizes
+// 128 and 1024, groups of one and several blocks), and reads X in two loops instead of three.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "../common/scoped_env.h"
+#include "cpu_session.h"
+
+namespace {
+
+using tad::test::count;
+using tad::test::kernel;
+using tad::testing::ScopedEnv;
+
+TEST(FuseLoopsCpu, GroupNormReadsXInTwoLoops) {
+    REQUIRE_TORCH();
+    for (const char *mode : {"on", "off"}) {
+        ScopedEnv env("TAD_FUSE_LOOPS", mode);
+        const std::string k =
+            kernel(tad::test::generate_and_verify("dataset/group_norm.py", mode, 2), "_group_norm_fwd_bwd");
+        const bool on = std::string(mode) == "on";
+        EXPECT_EQ(count(k, "    for "), on ? 2 : 3) << mode << ":\n" << k;
+        EXPECT_EQ(count(k, "tl.load(X + offs"), on ? 2 : 3) << mode << ":\n" << k;
+    }
+}
+
+}  // namespace
