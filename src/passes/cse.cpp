@@ -1,4 +1,6 @@
 #include <map>
+#include <set>
+#include <string>
 #include <tuple>
 
 #include "passes/passes.h"
@@ -6,7 +8,8 @@
 namespace tad::passes {
 
 namespace {
-using Key = std::tuple<int, std::vector<ir::ValueId>, int, bool, double, int64_t, int64_t, std::string, std::string>;
+using Key = std::tuple<int, std::vector<ir::ValueId>, int, bool, bool, bool, double, int64_t, int64_t, std::string,
+                       std::string>;
 
 bool structural(ir::OpKind k) {
     return k == ir::OpKind::ForBegin || k == ir::OpKind::LoopArg || k == ir::OpKind::ForEnd ||
@@ -17,9 +20,24 @@ bool mergeable(ir::OpKind k) {
     return k != ir::OpKind::Param && k != ir::OpKind::Load && k != ir::OpKind::Store && k != ir::OpKind::AtomicAdd &&
            k != ir::OpKind::Barrier && !structural(k);
 }
+// The parameters f stores or adds to ("" among them where an address's buffer is not known).
+std::set<std::string> written(const ir::Function &f) {
+    std::set<std::string> out;
+    for (const ir::Op &op : f.ops)
+        if (op.kind == ir::OpKind::Store || op.kind == ir::OpKind::AtomicAdd)
+            out.insert(pointer_base(f, op.operands[0]));
+    return out;
+}
 }  // namespace
 
-ir::Function cse(const ir::Function &f) {
+ir::Function cse(const ir::Function &f, bool read_only_loads) {
+    const std::set<std::string> stored = read_only_loads ? written(f) : std::set<std::string>{};
+    auto merges = [&](const ir::Op &op) {
+        if (op.kind != ir::OpKind::Load) return mergeable(op.kind);
+        if (!read_only_loads || stored.count("")) return false;
+        const std::string base = pointer_base(f, op.operands[0]);
+        return !base.empty() && !stored.count(base);
+    };
     std::vector<ir::ValueId> repl(f.values.size());
     for (size_t v = 0; v < repl.size(); ++v) repl[v] = static_cast<ir::ValueId>(v);
     std::vector<bool> keep(f.ops.size(), true);
@@ -36,10 +54,19 @@ ir::Function cse(const ir::Function &f) {
         const ir::Op &op = f.ops[i];
         if (op.kind == ir::OpKind::ForBegin) scopes.emplace_back();
         if (op.kind == ir::OpKind::ForEnd) scopes.pop_back();
-        if (!mergeable(op.kind)) continue;
+        if (!merges(op)) continue;
         std::vector<ir::ValueId> operands;
         for (ir::ValueId v : op.operands) operands.push_back(repl[v]);
-        Key key{static_cast<int>(op.kind), operands, op.axis, op.keep_dims, op.fval, op.ival, op.ival2, op.name,
+        Key key{static_cast<int>(op.kind),
+                operands,
+                op.axis,
+                op.keep_dims,
+                op.has_mask,
+                op.has_other,
+                op.fval,
+                op.ival,
+                op.ival2,
+                op.name,
                 f.type(op.result).str()};
         if (const ir::ValueId *prev = find(key)) {
             repl[op.result] = *prev;

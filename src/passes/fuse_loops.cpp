@@ -3,9 +3,7 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <tuple>
 
-#include "ir/text.h"
 #include "passes/passes.h"
 
 namespace tad::passes {
@@ -134,7 +132,6 @@ class Rebuilder {
 public:
     Rebuilder(const ir::Function &f, const Plan &p) : f_(f), p_(p), b_(out_), map_(f.values.size(), ir::kNoValue) {
         out_ = empty_like(f);
-        written_ = memory_params(f).stored;
     }
 
     ir::Function run() {
@@ -151,8 +148,8 @@ public:
         const int na = static_cast<int>(p_.a.args.size());
         for (int k = 0; k < na; ++k) arg(p_.a.args[static_cast<size_t>(k)], k);
         for (size_t k = 0; k < p_.b.args.size(); ++k) arg(p_.b.args[k], na + static_cast<int>(k));
-        body(p_.a, false);
-        body(p_.b, true);
+        body(p_.a);
+        body(p_.b);
         std::vector<ValueId> yields;
         for (ValueId y : f_.ops[static_cast<size_t>(p_.a.end)].operands) yields.push_back(map_.at(y));
         for (ValueId y : f_.ops[static_cast<size_t>(p_.b.end)].operands) yields.push_back(map_.at(y));
@@ -166,15 +163,11 @@ public:
     }
 
 private:
-    using Key = std::tuple<OpKind, std::vector<ValueId>, int64_t, int64_t, double, std::string, int, bool, bool, bool,
-                           std::string>;
     const ir::Function &f_;
     const Plan &p_;
     ir::Function out_;
     ir::Builder b_;
     std::vector<ValueId> map_;
-    std::set<std::string> written_;  // parameters the kernel writes: loads from the others merge
-    std::map<Key, ValueId> seen_;  // the first body's mergeable ops, by what they compute
 
     void copy(int i) {
         const ir::Op &op = f_.ops[static_cast<size_t>(i)];
@@ -190,55 +183,18 @@ private:
         const ir::Op &op = f_.ops[static_cast<size_t>(at)];
         b_.loc = op.loc;
         map_[op.result] = b_.loop_arg(map_.at(op.operands[0]), index);
+        out_.values[map_[op.result]].name = f_.values[op.result].name;
     }
 
     void result(int at, int index) {
         const ir::Op &op = f_.ops[static_cast<size_t>(at)];
         map_[op.result] = b_.loop_result(index, f_.type(op.result));
+        out_.values[map_[op.result]].name = f_.values[op.result].name;
     }
 
-    bool mergeable(const ir::Op &op) const {
-        if (op.result == ir::kNoValue) return false;
-        const ir::OpClass c = ir::op_info(op.kind).cls;
-        if (op.kind == OpKind::Load) return !written_.count(pointer_base(f_, op.operands[0]));
-        return c != ir::OpClass::Memory && c != ir::OpClass::Barrier && c != ir::OpClass::Loop &&
-               c != ir::OpClass::Random && op.kind != OpKind::Param;
-    }
-
-    Key key(const ir::Op &op) const {
-        std::vector<ValueId> ops;
-        for (ValueId o : op.operands) ops.push_back(map_.at(o));
-        return {op.kind,
-                ops,
-                op.ival,
-                op.ival2,
-                op.fval,
-                op.name,
-                op.axis,
-                op.keep_dims,
-                op.has_mask,
-                op.has_other,
-                ir::text::type(f_.type(op.result))};
-    }
-
-    // A loop's body (between its loop_args and for_end); the second one reuses the first's ops.
-    void body(const ir::Loop &l, bool second) {
-        const int from = l.args.empty() ? l.begin + 1 : l.args.back() + 1;
-        for (int i = from; i < l.end; ++i) {
-            const ir::Op &op = f_.ops[static_cast<size_t>(i)];
-            if (mergeable(op)) {
-                const Key k = key(op);
-                auto it = seen_.find(k);
-                if (second && it != seen_.end()) {
-                    map_[op.result] = it->second;
-                    continue;
-                }
-                copy(i);
-                if (!second) seen_.emplace(k, map_[op.result]);
-                continue;
-            }
-            copy(i);
-        }
+    // A loop's body: the ops between its loop_args and its for_end.
+    void body(const ir::Loop &l) {
+        for (int i = l.args.empty() ? l.begin + 1 : l.args.back() + 1; i < l.end; ++i) copy(i);
     }
 };
 
@@ -250,6 +206,8 @@ FusedLoops fuse_loops(const ir::Function &f) {
         out.fn = Rebuilder(out.fn, *p).run();
         ++out.fused;
     }
+    // The second body's repeats of the first's ops, loads from memory nothing writes included.
+    if (out.fused > 0) out.fn = cse(out.fn, true);
     return out;
 }
 

@@ -13,9 +13,11 @@
 
 namespace tad::passes {
 
-// Common-subexpression elimination by value numbering (memory ops are never merged), so that
-// structurally equal address expressions become the same SSA values.
-ir::Function cse(const ir::Function &f);
+// Common-subexpression elimination by value numbering, so that structurally equal address
+// expressions become the same SSA values. Memory ops are never merged, but with `read_only_loads`
+// a load from a parameter the function never stores or adds to merges with an equal load before it
+// in the same loop body (nothing can change what it reads).
+ir::Function cse(const ir::Function &f, bool read_only_loads = false);
 
 // Removes ops whose results are unused and that have no effect on memory. A loop-carried value goes
 // (with what computes its next value) when nothing live reads its result or its value inside the
