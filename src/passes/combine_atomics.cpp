@@ -84,16 +84,24 @@ private:
         return d.kind == OpKind::Broadcast && f_.type(d.operands[0]).scalar();
     }
 
-    bool integer(ValueId v) const { return !f_.type(v).is_ptr && !f_.type(v).is_float(); }
+    // An integer cast that keeps every value (a narrowing one wraps, one to i1 tests for zero: not
+    // monotone).
+    bool widening(ValueId from, ValueId to) const {
+        const auto plain_int = [](const ir::Type &t) {
+            return !t.is_ptr && !ir::dtype_is_float(t.elem) && t.elem != ir::DType::I1;
+        };
+        const ir::Type &a = f_.type(from), &b = f_.type(to);
+        return plain_int(a) && plain_int(b) && ir::dtype_rank(b.elem) >= ir::dtype_rank(a.elem);
+    }
 
     // Tile `v` of f_ at lane `lane` (a scalar of out_), where v is a monotone function of the lane
-    // index: tl.arange(0, n) through +, - and * with uniform operands, division by one, and integer
-    // casts (each step is monotone, so their composition is); kNoValue otherwise.
+    // index: tl.arange(0, n) through +, - and * with uniform operands, division by a uniform value,
+    // and widening integer casts (each step is monotone, so their composition is); kNoValue otherwise.
     ValueId at_lane(ValueId v, ValueId lane) {
         const ir::Op &d = f_.def(v);
         if (uniform(v)) return map_.at(d.operands[0]);
         if (d.kind == OpKind::Arange) return d.ival == 0 ? lane : ir::kNoValue;
-        if (d.kind == OpKind::Cast && integer(v) && integer(d.operands[0])) {
+        if (d.kind == OpKind::Cast && widening(d.operands[0], v)) {
             const ValueId x = at_lane(d.operands[0], lane);
             return x == ir::kNoValue ? x : b_.cast(x, f_.type(v).elem);
         }

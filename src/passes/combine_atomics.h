@@ -9,7 +9,7 @@
 // tile (min and max of the active offsets, then a scalar comparison), so it holds for every shape
 // and size; a block that straddles two channels still combines. Where the offset is a monotone
 // function of the lane index (tl.arange(0, n) through +, - and * with lane-independent values,
-// division by one, integer casts) and the mask leaves lanes 0..last active (`s + tl.arange(0, n)
+// division by a lane-independent value, widening integer casts) and the mask leaves lanes 0..last active (`s + tl.arange(0, n)
 // < bound`, or no mask), the min and max are the offsets at lanes 0 and last, in some order: two
 // scalar evaluations instead of two reductions over the tile (group norm's `g * C_per_G + offs //
 // HW`; integer wrap-around, which would break monotony, would be a bug of the forward's own

@@ -1,3 +1,5 @@
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -8,8 +10,16 @@
 namespace tad::passes {
 
 namespace {
-using Key = std::tuple<int, std::vector<ir::ValueId>, int, bool, bool, bool, double, int64_t, int64_t, std::string,
+// A constant's value by its bits: -0.0 is not 0.0, and NaN must compare (as a double it breaks the
+// map's order).
+using Key = std::tuple<int, std::vector<ir::ValueId>, int, bool, bool, bool, uint64_t, int64_t, int64_t, std::string,
                        std::string>;
+
+uint64_t bits(double x) {
+    uint64_t b = 0;
+    std::memcpy(&b, &x, sizeof b);
+    return b;
+}
 
 bool structural(ir::OpKind k) {
     return k == ir::OpKind::ForBegin || k == ir::OpKind::LoopArg || k == ir::OpKind::ForEnd ||
@@ -63,7 +73,7 @@ ir::Function cse(const ir::Function &f, bool read_only_loads) {
                 op.keep_dims,
                 op.has_mask,
                 op.has_other,
-                op.fval,
+                bits(op.fval),
                 op.ival,
                 op.ival2,
                 op.name,

@@ -15,6 +15,13 @@ using ir::ValueId;
 // How a value of the loop depends on the factor s.
 enum class Dep { Free, Zero, Linear, Other };
 
+bool same_shape(const ir::Type &a, const ir::Type &b) {
+    if (a.shape.size() != b.shape.size()) return false;
+    for (size_t k = 0; k < a.shape.size(); ++k)
+        if (a.shape[k].value != b.shape[k].value) return false;
+    return true;
+}
+
 bool is_zero(const ir::Function &f, ValueId v) {
     const ir::Op *d = &f.def(v);
     if (d->kind == OpKind::Broadcast) d = &f.def(d->operands[0]);
@@ -70,7 +77,8 @@ private:
                                                                                               : Dep::Other;
         case OpKind::Div: return d[0] == Dep::Linear && free(d[1]) ? Dep::Linear : Dep::Other;
         case OpKind::Where: return free(d[0]) && linear(d[1]) && linear(d[2]) ? Dep::Linear : Dep::Other;
-        case OpKind::Cast: return f_.type(v).elem == f_.type(op.operands[0]).elem ? d[0] : Dep::Other;
+        case OpKind::Cast:  // to a fixed dtype, the same (`x.to(like.dtype)` may round at run time)
+            return op.operands.size() == 1 && f_.type(v).elem == f_.type(op.operands[0]).elem ? d[0] : Dep::Other;
         default: return Dep::Other;
         }
     }
@@ -166,7 +174,7 @@ private:
             const Factor &fc = *by_result_.at(at);
             const ir::Type t = out_.fn.type(sum);
             ValueId s = map_.at(fc.s);
-            if (out_.fn.type(s).shape.size() != t.shape.size()) s = b_.broadcast(s, t.shape);
+            if (!same_shape(out_.fn.type(s), t)) s = b_.broadcast(s, t.shape);  // f32[1, N] times f32[M, N]
             map_[f_.ops[static_cast<size_t>(at)].result] = b_.binary(OpKind::Mul, s, sum);
         }
         pending_.clear();

@@ -104,6 +104,11 @@ private:
         const Effects mid = effects(f_, a.last() + 1, b.begin - 1);
         for (const Effects *e : {&ea, &eb, &mid})  // an access whose buffer is not known
             if (e->written.count("") || e->read.count("")) return std::nullopt;
+        // The ops between the loops move before A (what B needs) or after B (the rest): none may
+        // read what either loop writes.
+        if (meet(mid.read, ea.written) || meet(mid.read, eb.written)) return std::nullopt;
+        for (int i = a.last() + 1; i < b.begin; ++i)  // parameters keep their order: none moves
+            if (f_.ops[static_cast<size_t>(i)].kind == OpKind::Param) return std::nullopt;
         if (ea.barrier || eb.barrier || mid.barrier || !mid.written.empty() || meet(ea.written, eb.read) ||
             meet(ea.written, eb.written) || meet(eb.written, ea.read))
             return std::nullopt;

@@ -16,7 +16,11 @@
 // computes, and neither loop may read or write a parameter the other writes (by pointer base). What
 // makes it sound: an iteration of B depends on no iteration of A, through values or memory, so
 // interleaving the iterations (A's i-th, then B's i-th) computes the same values; the merged ops
-// compute the same values by definition, loads included since nothing writes their memory.
+// compute the same values by definition, loads included since nothing writes their memory. The ops
+// between the loops may read no parameter either loop writes (they move before A or after B).
+// Parameters are told apart by name: two pointer parameters are taken to be distinct buffers, as
+// everywhere in the schedule passes (a launch passing one tensor twice gets atomic adds for its
+// gradient, pipeline.cpp's keep_atomic, and the backward only writes those).
 #pragma once
 
 #include "ir/ir.h"
