@@ -1,8 +1,6 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
-#include <set>
-#include <string>
 #include <tuple>
 
 #include "passes/passes.h"
@@ -30,23 +28,21 @@ bool mergeable(ir::OpKind k) {
     return k != ir::OpKind::Param && k != ir::OpKind::Load && k != ir::OpKind::Store && k != ir::OpKind::AtomicAdd &&
            k != ir::OpKind::Barrier && !structural(k);
 }
-// The parameters f stores or adds to ("" among them where an address's buffer is not known).
-std::set<std::string> written(const ir::Function &f) {
-    std::set<std::string> out;
-    for (const ir::Op &op : f.ops)
-        if (op.kind == ir::OpKind::Store || op.kind == ir::OpKind::AtomicAdd)
-            out.insert(pointer_base(f, op.operands[0]));
+// The loads of f from parameters it never stores or adds to (memory_params), by op index.
+std::vector<bool> read_only_loads_of(const ir::Function &f) {
+    const MemoryParams m = memory_params(f);
+    std::vector<bool> out(f.ops.size(), false);
+    for (const Access &a : m.accesses)
+        if (a.kind == ir::OpKind::Load && !m.stored.count(a.param)) out[static_cast<size_t>(a.op)] = true;
     return out;
 }
 }  // namespace
 
 ir::Function cse(const ir::Function &f, bool read_only_loads) {
-    const std::set<std::string> stored = read_only_loads ? written(f) : std::set<std::string>{};
-    auto merges = [&](const ir::Op &op) {
-        if (op.kind != ir::OpKind::Load) return mergeable(op.kind);
-        if (!read_only_loads || stored.count("")) return false;
-        const std::string base = pointer_base(f, op.operands[0]);
-        return !base.empty() && !stored.count(base);
+    const std::vector<bool> read_only = read_only_loads ? read_only_loads_of(f) : std::vector<bool>{};
+    auto merges = [&](size_t i) {
+        const ir::Op &op = f.ops[i];
+        return op.kind == ir::OpKind::Load ? read_only_loads && read_only[i] : mergeable(op.kind);
     };
     std::vector<ir::ValueId> repl(f.values.size());
     for (size_t v = 0; v < repl.size(); ++v) repl[v] = static_cast<ir::ValueId>(v);
@@ -64,7 +60,7 @@ ir::Function cse(const ir::Function &f, bool read_only_loads) {
         const ir::Op &op = f.ops[i];
         if (op.kind == ir::OpKind::ForBegin) scopes.emplace_back();
         if (op.kind == ir::OpKind::ForEnd) scopes.pop_back();
-        if (!merges(op)) continue;
+        if (!merges(i)) continue;
         std::vector<ir::ValueId> operands;
         for (ir::ValueId v : op.operands) operands.push_back(repl[v]);
         Key key{static_cast<int>(op.kind),

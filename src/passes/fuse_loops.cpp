@@ -3,8 +3,10 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "passes/passes.h"
+#include "support/error.h"
 
 namespace tad::passes {
 
@@ -23,14 +25,12 @@ struct Effects {
     bool barrier = false;
 };
 
-Effects effects(const ir::Function &f, int from, int to) {
+// `accesses`: memory_params(f).accesses (each access's buffer resolved once).
+Effects effects(const ir::Function &f, const std::vector<Access> &accesses, int from, int to) {
     Effects e;
-    for (int i = from; i <= to; ++i) {
-        const ir::Op &op = f.ops[static_cast<size_t>(i)];
-        if (op.kind == OpKind::Barrier) e.barrier = true;
-        if (op.kind == OpKind::Load) e.read.insert(pointer_base(f, op.operands[0]));
-        if (op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd) e.written.insert(pointer_base(f, op.operands[0]));
-    }
+    for (int i = from; i <= to; ++i) e.barrier = e.barrier || f.ops[static_cast<size_t>(i)].kind == OpKind::Barrier;
+    for (const Access &a : accesses)
+        if (a.op >= from && a.op <= to) (a.kind == OpKind::Load ? e.read : e.written).insert(a.param);
     return e;
 }
 
@@ -48,7 +48,8 @@ struct Plan {
 
 class Fuser {
 public:
-    explicit Fuser(const ir::Function &f) : f_(f), loops_(ir::loops(f)) {}
+    Fuser(const ir::Function &f, std::vector<Access> accesses)
+        : f_(f), loops_(ir::loops(f)), accesses_(std::move(accesses)) {}
 
     std::optional<Plan> find() const {
         for (size_t i = 0; i < loops_.size(); ++i) {
@@ -63,6 +64,7 @@ public:
 private:
     const ir::Function &f_;
     std::vector<ir::Loop> loops_;
+    std::vector<Access> accesses_;
 
     bool has_inner(size_t l) const {
         for (const ir::Loop &o : loops_)
@@ -100,10 +102,8 @@ private:
     std::optional<Plan> plan(const ir::Loop &a, const ir::Loop &b) const {
         if (!same_loop_header(f_.ops[static_cast<size_t>(a.begin)], f_.ops[static_cast<size_t>(b.begin)]))
             return std::nullopt;
-        const Effects ea = effects(f_, a.begin, a.last()), eb = effects(f_, b.begin, b.last());
-        const Effects mid = effects(f_, a.last() + 1, b.begin - 1);
-        for (const Effects *e : {&ea, &eb, &mid})  // an access whose buffer is not known
-            if (e->written.count("") || e->read.count("")) return std::nullopt;
+        const Effects ea = effects(f_, accesses_, a.begin, a.last()), eb = effects(f_, accesses_, b.begin, b.last());
+        const Effects mid = effects(f_, accesses_, a.last() + 1, b.begin - 1);
         // The ops between the loops move before A (what B needs) or after B (the rest): none may
         // read what either loop writes.
         if (meet(mid.read, ea.written) || meet(mid.read, eb.written)) return std::nullopt;
@@ -205,9 +205,21 @@ private:
 
 }  // namespace
 
+// Every access of f with its buffer; none where one has no known buffer (memory_params refuses
+// such a kernel, and fuse_loops leaves it alone).
+std::optional<std::vector<Access>> accesses_of(const ir::Function &f) {
+    try {
+        return memory_params(f).accesses;
+    } catch (const Error &) {
+        return std::nullopt;
+    }
+}
+
 FusedLoops fuse_loops(const ir::Function &f) {
     FusedLoops out{f, 0};
-    for (std::optional<Plan> p = Fuser(out.fn).find(); p; p = Fuser(out.fn).find()) {
+    for (std::optional<std::vector<Access>> acc = accesses_of(out.fn); acc; acc = accesses_of(out.fn)) {
+        std::optional<Plan> p = Fuser(out.fn, std::move(*acc)).find();
+        if (!p) break;
         out.fn = Rebuilder(out.fn, *p).run();
         ++out.fused;
     }
