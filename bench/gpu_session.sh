@@ -11,7 +11,11 @@
 # message), bench.txt, the logs, and meta/ (the dataset's sidecars after the run); OUT.tgz holds
 # it all in one file, as the device tool brings back only a few. Jobs not started by DEADLINE
 # seconds (default 420) are listed as not run; each job gets JOB_TIMEOUT seconds (default 300),
-# each test_gpu run TEST_TIMEOUT (300). FIRST: dataset names verified before the others.
+# each test_gpu run TEST_TIMEOUT (300). FIRST: dataset names verified before the others. ALONE:
+# dataset names verified one at a time before the parallel jobs start (default
+# decode_attention_split and chunked_linear_attention: their largest required entries' float64
+# references take up to 77 GB, and beside 11 other jobs they ran out of memory). ONLY: when set,
+# the dataset names verified (examples and EXTRA_FILES still are).
 # TIMED_TESTS: the GPU tests that compare times, run alone first (default 'OptimizeGpu.*'); set
 # empty, they are not run (the other GPU tests still run beside the verification).
 # BENCH_CMDS / EXTRA_CMDS: newline-separated shell commands.
@@ -82,9 +86,16 @@ one() {  # kind file: one verification, its line in verify.txt
 export -f one required
 export out carry start deadline job_timeout
 mkdir -p "$out/work"
+alone=${ALONE-decode_attention_split chunked_linear_attention}
+listed() { [[ " $2 " == *" $1 "* ]]; }  # name list
+wanted() { [ -z "${ONLY:-}" ] || listed "$1" "$ONLY"; }
+for n in $alone; do wanted "$n" && one dataset "dataset/$n.py"; done
 {
-  for n in ${FIRST:-}; do echo "dataset dataset/$n.py"; done
-  for f in dataset/*.py; do [[ " ${FIRST:-} " == *" $(basename "$f" .py) "* ]] || echo "dataset $f"; done
+  for n in ${FIRST:-}; do wanted "$n" && ! listed "$n" "$alone" && echo "dataset dataset/$n.py"; done
+  for f in dataset/*.py; do
+    n=$(basename "$f" .py)
+    wanted "$n" && ! listed "$n" "$alone ${FIRST:-}" && echo "dataset $f"
+  done
   for f in examples/*.py ${EXTRA_FILES:-}; do echo "file $f"; done
 } > "$out/jobs.txt"
 (
