@@ -136,7 +136,8 @@ typedef struct tad_generate_options {
     /* Since version 2. How loops whose carried float state is nonlinear (recurrences, online softmax)
      * are reversed: NULL or "recompute" (rerun the loop up to each iteration: O(T^2) work, no memory)
      * or "tape" (store the state per iteration in scratch memory: O(T) work, trips x state floats
-     * per program). docs/compiler.md has the details. */
+     * per program) or "auto" (the tape where the host computes a loop's trip count from the launch's
+     * integer arguments, recompute elsewhere). docs/compiler.md has the details. */
     const char *loops;
     /* Since version 3: the LLM optimizer, backend "llm" (docs/llm.md); backend "ad" ignores these.
      * The API key is read from the environment variable named here, never from this struct, and is

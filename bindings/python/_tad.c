@@ -663,7 +663,7 @@ static PyMethodDef Session_methods[] = {
     {"generate", (PyCFunction)(void (*)(void))Session_generate, METH_VARARGS | METH_KEYWORDS,
      "generate(dims=None, launch=None, backend='ad', loops='recompute') -> snapshot id\n\nGenerates a "
      "backward. `dims` (dict) picks the dims to trace with (default: the first SWEEP entry); `launch` "
-     "(dict) is a trace record used instead of running the worker; `loops` ('recompute' or 'tape') "
+     "(dict) is a trace record used instead of running the worker; `loops` ('recompute', 'tape' or 'auto') "
      "says how loops with nonlinear carried state are reversed. backend='llm' runs the LLM optimizer "
      "(docs/llm.md) with the keyword-only options provider, model, base_url, api_key_env, "
      "max_iterations, parallel, temperature, reasoning_effort, wall_clock_s, max_tokens, max_cost_usd, "

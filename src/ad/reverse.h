@@ -22,8 +22,11 @@ namespace tad::ad {
 // How a loop whose carried float state is nonlinear (a recurrence, an online softmax) is reversed.
 // Recompute: for each iteration, last to first, rerun the loop up to it (O(T²) body evaluations, no
 // memory). Tape: the replay stores the state at each iteration's start into scratch memory and the
-// reverse loop reads it back (O(T), trips × state floats per program; see tape.h).
-enum class LoopPolicy { Recompute, Tape };
+// reverse loop reads it back (O(T), trips × state floats per program; see tape.h). Auto: the tape
+// for a loop whose trip count the host computes from the launch's integer arguments and constexprs
+// (its tape is sized without a kernel or a host synchronization, so the backward can be captured in
+// a CUDA graph), recompute for the others.
+enum class LoopPolicy { Recompute, Tape, Auto };
 
 struct GradSpec {
     std::vector<std::string> wrt;  // pointer parameters whose gradients are wanted

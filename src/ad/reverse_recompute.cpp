@@ -4,6 +4,7 @@
 
 #include "ad/reverse_internal.h"
 #include "ad/tape.h"
+#include "passes/host_expr.h"
 
 namespace tad::ad::detail {
 
@@ -194,10 +195,20 @@ void Reverse::close_reverse_loop(Recompute &r, const std::vector<ValueId> &yield
     }
 }
 
+// Whether the host computes loop l's trip count: its bounds and step are expressions of integer
+// parameters and constexprs (passes::host_expr), the same in every program.
+static bool host_trips(const ir::Function &f, const ir::Loop &l) {
+    std::string why;
+    for (ValueId v : f.ops[static_cast<size_t>(l.begin)].operands)
+        if (!passes::host_expr(f, v, &why)) return false;
+    return true;
+}
+
 void Reverse::choose_taped_loops() {
-    if (spec_.loops != LoopPolicy::Tape) return;
+    if (spec_.loops == LoopPolicy::Recompute) return;
     for (const ir::Loop &l : loops_) {
         if (l.parent != -1 || !nonlinear(l)) continue;
+        if (spec_.loops == LoopPolicy::Auto && !host_trips(fwd_, l)) continue;
         const ir::Op &end = fwd_.ops[l.end];
         TapeRegion region;
         std::vector<ValueId> roots;

@@ -132,4 +132,13 @@ TapeSizing tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &lo
     return TapeSizing{std::move(finished.fn), std::move(finished.origins)};
 }
 
+std::optional<passes::HostExpr> host_need(const ir::Function &sizing) {
+    for (const ir::Op &op : sizing.ops) {
+        if (op.kind != OpKind::Store) continue;
+        std::string why;
+        return passes::host_expr(sizing, op.operands[1], &why);
+    }
+    return std::nullopt;
+}
+
 }  // namespace tad::ad

@@ -7,14 +7,18 @@
 // carried order, each flattened row-major. Only top-level loops are taped (loops inside them run
 // within their iterations).
 // Program p's tape starts at p · tape_stride, p being the linear program id. The launcher learns
-// tape_stride from a sizing kernel (tape_sizing below) that writes each program's need.
+// tape_stride from a sizing kernel (tape_sizing below) that writes each program's need, or, where
+// that need is the same for every program and computed from the launch's integer arguments and
+// constexprs alone (host_need), from that expression on the host: no kernel, no synchronization.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ad/reverse.h"
 #include "ir/ir.h"
+#include "passes/host_expr.h"
 
 namespace tad::ad {
 
@@ -48,5 +52,9 @@ struct TapedLoop {
 // reads, then `need_name` (ParamOrigin::TapeNeed).
 TapeSizing tape_sizing(const ir::Function &fwd, const std::vector<TapedLoop> &loops, const std::string &name,
                        const std::string &need_name, const Cleanup &cleanup = passes::cleanup);
+
+// The need a sizing kernel stores, as an expression of its integer parameters and constexprs; none
+// where it reads a program id or memory (trip counts that differ per program, causal attention's).
+std::optional<passes::HostExpr> host_need(const ir::Function &sizing);
 
 }  // namespace tad::ad

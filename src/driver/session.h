@@ -30,7 +30,7 @@ struct GenerateOptions {
     std::string backend = "ad";  // or "llm": the optimizer (optimize.h)
     std::string dims_json;  // empty: first SWEEP entry
     std::string launch_json;  // empty: trace with the worker
-    std::string loops = "recompute";  // or "tape": ad::LoopPolicy
+    std::string loops = "recompute";  // or "tape", "auto": ad::LoopPolicy
     OptimizeOptions llm;  // backend "llm" only
 };
 

@@ -139,8 +139,9 @@ struct Session::Impl {
 inline ad::LoopPolicy loop_policy(const std::string &name, const char *fn) {
     if (name.empty() || name == "recompute") return ad::LoopPolicy::Recompute;
     if (name == "tape") return ad::LoopPolicy::Tape;
+    if (name == "auto") return ad::LoopPolicy::Auto;
     fail(TAD_ERR_INVALID_ARGUMENT,
-         std::string(fn) + ": unknown loops policy '" + name + "' (available: recompute, tape)");
+         std::string(fn) + ": unknown loops policy '" + name + "' (available: recompute, tape, auto)");
 }
 
 // `csv` ("" : float32 and float16) as the request's "dtypes" list.

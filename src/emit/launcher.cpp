@@ -2,9 +2,11 @@
 // tensor of the call.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include "ad/tape.h"
 #include "emit/module_internal.h"
 #include "support/error.h"
 
@@ -218,18 +220,28 @@ private:
         return ", _tiles=(" + join(items) + (items.size() == 1 ? ",)" : ")");
     }
 
-    void branch(size_t launch, const plan::Branch &b, const std::string &indent) {
-        if (b.sizing) {
-            // The tape's size is known only once each program's trip counts are: the sizing kernel
-            // writes them, the largest sets the stride between programs' tapes.
-            const std::string grid = launches_ + "[" + std::to_string(launch) + "].grid", device = layouts_ + "[0][3]";
+    // The tape: its elements per program from the launch's arguments where every program needs the
+    // same (ad::host_need); otherwise only once each program's trip counts are known, which the
+    // sizing kernel writes, the largest setting the stride between programs' tapes (a host
+    // synchronization).
+    void tape(size_t launch, const plan::Run &sizing, const std::string &indent) {
+        const std::string grid = launches_ + "[" + std::to_string(launch) + "].grid", device = layouts_ + "[0][3]";
+        if (std::optional<passes::HostExpr> need =
+                ad::host_need(p_.kernels.at(static_cast<size_t>(sizing.kernel)).fn)) {
+            os_ << indent << tape_stride_ << " = max("
+                << need->str([&](const std::string &n) { return symbol(launch, n); }) << ", 1)\n";
+        } else {
             os_ << indent << need_ << " = torch.empty(math.prod(" << grid << "), dtype=torch.int64, device=" << device
                 << ")\n";
-            call(launch, *b.sizing, indent);
+            call(launch, sizing, indent);
             os_ << indent << tape_stride_ << " = max(int(" << need_ << ".max().item()), 1)\n";
-            os_ << indent << tape_ << " = torch.empty(math.prod(" << grid << ") * " << tape_stride_
-                << ", dtype=torch.float32, device=" << device << ")\n";
         }
+        os_ << indent << tape_ << " = torch.empty(math.prod(" << grid << ") * " << tape_stride_
+            << ", dtype=torch.float32, device=" << device << ")\n";
+    }
+
+    void branch(size_t launch, const plan::Branch &b, const std::string &indent) {
+        if (b.sizing) tape(launch, *b.sizing, indent);
         summed_.clear();
         for (const Alloc &a : b.allocs) alloc(a, indent);
         if (plan::takes_hits(b))  // every program of the folding kernel writes its word: no fill

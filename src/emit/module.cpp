@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "ad/tape.h"
 #include "emit/module_internal.h"
 #include "emit/templates.h"
 #include "passes/passes.h"
@@ -263,6 +264,7 @@ private:
     void kernels() {
         for (const plan::Kernel &k : bwd_.kernels) {
             if (k.role == plan::Kernel::TapeSizing) {
+                if (ad::host_need(k.fn)) continue;  // the launcher computes the need on the host
                 os_ << emit_kernel(k.fn, "Tape elements each program of " + k.sized +
                                              " needs: its taped loops' trip counts times their carried state's size.")
                     << "\n\n";

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "ad/tape.h"
 #include "passes/pipeline_loops.h"
 #include "support/error.h"
 
@@ -191,7 +192,16 @@ const plan::Branch &PlanRunner::choose(const plan::Step &s, std::array<int64_t, 
 
 int64_t PlanRunner::size_tape(const plan::Plan &p, size_t launch, const plan::Run &sizing) {
     const Recorded &r = launches_.at(launch);
-    const std::string &name = p.kernels.at(static_cast<size_t>(sizing.kernel)).fn.name;
+    const ir::Function &fn = p.kernels.at(static_cast<size_t>(sizing.kernel)).fn;
+    const std::string &name = fn.name;
+    // As the module sizes it: on the host where every program needs the same (no sizing kernel).
+    if (std::optional<passes::HostExpr> host = ad::host_need(fn)) {
+        int64_t n = 0;
+        if (!host->eval([&](const std::string &v, int64_t *out) { return symbol_value(r, v, out); }, &n))
+            fail(TAD_ERR_INTERNAL,
+                 "plan runner: tape need '" + host->str() + "' names a value the launch does not record");
+        return std::max<int64_t>(n, 1);
+    }
     int need = -1;
     for (const plan::Arg &a : sizing.args)
         if (a.kind == plan::Arg::TapeNeed)

@@ -93,7 +93,8 @@ TEST_F(CApiSession, VersionOneGenerateOptionsAreReadUpToTheirEnd) {
     EXPECT_STREQ(tad_error_last(), "launch record: invalid JSON near byte 0");
     g.version = 2;
     EXPECT_EQ(tad_generate(s_, reinterpret_cast<tad_generate_options *>(&g), &out), TAD_ERR_INVALID_ARGUMENT);
-    EXPECT_STREQ(tad_error_last(), "tad_generate: unknown loops policy 'no such policy' (available: recompute, tape)");
+    EXPECT_STREQ(tad_error_last(),
+                 "tad_generate: unknown loops policy 'no such policy' (available: recompute, tape, auto)");
     EXPECT_EQ(out, nullptr);
 }
 

@@ -123,9 +123,11 @@ TEST_P(DatasetCpu, SupportedKernelsPassOthersAreRejectedClearly) {
     EXPECT_TRUE(kSupported.count(name)) << name << " now passes: add it to kSupported";
 }
 
-// Loops with nonlinear state under both policies: both pass the CPU tier; the tape's reverse loop
-// reads the state back instead of rerunning the forward loop inside it (no loop nested in `back`),
-// and a sizing kernel sizes the tape.
+// Loops with nonlinear state under every policy: each passes the CPU tier; the tape's reverse loop
+// reads the state back instead of rerunning the forward loop inside it (no loop nested in `back`).
+// These loops run `range(0, T)`-like bounds, the same in every program: the launcher sizes the tape
+// from the launch's arguments, with no sizing kernel and no read back to the host (`.item()`);
+// `auto` tapes them too.
 // A CPU session on dataset/<name>.py in `dir`.
 std::unique_ptr<Session> open_dataset(const fs::TempDir &dir, const std::string &name) {
     SessionOptions opts;
@@ -143,15 +145,23 @@ TEST_P(LoopPolicies, TapeAndRecomputeBothPass) {
         GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     // The online softmax in closed form leaves cross_entropy and flash_attention no nonlinear loop.
     tad::testing::ScopedEnv closed_form("TAD_CLOSED_FORM", "off");
-    for (const char *policy : {"recompute", "tape"}) {
+    for (const char *policy : {"recompute", "tape", "auto"}) {
         fs::TempDir dir;
         std::unique_ptr<Session> session = open_dataset(dir, GetParam());
         Session &s = *session;
         GenerateOptions g;
         g.loops = policy;
         std::string src = s.candidate_source(s.generate(g));
-        bool tape = std::string(policy) == "tape";
-        EXPECT_EQ(src.find("_tape_size[") != std::string::npos, tape) << policy;
+        bool tape = std::string(policy) != "recompute";
+        EXPECT_EQ(src.find("tape_stride = max(") != std::string::npos, tape) << policy;
+        // Causal attention's key loop ends at the program's query block: a sizing kernel per program.
+        if (GetParam() == "flash_attention" && std::string(policy) == "tape") {
+            EXPECT_NE(src.find("_tape_size["), std::string::npos) << src;
+        }
+        if (std::string(policy) == "auto") {
+            EXPECT_EQ(src.find("_tape_size"), std::string::npos) << policy << ":\n" << src;
+            EXPECT_EQ(src.find(".item()"), std::string::npos) << policy << ":\n" << src;
+        }
         std::string back = src.substr(src.find("for back in range("));
         back = back.substr(0, back.find("\n\n\n"));
         EXPECT_EQ(back.find("\n        for ") == std::string::npos, tape) << policy << ":\n" << back;
@@ -196,7 +206,7 @@ TEST(LoopPolicies, UnknownPolicyIsRejected) {
         FAIL() << "generate accepted an unknown loops policy";
     } catch (const Error &e) {
         EXPECT_EQ(e.status(), TAD_ERR_INVALID_ARGUMENT);
-        EXPECT_STREQ(e.what(), "tad_generate: unknown loops policy 'checkpoint' (available: recompute, tape)");
+        EXPECT_STREQ(e.what(), "tad_generate: unknown loops policy 'checkpoint' (available: recompute, tape, auto)");
     }
 }
 
