@@ -134,10 +134,12 @@ typedef struct tad_generate_options {
                                 constexpr values they specialize differently (as the SWEEP is) */
     const char *launch_json; /* a trace record (docs/reports.md) to use instead of running the worker */
     /* Since version 2. How loops whose carried float state is nonlinear (recurrences, online softmax)
-     * are reversed: NULL or "recompute" (rerun the loop up to each iteration: O(T^2) work, no memory)
-     * or "tape" (store the state per iteration in scratch memory: O(T) work, trips x state floats
-     * per program) or "auto" (the tape where the host computes a loop's trip count from the launch's
-     * integer arguments, recompute elsewhere). docs/compiler.md has the details. */
+     * are reversed: "recompute" (rerun the loop up to each iteration: O(T^2) work, no memory) or
+     * "tape" (store the state per iteration in scratch memory: O(T) work, trips x state floats per
+     * program) or NULL or "auto" (recompute, then the tape for each loop whose rerun the backward
+     * still needs and whose trip count the host computes from the launch's integer arguments).
+     * docs/compiler.md has the details. Version 2 and 3 callers got "recompute" for NULL until
+     * 2026-12; NULL is "auto" now. */
     const char *loops;
     /* Since version 3: the LLM optimizer, backend "llm" (docs/llm.md); backend "ad" ignores these.
      * The API key is read from the environment variable named here, never from this struct, and is

@@ -661,7 +661,7 @@ static PyMethodDef Session_methods[] = {
      "load_forward(path, source=None)\n\nLoads the forward file (parsed; kernels and stub found). "
      "With `source`, that text is the file and `path` names it."},
     {"generate", (PyCFunction)(void (*)(void))Session_generate, METH_VARARGS | METH_KEYWORDS,
-     "generate(dims=None, launch=None, backend='ad', loops='recompute') -> snapshot id\n\nGenerates a "
+     "generate(dims=None, launch=None, backend='ad', loops='auto') -> snapshot id\n\nGenerates a "
      "backward. `dims` (dict) picks the dims to trace with (default: the first SWEEP entry); `launch` "
      "(dict) is a trace record used instead of running the worker; `loops` ('recompute', 'tape' or 'auto') "
      "says how loops with nonlinear carried state are reversed. backend='llm' runs the LLM optimizer "

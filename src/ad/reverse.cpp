@@ -184,9 +184,33 @@ void Reverse::write_gradient(const ir::Op &op, ValueId g) {
 
 }  // namespace detail
 
+namespace {
+
+// The forward loops whose rerun (ForBegin marked `rerun`, at the forward loop's location) is in `bwd`.
+std::vector<int> rerun_loops(const ir::Function &fwd, const ir::Function &bwd) {
+    std::vector<int> out;
+    for (const ir::Op &r : bwd.ops) {
+        if (r.kind != ir::OpKind::ForBegin || !r.ival2) continue;
+        for (size_t i = 0; i < fwd.ops.size(); ++i)
+            if (fwd.ops[i].kind == ir::OpKind::ForBegin && fwd.ops[i].loc.line == r.loc.line &&
+                fwd.ops[i].loc.col == r.loc.col && !std::count(out.begin(), out.end(), static_cast<int>(i)))
+                out.push_back(static_cast<int>(i));
+    }
+    return out;
+}
+
+}  // namespace
+
 Backward reverse(const ir::Function &fwd, const GradSpec &spec, const std::map<std::string, passes::GradWrite> &plan,
                  const std::string &name, const Cleanup &cleanup) {
-    return detail::Reverse(fwd, spec, plan, cleanup).run(name);
+    if (spec.loops != LoopPolicy::Auto) return detail::Reverse(fwd, spec, plan, cleanup).run(name);
+    GradSpec recompute = spec;
+    recompute.loops = LoopPolicy::Recompute;
+    Backward b = detail::Reverse(fwd, recompute, plan, cleanup).run(name);
+    GradSpec taped = spec;
+    taped.taped = rerun_loops(fwd, b.fn);
+    if (taped.taped.empty()) return b;
+    return detail::Reverse(fwd, taped, plan, cleanup).run(name);
 }
 
 }  // namespace tad::ad

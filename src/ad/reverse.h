@@ -22,16 +22,20 @@ namespace tad::ad {
 // How a loop whose carried float state is nonlinear (a recurrence, an online softmax) is reversed.
 // Recompute: for each iteration, last to first, rerun the loop up to it (O(T²) body evaluations, no
 // memory). Tape: the replay stores the state at each iteration's start into scratch memory and the
-// reverse loop reads it back (O(T), trips × state floats per program; see tape.h). Auto: the tape
-// for a loop whose trip count the host computes from the launch's integer arguments and constexprs
-// (its tape is sized without a kernel or a host synchronization, so the backward can be captured in
-// a CUDA graph), recompute for the others.
+// reverse loop reads it back (O(T), trips × state floats per program; see tape.h). Auto: recompute,
+// then the tape for each top-level loop whose rerun is still in the backward after cleanup (a state
+// the backward does not read, or a loop a closed form replaced, costs nothing to recompute and needs
+// no tape) and whose trip count the host computes from the launch's integer arguments and
+// constexprs (its tape is sized without a kernel or a host synchronization, so the backward can be
+// captured in a CUDA graph).
 enum class LoopPolicy { Recompute, Tape, Auto };
 
 struct GradSpec {
     std::vector<std::string> wrt;  // pointer parameters whose gradients are wanted
     std::vector<std::string> outputs;  // pointer parameters that are differentiable outputs
     LoopPolicy loops = LoopPolicy::Recompute;
+    // Under Auto, set by reverse(): the forward loops (by for_begin op index) whose rerun survived.
+    std::vector<int> taped = {};
     // Outputs whose earlier contents also carry gradient (a buffer read, or written, before this
     // launch's stores, or by them: an in-place update). The reverse of a plain store zeroes the
     // cotangent it read, so that the overwritten value, whose adjoint the same shadow holds next,

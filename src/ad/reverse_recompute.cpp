@@ -1,5 +1,6 @@
 // Reversal of loops with nonlinear float state, last iteration first: each iteration's state is
 // recovered by rerunning the forward loop up to it (recompute) or read back from the tape.
+#include <algorithm>
 #include <set>
 
 #include "ad/reverse_internal.h"
@@ -100,7 +101,9 @@ void Reverse::rerun_to_iteration(Recompute &r, const std::vector<size_t> &rerun)
     const ir::Loop &l = r.l;
     const ir::Op &begin = fwd_.ops[l.begin], &end = fwd_.ops[l.end];
     std::vector<ValueId> shadow_outer = shadow_;
+    b_.loc = begin.loc;  // LoopPolicy::Auto finds the forward loop of a rerun that survives by it
     ValueId j = b_.for_begin(r.lo, r.i_k, r.step, begin.name);
+    bwd_.ops[static_cast<size_t>(bwd_.values[j].def_op)].ival2 = 1;
     bwd_.values[j].name = fwd_.values[begin.result].name;
     primal_[begin.result] = j;
     int inner = 0;
@@ -208,7 +211,9 @@ void Reverse::choose_taped_loops() {
     if (spec_.loops == LoopPolicy::Recompute) return;
     for (const ir::Loop &l : loops_) {
         if (l.parent != -1 || !nonlinear(l)) continue;
-        if (spec_.loops == LoopPolicy::Auto && !host_trips(fwd_, l)) continue;
+        if (spec_.loops == LoopPolicy::Auto &&
+            (!host_trips(fwd_, l) || !std::count(spec_.taped.begin(), spec_.taped.end(), l.begin)))
+            continue;
         const ir::Op &end = fwd_.ops[l.end];
         TapeRegion region;
         std::vector<ValueId> roots;

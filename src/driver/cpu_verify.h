@@ -19,7 +19,7 @@ struct CpuVerifyInput {
     std::string import_path;  // the forward file the worker traces
     long long max_elements;  // skip dims whose tensors hold more
     unsigned seed;
-    ad::LoopPolicy loops = ad::LoopPolicy::Recompute;  // the candidate's
+    ad::LoopPolicy loops = ad::LoopPolicy::Auto;  // the candidate's
     // A module tad did not write (an LLM's): the compiler's launch plan is not what it runs, so the
     // whole-stub check alone decides.
     bool whole_stub_only = false;

@@ -55,7 +55,7 @@ struct Chain {
 
 // `loops`: how loops with nonlinear carried state are reversed (ad::LoopPolicy).
 // `tag` goes into the names of the kernels it derives (the launch nodes' "_launch<k>").
-Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops = ad::LoopPolicy::Recompute,
+Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy loops = ad::LoopPolicy::Auto,
                    const std::string &tag = "");
 
 // One derivation over the chains of several traces of a stub (one per specialization of its static
@@ -67,7 +67,7 @@ plan::Derivation merge(const frontend::KernelFile &kf, const std::vector<Chain> 
 // computes from the grad inputs (has_torch_code), each launch its own node (launch_nodes.h).
 // `explain`, if given, receives the access analysis of every launch (explain()).
 std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
-                                 ad::LoopPolicy loops = ad::LoopPolicy::Recompute, std::string *explain = nullptr);
+                                 ad::LoopPolicy loops = ad::LoopPolicy::Auto, std::string *explain = nullptr);
 
 // How each launch's backward writes its gradients, per chain: "launch 0 _k:" then the access
 // analysis (passes::print), indented.

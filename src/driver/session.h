@@ -30,7 +30,7 @@ struct GenerateOptions {
     std::string backend = "ad";  // or "llm": the optimizer (optimize.h)
     std::string dims_json;  // empty: first SWEEP entry
     std::string launch_json;  // empty: trace with the worker
-    std::string loops = "recompute";  // or "tape", "auto": ad::LoopPolicy
+    std::string loops = "auto";  // or "recompute", "tape": ad::LoopPolicy
     OptimizeOptions llm;  // backend "llm" only
 };
 
@@ -40,7 +40,7 @@ struct CandidateDraft {
     std::string label;
     std::optional<std::string> parent;
     std::string backend = "llm";
-    std::string loops = "recompute";
+    std::string loops = "auto";
 };
 
 struct VerifyOptions {

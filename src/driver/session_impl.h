@@ -137,9 +137,9 @@ struct Session::Impl {
 
 // The candidate's loops policy by name; TAD_ERR_INVALID_ARGUMENT naming `fn` for another.
 inline ad::LoopPolicy loop_policy(const std::string &name, const char *fn) {
-    if (name.empty() || name == "recompute") return ad::LoopPolicy::Recompute;
+    if (name == "recompute") return ad::LoopPolicy::Recompute;
     if (name == "tape") return ad::LoopPolicy::Tape;
-    if (name == "auto") return ad::LoopPolicy::Auto;
+    if (name.empty() || name == "auto") return ad::LoopPolicy::Auto;
     fail(TAD_ERR_INVALID_ARGUMENT,
          std::string(fn) + ": unknown loops policy '" + name + "' (available: recompute, tape, auto)");
 }

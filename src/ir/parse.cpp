@@ -469,6 +469,7 @@ private:
         case OpAttrs::Iterator:
             op.name = parenthesized_name();
             op.ival = accept_word("pipelined") ? 1 : 0;
+            op.ival2 = accept_word("rerun") ? 1 : 0;
             break;
         }
     }

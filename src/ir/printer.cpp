@@ -136,7 +136,10 @@ void print_attrs(std::ostringstream &os, const Op &op) {
     case OpAttrs::AxisReverse: os << " axis=" << op.axis << (op.ival ? " reverse" : ""); break;
     case OpAttrs::Precision: os << optional_name(" precision=", op.name); break;
     case OpAttrs::Access: os << optional_name(" sem=", op.name); break;
-    case OpAttrs::Iterator: os << " (" << text::word_or_quoted(op.name) << ")" << (op.ival ? " pipelined" : ""); break;
+    case OpAttrs::Iterator:
+        os << " (" << text::word_or_quoted(op.name) << ")" << (op.ival ? " pipelined" : "")
+           << (op.ival2 ? " rerun" : "");
+        break;
     }
 }
 

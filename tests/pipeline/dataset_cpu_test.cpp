@@ -7,6 +7,9 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "../common/scoped_env.h"
 #include "cpu_session.h"
@@ -177,6 +180,26 @@ TEST_P(LoopPolicies, TapeAndRecomputeBothPass) {
 INSTANTIATE_TEST_SUITE_P(Dataset, LoopPolicies,
                          ::testing::Values("cross_entropy", "flash_attention", "linear_recurrence"),
                          [](const auto &info) { return info.param; });
+
+// The default policy, auto, tapes a loop only where the backward still reruns it after cleanup: not
+// where a closed form replaced the loop (cross_entropy's online softmax), nor where the backward never
+// reads the state a rerun would recover (cumsum's running total, GAE's advantage: their adjoints do
+// not depend on it); linear_recurrence's state is read at every reversed step, so it is taped.
+TEST(LoopPolicyAuto, TapesOnlyTheLoopsTheBackwardReruns) {
+    if (std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0)
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    for (const auto &[name, taped] : std::vector<std::pair<std::string, bool>>{
+             {"cross_entropy", false}, {"cumsum", false}, {"gae", false}, {"linear_recurrence", true}}) {
+        fs::TempDir dir;
+        std::unique_ptr<Session> session = open_dataset(dir, name);
+        std::string src = session->candidate_source(session->generate(GenerateOptions{}));
+        EXPECT_EQ(src.find("Tape") != std::string::npos, taped) << name << ":\n" << src;
+        const size_t back = src.find("for back in range(");
+        if (back == std::string::npos) continue;
+        std::string loop = src.substr(back, src.find("\n\n\n", back) - back);
+        EXPECT_EQ(loop.find("\n        for "), std::string::npos) << name << ": a rerun survived:\n" << loop;
+    }
+}
 
 // A list of dims given to generate is scanned for static-if specializations as the SWEEP is.
 TEST(GenerateDims, ListGetsEverySpecialization) {

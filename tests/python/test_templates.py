@@ -358,7 +358,7 @@ class Tuner(unittest.TestCase):
         self.cache = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, self.cache)
         patches = [mock.patch.dict(os.environ, {"TAD_CACHE_DIR": self.cache}),
-                   mock.patch.object(rt, "_AUTOTUNE", [True]),
+                   mock.patch.object(rt, "_AUTOTUNE", ["all"]),
                    mock.patch.object(rt._Tuner, "_can_time", staticmethod(lambda args: True))]
         for p in patches:
             p.start()
@@ -466,13 +466,26 @@ class Tuner(unittest.TestCase):
         x, dx = torch.ones(4), torch.zeros(4)
         kernel = TimedKernel()
         k, timed = self.tuned(kernel)
-        with mock.patch.object(rt, "_AUTOTUNE", [False]):
+        with mock.patch.object(rt, "_AUTOTUNE", ["off"]):
             k[(2,)](x, dx, 4, BLOCK=16)
         with mock.patch.object(rt._Tuner, "_can_time", staticmethod(lambda args: False)):
             k[(2,)](x, dx, 4, BLOCK=16)
         self.assertEqual(timed, [])
         self.assertEqual([o for _, o in kernel.launches], [{"BLOCK": 16}, {"BLOCK": 16}])
         self.assertFalse(self.can_time((x, dx)))  # CPU tensors are not timed
+
+    def test_by_default_only_kernels_with_a_dot_are_tuned(self):
+        self.assertEqual([rt._autotune_mode(v) for v in ("", "0", "off", "1", "on", "all", "dots")],
+                         ["off", "off", "off", "all", "all", "all", "dots"])
+        x, dx = torch.ones(4), torch.zeros(4)
+        for src, tuned in (("acc = tl.dot(a, b, acc)", True), ("y = tl.sum(x, axis=0)", False)):
+            kernel = TimedKernel()
+            kernel.src = src
+            k, timed = self.tuned(kernel)
+            with mock.patch.object(rt, "_AUTOTUNE", ["dots"]):
+                k[(2,)](x, dx, 4, BLOCK=16)
+            self.assertEqual(bool(timed), tuned, src)
+            self.assertEqual(kernel.launches[-1][1].get("num_warps"), 8 if tuned else None, src)
 
 
 def kernel_fn(X, Y, n, scale=2.0, BLOCK: "tl.constexpr" = 32, EVEN: "tl.constexpr" = None):

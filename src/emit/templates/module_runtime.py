@@ -183,7 +183,7 @@ class _fit_shared_memory:
     def __getitem__(self, grid):
         def launch(*args, _tiles=(), **kwargs):
             targets, g = _default_targets(_tiles, args), grid
-            if _AUTOTUNE[0] and self.tuner is not None:
+            if self.tuner is not None and _tunes(self.kernel):
                 kwargs, targets = self.tuner.options(grid, args, kwargs, _tiles, targets)
             if _tiles:
                 g, args, kwargs = _retile(self.kernel, grid, args, kwargs, _tiles, targets)
@@ -287,8 +287,20 @@ def _tuned(*written, parts=0):
     return lambda kernel: _fit_shared_memory(kernel, written, parts)
 
 
-# TAD_AUTOTUNE=1: each backward kernel is tuned on its first launch per key (_Tuner).
-_AUTOTUNE = [os.environ.get("TAD_AUTOTUNE", "0") not in ("", "0", "off")]
+# Which backward kernels are tuned on their first launch per key (_Tuner), from TAD_AUTOTUNE: "dots"
+# (unset: the default) those with a tl.dot, whose options decide most of their time (a matmul's
+# epilogue can double its registers: 1.55x at 4096^3 on the H200); "1", "on" or "all" every one;
+# "0", "off" or "" none.
+def _autotune_mode(value):
+    return "off" if value in ("", "0", "off") else "all" if value in ("1", "on", "all") else "dots"
+
+
+_AUTOTUNE = [_autotune_mode(os.environ.get("TAD_AUTOTUNE", "dots"))]
+
+
+def _tunes(kernel):
+    mode = _AUTOTUNE[0]
+    return mode == "all" or (mode == "dots" and "tl.dot(" in getattr(kernel, "src", ""))
 
 
 class _Tuner:

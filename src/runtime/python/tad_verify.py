@@ -16,6 +16,7 @@ import contextlib
 import gc
 import itertools
 import math
+import os
 import time
 
 import torch
@@ -104,6 +105,12 @@ def verify(module, stub, generated, dims_list, dtypes, seed, grad_inputs, device
     rtol = {**RTOL, **(tolerances or {})}
     cases = list(itertools.product(dims_list, dtypes))
     entries = []
+    # Tuning (module_runtime.py's _Tuner) picks num_warps and num_stages, not what a kernel computes,
+    # and would compile and time every kernel with a dot once per case: off here unless the
+    # environment asks for it.
+    tuning = getattr(generated, "_AUTOTUNE", None)
+    if tuning is not None and "TAD_AUTOTUNE" not in os.environ:
+        tuning[0] = "off"
     for k, (dims, dtype) in enumerate(cases):
         progress(f"verify {k + 1}/{len(cases)}: {dims} {dtype}", k / len(cases))
         # Kernels multiplying float32 tiles at TF32 precision (10-bit mantissa) round like float16.

@@ -73,10 +73,13 @@ impl SessionOptions {
 /// How loops whose carried float state is nonlinear are reversed (docs/compiler.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Loops {
-    /// Rerun the loop up to each iteration: O(T^2) work, no memory (the default).
+    /// Rerun the loop up to each iteration: O(T^2) work, no memory.
     Recompute,
     /// Store the state per iteration in scratch memory: O(T) work.
     Tape,
+    /// Recompute, then the tape for each loop whose rerun the backward still needs and whose trip
+    /// count the host computes (the default).
+    Auto,
 }
 
 /// Options of [`crate::Session::generate`].
@@ -301,6 +304,7 @@ impl GenerateOptions {
         let loops = self.loops.map(|l| match l {
             Loops::Recompute => "recompute",
             Loops::Tape => "tape",
+            Loops::Auto => "auto",
         });
         Ok(sys::tad_generate_options {
             backend: strings.add(self.backend.as_ref().map(|s| s.as_bytes()), "backend")?,
