@@ -17,6 +17,7 @@
 #include "passes/passes.h"
 #include "passes/pipeline_loops.h"
 #include "passes/remap_programs.h"
+#include "passes/segment_atomics.h"
 #include "schedule/closed_form.h"
 #include "schedule/regrid.h"
 #include "schedule/scatter.h"
@@ -157,6 +158,15 @@ plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::str
     std::optional<plan::Regrid> regrid = schedule::regrid(b, mode, &what);
     dump("regrid", b.fn);
     *report += b.fn.name + ": " + what;
+    passes::SegmentedAtomics sa = passes::segment_atomics(b.fn);
+    if (!sa.params.empty()) {
+        b.fn = passes::dce(passes::cse(sa.fn));
+        dump("segment-atomics", b.fn);
+        std::string params;
+        for (const std::string &p : sa.params) params += (params.empty() ? "" : ", ") + p;
+        *report += b.fn.name + ": atomic adds to " + params + " by segments of one address (" +
+                   std::to_string(sa.runs) + " run(s) carried across a loop)\n";
+    }
     passes::CombinedAtomics c = passes::combine_atomics(b.fn);
     if (!c.params.empty()) {
         b.fn = passes::dce(passes::cse(c.fn));  // the same parameters: b.origins still holds

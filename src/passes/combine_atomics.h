@@ -17,6 +17,9 @@
 // neither value would also combine two values further apart, which monotone offsets like a
 // channel never take; dropping it made group norm's backward 1-4% faster on the H200.
 //
+// Adds whose offsets have unit steps through a division are segment_atomics.h's (it runs first and
+// takes them whole); the monotone closed form and shared_lanes() live in lane_ends.h.
+//
 // What makes it sound: the sums are the same contributions reassociated, and relaxed atomic adds
 // fix no order of the contributions anyway. The adds rewritten: those whose address is a pointer
 // the same for every lane plus an integer offset tile that is not affine in the lanes (affine

@@ -66,24 +66,15 @@ private:
     std::vector<ir::Loop> loops_;
     std::vector<Access> accesses_;
 
-    bool has_inner(size_t l) const {
-        for (const ir::Loop &o : loops_)
-            if (o.parent == static_cast<int>(l)) return true;
-        return false;
-    }
-
-    // The loop after loop i with its parent, when no loop lies between them and neither holds one.
+    // The loop after loop i with its parent, when no loop lies between them.
     int next_sibling(size_t i) const {
-        if (has_inner(i)) return -1;
         int best = -1;
         for (size_t j = 0; j < loops_.size(); ++j) {
             const ir::Loop &o = loops_[j];
             if (o.begin > loops_[i].last() && (best < 0 || o.begin < loops_[static_cast<size_t>(best)].begin))
                 best = static_cast<int>(j);
         }
-        if (best < 0 || loops_[static_cast<size_t>(best)].parent != loops_[i].parent ||
-            has_inner(static_cast<size_t>(best)))
-            return -1;
+        if (best < 0 || loops_[static_cast<size_t>(best)].parent != loops_[i].parent) return -1;
         return best;
     }
 

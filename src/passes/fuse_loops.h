@@ -10,7 +10,8 @@
 // kernel never writes.
 //
 // What it fuses: loops A and B, B the next loop after A with the same parent, whose for_begin ops
-// are identical (bounds, step, iterator), neither holding a loop. The ops between them that B or
+// are identical (bounds, step, iterator); loops inside either move with its body (segment_atomics.h's
+// guarded adds sit in group norm's first loop). The ops between them that B or
 // its initial values need must not depend on A and must not write memory; they move before A, the
 // others stay after the fused loop (it computes everything they read). B may not read anything A
 // computes, and neither loop may read or write a parameter the other writes (by pointer base). What

@@ -19,6 +19,7 @@
 #include "passes/regrid.h"
 #include "passes/remap_programs.h"
 #include "passes/saved_values.h"
+#include "passes/segment_atomics.h"
 #include "passes/shift_invariance.h"
 #include "passes/split_scatter.h"
 #include "passes/transpose.h"
@@ -222,6 +223,10 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             passes::EarlyLoads e = passes::early_loads(f);
             notes += "// loads moved: " + std::to_string(e.moved) + "\n";
             f = std::move(e.fn);
+        } else if (s.pass == "segment-atomics") {
+            passes::SegmentedAtomics sa = passes::segment_atomics(f);
+            notes += "// segmented: " + join(sa.params, ", ") + "; runs: " + std::to_string(sa.runs) + "\n";
+            f = passes::dce(passes::cse(sa.fn));
         } else if (s.pass == "combine-atomics") {
             passes::CombinedAtomics c = passes::combine_atomics(f);
             notes += "// combined: " + join(c.params, ", ") + "\n";

@@ -1,0 +1,49 @@
+// Atomic adds by segments (passes/segment_atomics.h) on the CPU tier: per-channel gradients whose
+// blocks fall into one channel, two, or several (the SWEEP of channel_affine.py; group norm's
+// SWEEP) still match finite differences, and the generated kernel adds through runs and segments,
+// never lane by lane.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cpu_session.h"
+
+namespace {
+
+using tad::test::kernel;
+
+bool has(const std::string &src, const std::string &what) { return src.find(what) != std::string::npos; }
+
+TEST(SegmentAtomicsCpu, ChannelGradientsAddRunsAndSegments) {
+    REQUIRE_TORCH();
+    const std::string k =
+        kernel(tad::test::generate_and_verify("tests/pipeline/data/combine/channel_affine.py", "segments", 3),
+               "_channel_affine_bwd");
+    EXPECT_TRUE(has(k, "DB_run = tl.full((BLOCK,), 0.0, tl.float32)")) << k;
+    const size_t flush = k.find("        for flush in range((run_live & t");
+    ASSERT_NE(flush, std::string::npos) << k;
+    const size_t body = k.find(":\n", flush) + 2;
+    const std::string adds =
+        "            tl.atomic_add(DB + run_at, tl.sum(DB_run), sem=\"relaxed\")\n"
+        "            tl.atomic_add(DS + run_at, tl.sum(DS_run), sem=\"relaxed\")\n        ";
+    EXPECT_EQ(k.substr(body, adds.size()), adds) << k;
+    EXPECT_TRUE(has(k, "        for segment in range(tl.where(")) << k;
+    // Past 16 channels in a block (never in this SWEEP, whose blocks are 16 lanes), the lanes' own adds.
+    EXPECT_TRUE(has(k, "        for lanes in range(")) << k;
+    // The last run, after the loop.
+    EXPECT_TRUE(has(k, "    for flush in range(run_live.to(tl.int32)):\n")) << k;
+    EXPECT_FALSE(has(k, "tl.atomic_add(DB + ch")) << k;
+    EXPECT_FALSE(has(k, "tl.atomic_add(DS + ch")) << k;
+}
+
+TEST(SegmentAtomicsCpu, GroupNormAffineGradients) {
+    REQUIRE_TORCH();
+    const std::string k =
+        kernel(tad::test::generate_and_verify("dataset/group_norm.py", "segments", 2), "_group_norm_fwd_bwd");
+    EXPECT_TRUE(has(k, "DW_run = tl.full((BLOCK_SIZE,), 0.0, tl.float32)")) << k;
+    EXPECT_TRUE(has(k, "for segment in range(")) << k;
+    EXPECT_FALSE(has(k, "tl.atomic_add(DW + ch")) << k;
+    EXPECT_FALSE(has(k, "tl.atomic_add(DB + ch")) << k;
+}
+
+}  // namespace
