@@ -26,7 +26,9 @@ public:
             const ir::Op &op = f_.ops[i];
             b_.loc = op.loc;
             ValueId base = ir::kNoValue, offset = ir::kNoValue;
-            if (op.kind == OpKind::AtomicAdd && shared_lanes(f_, a, op.operands[0], &base, &offset)) {
+            // segment_atomics.h's adds: what it left are its lanes' own adds past kMaxSegments addresses.
+            if (op.kind == OpKind::AtomicAdd && shared_lanes(f_, a, op.operands[0], &base, &offset) &&
+                !LaneEnds(f_, b_, map_).repeating_unit_steps(op)) {
                 combine(op, map_[base], map_[offset]);
                 const std::string p = pointer_base(f_, op.operands[0]);
                 if (std::find(out_.params.begin(), out_.params.end(), p) == out_.params.end()) out_.params.push_back(p);
