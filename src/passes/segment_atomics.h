@@ -11,10 +11,15 @@
 // the loop. A tile that spans several addresses (every tile, outside a loop) is added by a loop over
 // its addresses, each getting the sum of its lanes; past 16 addresses (a small divisor: group norm
 // with HW = 1), by the lanes' own adds. Each of these is a loop (of 0 or 1 trips for the flush and
-// the lanes' adds): the IR's only control flow. Measured on the H200 (bench/results, session 7):
-// group norm's backward 0.223 -> 0.158 ms (fp16, HW 4096), 0.312 -> 0.027 ms (HW 49), 0.016 -> 0.014
-// ms (HW 1). The same code with an if / else instead of the 0/1-trip loops was no faster than the
-// per-tile sums it replaces: Triton then gave the loop body a layout without vector loads.
+// the lanes' adds): the IR's only control flow.
+//
+// Measured on the H200 (bench/results/2026-12-03-h200-session7.md), group norm's backward against
+// the combined form: fp32 22-23% faster (HW 1024 and 4096), HW 49 11x faster (0.312 -> 0.028 ms),
+// HW 1 10% faster; fp16 at HW 4096 / 3136 13% / 23% slower. That last is the lanes' own adds: in a
+// loop (0 or 1 trips, never taken there), even reading the trip, they slow the whole loop body down;
+// without them the same kernel takes 0.159 ms instead of 0.252
+// (the combined form: 0.222). Inside an `if` they cost nothing, but the IR has no `if` yet; and
+// without a fallback, segments alone cost a reduction per address (HW 1: 1.4 ms).
 //
 // What makes it sound: the sums are the same contributions reassociated (relaxed atomic adds fix
 // no order anyway), deferred within one program only and only to buffers the kernel never loads.

@@ -17,7 +17,7 @@ bool has(const std::string &src, const std::string &what) { return src.find(what
 TEST(SegmentAtomicsCpu, ChannelGradientsAddRunsAndSegments) {
     REQUIRE_TORCH();
     const std::string k =
-        kernel(tad::test::generate_and_verify("tests/pipeline/data/combine/channel_affine.py", "segments", 3),
+        kernel(tad::test::generate_and_verify("tests/pipeline/data/combine/channel_affine.py", "segments", 4),
                "_channel_affine_bwd");
     EXPECT_TRUE(has(k, "DB_run = tl.full((BLOCK,), 0.0, tl.float32)")) << k;
     const size_t flush = k.find("        for flush in range((run_live & t");
@@ -28,7 +28,7 @@ TEST(SegmentAtomicsCpu, ChannelGradientsAddRunsAndSegments) {
         "            tl.atomic_add(DS + run_at, tl.sum(DS_run), sem=\"relaxed\")\n        ";
     EXPECT_EQ(k.substr(body, adds.size()), adds) << k;
     EXPECT_TRUE(has(k, "        for segment in range(tl.where(")) << k;
-    // Past 16 channels in a block (never in this SWEEP, whose blocks are 16 lanes), the lanes' own adds.
+    // Past 16 channels in a block (the SWEEP's HW = 1), the lanes' own adds.
     EXPECT_TRUE(has(k, "        for lanes in range(")) << k;
     // The last run, after the loop.
     EXPECT_TRUE(has(k, "    for flush in range(run_live.to(tl.int32)):\n")) << k;

@@ -1,8 +1,9 @@
 """A per-channel affine map y = x * scale[c] + shift[c] of x [N, C, HW], one program per sample
 walking its C*HW elements in blocks: a block's channel is `offs // HW`, so the backward adds whole
-blocks of dScale and dShift lanes into one or two channels (combined atomic adds). The SWEEP puts
-HW above the block (one channel per block), between half the block and the block (two), and below
-(several: the lanes' own adds)."""
+blocks of dScale and dShift lanes into one channel or several (atomic adds by segments). The SWEEP
+puts HW above the block (one channel per block), between half the block and the block (two), below
+(several: one add per channel), and at 1 (32 channels per block, past the 16 a block adds by
+channel: the lanes' own adds)."""
 import torch
 import triton
 import triton.language as tl
@@ -30,11 +31,12 @@ def _channel_affine(X, S, B, Y, C, HW, BLOCK: tl.constexpr):
 def channel_affine(x, scale, shift):
     N, C, HW = x.shape
     y = torch.empty_like(x)
-    _channel_affine[(N,)](x, scale, shift, y, C, HW, BLOCK=16)
+    _channel_affine[(N,)](x, scale, shift, y, C, HW, BLOCK=32)
     return y
 
 
-SWEEP = [{"N": 3, "C": 4, "HW": 40}, {"N": 2, "C": 5, "HW": 12}, {"N": 2, "C": 6, "HW": 5}]
+SWEEP = [{"N": 3, "C": 4, "HW": 40}, {"N": 2, "C": 5, "HW": 24}, {"N": 2, "C": 6, "HW": 5},
+         {"N": 2, "C": 40, "HW": 1}]
 
 
 def make_args(dims):
