@@ -150,23 +150,9 @@ void fuse(ir::Function &fn, std::string *report) {
                " pair(s) of loops fused\n";
 }
 
-// One variant: re-gridded where its gradients are reduced over the grid (`report` gets what the
-// re-grid did).
-plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::string *report) {
-    const schedule::GridReduction mode = schedule::grid_reduction(std::getenv("TAD_GRID_REDUCTION"));
-    std::string what;
-    std::optional<plan::Regrid> regrid = schedule::regrid(b, mode, &what);
-    dump("regrid", b.fn);
-    *report += b.fn.name + ": " + what;
-    passes::SegmentedAtomics sa = passes::segment_atomics(b.fn);
-    if (!sa.params.empty()) {
-        b.fn = passes::dce(passes::cse(sa.fn));
-        dump("segment-atomics", b.fn);
-        std::string params;
-        for (const std::string &p : sa.params) params += (params.empty() ? "" : ", ") + p;
-        *report += b.fn.name + ": atomic adds to " + params + " by segments of one address (" +
-                   std::to_string(sa.runs) + " run(s) carried across a loop)\n";
-    }
+// The schedule passes after the re-grid and the segments: atomic adds combined, the re-grid's loop
+// pipelined, reductions lifted, loops fused, loads issued earlier (`report` gets what each did).
+void schedule_rest(ad::Backward &b, bool regridded, std::string *report) {
     passes::CombinedAtomics c = passes::combine_atomics(b.fn);
     if (!c.params.empty()) {
         b.fn = passes::dce(passes::cse(c.fn));  // the same parameters: b.origins still holds
@@ -178,7 +164,7 @@ plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::str
     }
     // Only the re-grid's loop: its iterations were the forward's programs, which share nothing a
     // load could see change (pipeline_loops.h); a loop the user wrote may carry such a dependency.
-    passes::PipelinedLoops pipelined = regrid ? passes::pipeline_loops(b.fn) : passes::PipelinedLoops{};
+    passes::PipelinedLoops pipelined = regridded ? passes::pipeline_loops(b.fn) : passes::PipelinedLoops{};
     if (!pipelined.loops.empty()) {
         *report += b.fn.name + ": " + passes::print(pipelined);
         b.fn = std::move(pipelined.fn);
@@ -202,7 +188,47 @@ plan::KernelVariant variant(ad::Backward b, const plan::Guards &guards, std::str
             dump("early-loads", b.fn);
         }
     }
-    return {std::move(b), guards, std::move(regrid), {}, true, std::nullopt, std::nullopt};
+}
+
+// One variant, re-gridded where its gradients are reduced over the grid; with `few`, preceded by
+// the variant of segment_atomics.h's form without the lanes' own adds (kernel name + "_few"), under
+// its condition that no tile spans more than 16 addresses (`report` gets what the passes did).
+std::vector<plan::KernelVariant> variants(ad::Backward b, const plan::Guards &guards, bool few, std::string *report) {
+    const schedule::GridReduction mode = schedule::grid_reduction(std::getenv("TAD_GRID_REDUCTION"));
+    std::string what;
+    std::optional<plan::Regrid> regrid = schedule::regrid(b, mode, &what);
+    dump("regrid", b.fn);
+    *report += b.fn.name + ": " + what;
+    std::vector<plan::KernelVariant> out;
+    passes::SegmentedAtomics sa = passes::segment_atomics(b.fn);
+    if (!sa.params.empty()) {
+        std::string params;
+        for (const std::string &p : sa.params) params += (params.empty() ? "" : ", ") + p;
+        const std::string runs = " (" + std::to_string(sa.runs) + " run(s) carried across a loop)";
+        if (few && sa.few) {
+            ad::Backward fb = b;
+            fb.fn = passes::dce(passes::cse(*sa.few));
+            fb.fn.name += "_few";
+            dump("segment-atomics", fb.fn);
+            plan::Guards with = guards;
+            std::string when;
+            for (const passes::Inequality &q : sa.few_when) {
+                with.push_back({plan::Guard::AtLeast, q.lhs, q.rhs, {}});
+                when += (when.empty() ? "" : " and ") + q.str();
+            }
+            *report += fb.fn.name + ": atomic adds to " + params + " by segments of one address" + runs +
+                       ", every tile's addresses by segments where " + when + "\n";
+            schedule_rest(fb, regrid.has_value(), report);
+            out.push_back({std::move(fb), with, regrid, {}, true, std::nullopt, std::nullopt});
+        }
+        b.fn = passes::dce(passes::cse(sa.fn));
+        dump("segment-atomics", b.fn);
+        *report += b.fn.name + ": atomic adds to " + params + " by segments of one address" + runs +
+                   (sa.few && few ? ", past 16 addresses a tile's lanes add on their own" : "") + "\n";
+    }
+    schedule_rest(b, regrid.has_value(), report);
+    out.push_back({std::move(b), guards, std::move(regrid), {}, true, std::nullopt, std::nullopt});
+    return out;
 }
 
 // The variant of `b` with the adds no two writes share stored (schedule/stores.h), then, where that
@@ -214,12 +240,15 @@ void push_variants(plan::Specialization &sp, ad::Backward b, const plan::Guards 
     std::optional<ad::Backward> stored = scatter ? std::nullopt : schedule::stored_adds(b, merged, keep, &with, report);
     if (stored) {
         dump("stores", stored->fn);
-        sp.variants.push_back(variant(std::move(*stored), with, report));
+        for (plan::KernelVariant &v : variants(std::move(*stored), with, true, report))
+            sp.variants.push_back(std::move(v));
         if (with.size() == guards.size()) return;
         b.fn.name += "_adds";
     }
-    sp.variants.push_back(variant(std::move(b), guards, report));
-    sp.variants.back().scatter = scatter;
+    for (plan::KernelVariant &v : variants(std::move(b), guards, true, report)) {
+        v.scatter = scatter;
+        sp.variants.push_back(std::move(v));
+    }
 }
 
 // The variant with transposed kernels `t` and what is left of `b`, whose merged adds are stored where
@@ -240,8 +269,9 @@ plan::KernelVariant transposed_variant(ad::Backward b, schedule::Transposition &
         b = std::move(*stored);
         *report += stores;
     }
+    // The rest's form with the lanes' own adds only: a `few` twin would need its transposed kernels twice.
     plan::KernelVariant v =
-        t.rest ? variant(std::move(b), all, report)
+        t.rest ? std::move(variants(std::move(b), all, false, report).back())
                : plan::KernelVariant{std::move(b), all, std::nullopt, {}, false, std::nullopt, std::nullopt};
     v.transposed = std::move(t.kernels);
     v.stashes = t.stashes;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -30,16 +31,56 @@ struct Group {
     std::vector<ValueId> carried, next, results;  // at, live, then one run per add
 };
 
+// The scalar divisor of the division nearest the lanes in offset tile `v` (monotone, as
+// LaneEnds::repeating_unit_steps holds), or kNoValue.
+ValueId innermost_divisor(const ir::Function &f, ValueId v) {
+    ValueId divisor = ir::kNoValue;
+    for (;;) {
+        const ir::Op &d = f.def(v);
+        const auto uniform = [&](ValueId x) {
+            const ir::Op &o = f.def(x);
+            return o.kind == OpKind::Broadcast && f.type(o.operands[0]).scalar();
+        };
+        if (d.kind == OpKind::Cast) {
+            v = d.operands[0];
+        } else if (d.kind == OpKind::Add || d.kind == OpKind::Sub || d.kind == OpKind::Mul || d.kind == OpKind::Div) {
+            const bool left = !uniform(d.operands[0]);
+            if (d.kind == OpKind::Div) divisor = f.def(d.operands[1]).operands[0];
+            v = d.operands[left ? 0 : 1];
+        } else {
+            return divisor;
+        }
+    }
+}
+
+// `(kMaxSegments - 1) * D >= n` for the add's innermost divisor D and tile size n (segment_atomics.h),
+// or nullopt where either is not a value the host has.
+std::optional<Inequality> few_addresses(const ir::Function &f, Affine &a, const ir::Op &add, ValueId offset) {
+    const ValueId d = innermost_divisor(f, offset);
+    if (d == ir::kNoValue) return std::nullopt;
+    const Form &divisor = a.of(d);
+    if (!divisor.invariant() || divisor.data >= 0) return std::nullopt;
+    const ir::Dim &n = f.type(add.operands[0]).shape.at(0);
+    std::optional<Poly> size;
+    if (n.expr == std::to_string(n.value)) size = Poly::constant(n.value);
+    for (const ir::Constexpr &c : f.constexprs)
+        if (c.name == n.expr) size = Poly::symbol(c.name);  // its value in other specializations too
+    if (!size) return std::nullopt;
+    return Inequality{Poly::constant(kMaxSegments - 1) * divisor.offset, *size};
+}
+
 class Segmenter {
 public:
-    explicit Segmenter(const ir::Function &f)
-        : f_(f), loops_(ir::loops(f)), b_(out_.fn), map_(f.values.size(), ir::kNoValue) {
+    // `lanes`: past kMaxSegments addresses a tile's lanes add on their own; otherwise its segments
+    // loop runs over every address.
+    Segmenter(const ir::Function &f, bool lanes)
+        : f_(f), lanes_(lanes), loops_(ir::loops(f)), b_(out_.fn), map_(f.values.size(), ir::kNoValue) {
         out_.fn = empty_like(f);
     }
 
     SegmentedAtomics run() {
         find_groups();
-        if (groups_.empty()) return {f_, {}, 0};
+        if (groups_.empty()) return {f_, {}, 0, std::nullopt, {}};
         for (size_t i = 0; i < f_.ops.size(); ++i) step(static_cast<int>(i));
         for (const Group *g : last_flushes_) flush(*g, g->results[1], g->results);
         return std::move(out_);
@@ -47,6 +88,7 @@ public:
 
 private:
     const ir::Function &f_;
+    const bool lanes_;
     std::vector<ir::Loop> loops_;
     SegmentedAtomics out_;
     ir::Builder b_;
@@ -78,12 +120,17 @@ private:
         ir::Builder unused(out_.fn);
         LaneEnds check(f_, unused, none);
         std::map<std::tuple<ValueId, ValueId, int, std::string>, int> by_key;
+        bool guarded = true;
         for (size_t i = 0; i < f_.ops.size(); ++i) {
             const ir::Op &op = f_.ops[i];
             ValueId base = ir::kNoValue, offset = ir::kNoValue;
             if (op.kind != OpKind::AtomicAdd || !shared_lanes(f_, a, op.operands[0], &base, &offset) ||
                 !check.repeating_unit_steps(op))
                 continue;
+            const std::optional<Inequality> few = few_addresses(f_, a, op, offset);
+            guarded = guarded && few.has_value();
+            if (few && std::find(out_.few_when.begin(), out_.few_when.end(), *few) == out_.few_when.end())
+                out_.few_when.push_back(*few);
             const ValueId mask = op.has_mask ? op.operands[2] : ir::kNoValue;
             const int loop = innermost(static_cast<int>(i));
             const auto key = std::make_tuple(offset, mask, loop, op.name);
@@ -101,6 +148,7 @@ private:
             const std::string p = pointer_base(f_, op.operands[0]);
             if (std::find(out_.params.begin(), out_.params.end(), p) == out_.params.end()) out_.params.push_back(p);
         }
+        if (!guarded) out_.few_when.clear();
         for (Group &g : groups_) {
             g.runs = g.loop >= 0 && float_values(g);
             for (int i : g.ops) g.runs = g.runs && !loaded.count(pointer_base(f_, f_.ops[i].operands[0]));
@@ -257,16 +305,18 @@ private:
         segments(g, lo, hi, split);
     }
 
-    // A loop over the addresses lo..hi (where `split` holds), each getting the sum of its lanes; past
-    // kMaxSegments addresses (a division by a small value: group norm with HW = 1), the lanes' own
-    // adds instead, in a loop of 0 or 1 trips (as an if / else, Triton gave group norm's loop body a
-    // layout without vector loads; as two loops it did not: bench/results, session 7).
+    // A loop over the addresses lo..hi (where `split` holds), each getting the sum of its lanes; with
+    // lanes_, past kMaxSegments addresses (a division by a small value: group norm with HW = 1), the
+    // lanes' own adds instead, in a loop of 0 or 1 trips (as an if / else, Triton gave group norm's
+    // loop body a layout without vector loads; as two loops it did not: bench/results, session 7).
     void segments(const Group &g, ValueId lo, ValueId hi, ValueId split) {
         const ir::Type t = f_.type(g.offset);
         const ValueId width =
             b_.cast(b_.binary(OpKind::Add, b_.binary(OpKind::Sub, hi, lo), b_.constant(1, t.elem)), ir::DType::I32);
-        const ValueId few = b_.binary(OpKind::Le, width, b_.constant(kMaxSegments, ir::DType::I32));
-        const ValueId trips = b_.where(b_.binary(OpKind::And, split, few), width, b_.constant(0, ir::DType::I32));
+        const ValueId few =
+            lanes_ ? b_.binary(OpKind::Le, width, b_.constant(kMaxSegments, ir::DType::I32)) : ir::kNoValue;
+        const ValueId when = lanes_ ? b_.binary(OpKind::And, split, few) : split;
+        const ValueId trips = b_.where(when, width, b_.constant(0, ir::DType::I32));
         const ValueId k = b_.for_begin(b_.constant(0, ir::DType::I32), trips, b_.constant(1, ir::DType::I32), "range");
         name(k, "segment");
         const ValueId at = b_.binary(OpKind::Add, lo, b_.cast(k, t.elem));
@@ -277,6 +327,7 @@ private:
             b_.atomic_add(b_.add_ptr(map_.at(g.bases[j]), at), sum, ir::kNoValue, f_.ops[g.ops[j]].name);
         }
         b_.for_end({});
+        if (!lanes_) return;
         guarded(b_.binary(OpKind::And, split, b_.unary(OpKind::Not, few)), "lanes", [&] {
             for (int i : g.ops) {
                 const ir::Op &op = f_.ops[i];
@@ -291,6 +342,10 @@ private:
 
 }  // namespace
 
-SegmentedAtomics segment_atomics(const ir::Function &f) { return Segmenter(f).run(); }
+SegmentedAtomics segment_atomics(const ir::Function &f) {
+    SegmentedAtomics out = Segmenter(f, true).run();
+    if (!out.few_when.empty()) out.few = Segmenter(f, false).run().fn;
+    return out;
+}
 
 }  // namespace tad::passes

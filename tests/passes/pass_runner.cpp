@@ -226,7 +226,13 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
         } else if (s.pass == "segment-atomics") {
             passes::SegmentedAtomics sa = passes::segment_atomics(f);
             notes += "// segmented: " + join(sa.params, ", ") + "; runs: " + std::to_string(sa.runs) + "\n";
-            f = passes::dce(passes::cse(sa.fn));
+            std::vector<std::string> when;
+            for (const passes::Inequality &q : sa.few_when) when.push_back(q.str());
+            notes += "// few addresses where: " + (sa.few ? join(when, " and ") : "never") + "\n";
+            const bool few = s.args.count("form") && s.args.at("form") == "few";  // form=few: the form without lanes
+            if (few && !sa.few)
+                fail(TAD_ERR_INVALID_ARGUMENT, "RUN: segment-atomics form=few: the rewrite has no such form");
+            f = passes::dce(passes::cse(few ? *sa.few : sa.fn));
         } else if (s.pass == "combine-atomics") {
             passes::CombinedAtomics c = passes::combine_atomics(f);
             notes += "// combined: " + join(c.params, ", ") + "\n";

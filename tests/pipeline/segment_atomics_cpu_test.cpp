@@ -1,7 +1,8 @@
 // Atomic adds by segments (passes/segment_atomics.h) on the CPU tier: per-channel gradients whose
 // blocks fall into one channel, two, or several (the SWEEP of channel_affine.py; group norm's
 // SWEEP) still match finite differences, and the generated kernel adds through runs and segments,
-// never lane by lane.
+// never lane by lane. The SWEEP runs both forms: the one without the lanes' own adds where
+// 15 * HW >= BLOCK, the one with them at HW = 1 (32 channels in a block).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -16,9 +17,9 @@ bool has(const std::string &src, const std::string &what) { return src.find(what
 
 TEST(SegmentAtomicsCpu, ChannelGradientsAddRunsAndSegments) {
     REQUIRE_TORCH();
-    const std::string k =
-        kernel(tad::test::generate_and_verify("tests/pipeline/data/combine/channel_affine.py", "segments", 4),
-               "_channel_affine_bwd");
+    const std::string src =
+        tad::test::generate_and_verify("tests/pipeline/data/combine/channel_affine.py", "segments", 4);
+    const std::string k = kernel(src, "_channel_affine_bwd");
     EXPECT_TRUE(has(k, "DB_run = tl.full((BLOCK,), 0.0, tl.float32)")) << k;
     const size_t flush = k.find("        for flush in range((run_live & t");
     ASSERT_NE(flush, std::string::npos) << k;
@@ -34,6 +35,13 @@ TEST(SegmentAtomicsCpu, ChannelGradientsAddRunsAndSegments) {
     EXPECT_TRUE(has(k, "    for flush in range(run_live.to(tl.int32)):\n")) << k;
     EXPECT_FALSE(has(k, "tl.atomic_add(DB + ch")) << k;
     EXPECT_FALSE(has(k, "tl.atomic_add(DS + ch")) << k;
+    const std::string few = kernel(src, "_channel_affine_bwd_few");
+    EXPECT_TRUE(has(few, "        for segment in range(tl.where(")) << few;
+    EXPECT_FALSE(has(few, "for lanes in range(")) << few;
+    EXPECT_FALSE(has(few, "tl.atomic_add(DB + ch")) << few;
+    const size_t guard = src.find("    if 15*a[\"HW\"] >= a[\"BLOCK\"]:\n");
+    ASSERT_NE(guard, std::string::npos) << src;
+    EXPECT_LT(src.find("_channel_affine_bwd_few[launches[0].grid]", guard), src.find("    else:\n", guard)) << src;
 }
 
 TEST(SegmentAtomicsCpu, GroupNormAffineGradients) {
