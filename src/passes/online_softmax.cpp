@@ -145,7 +145,7 @@ private:
 
     std::string exp_name() const { return p_->exp == OpKind::Exp ? "exp" : "exp2"; }
 
-    // Every other carried float: c' = c·alpha[broadcast] + T(p), c starting at zero.
+    // Every other carried float: c' = c·alpha[broadcast] + T(p), c starting at zero, or a plain sum.
     std::string find_rescaled() {
         for (size_t k = 0; k < l_.args.size(); ++k) {
             if (k == p_->m || !f_.type(arg(k)).is_float()) continue;
@@ -156,6 +156,7 @@ private:
     }
 
     std::string match_rescaled(size_t k) {
+        if (plain_sum(k)) return "";
         if (!zero_constant(f_, f_.ops[l_.args[k]].operands[0])) return "does not start at zero";
         const ir::Op &add = f_.def(yield(k));
         if (add.kind != OpKind::Add || !in_body(f_, l_, yield(k))) return "is not updated as c·alpha + T(p)";
@@ -172,6 +173,21 @@ private:
             return uses_only(arg(k), def(x)) ? "" : "is read elsewhere in the loop";
         }
         return "is not updated as c·alpha + T(p)";
+    }
+
+    // c' = c + U with U independent of the state and c read by nothing else: a sum whose
+    // iterations do not depend on each other, whatever the maxima.
+    bool plain_sum(size_t k) {
+        const ir::Op &add = f_.def(yield(k));
+        if (add.kind != OpKind::Add || !in_body(f_, l_, yield(k))) return false;
+        for (int side = 0; side < 2; ++side) {
+            if (add.operands[side] != arg(k) || state_.count(add.operands[1 - side])) continue;
+            if (!uses_only(arg(k), def(yield(k)))) return false;
+            pattern_.insert(def(yield(k)));
+            p_->sums.push_back(k);
+            return true;
+        }
+        return false;
     }
 
     bool rescaled_by_alpha(ValueId x, ValueId c, int *axis) {

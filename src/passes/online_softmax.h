@@ -6,7 +6,9 @@
 // carried state and T linear in p row by row (a row sum, a dot with p on the left, a cast, a
 // product with or a select against values independent of the state, sums of those), ends with
 //     c_T = Σ_j T_j(b^(s_j - M)),  M = m_T,
-// whatever sequence of maxima it ran through. If the code after the loop reads m_T and the c_T only
+// whatever sequence of maxima it ran through. The loop may also carry plain sums c' = c + U with U
+// independent of the state (label smoothing's sum of logits next to its logsumexp): they are the
+// same whatever the maxima. If the code after the loop reads m_T and the c_T only
 // through expressions that stay the same when M is replaced by any other row vector (ratios of two
 // rescaled values, acc / l; m_T + log_b(l), the logsumexp), then its gradient is the closed form's
 // with M held constant: the iterations no longer depend on each other, and reverse mode can reverse

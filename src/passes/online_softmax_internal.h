@@ -21,6 +21,9 @@ struct OnlineSoftmax {
         int axis = 0;  // the dim of c that alpha's rows scale (-1: a scalar alpha scales all)
     };
     std::vector<Rescaled> rescaled;
+    // Carried indices of plain running sums c' = c + U, U independent of the state (label
+    // smoothing's sum of logits): the same in the closed form's copy of the loop, read from there.
+    std::vector<size_t> sums;
     // Body ops the closed form has no use for: m' and what only it reads, alpha, its broadcasts and
     // the products c·alpha.
     std::set<int> dropped;

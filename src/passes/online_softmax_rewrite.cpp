@@ -225,7 +225,7 @@ private:
     void copy(int i) { copy_op(b_, f_, f_.ops[i], map_); }
 
     // The loop again without m: p = b^(s - M), c' = c + T(p); then the code after the loop reads
-    // grad_via(c_T, the copy's c_T).
+    // grad_via(c_T, the copy's c_T), and a plain sum's result from the copy (the same value).
     void closed_form_loop(ValueId M) {
         const ir::Loop &l = s_.loop;
         const ir::Op &begin = f_.ops[l.begin];
@@ -265,6 +265,7 @@ private:
             out_.values[copies[k]].name = f_.values[r].name;
         }
         for (size_t k = 0; k < l.args.size(); ++k) map_[f_.ops[l.results[k]].result] = loop_results[k];
+        for (size_t k : s_.sums) map_[f_.ops[l.results[k]].result] = copies[k];
         for (const OnlineSoftmax::Rescaled &r : s_.rescaled) {
             const ValueId res = f_.ops[l.results[r.k]].result;
             const ValueId g =

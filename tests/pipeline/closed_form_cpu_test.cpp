@@ -5,7 +5,8 @@
 // nested in the reverse loop, or, where the host sizes its tape (--loops auto, the default: the
 // online logsumexp's loop over N), from a tape. Every way the gradients match finite differences (the test cases
 // include masked rows: N not a multiple of the block). A row's maximum subtracted and divided out
-// again (softmax, log_softmax) is held constant; one that reaches the output keeps its gradient.
+// again (softmax, log_softmax) is held constant; one that reaches the output keeps its gradient. A
+// plain sum the loop carries beside the softmax is copied into the closed form (label smoothing).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -65,6 +66,20 @@ INSTANTIATE_TEST_SUITE_P(Files, ClosedFormCpu,
                                            Case{"online_lse", "tests/pipeline/data/closed_form/online_lse.py", "start",
                                                 "LSE"}),
                          [](const auto &info) { return std::string(info.param.name); });
+
+// Label smoothing's loop carries a plain sum of the logits next to the online logsumexp: the closed
+// form copies it (the same value whatever the maxima), so the backward neither tapes nor reverses
+// the loop: one rerun for m and l, then one forward-order pass that stores dZ.
+TEST(ClosedFormPlainSums, LabelSmoothingRunsNoReverseLoop) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("dataset/label_smoothing_ce.py", "plain sum", 2);
+    const std::string k = tad::test::kernel(src, "_label_smoothing_ce_fwd_bwd");
+    ASSERT_FALSE(k.empty()) << src;
+    EXPECT_FALSE(has(k, "Tape")) << k;
+    EXPECT_FALSE(has(k, "for back in range(")) << k;
+    EXPECT_EQ(tad::test::count(k, "for start in range(0, V, BLOCK_V):"), 2) << k;
+    EXPECT_TRUE(has(k, "tl.store(DZ + cols, ")) << k;
+}
 
 TEST(ShiftInvariantMaxima, SoftmaxSendsNothingBackThroughItsMaximum) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";

@@ -182,14 +182,18 @@ INSTANTIATE_TEST_SUITE_P(Dataset, LoopPolicies,
                          [](const auto &info) { return info.param; });
 
 // The default policy, auto, tapes a loop only where the backward still reruns it after cleanup: not
-// where a closed form replaced the loop (cross_entropy's online softmax), nor where the backward never
-// reads the state a rerun would recover (cumsum's running total, GAE's advantage: their adjoints do
-// not depend on it); linear_recurrence's state is read at every reversed step, so it is taped.
+// where a closed form replaced the loop (cross_entropy's online softmax, label smoothing's with its
+// plain sum of logits beside it), nor where the backward never reads the state a rerun would recover
+// (cumsum's running total, GAE's advantage: their adjoints do not depend on it); linear_recurrence's
+// state is read at every reversed step, so it is taped.
 TEST(LoopPolicyAuto, TapesOnlyTheLoopsTheBackwardReruns) {
     if (std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) != 0)
         GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
-    for (const auto &[name, taped] : std::vector<std::pair<std::string, bool>>{
-             {"cross_entropy", false}, {"cumsum", false}, {"gae", false}, {"linear_recurrence", true}}) {
+    for (const auto &[name, taped] : std::vector<std::pair<std::string, bool>>{{"cross_entropy", false},
+                                                                               {"label_smoothing_ce", false},
+                                                                               {"cumsum", false},
+                                                                               {"gae", false},
+                                                                               {"linear_recurrence", true}}) {
         fs::TempDir dir;
         std::unique_ptr<Session> session = open_dataset(dir, name);
         std::string src = session->candidate_source(session->generate(GenerateOptions{}));
