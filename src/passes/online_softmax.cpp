@@ -223,6 +223,11 @@ private:
         std::string why;
         switch (op.kind) {
         case OpKind::Cast: why = row_linear(op.operands[0], axis); break;
+        case OpKind::Broadcast:
+        case OpKind::ExpandDims:  // p[:, None]: its rows move with the new dims
+            why = row_linear(op.operands[0], axis);
+            if (why.empty()) *axis = row_axis_after(f_, op, *axis);
+            break;
         case OpKind::Dot:
             if (!independent(op.operands[1])) return "a dot whose right operand depends on p (" + at(def(v)) + ")";
             why = row_linear(op.operands[0], axis);
@@ -231,6 +236,7 @@ private:
         case OpKind::ReduceSum:
             why = row_linear(op.operands[0], axis);
             if (!why.empty()) break;
+            if (*axis < 0) break;  // a scalar maximum scales every element alike: any sum is linear
             if (op.axis < 0 || op.axis == *axis) return "a sum over p's rows (" + at(def(v)) + ")";
             if (op.axis < *axis && !op.keep_dims) --*axis;
             break;

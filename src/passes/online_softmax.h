@@ -4,7 +4,8 @@
 //     m' = (anything),  alpha = b^(m - m'),  p = b^(s - m'),  c' = c·alpha + T(p),
 // with b = e or 2 (exp or exp2 in both places), every c starting at zero, s independent of the
 // carried state and T linear in p row by row (a row sum, a dot with p on the left, a cast, a
-// product with or a select against values independent of the state, sums of those), ends with
+// broadcast or expand_dims, a product with or a select against values independent of the state,
+// sums of those; with a scalar m every element is one row and any sum will do), ends with
 //     c_T = Σ_j T_j(b^(s_j - M)),  M = m_T,
 // whatever sequence of maxima it ran through. The loop may also carry plain sums c' = c + U with U
 // independent of the state (label smoothing's sum of logits next to its logsumexp): they are the

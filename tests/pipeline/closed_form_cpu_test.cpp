@@ -81,6 +81,19 @@ TEST(ClosedFormPlainSums, LabelSmoothingRunsNoReverseLoop) {
     EXPECT_TRUE(has(k, "tl.store(DZ + cols, ")) << k;
 }
 
+// Split-K decode attention: one query row per program, a scalar running maximum, and an accumulator
+// of sum(p[:, None] * v, axis=0). In closed form its backward reruns the split's loop once for m and
+// l and then makes one pass over the keys; it no longer recomputes the loop up to each step.
+TEST(ClosedFormScalarMaximum, DecodeAttentionRecomputesNoPrefix) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("dataset/decode_attention_split.py", "scalar maximum", 2);
+    const std::string k = tad::test::kernel(src, "_decode_partial_bwd");
+    ASSERT_FALSE(k.empty()) << src;
+    EXPECT_FALSE(recomputes(k, "start")) << k;
+    EXPECT_FALSE(has(k, "for back in range(")) << k;
+    EXPECT_EQ(tad::test::count(k, "for start in range(lo, hi, BLOCK_N):"), 2) << k;
+}
+
 TEST(ShiftInvariantMaxima, SoftmaxSendsNothingBackThroughItsMaximum) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::pair<const char *, const char *> files[] = {{"examples/softmax.py", "_softmax_fwd_bwd"},
