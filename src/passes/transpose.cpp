@@ -31,7 +31,8 @@ int innermost(const std::vector<ir::Loop> &loops, int i) {
 // value it reads advances (init, per-iteration amount).
 //
 // With `from_loops` (stash.h: from_loops), a value computed outside the loop from another loop's
-// results is not gathered but stashed: the transposed kernel loads it from what the rest stored.
+// results, or by a reduction before the loop, is not gathered but stashed: the transposed kernel
+// loads it from what the rest stored.
 class Slice {
 public:
     Slice(const ir::Function &f, const ir::Loop &loop, const std::set<std::string> &written,
@@ -89,6 +90,12 @@ private:
         if (from_loops_ && d < loop_.begin && op.result != ir::kNoValue && (*from_loops_)[op.result]) {
             why_ = stashable(f_, op.result);
             if (why_.empty()) stashed_.insert(op.result);
+            return;
+        }
+        // A reduction before the loop (attention's Delta = rowsum(dO·O)) would be recomputed for
+        // every (iteration, p_g): stashed where it can be, it is loaded instead.
+        if (from_loops_ && d < loop_.begin && cls == ir::OpClass::Reduction && stashable(f_, op.result).empty()) {
+            stashed_.insert(op.result);
             return;
         }
         if (cls == ir::OpClass::Loop || (!in_body(d) && d > loop_.begin))

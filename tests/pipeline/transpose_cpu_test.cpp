@@ -6,7 +6,8 @@
 // disjointness proof's guards), with sizes that are not multiples of the tiles. Each transposed
 // kernel is launched with its tile's constexpr widened (passes/widen.h), as the launcher spells it,
 // and with its free block sizes' targets; the plan runner runs them retiled. A matmul with an
-// epilogue transposes through a stash (passes/stash.h): the rest stores dZ, dA and dB load it.
+// epilogue transposes through a stash (passes/stash.h): the rest stores dZ, dA and dB load it;
+// attention's dK/dV kernel loads Delta = rowsum(dO·O) from the stash the rest stores.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -31,7 +32,8 @@ bool has(const std::string &src, const std::string &what) { return src.find(what
 struct Case {
     const char *name, *file, *kernel;  // kernel: the transposed kernel's launch as the launcher spells it (its grid)
     const char *recompute = "0";  // TAD_TRANSPOSE_RECOMPUTE
-    // The free block sizes its launch passes (passes/widen.h: free_tiles), as the launcher spells them.
+    // The free block sizes its launch passes (passes/widen.h: free_tiles), or the stash it loads, as
+    // the launcher spells them.
     const char *tiles = "";
 };
 
@@ -73,7 +75,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"flash_attention", "dataset/flash_attention.py",
                            "_attn_fwd_bwd_CAUSAL_False_DV_DK[_regrid(launches[0].grid, 0, len(range(0, a[\"N\"], "
                            "a[\"BLOCK_N\"])))]",
-                           "1", "_tiles=((\"BLOCK_M\", \"G\", 64),)"},
+                           "1", "dl_i_stash = _stash_buffer(math.prod(launches[0].grid) * a[\"BLOCK_M\"], "},
                       Case{"matmul_epilogue", "tests/pipeline/data/transpose/matmul_epilogue.py",
                            "_mm_silu_bwd_DA[_regrid(launches[0].grid, 1, len(range(0, a_[\"K\"], wide_block)))]"},
                       Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
