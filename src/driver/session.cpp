@@ -107,10 +107,13 @@ std::string Session::generate(const GenerateOptions &opts) {
     if (scanning && (kf.stub.branches || has_specializations(kf, traces[0]))) {
         Json list = scan.valid() ? Json::copy(scan) : impl_->dims_list("", impl_->forward_path);
         for (size_t i = 1; i < list.size(); ++i) {
+            impl_->report("trace", "probing " + kf.stub.name + " with " + list[i].dump() + " on the meta device");
+            Json probe = impl_->probe_entry(kf, list[i]);
+            std::vector<JsonRef> seen(traces.begin(), traces.end());
+            if (probe.valid() && !new_specialization(kf, probe, seen)) continue;
             impl_->report("trace", "tracing " + kf.stub.name + " with " + list[i].dump() +
                                        " for its specializations and launches");
             Json t = impl_->trace_entry(kf, list[i]);
-            std::vector<JsonRef> seen(traces.begin(), traces.end());
             if (t.valid() && new_specialization(kf, t, seen)) traces.push_back(std::move(t));
         }
     }

@@ -124,6 +124,19 @@ struct Session::Impl {
 
     // The trace of a further SWEEP entry, for its specializations and launches; none (an invalid
     // Json) for an optional entry ("required": false) that runs out of memory.
+    // The trace of a further SWEEP entry on the meta device: enough to tell whether it is a new
+    // specialization (pipeline.h: new_specialization) without allocating its tensors (a SWEEP's
+    // largest entry took 25 of generate's 27 s). None where make_args or the stub cannot run there
+    // (data read on the host, `.item()`): the entry is then traced as it is.
+    Json probe_entry(const frontend::KernelFile &kf, JsonRef dims) {
+        try {
+            return get_worker().request("trace", trace_request(forward_path, kf.stub, dims, false, true),
+                                        progress("trace"));
+        } catch (const WorkerError &) {
+            return Json();
+        }
+    }
+
     Json trace_entry(const frontend::KernelFile &kf, JsonRef dims) {
         try {
             return get_worker().request("trace", trace_request(forward_path, kf.stub, dims, false), progress("trace"));

@@ -197,12 +197,17 @@ class Worker:
         stub = tad_trace.find_stub(module, stub_name)
         progress("make_args", 0.3)
         self.seed(request.get("seed", 0))
-        args, kwargs = tad_userfile.make_args(module, {**dims, "device": self.device})
-        tad_userfile.bind(stub, args, kwargs)
-        progress(f"running stub '{stub_name}'", 0.6)
-        _, record = tad_trace.trace_call(module, stub, args, kwargs, kernel_names=kernels,
-                                         with_data=bool(request.get("with_data", False)),
-                                         grad_inputs=request.get("grad_inputs"), user_errors=True)
+        # meta: shapes without storage, nothing allocated (factories that name no device too); the
+        # record's kernels and constexprs are right, its storages are not (every pointer is 0).
+        meta = self.torch.device("meta") if request.get("meta", False) else None
+        with meta if meta is not None and hasattr(meta, "__enter__") else contextlib.nullcontext():
+            device = "meta" if meta is not None else self.device
+            args, kwargs = tad_userfile.make_args(module, {**dims, "device": device})
+            tad_userfile.bind(stub, args, kwargs)
+            progress(f"running stub '{stub_name}'", 0.6)
+            _, record = tad_trace.trace_call(module, stub, args, kwargs, kernel_names=kernels,
+                                             with_data=bool(request.get("with_data", False)) and meta is None,
+                                             grad_inputs=request.get("grad_inputs"), user_errors=True)
         return {"stub": record.pop("stub"), "dims": dims, **record}
 
     def cmd_sizes(self, request, progress):
