@@ -122,8 +122,6 @@ struct Session::Impl {
         return Json::copy(info.at("sweep"));
     }
 
-    // The trace of a further SWEEP entry, for its specializations and launches; none (an invalid
-    // Json) for an optional entry ("required": false) that runs out of memory.
     // The trace of a further SWEEP entry on the meta device: enough to tell whether it is a new
     // specialization (pipeline.h: new_specialization) without allocating its tensors (a SWEEP's
     // largest entry took 25 of generate's 27 s). None where make_args or the stub cannot run there
@@ -137,6 +135,8 @@ struct Session::Impl {
         }
     }
 
+    // The trace of a further SWEEP entry, for its specializations and launches; none (an invalid
+    // Json) for an optional entry ("required": false) that runs out of memory.
     Json trace_entry(const frontend::KernelFile &kf, JsonRef dims) {
         try {
             return get_worker().request("trace", trace_request(forward_path, kf.stub, dims, false), progress("trace"));

@@ -115,6 +115,21 @@ bool LaneEnds::repeating_unit_steps(const ir::Op &add) const {
     return prefix_mask(add) && monotone(offset, &unit, &divided) && unit && divided;
 }
 
+ValueId LaneEnds::innermost_divisor(const ir::Op &add) const {
+    ValueId v = f_.def(add.operands[0]).operands[1], divisor = ir::kNoValue;
+    for (;;) {
+        const ir::Op &d = f_.def(v);
+        if (d.kind == OpKind::Cast) {
+            v = d.operands[0];
+        } else if (d.kind == OpKind::Add || d.kind == OpKind::Sub || d.kind == OpKind::Mul || d.kind == OpKind::Div) {
+            if (d.kind == OpKind::Div) divisor = f_.def(d.operands[1]).operands[0];
+            v = d.operands[uniform(d.operands[0]) ? 1 : 0];
+        } else {
+            return divisor;
+        }
+    }
+}
+
 bool LaneEnds::ends(const ir::Op &add, ValueId *lo, ValueId *hi, ValueId *any) {
     bool unit = true, divided = false;
     const ValueId offset = f_.def(add.operands[0]).operands[1];

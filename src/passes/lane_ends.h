@@ -35,6 +35,9 @@ public:
     // that lanes may repeat an address; without one, unit steps are distinct addresses) and its mask
     // leaves lanes 0..last active. Nothing is built.
     bool repeating_unit_steps(const ir::Op &add) const;
+    // The scalar divisor of the division nearest the lanes in the add's offset (where
+    // repeating_unit_steps holds), or kNoValue. Nothing is built.
+    ir::ValueId innermost_divisor(const ir::Op &add) const;
     // lo / hi: the least and greatest active offset, any: some lane is active; false (possibly after
     // building unused ops) where the offset is not monotone or the mask not of the form above.
     bool ends(const ir::Op &add, ir::ValueId *lo, ir::ValueId *hi, ir::ValueId *any);

@@ -31,32 +31,10 @@ struct Group {
     std::vector<ValueId> carried, next, results;  // at, live, then one run per add
 };
 
-// The scalar divisor of the division nearest the lanes in offset tile `v` (monotone, as
-// LaneEnds::repeating_unit_steps holds), or kNoValue.
-ValueId innermost_divisor(const ir::Function &f, ValueId v) {
-    ValueId divisor = ir::kNoValue;
-    for (;;) {
-        const ir::Op &d = f.def(v);
-        const auto uniform = [&](ValueId x) {
-            const ir::Op &o = f.def(x);
-            return o.kind == OpKind::Broadcast && f.type(o.operands[0]).scalar();
-        };
-        if (d.kind == OpKind::Cast) {
-            v = d.operands[0];
-        } else if (d.kind == OpKind::Add || d.kind == OpKind::Sub || d.kind == OpKind::Mul || d.kind == OpKind::Div) {
-            const bool left = !uniform(d.operands[0]);
-            if (d.kind == OpKind::Div) divisor = f.def(d.operands[1]).operands[0];
-            v = d.operands[left ? 0 : 1];
-        } else {
-            return divisor;
-        }
-    }
-}
-
 // `(kMaxSegments - 1) * D >= n` for the add's innermost divisor D and tile size n (segment_atomics.h),
 // or nullopt where either is not a value the host has.
-std::optional<Inequality> few_addresses(const ir::Function &f, Affine &a, const ir::Op &add, ValueId offset) {
-    const ValueId d = innermost_divisor(f, offset);
+std::optional<Inequality> few_addresses(const ir::Function &f, Affine &a, const LaneEnds &lanes, const ir::Op &add) {
+    const ValueId d = lanes.innermost_divisor(add);
     if (d == ir::kNoValue) return std::nullopt;
     const Form &divisor = a.of(d);
     if (!divisor.invariant() || divisor.data >= 0) return std::nullopt;
@@ -127,7 +105,7 @@ private:
             if (op.kind != OpKind::AtomicAdd || !shared_lanes(f_, a, op.operands[0], &base, &offset) ||
                 !check.repeating_unit_steps(op))
                 continue;
-            const std::optional<Inequality> few = few_addresses(f_, a, op, offset);
+            const std::optional<Inequality> few = few_addresses(f_, a, check, op);
             guarded = guarded && few.has_value();
             if (few && std::find(out_.few_when.begin(), out_.few_when.end(), *few) == out_.few_when.end())
                 out_.few_when.push_back(*few);

@@ -67,31 +67,35 @@ INSTANTIATE_TEST_SUITE_P(Files, ClosedFormCpu,
                                                 "LSE"}),
                          [](const auto &info) { return std::string(info.param.name); });
 
+// Kernel `name` of `file`'s backward, checked against finite differences: it neither tapes nor
+// reverses its loop (no recompute of `iterator` up to a step either), and runs `loop` twice: one
+// rerun for m and l, then one forward-order pass.
+std::string one_rerun_one_pass(const char *file, const char *name, const char *iterator, const std::string &loop) {
+    const std::string src = tad::test::generate_and_verify(file, name, 2);
+    const std::string k = tad::test::kernel(src, name);
+    EXPECT_FALSE(k.empty()) << src;
+    EXPECT_FALSE(has(k, "Tape")) << k;
+    EXPECT_FALSE(recomputes(k, iterator)) << k;
+    EXPECT_FALSE(has(k, "for back in range(")) << k;
+    EXPECT_EQ(tad::test::count(k, loop), 2) << k;
+    return k;
+}
+
 // Label smoothing's loop carries a plain sum of the logits next to the online logsumexp: the closed
-// form copies it (the same value whatever the maxima), so the backward neither tapes nor reverses
-// the loop: one rerun for m and l, then one forward-order pass that stores dZ.
+// form copies it (the same value whatever the maxima); the gradient pass stores dZ.
 TEST(ClosedFormPlainSums, LabelSmoothingRunsNoReverseLoop) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
-    const std::string src = tad::test::generate_and_verify("dataset/label_smoothing_ce.py", "plain sum", 2);
-    const std::string k = tad::test::kernel(src, "_label_smoothing_ce_fwd_bwd");
-    ASSERT_FALSE(k.empty()) << src;
-    EXPECT_FALSE(has(k, "Tape")) << k;
-    EXPECT_FALSE(has(k, "for back in range(")) << k;
-    EXPECT_EQ(tad::test::count(k, "for start in range(0, V, BLOCK_V):"), 2) << k;
+    const std::string k = one_rerun_one_pass("dataset/label_smoothing_ce.py", "_label_smoothing_ce_fwd_bwd", "start",
+                                             "for start in range(0, V, BLOCK_V):");
     EXPECT_TRUE(has(k, "tl.store(DZ + cols, ")) << k;
 }
 
 // Split-K decode attention: one query row per program, a scalar running maximum, and an accumulator
-// of sum(p[:, None] * v, axis=0). In closed form its backward reruns the split's loop once for m and
-// l and then makes one pass over the keys; it no longer recomputes the loop up to each step.
+// of sum(p[:, None] * v, axis=0); it no longer recomputes the loop up to each step.
 TEST(ClosedFormScalarMaximum, DecodeAttentionRecomputesNoPrefix) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
-    const std::string src = tad::test::generate_and_verify("dataset/decode_attention_split.py", "scalar maximum", 2);
-    const std::string k = tad::test::kernel(src, "_decode_partial_bwd");
-    ASSERT_FALSE(k.empty()) << src;
-    EXPECT_FALSE(recomputes(k, "start")) << k;
-    EXPECT_FALSE(has(k, "for back in range(")) << k;
-    EXPECT_EQ(tad::test::count(k, "for start in range(lo, hi, BLOCK_N):"), 2) << k;
+    one_rerun_one_pass("dataset/decode_attention_split.py", "_decode_partial_bwd", "start",
+                       "for start in range(lo, hi, BLOCK_N):");
 }
 
 TEST(ShiftInvariantMaxima, SoftmaxSendsNothingBackThroughItsMaximum) {
