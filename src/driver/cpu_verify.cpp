@@ -9,6 +9,7 @@
 
 #include "driver/launch_nodes.h"
 #include "driver/pipeline.h"
+#include "driver/residuals.h"
 #include "driver/trace_request.h"
 #include "frontend/parser.h"
 #include "runtime/python_dir.h"
@@ -19,15 +20,23 @@ namespace tad::driver {
 
 namespace {
 
-// The oracle's check of one traced call: the plans derived from that very trace.
+// The oracle's check of one traced call: the plans derived from that very trace, with the residuals
+// generate saves where it saves them (driver/residuals.h).
 Json check_trace(const CpuVerifyInput &in, const ast::File &module, JsonRef trace, std::mt19937_64 &rng) {
     Chain chain = derive_chain(in.kf, trace, in.loops);
-    plan::Derivation d = merge(in.kf, {chain}, trace);
+    std::string unused;
+    std::optional<Residuals> r = save_residuals(in.kf, {trace}, {chain}, in.loops, &unused);
+    const frontend::KernelFile &kf = r ? r->kf : in.kf;
+    if (r) {
+        chain = std::move(r->chains.front());
+        trace = r->traces.front();
+    }
+    plan::Derivation d = merge(kf, {chain}, trace);
     plan::Plan backward = plan::backward(d);
     std::string why = plan::tangent_unsupported(d);
     std::optional<plan::Plan> tangent;
     if (why.empty()) tangent = plan::tangent(d);
-    verify::OracleInput oi{in.kf, module, trace, {}, backward, tangent ? &*tangent : nullptr, why};
+    verify::OracleInput oi{kf, module, trace, {}, backward, tangent ? &*tangent : nullptr, why};
     for (const Derived &l : chain.launches) oi.launches.push_back({l.kernel, l.bindings, l.tensors});
     return verify::check_call(oi, rng);
 }

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "driver/launch_nodes.h"
+#include "driver/residuals.h"
 #include "emit/emit.h"
 #include "flow/flow.h"
 #include "flow/trace.h"
@@ -563,6 +564,21 @@ std::string explain(const std::vector<Chain> &chains) {
     return s;
 }
 
+namespace {
+
+// The module of one plan over `chains` (merge()), with forward mode where every launch has it.
+std::string emit_plan_module(const frontend::KernelFile &kf, const std::vector<Chain> &chains, JsonRef first) {
+    plan::Derivation d = merge(kf, chains, first);
+    std::string why = plan::tangent_unsupported(d);
+    std::optional<plan::Plan> tangent;
+    if (why.empty()) tangent = plan::tangent(d);
+    std::string module = emit::emit_module(kf, plan::backward(d), tangent ? &*tangent : nullptr, why);
+    emit::check_module(kf, module);  // never hand out a module that does not parse or reads unbound names
+    return module;
+}
+
+}  // namespace
+
 std::string emit_backward_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
                                  ad::LoopPolicy loops, std::string *explanation) {
     if (has_torch_code(traces.front()) || !same_kernels(traces))
@@ -572,14 +588,14 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
     // The same kernels with other buffers (an optional bias passed as None in some entries): one
     // plan cannot serve them, a node per launch signature can.
     if (!mergeable(kf, chains, traces.front())) return emit_launch_node_module(kf, traces, loops, explanation);
-    if (explanation) *explanation = explain(chains);
-    plan::Derivation d = merge(kf, chains, traces.front());
-    std::string why = plan::tangent_unsupported(d);
-    std::optional<plan::Plan> tangent;
-    if (why.empty()) tangent = plan::tangent(d);
-    std::string module = emit::emit_module(kf, plan::backward(d), tangent ? &*tangent : nullptr, why);
-    emit::check_module(kf, module);  // never hand out a module that does not parse or reads unbound names
-    return module;
+    std::string saved;
+    if (std::optional<Residuals> r = save_residuals(kf, traces, chains, loops, &saved);
+        r && mergeable(r->kf, r->chains, r->traces.front())) {
+        if (explanation) *explanation = explain(r->chains) + r->report;
+        return emit_plan_module(r->kf, r->chains, r->traces.front());
+    }
+    if (explanation) *explanation = explain(chains) + saved;
+    return emit_plan_module(kf, chains, traces.front());
 }
 
 bool has_specializations(const frontend::KernelFile &kf, JsonRef trace) { return !traced_key(kf, trace).empty(); }

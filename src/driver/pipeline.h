@@ -11,6 +11,8 @@
 //   forward mode                                        per launch
 // and every kernel the two modes derive (backward, tape sizing, tangent) goes on through
 //   "ad" (as built) -> "cse" -> "dce" -> "drop-unused-params" -> ir::verify
+// emit_backward_module() then derives the file again with residual stores where its forward stores
+// too little for the backward (driver/residuals.h), and emits the module of whichever it keeps.
 // With TAD_DUMP_IR=1 it prints the IR (or the decision) after each stage to stderr, headed
 // "// ---- <stage>: <function>"; TAD_DUMP_IR=<stage>[,<stage>...] prints only those stages.
 #pragma once

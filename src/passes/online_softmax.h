@@ -55,4 +55,17 @@ struct ClosedForm {
 ClosedForm closed_form_online_softmax(const ir::Function &f, const std::vector<std::string> &outputs,
                                       const std::vector<std::string> &kept, std::string *report);
 
+// A top-level loop the closed form differentiates whose logsumexp the forward does not save where
+// the backward can read it back, and which could save it as one value per program: its running
+// maximum m and its one rescaled value l are scalars (one row per program), l is the sum of the
+// p = b^(s - m') it adds (positive, so log_b(l) is defined wherever the forward's is), and both are
+// named. Saving m_T + log_b(l_T) lets the backward skip the loop (docs/saved-residuals.md).
+struct UnsavedLogsumexp {
+    int loop = -1;  // the for_begin op
+    std::string m, l;  // the carried variables' names
+    ir::OpKind exp = ir::OpKind::Exp;
+};
+std::vector<UnsavedLogsumexp> unsaved_logsumexps(const ir::Function &f, const std::vector<std::string> &outputs,
+                                                 const std::vector<std::string> &kept);
+
 }  // namespace tad::passes

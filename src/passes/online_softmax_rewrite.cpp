@@ -339,4 +339,36 @@ ClosedForm closed_form_online_softmax(const ir::Function &f, const std::vector<s
     return out;
 }
 
+namespace {
+
+// Whether carried value k is updated as c·alpha + sum(b^x): the sum of the p it adds.
+bool sums_p(const ir::Function &f, const detail::OnlineSoftmax &s, const detail::OnlineSoftmax::Rescaled &r) {
+    const ir::Op &add = f.def(f.ops[s.loop.end].operands[r.k]);
+    if (add.kind != ir::OpKind::Add) return false;
+    const ir::ValueId t = add.operands[0] == r.product ? add.operands[1] : add.operands[0];
+    const ir::Op &sum = f.def(t);
+    return sum.kind == ir::OpKind::ReduceSum && f.def(sum.operands[0]).kind == s.exp;
+}
+
+}  // namespace
+
+std::vector<UnsavedLogsumexp> unsaved_logsumexps(const ir::Function &f, const std::vector<std::string> &outputs,
+                                                 const std::vector<std::string> &kept) {
+    std::vector<UnsavedLogsumexp> out;
+    for (const ir::Loop &l : ir::loops(f)) {
+        detail::OnlineSoftmax s;
+        std::string why;
+        if (l.parent >= 0 || !detail::match_online_softmax(f, l, &s, &why) || !why.empty() ||
+            !detail::shift_invariant_uses(f, s, outputs).empty() || s.rescaled.size() != 1)
+            continue;
+        detail::Saved saved;
+        if (detail::find_saved(f, s, outputs, kept, &saved).empty()) continue;
+        const ir::ValueId m = f.ops[l.results[s.m]].result, c = f.ops[l.results[s.rescaled[0].k]].result;
+        if (f.type(m).rank() != 0 || f.type(c).rank() != 0 || !sums_p(f, s, s.rescaled[0])) continue;
+        if (f.values[m].name.empty() || f.values[c].name.empty()) continue;
+        out.push_back({l.begin, f.values[m].name, f.values[c].name, s.exp});
+    }
+    return out;
+}
+
 }  // namespace tad::passes

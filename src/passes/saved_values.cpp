@@ -35,7 +35,11 @@ bool pure(const ir::Op &op) {
 class Finder {
 public:
     Finder(const ir::Function &f, const std::vector<std::string> &kept)
-        : f_(f), kept_(kept), top_(top_level(f)), affine_(f), users_(ir::users(f)) {}
+        : f_(f), kept_(kept), top_(top_level(f)), affine_(f), users_(ir::users(f)) {
+        for (const ir::Loop &l : ir::loops(f))
+            if (l.parent < 0)
+                for (int r : l.results) top_results_.insert(r);
+    }
 
     std::vector<Reuse> run(std::string *report) {
         std::vector<Reuse> out;
@@ -66,6 +70,7 @@ private:
     mutable Affine affine_;
     std::set<ValueId> claimed_;
     std::vector<std::vector<int>> users_;  // value -> the ops reading it
+    std::set<int> top_results_;  // the loop_result ops of top-level loops
 
     std::string name(ValueId v) const {
         return f_.values[v].name.empty() ? "the " + op_at(f_, def(v)) : "'" + f_.values[v].name + "'";
@@ -74,10 +79,12 @@ private:
     int def(ValueId v) const { return f_.values[v].def_op; }
 
     // A value the backward can replay from a load: computed by a top-level op of its own (not a
-    // parameter, constant, load or loop state), not taken by another store's chain.
+    // parameter, constant, load or a loop's state inside it) or the result of a top-level loop (a
+    // contraction's accumulator), not taken by another store's chain.
     bool member(ValueId v) const {
         const ir::Op &op = f_.def(v);
         const ir::OpClass c = ir::op_info(op.kind).cls;
+        if (top_results_.count(def(v))) return f_.type(v).is_float() && !claimed_.count(v);
         return f_.type(v).is_float() && top_[def(v)] && c != ir::OpClass::Leaf && c != ir::OpClass::Memory &&
                c != ir::OpClass::Loop && !claimed_.count(v);
     }

@@ -82,12 +82,28 @@ std::string one_rerun_one_pass(const char *file, const char *name, const char *i
 }
 
 // Label smoothing's loop carries a plain sum of the logits next to the online logsumexp: the closed
-// form copies it (the same value whatever the maxima); the gradient pass stores dZ.
+// form copies it (the same value whatever the maxima); the gradient pass stores dZ. (Its forward as
+// written: with the logsumexp saved, see SavedResiduals below, the rerun goes too.)
 TEST(ClosedFormPlainSums, LabelSmoothingRunsNoReverseLoop) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    ScopedEnv env("TAD_SAVE_RESIDUALS", "off");
     const std::string k = one_rerun_one_pass("dataset/label_smoothing_ce.py", "_label_smoothing_ce_fwd_bwd", "start",
                                              "for start in range(0, V, BLOCK_V):");
     EXPECT_TRUE(has(k, "tl.store(DZ + cols, ")) << k;
+}
+
+// The same forward stores no logsumexp: generate adds the store of m + log(s) after its loop
+// (driver/residuals.h), and the backward reads it back and makes one pass over the logits.
+TEST(SavedResiduals, LabelSmoothingSavesItsLogsumexp) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("dataset/label_smoothing_ce.py", "residuals", 2);
+    const std::string fwd = tad::test::kernel(src, "_label_smoothing_ce_fwd");
+    EXPECT_TRUE(has(fwd, "BLOCK_V: tl.constexpr, TAD_SAVED_0):")) << fwd;
+    EXPECT_TRUE(has(fwd, "    _tad_tl.store(TAD_SAVED_0 + _tad_tl.program_id(0), m + _tad_tl.log(s)); lse = m + "))
+        << fwd;
+    const std::string k = tad::test::kernel(src, "_label_smoothing_ce_fwd_bwd");
+    EXPECT_EQ(tad::test::count(k, "for start in range(0, V, BLOCK_V):"), 1) << k;
+    EXPECT_EQ(tad::test::count(k, "tl.load(TAD_SAVED_0_final + row)"), 1) << k;
 }
 
 // Split-K decode attention: one query row per program, a scalar running maximum, and an accumulator

@@ -1,6 +1,7 @@
 // Reading back what the forward saved, on the CPU tier: LayerNorm's backward loads mean and rstd
-// (two row reductions left of four), and a statistic saved at a run-time stride is read back only
-// where the launcher's guard proves each row its own element (rms_slot.py's slot = 0 recomputes).
+// (two row reductions left of four), a statistic saved at a run-time stride is read back only
+// where the launcher's guard proves each row its own element (rms_slot.py's slot = 0 recomputes),
+// and a loop's result saved as it is replaces that loop's rerun.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -31,6 +32,14 @@ TEST(SavedValuesCpu, StatisticAtRunTimeStride) {
     EXPECT_EQ(count(kernel(src, "_rms_slot_bwd"), "tl.sum("), 1) << src;
     EXPECT_EQ(count(kernel(src, "_rms_slot_bwd_recompute"), "tl.sum("), 2) << src;
     EXPECT_NE(src.find("if a[\"slot\"] >= 1:"), std::string::npos) << src;
+}
+
+TEST(SavedValuesCpu, LoopResult) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("tests/pipeline/data/saved/loop_sum.py", "saved", 2);
+    const std::string k = kernel(src, "_loop_sum_bwd");
+    EXPECT_EQ(count(k, "tl.load(S_final + row)"), 1) << k;
+    EXPECT_EQ(count(k, "for start in range(0, N, BLOCK):"), 2) << k;  // the gradient's two passes, no rerun
 }
 
 }  // namespace

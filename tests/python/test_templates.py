@@ -667,6 +667,26 @@ class Recording(unittest.TestCase):
         self.assertEqual(launches[1].pre["X"].tolist(), [15.0] * 4)
         self.assertIsNot(launches[1].pre["X"], z)
 
+    def test_a_residual_buffer_is_allocated_per_program_of_the_grid_unless_passed(self):
+        def saving(X, n, BLOCK=16, TAD_SAVED_0=None):
+            return X
+
+        jit = FakeJit(fn=saving)
+        recorded = rt._Recorded(jit)
+        x = torch.ones(8)
+        with rt._capturing() as launches:
+            recorded[lambda meta: (meta["n"] // meta["BLOCK"], 3)](x, 64)
+            recorded[(2,)](x.double(), 64)
+            given = torch.zeros(5)
+            recorded[(2,)](x, 64, TAD_SAVED_0=given)
+        saved = [launch.tensors["TAD_SAVED_0"] for launch in launches]
+        self.assertEqual([(t.shape, t.dtype) for t in saved[:2]],
+                         [((12,), torch.float32), ((2,), torch.float64)])
+        self.assertIs(saved[2], given)
+        self.assertIs(jit.launched[0][2]["TAD_SAVED_0"], saved[0])
+        with self.assertRaisesRegex(RuntimeError, "TAD_SAVED_ buffers need a grid known before the launch"):
+            rt._Recorded(FakeAutotuner(FakeJit(fn=saving)))[(1,)](x, 64)
+
     def test_capturing_nests_and_restores_the_outer_recording(self):
         recorded = rt._Recorded(FakeJit())
         with rt._capturing() as outer:

@@ -96,9 +96,12 @@ class _Recorded:
         self.arguments = _Arguments(self.signature)
         self.defaults = {k: p.default for k, p in self.signature.parameters.items()
                          if p.default is not inspect.Parameter.empty}
+        self.saved = tuple(k for k in self.signature.parameters if k.startswith("TAD_SAVED_"))
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
+            if self.saved:
+                kwargs = self._with_saved(grid, args, kwargs)
             log = getattr(_capture, "launches", None)
             saved = []
             if log is not None:
@@ -113,6 +116,27 @@ class _Recorded:
             return result
 
         return launch
+
+    def _with_saved(self, grid, args, kwargs):
+        """kwargs with a buffer for each parameter TAD_SAVED_<k> the launch leaves out: one float32
+        (float64 for a launch with a float64 tensor) per program of its grid, where the kernel stores
+        a value its backward reads back (src/frontend/residual_stores.h)."""
+        params = self.signature.parameters
+        named = self.arguments.named(args, {k: v for k, v in kwargs.items() if k in params})
+        missing = [k for k in self.saved if named.get(k) is None]
+        if not missing:
+            return kwargs
+        if any(hasattr(layer, a) for layer in self.layers for a in ("configs", "best_config", "values")):
+            # tad saves residuals only of kernels no autotuner or heuristic wraps: the buffer's size
+            # needs the grid before the launch.
+            raise RuntimeError(f"kernel '{self.name}': TAD_SAVED_ buffers need a grid known before the launch")
+        meta = dict(self.defaults, **named, **{k: v for k, v in kwargs.items() if k not in params})
+        g = grid(meta) if callable(grid) else grid
+        programs = math.prod(int(x) for x in (g if isinstance(g, (tuple, list)) else (g,)))
+        tensors = [v for v in named.values() if isinstance(v, torch.Tensor)]
+        # float64 where the launch computes in float64 (the CPU tier), so that no value is rounded
+        dtype = torch.float64 if any(t.dtype == torch.float64 for t in tensors) else torch.float32
+        return dict(kwargs, **{k: torch.empty(programs, dtype=dtype, device=tensors[0].device) for k in missing})
 
     def _tensors(self, args, kwargs):
         params = self.signature.parameters

@@ -1,0 +1,40 @@
+// Saving residuals: the forward launched with stores of values its backward would recompute
+// (docs/saved-residuals.md), decided from the derivation of the file as written.
+//
+// Today's residual: the logsumexp of an online-softmax loop that the closed form differentiates but
+// whose forward stores no logsumexp (passes::unsaved_logsumexps): label smoothing's cross entropy.
+// Its backward reruns the loop for the row statistics, one more pass over the logits; with
+// m_T + log(l_T) saved per program it reads them back and makes one pass.
+//
+// The file's source gets the stores (frontend/residual_stores.h); each trace gets, per launch of a
+// kernel with a store, its buffer: a temporary of one float32 (float64 in a launch with a float64
+// tensor) per program of the recorded grid, bound to the new parameter (the launcher allocates the
+// same at run time). The chains are derived
+// again from both; the stores are kept only where the derived backward reads every one back (a
+// parameter with final_of), which the closed form's proof (online_softmax.h) decides, and nothing
+// else changes. TAD_SAVE_RESIDUALS=off keeps the file as written.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "driver/pipeline.h"
+#include "frontend/kernel_file.h"
+#include "support/json.h"
+
+namespace tad::driver {
+
+struct Residuals {
+    frontend::KernelFile kf;  // the file with the stores
+    std::vector<Json> traces;  // the traces with their buffers, in the order given
+    std::vector<Chain> chains;  // derived from those
+    std::string report;  // a line per store: what it saves, where
+};
+
+// nullopt when no launch has a residual to save, when the stores cannot be placed (their report
+// line, in `report`, says why), or when the backward derived with them reads one of them not back.
+std::optional<Residuals> save_residuals(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
+                                        const std::vector<Chain> &chains, ad::LoopPolicy loops, std::string *report);
+
+}  // namespace tad::driver

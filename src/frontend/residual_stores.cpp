@@ -1,0 +1,150 @@
+#include "frontend/residual_stores.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace tad::frontend {
+
+namespace {
+
+using Pos = std::pair<int, int>;  // 1-based line, 0-based byte column
+
+const char *const kImport =
+    "\n\n# ---- added by tad: stores of values the backward reads back (docs/saved-residuals.md) ----\n"
+    "import triton.language as _tad_tl  # noqa: E402\n";
+
+// The program's linear id over `axes`.
+std::string linear_id(const std::vector<int> &axes) {
+    if (axes.empty()) return "0";
+    std::string id, stride;
+    for (int a : axes) {
+        const std::string pid = "_tad_tl.program_id(" + std::to_string(a) + ")";
+        id += id.empty() ? pid : " + " + stride + " * " + pid;
+        const std::string n = "_tad_tl.num_programs(" + std::to_string(a) + ")";
+        stride = stride.empty() ? n : stride + " * " + n;
+    }
+    return id;
+}
+
+Pos end_of(const ast::Node &n) { return {n.loc.end_line, n.loc.end_col}; }
+
+// Where the last parameter's text ends (its annotation or default included), and whether any
+// parameter has a default; false when the signature has *args or **kwargs.
+bool last_param_end(const ast::Node &def, Pos *end, bool *defaults) {
+    const ast::NodePtr args = def.node("args");
+    if (args->node("vararg") || args->node("kwarg")) return false;
+    *end = {0, 0};
+    for (const char *field : {"posonlyargs", "args", "kwonlyargs", "defaults", "kw_defaults"})
+        for (const ast::NodePtr &a : args->list(field)) {
+            if (!a) continue;
+            *end = std::max(*end, end_of(*a));
+            if (a->is("arg") && a->node("annotation")) *end = std::max(*end, end_of(*a->node("annotation")));
+        }
+    *defaults = !args->list("defaults").empty() || !args->list("kwonlyargs").empty();
+    return end->first > 0;
+}
+
+// Whether something other than triton.jit wraps the kernel: a decorator, or a module-level
+// assignment that calls triton.autotune / triton.heuristics on it.
+bool wrapped(const KernelFile &kf, const ast::Node &def) {
+    for (const ast::NodePtr &d : def.list("decorator_list"))
+        if (!is_jit_decorator(*d)) return true;
+    const std::string &name = def.str("name");
+    for (const ast::NodePtr &s : kf.file.module->list("body")) {
+        if (!s->is("Assign")) continue;
+        bool wraps = false, names = false;
+        ast::walk(s->node("value"), [&](const ast::Node &n) {
+            const std::string d = ast::dotted(&n);
+            wraps = wraps || d.find("autotune") != std::string::npos || d.find("heuristics") != std::string::npos;
+            names = names || (n.is("Name") && n.str("id") == name);
+        });
+        if (wraps && names) return true;
+    }
+    return false;
+}
+
+// The `for` statement of def's own body at `line`:`col` (1-based column), or null; `next` gets the
+// statement after it (null when it is the body's last).
+const ast::Node *loop_at(const ast::Node &def, int line, int col, const ast::Node **next) {
+    const ast::NodeList &body = def.list("body");
+    for (size_t i = 0; i < body.size(); ++i)
+        if (body[i]->is("For") && body[i]->loc.line == line && body[i]->loc.col + 1 == col) {
+            *next = i + 1 < body.size() ? body[i + 1].get() : nullptr;
+            return body[i].get();
+        }
+    return nullptr;
+}
+
+// A statement `x; <it>` may follow on one line: not a compound statement.
+bool simple(const ast::Node &s) {
+    for (const char *k : {"If", "For", "AsyncFor", "While", "With", "AsyncWith", "Try", "TryStar", "FunctionDef",
+                          "AsyncFunctionDef", "ClassDef", "Match"})
+        if (s.is(k)) return false;
+    return true;
+}
+
+std::vector<std::string> lines_of(const std::string &text) {
+    std::vector<std::string> out;
+    size_t at = 0;
+    while (at < text.size()) {
+        size_t nl = text.find('\n', at);
+        size_t end = nl == std::string::npos ? text.size() : nl + 1;
+        out.push_back(text.substr(at, end - at));
+        at = end;
+    }
+    if (!out.empty() && out.back().back() != '\n') out.back() += '\n';
+    return out;
+}
+
+}  // namespace
+
+std::string insert_residual_stores(const KernelFile &kf, const std::vector<ResidualStore> &stores, std::string *why) {
+    std::vector<std::string> lines = lines_of(kf.file.source);
+    std::map<std::string, std::vector<std::string>> params;  // kernel -> its new parameters
+    std::vector<std::pair<int, std::string>> inserted;  // after line -> the statement
+    std::vector<std::pair<Pos, std::string>> prefixed;  // at the position -> the statement and "; "
+    for (const ResidualStore &r : stores) {
+        const ast::NodePtr &def = kf.jit(r.kernel);
+        const std::string at = kf.file.path + ":" + std::to_string(r.line) + ":" + std::to_string(r.col);
+        if (wrapped(kf, *def)) return *why = "kernel '" + r.kernel + "' is autotuned or has heuristics", "";
+        const ast::Node *next = nullptr;
+        const ast::Node *loop = loop_at(*def, r.line, r.col, &next);
+        if (!loop) return *why = at + ": no loop directly in the body of kernel '" + r.kernel + "'", "";
+        if (!loop->list("orelse").empty()) return *why = at + ": the loop has an else clause", "";
+        const std::string &first = lines.at(static_cast<size_t>(loop->loc.line - 1));
+        const std::string indent = first.substr(0, static_cast<size_t>(loop->loc.col));
+        if (indent.find_first_not_of(" \t") != std::string::npos)
+            return *why = at + ": the loop shares its line with other code", "";
+        const std::string call = "_tad_tl.store(" + r.param + " + " + linear_id(r.axes) + ", " + r.expr + ")";
+        // Before the next statement on its line where it is a simple one, so that no line moves
+        // (diagnostics of the derivation name the user's lines); else on a line of its own.
+        if (next && simple(*next) && next->loc.col == loop->loc.col && next->loc.line > loop->loc.end_line)
+            prefixed.emplace_back(Pos{next->loc.line, next->loc.col}, call + "; ");
+        else
+            inserted.emplace_back(loop->loc.end_line, indent + call + "\n");
+        params[r.kernel].push_back(r.param);
+    }
+    // Right to left on a line, so that each column still holds.
+    std::stable_sort(prefixed.begin(), prefixed.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (auto it = prefixed.rbegin(); it != prefixed.rend(); ++it)
+        lines.at(static_cast<size_t>(it->first.first - 1)).insert(static_cast<size_t>(it->first.second), it->second);
+    for (const auto &[kernel, names] : params) {
+        Pos end;
+        bool defaults = false;
+        if (!last_param_end(*kf.jit(kernel), &end, &defaults))
+            return *why = "kernel '" + kernel + "' takes *args or **kwargs", "";
+        std::string text;
+        for (const std::string &p : names) text += ", " + p + (defaults ? "=None" : "");
+        lines.at(static_cast<size_t>(end.first - 1)).insert(static_cast<size_t>(end.second), text);
+    }
+    // Bottom up, so that each line number still holds; statements after one loop keep their order.
+    std::stable_sort(inserted.begin(), inserted.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    for (auto it = inserted.rbegin(); it != inserted.rend(); ++it) lines.insert(lines.begin() + it->first, it->second);
+    std::string out;
+    for (const std::string &l : lines) out += l;
+    return out + kImport;
+}
+
+}  // namespace tad::frontend

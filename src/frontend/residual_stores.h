@@ -1,0 +1,38 @@
+// Residual stores: a forward file's source with stores added to its kernels, of values the backward
+// would otherwise recompute (docs/saved-residuals.md).
+//
+// The edit is textual and minimal, so that the kernel's own outputs stay bit for bit the user's:
+// after a top-level `for` loop of a kernel's body, one statement,
+//     _tad_tl.store(TAD_SAVED_<k> + <the program's linear id>, <expr>)
+// (before the next statement on its line where that is a simple statement, so that no line moves;
+// else on a line of its own at the loop's indentation), the parameter TAD_SAVED_<k> appended to the
+// kernel's signature (with a default of None where the parameters before it have defaults), and at
+// the end of the file `import triton.language as _tad_tl`. The linear id runs over the grid axes the
+// kernel reads (program_id(a) + num_programs(a) · program_id(b) for axes a < b): programs that
+// differ only along another axis compute the same value, so each element holds one value. The
+// launcher (module_runtime.py's _Recorded) allocates one float32 (float64 beside a float64 tensor)
+// per program of the launch's grid for every launch that does not pass the buffer.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "frontend/kernel_file.h"
+
+namespace tad::frontend {
+
+struct ResidualStore {
+    std::string kernel;  // a jit function of the file, by the name the stub launches it with
+    int line = 0, col = 0;  // the `for` statement's position, as ir::SrcLoc (column 1-based)
+    std::string expr;  // Python, over the kernel's variables after the loop and `_tad_tl` (triton.language)
+    std::string param;  // TAD_SAVED_<k>
+    std::vector<int> axes;  // the grid axes the kernel reads, ascending
+};
+
+// The source with `stores` inserted, or "" with `why` set when one cannot be: its kernel is wrapped
+// in @triton.autotune or @triton.heuristics (the buffer is sized before the launch chooses its
+// config), takes *args or **kwargs, or has no `for` loop at that position directly in its body (a
+// loop of a helper it calls, or a nested one), or that loop has an `else` clause.
+std::string insert_residual_stores(const KernelFile &kf, const std::vector<ResidualStore> &stores, std::string *why);
+
+}  // namespace tad::frontend

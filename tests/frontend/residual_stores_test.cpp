@@ -1,0 +1,105 @@
+// The text insert_residual_stores() writes, exactly, and each refusal's message.
+#include "frontend/residual_stores.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "frontend/parser.h"
+
+using tad::frontend::analyze;
+using tad::frontend::insert_residual_stores;
+using tad::frontend::parse_source;
+using tad::frontend::ResidualStore;
+
+namespace {
+
+const char *const kImport =
+    "\n\n# ---- added by tad: stores of values the backward reads back (docs/saved-residuals.md) ----\n"
+    "import triton.language as _tad_tl  # noqa: E402\n";
+
+std::string file(const std::string &kernel) {
+    return "import triton\nimport triton.language as tl\nimport tad\n\n\n" + kernel +
+           "\n\n@tad.autodiff(grad_inputs=(\"x\",))\ndef f(x):\n    y = x.new_empty(x.shape[0])\n"
+           "    _k[(x.shape[0],)](x, y, x.shape[1], BLOCK=64)\n    return y\n";
+}
+
+const char *const kKernel =
+    "@triton.jit\n"
+    "def _k(X, Y, n,\n"
+    "       BLOCK: tl.constexpr):\n"
+    "    row = tl.program_id(0)\n"
+    "    m = float(\"-inf\")\n"
+    "    s = 0.0\n"
+    "    for start in range(0, n, BLOCK):\n"
+    "        x = tl.load(X + row * n + start + tl.arange(0, BLOCK))\n"
+    "        m_new = tl.maximum(m, tl.max(x, axis=0))\n"
+    "        s = s * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)\n"
+    "        m = m_new\n"
+    "    tl.store(Y + row, m + tl.log(s))\n";
+
+std::string insert(const std::string &source, ResidualStore r, std::string *why) {
+    return insert_residual_stores(analyze(parse_source("k.py", source)), {r}, why);
+}
+
+ResidualStore lse(int line = 12, int col = 5) { return {"_k", line, col, "m + _tad_tl.log(s)", "TAD_SAVED_0", {0}}; }
+
+TEST(ResidualStores, BeforeTheNextSimpleStatementAndAsTheLastParameter) {
+    std::string why;
+    std::string expected = file(kKernel);
+    expected.replace(expected.find("BLOCK: tl.constexpr)"), 20, "BLOCK: tl.constexpr, TAD_SAVED_0)");
+    expected.replace(expected.find("    tl.store(Y"), 4,
+                     "    _tad_tl.store(TAD_SAVED_0 + _tad_tl.program_id(0), m + _tad_tl.log(s)); ");
+    EXPECT_EQ(insert(file(kKernel), lse(), &why), expected + kImport) << why;
+}
+
+TEST(ResidualStores, OnALineOfItsOwnAfterALastLoopOrBeforeACompoundStatement) {
+    std::string kernel = kKernel;
+    kernel.replace(kernel.find("    tl.store(Y"), std::string::npos, "");
+    std::string why;
+    const std::string out = insert(file(kernel), lse(), &why);
+    EXPECT_NE(out.find("        m = m_new\n    _tad_tl.store(TAD_SAVED_0 + _tad_tl.program_id(0), m + "
+                       "_tad_tl.log(s))\n\n\n@tad.autodiff"),
+              std::string::npos)
+        << why << out;
+    kernel = kKernel;
+    kernel.replace(kernel.find("    tl.store(Y"), 4, "    if n > 0:\n        ");
+    EXPECT_NE(insert(file(kernel), lse(), &why).find("m = m_new\n    _tad_tl.store(TAD_SAVED_0 + "), std::string::npos);
+}
+
+TEST(ResidualStores, LinearIdOverTheAxesReadAndADefaultAfterDefaults) {
+    std::string kernel = kKernel;
+    kernel.replace(kernel.find("BLOCK: tl.constexpr)"), 20, "BLOCK: tl.constexpr = 64)");
+    ResidualStore r = lse();
+    r.axes = {0, 2};
+    std::string why;
+    const std::string out = insert(file(kernel), r, &why);
+    EXPECT_NE(out.find("BLOCK: tl.constexpr = 64, TAD_SAVED_0=None)"), std::string::npos) << why << out;
+    EXPECT_NE(out.find("_tad_tl.store(TAD_SAVED_0 + _tad_tl.program_id(0) + _tad_tl.num_programs(0) * "
+                       "_tad_tl.program_id(2), m + _tad_tl.log(s)); tl.store(Y"),
+              std::string::npos)
+        << out;
+}
+
+TEST(ResidualStores, Refusals) {
+    std::string why;
+    EXPECT_EQ(insert(file(kKernel), lse(11, 5), &why), "");
+    EXPECT_EQ(why, "k.py:11:5: no loop directly in the body of kernel '_k'");
+    std::string tuned = kKernel;
+    tuned.insert(0, "@triton.autotune(configs=[], key=[\"n\"])\n");
+    EXPECT_EQ(insert(file(tuned), lse(13, 5), &why), "");
+    EXPECT_EQ(why, "kernel '_k' is autotuned or has heuristics");
+    std::string wrapped = std::string(kKernel) + "\n\n_k = triton.heuristics({\"B\": lambda a: 1})(_k)\n";
+    EXPECT_EQ(insert(file(wrapped), lse(), &why), "");
+    EXPECT_EQ(why, "kernel '_k' is autotuned or has heuristics");
+    std::string varargs = kKernel;
+    varargs.replace(varargs.find("BLOCK: tl.constexpr)"), 20, "BLOCK: tl.constexpr, *rest)");
+    EXPECT_EQ(insert(file(varargs), lse(), &why), "");
+    EXPECT_EQ(why, "kernel '_k' takes *args or **kwargs");
+    std::string with_else = kKernel;
+    with_else.replace(with_else.find("    tl.store(Y"), 4, "    else:\n        pass\n    ");
+    EXPECT_EQ(insert(file(with_else), lse(), &why), "");
+    EXPECT_EQ(why, "k.py:12:5: the loop has an else clause");
+}
+
+}  // namespace
