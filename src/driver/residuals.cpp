@@ -33,8 +33,10 @@ std::vector<frontend::ResidualStore> choose(const std::vector<Chain> &chains) {
                 const ir::SrcLoc at = d.forward.ops[static_cast<size_t>(u.loop)].loc;
                 if (!seen.insert({d.kernel, at.line, at.col}).second) continue;
                 const std::string log = u.exp == ir::OpKind::Exp ? "log" : "log2";
-                out.push_back({d.kernel, at.line, at.col, u.m + " + _tad_tl." + log + "(" + u.l + ")",
-                               "TAD_SAVED_" + std::to_string(count[d.kernel]++), passes::program_axes(d.forward)});
+                std::string param = "TAD_SAVED_" + std::to_string(count[d.kernel]++);
+                for (const std::string &dim : u.dims) param += "__" + dim;
+                out.push_back({d.kernel, at.line, at.col, u.m + " + _tad_tl." + log + "(" + u.l + ")", param,
+                               passes::program_axes(d.forward), u.dims});
             }
         }
     return out;
@@ -48,9 +50,12 @@ Json with_buffers(JsonRef trace, const std::vector<frontend::ResidualStore> &sto
     for (size_t k = 0; k < launches.size(); ++k)
         for (const frontend::ResidualStore &s : stores) {
             if (launches[k].at("kernel").str() != s.kernel) continue;
-            int64_t programs = 1;
-            for (size_t a = 0; a < launches[k].at("grid").size(); ++a) programs *= launches[k].at("grid")[a].integer();
+            int64_t elements = 1;  // the grid's programs times the tile's
+            for (size_t a = 0; a < launches[k].at("grid").size(); ++a) elements *= launches[k].at("grid")[a].integer();
             JsonRef args = launches[k].at("args");
+            for (const std::string &dim : s.dims)
+                for (size_t a = 0; a < args.size(); ++a)
+                    if (args[a].at("name").str() == dim) elements *= args[a].at("value").integer();
             std::string dtype = "float32";  // float64 where a tensor is (module_runtime.py's _with_saved)
             for (size_t a = 0; a < args.size(); ++a)
                 if (args[a].str_or("kind", "") == "tensor" && args[a].str_or("dtype", "") == "float64")
@@ -59,7 +64,7 @@ Json with_buffers(JsonRef trace, const std::vector<frontend::ResidualStore> &sto
             JsonRef temp = temps.push_object();
             temp.set("id", id);
             temp.set("dtype", dtype);
-            temp.set_array("shape").push(programs);
+            temp.set_array("shape").push(elements);
             temp.set_array("stride").push(int64_t{1});
             JsonRef arg = args.push_object();
             arg.set("name", s.param);
@@ -69,6 +74,26 @@ Json with_buffers(JsonRef trace, const std::vector<frontend::ResidualStore> &sto
             arg.set("dtype", dtype);
         }
     return t;
+}
+
+// What the derivation with the stores says of the loop at `at` (": loop at ...: online softmax ..."),
+// or "".
+std::string loop_report(const std::vector<Chain> &chains, const std::string &at) {
+    const std::string text = explain(chains), key = "loop at " + at + ":";
+    const size_t from = text.find(key);
+    if (from == std::string::npos) return "";
+    return ": " + text.substr(from, text.find('\n', from) - from);
+}
+
+// How many backward variants of `kernel`'s launches run on its tile coordinates (remap_programs.h):
+// a store at the linear program id reads num_programs, which the remap refuses.
+size_t remapped(const std::vector<Chain> &chains, const std::string &kernel) {
+    size_t n = 0;
+    for (const Chain &c : chains)
+        for (const Derived &d : c.launches)
+            if (d.kernel == kernel)
+                for (const plan::KernelVariant &v : d.specialization.variants) n += v.remap.has_value();
+    return n;
 }
 
 // Whether some backward variant of the chains reads `param` of `kernel` back.
@@ -103,10 +128,19 @@ std::optional<Residuals> save_residuals(const frontend::KernelFile &kf, const st
         const std::string what = s.kernel + " saves " + s.expr + " after the loop at " + kf.file.path + ":" +
                                  std::to_string(s.line) + ":" + std::to_string(s.col) + " to " + s.param;
         if (!read_back(r.chains, s.kernel, s.param)) {
-            *report += "residuals not saved: " + what + ", but its backward would not read it back\n";
+            *report +=
+                "residuals not saved: " + what + ", but its backward would not read it back" +
+                loop_report(r.chains, kf.file.path + ":" + std::to_string(s.line) + ":" + std::to_string(s.col)) + "\n";
             return std::nullopt;
         }
-        r.report += "residual: " + what + " (one value per program); the backward reads it back\n";
+        if (remapped(r.chains, s.kernel) < remapped(chains, s.kernel)) {
+            *report += "residuals not saved: " + what + ", but its backward would no longer run on tile coordinates\n";
+            return std::nullopt;
+        }
+        std::string tile;
+        for (const std::string &dim : s.dims) tile += (tile.empty() ? "" : " x ") + dim;
+        r.report += "residual: " + what + (tile.empty() ? " (a value" : " (a " + tile + " tile") +
+                    " per program); the backward reads it back\n";
     }
     return r;
 }

@@ -28,6 +28,21 @@ std::string linear_id(const std::vector<int> &axes) {
     return id;
 }
 
+// The element offset of each lane of r's tile: the linear id times the tile's size, plus the lane's
+// row-major index.
+std::string address(const ResidualStore &r) {
+    const std::string id = linear_id(r.axes);
+    if (r.dims.empty()) return id;
+    std::string size, lane;
+    for (size_t i = 0; i < r.dims.size(); ++i) {
+        size += (i ? " * " : "") + r.dims[i];
+        std::string range = "_tad_tl.arange(0, " + r.dims[i] + ")";
+        if (r.dims.size() == 2) range += i == 0 ? "[:, None]" : "[None, :]";
+        lane = i == 0 ? range : "(" + lane + ") * " + r.dims[i] + " + " + range;
+    }
+    return "(" + id + ") * (" + size + ") + " + lane;
+}
+
 Pos end_of(const ast::Node &n) { return {n.loc.end_line, n.loc.end_col}; }
 
 // Where the last parameter's text ends (its annotation or default included), and whether any
@@ -109,6 +124,7 @@ std::string insert_residual_stores(const KernelFile &kf, const std::vector<Resid
         const ast::NodePtr &def = kf.jit(r.kernel);
         const std::string at = kf.file.path + ":" + std::to_string(r.line) + ":" + std::to_string(r.col);
         if (wrapped(kf, *def)) return *why = "kernel '" + r.kernel + "' is autotuned or has heuristics", "";
+        if (r.dims.size() > 2) return *why = at + ": a tile of more than two dims", "";
         const ast::Node *next = nullptr;
         const ast::Node *loop = loop_at(*def, r.line, r.col, &next);
         if (!loop) return *why = at + ": no loop directly in the body of kernel '" + r.kernel + "'", "";
@@ -117,7 +133,7 @@ std::string insert_residual_stores(const KernelFile &kf, const std::vector<Resid
         const std::string indent = first.substr(0, static_cast<size_t>(loop->loc.col));
         if (indent.find_first_not_of(" \t") != std::string::npos)
             return *why = at + ": the loop shares its line with other code", "";
-        const std::string call = "_tad_tl.store(" + r.param + " + " + linear_id(r.axes) + ", " + r.expr + ")";
+        const std::string call = "_tad_tl.store(" + r.param + " + " + address(r) + ", " + r.expr + ")";
         // Before the next statement on its line where it is a simple one, so that no line moves
         // (diagnostics of the derivation name the user's lines); else on a line of its own.
         if (next && simple(*next) && next->loc.col == loop->loc.col && next->loc.line > loop->loc.end_line)

@@ -3,15 +3,17 @@
 //
 // The edit is textual and minimal, so that the kernel's own outputs stay bit for bit the user's:
 // after a top-level `for` loop of a kernel's body, one statement,
-//     _tad_tl.store(TAD_SAVED_<k> + <the program's linear id>, <expr>)
+//     _tad_tl.store(TAD_SAVED_<k> + <the program's linear id> * <D0 * D1 ...> + <lane>, <expr>)
 // (before the next statement on its line where that is a simple statement, so that no line moves;
-// else on a line of its own at the loop's indentation), the parameter TAD_SAVED_<k> appended to the
-// kernel's signature (with a default of None where the parameters before it have defaults), and at
-// the end of the file `import triton.language as _tad_tl`. The linear id runs over the grid axes the
-// kernel reads (program_id(a) + num_programs(a) · program_id(b) for axes a < b): programs that
-// differ only along another axis compute the same value, so each element holds one value. The
-// launcher (module_runtime.py's _Recorded) allocates one float32 (float64 beside a float64 tensor)
-// per program of the launch's grid for every launch that does not pass the buffer.
+// else on a line of its own at the loop's indentation), the parameter TAD_SAVED_<k> (see below)
+// appended to the kernel's signature (with a default of None where the parameters before it have
+// defaults), and at the end of the file `import triton.language as _tad_tl`. The linear id runs over
+// the grid axes the kernel reads (program_id(a) + num_programs(a) · program_id(b) for axes a < b):
+// programs that differ only along another axis compute the same value, so each element holds one
+// value. A tile of dims D0, D1 (constexprs of the kernel) is saved whole, lane (i, j) at i · D1 + j:
+// the parameter is then named TAD_SAVED_<k>__D0__D1, which tells the launcher (module_runtime.py's
+// _Recorded, for every launch that does not pass the buffer) its D0 · D1 float32 elements (float64
+// beside a float64 tensor) per program of the launch's grid.
 #pragma once
 
 #include <string>
@@ -25,8 +27,9 @@ struct ResidualStore {
     std::string kernel;  // a jit function of the file, by the name the stub launches it with
     int line = 0, col = 0;  // the `for` statement's position, as ir::SrcLoc (column 1-based)
     std::string expr;  // Python, over the kernel's variables after the loop and `_tad_tl` (triton.language)
-    std::string param;  // TAD_SAVED_<k>
+    std::string param;  // TAD_SAVED_<k>, then __<dim> for each of `dims`
     std::vector<int> axes;  // the grid axes the kernel reads, ascending
+    std::vector<std::string> dims;  // the saved tile's dims, constexpr parameters (none: a scalar)
 };
 
 // The source with `stores` inserted, or "" with `why` set when one cannot be: its kernel is wrapped

@@ -56,14 +56,17 @@ ClosedForm closed_form_online_softmax(const ir::Function &f, const std::vector<s
                                       const std::vector<std::string> &kept, std::string *report);
 
 // A top-level loop the closed form differentiates whose logsumexp the forward does not save where
-// the backward can read it back, and which could save it as one value per program: its running
-// maximum m and its one rescaled value l are scalars (one row per program), l is the sum of the
-// p = b^(s - m') it adds (positive, so log_b(l) is defined wherever the forward's is), and both are
-// named. Saving m_T + log_b(l_T) lets the backward skip the loop (docs/saved-residuals.md).
+// the backward can read it back, and which could save it as one tile per program: its running
+// maximum m is a scalar or a row vector whose dims are spelled by constexprs of the kernel, one of
+// its rescaled values, l, has m's shape and is the sum of the p = b^(s - m') it adds (positive, so
+// log_b(l) is defined wherever the forward's is), and both are named. Saving m_T + log_b(l_T) lets
+// the backward skip the loop where every other rescaled value's ratio to l is saved too (the
+// output O = acc / l of attention) (docs/saved-residuals.md).
 struct UnsavedLogsumexp {
     int loop = -1;  // the for_begin op
     std::string m, l;  // the carried variables' names
     ir::OpKind exp = ir::OpKind::Exp;
+    std::vector<std::string> dims;  // m's shape, by the constexprs spelling it (none: a scalar)
 };
 std::vector<UnsavedLogsumexp> unsaved_logsumexps(const ir::Function &f, const std::vector<std::string> &outputs,
                                                  const std::vector<std::string> &kept);

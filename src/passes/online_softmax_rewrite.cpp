@@ -350,6 +350,18 @@ bool sums_p(const ir::Function &f, const detail::OnlineSoftmax &s, const detail:
     return sum.kind == ir::OpKind::ReduceSum && f.def(sum.operands[0]).kind == s.exp;
 }
 
+// m's dims as the constexprs that spell them, or false where one is not (a literal may be a value
+// folded for this launch alone).
+bool spelled_dims(const ir::Function &f, const ir::Type &t, std::vector<std::string> *out) {
+    for (const ir::Dim &d : t.shape) {
+        const bool named = std::any_of(f.constexprs.begin(), f.constexprs.end(),
+                                       [&](const ir::Constexpr &c) { return c.name == d.expr; });
+        if (!named) return false;
+        out->push_back(d.expr);
+    }
+    return true;
+}
+
 }  // namespace
 
 std::vector<UnsavedLogsumexp> unsaved_logsumexps(const ir::Function &f, const std::vector<std::string> &outputs,
@@ -359,14 +371,18 @@ std::vector<UnsavedLogsumexp> unsaved_logsumexps(const ir::Function &f, const st
         detail::OnlineSoftmax s;
         std::string why;
         if (l.parent >= 0 || !detail::match_online_softmax(f, l, &s, &why) || !why.empty() ||
-            !detail::shift_invariant_uses(f, s, outputs).empty() || s.rescaled.size() != 1)
+            !detail::shift_invariant_uses(f, s, outputs).empty())
             continue;
         detail::Saved saved;
         if (detail::find_saved(f, s, outputs, kept, &saved).empty()) continue;
-        const ir::ValueId m = f.ops[l.results[s.m]].result, c = f.ops[l.results[s.rescaled[0].k]].result;
-        if (f.type(m).rank() != 0 || f.type(c).rank() != 0 || !sums_p(f, s, s.rescaled[0])) continue;
-        if (f.values[m].name.empty() || f.values[c].name.empty()) continue;
-        out.push_back({l.begin, f.values[m].name, f.values[c].name, s.exp});
+        const ir::ValueId m = f.ops[l.results[s.m]].result;
+        UnsavedLogsumexp u{l.begin, f.values[m].name, "", s.exp, {}};
+        if (f.type(m).rank() > 1 || !spelled_dims(f, f.type(m), &u.dims) || u.m.empty()) continue;
+        for (const detail::OnlineSoftmax::Rescaled &r : s.rescaled) {
+            const ir::ValueId c = f.ops[l.results[r.k]].result;
+            if (f.type(c).same_shape(f.type(m)) && sums_p(f, s, r) && !f.values[c].name.empty()) u.l = f.values[c].name;
+        }
+        if (!u.l.empty()) out.push_back(u);
     }
     return out;
 }

@@ -89,8 +89,9 @@ std::vector<ValueId> conjuncts(const ir::Function &f, ValueId v) {
     return a;
 }
 
-// A predicate of one row (or of the whole program, axis -1): a value of rank 0 or 1, through
-// broadcasts and expand_dims; `axis`: where its dim is in v.
+// A predicate of one row (or of the whole program, axis -1): a value of rank 0 or 1, or of a shape
+// with one dim above 1 (`rows[:, None] < N`), through broadcasts and expand_dims; `axis`: where its
+// dim is in v.
 bool row_predicate(const ir::Function &f, ValueId v, ValueId *base, int *axis) {
     const ir::Op &op = f.def(v);
     if (op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims) {
@@ -98,9 +99,10 @@ bool row_predicate(const ir::Function &f, ValueId v, ValueId *base, int *axis) {
         *axis = row_axis_after(f, op, *axis);
         return true;
     }
-    if (f.type(v).rank() > 1) return false;
+    const int varying = varying_axis(f.type(v));
+    if (f.type(v).rank() > 1 && varying == -2) return false;
     *base = v;
-    *axis = f.type(v).rank() == 1 ? 0 : -1;
+    *axis = f.type(v).rank() <= 1 ? f.type(v).rank() - 1 : varying;
     return true;
 }
 

@@ -81,6 +81,26 @@ TEST(ResidualStores, LinearIdOverTheAxesReadAndADefaultAfterDefaults) {
         << out;
 }
 
+TEST(ResidualStores, ATileSavedWholeAtItsRowMajorLanes) {
+    ResidualStore r = lse();
+    r.param = "TAD_SAVED_0__BLOCK";
+    r.dims = {"BLOCK"};
+    std::string why;
+    EXPECT_NE(insert(file(kKernel), r, &why)
+                  .find("_tad_tl.store(TAD_SAVED_0__BLOCK + (_tad_tl.program_id(0)) * (BLOCK) + _tad_tl.arange(0, "
+                        "BLOCK), m + _tad_tl.log(s)); tl.store(Y"),
+              std::string::npos)
+        << why;
+    r.dims = {"BLOCK", "n"};
+    EXPECT_NE(insert(file(kKernel), r, &why)
+                  .find("(_tad_tl.program_id(0)) * (BLOCK * n) + (_tad_tl.arange(0, BLOCK)[:, None]) * n + "
+                        "_tad_tl.arange(0, n)[None, :], "),
+              std::string::npos);
+    r.dims = {"BLOCK", "BLOCK", "BLOCK"};
+    EXPECT_EQ(insert(file(kKernel), r, &why), "");
+    EXPECT_EQ(why, "k.py:12:5: a tile of more than two dims");
+}
+
 TEST(ResidualStores, Refusals) {
     std::string why;
     EXPECT_EQ(insert(file(kKernel), lse(11, 5), &why), "");

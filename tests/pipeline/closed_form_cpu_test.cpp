@@ -106,6 +106,22 @@ TEST(SavedResiduals, LabelSmoothingSavesItsLogsumexp) {
     EXPECT_EQ(tad::test::count(k, "tl.load(TAD_SAVED_0_final + row)"), 1) << k;
 }
 
+// Attention whose forward stores O but no logsumexp, with a row vector of maxima per program:
+// generate saves m + log(l) as a BLOCK_M tile per program, and the backward reads it and O back
+// (FlashAttention-2's form: the key loop runs once, for the gradients).
+TEST(SavedResiduals, AttentionWithoutLogsumexp) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src =
+        tad::test::generate_and_verify("tests/pipeline/data/closed_form/attention_no_lse.py", "residuals", 2);
+    EXPECT_TRUE(has(src,
+                    "_tad_tl.store(TAD_SAVED_0__BLOCK_M + (_tad_tl.program_id(0) + _tad_tl.num_programs(0) * "
+                    "_tad_tl.program_id(1)) * (BLOCK_M) + _tad_tl.arange(0, BLOCK_M), m_i + _tad_tl.log(l_i)); "))
+        << src;
+    const std::string k = tad::test::kernel(src, "_attn_fwd_bwd");
+    EXPECT_TRUE(has(k, "TAD_SAVED_0__BLOCK_M_final, O_final")) << k;
+    EXPECT_EQ(tad::test::count(k, "for start in range(0, N, BLOCK_N):"), 1) << k;
+}
+
 // Split-K decode attention: one query row per program, a scalar running maximum, and an accumulator
 // of sum(p[:, None] * v, axis=0); it no longer recomputes the loop up to each step.
 TEST(ClosedFormScalarMaximum, DecodeAttentionRecomputesNoPrefix) {

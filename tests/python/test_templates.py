@@ -668,7 +668,7 @@ class Recording(unittest.TestCase):
         self.assertIsNot(launches[1].pre["X"], z)
 
     def test_a_residual_buffer_is_allocated_per_program_of_the_grid_unless_passed(self):
-        def saving(X, n, BLOCK=16, TAD_SAVED_0=None):
+        def saving(X, n, BLOCK=16, TAD_SAVED_0=None, TAD_SAVED_1__BLOCK=None):
             return X
 
         jit = FakeJit(fn=saving)
@@ -682,6 +682,8 @@ class Recording(unittest.TestCase):
         saved = [launch.tensors["TAD_SAVED_0"] for launch in launches]
         self.assertEqual([(t.shape, t.dtype) for t in saved[:2]],
                          [((12,), torch.float32), ((2,), torch.float64)])
+        # a tile of BLOCK elements per program
+        self.assertEqual(launches[0].tensors["TAD_SAVED_1__BLOCK"].shape, (12 * 16,))
         self.assertIs(saved[2], given)
         self.assertIs(jit.launched[0][2]["TAD_SAVED_0"], saved[0])
         with self.assertRaisesRegex(RuntimeError, "TAD_SAVED_ buffers need a grid known before the launch"):

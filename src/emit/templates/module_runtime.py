@@ -118,9 +118,9 @@ class _Recorded:
         return launch
 
     def _with_saved(self, grid, args, kwargs):
-        """kwargs with a buffer for each parameter TAD_SAVED_<k> the launch leaves out: one float32
-        (float64 for a launch with a float64 tensor) per program of its grid, where the kernel stores
-        a value its backward reads back (src/frontend/residual_stores.h)."""
+        """kwargs with a buffer for each parameter TAD_SAVED_<k> the launch leaves out: a float32
+        (float64 for a launch with a float64 tensor) scalar or tile per program of its grid, where the
+        kernel stores a value its backward reads back (src/frontend/residual_stores.h)."""
         params = self.signature.parameters
         named = self.arguments.named(args, {k: v for k, v in kwargs.items() if k in params})
         missing = [k for k in self.saved if named.get(k) is None]
@@ -136,7 +136,10 @@ class _Recorded:
         tensors = [v for v in named.values() if isinstance(v, torch.Tensor)]
         # float64 where the launch computes in float64 (the CPU tier), so that no value is rounded
         dtype = torch.float64 if any(t.dtype == torch.float64 for t in tensors) else torch.float32
-        return dict(kwargs, **{k: torch.empty(programs, dtype=dtype, device=tensors[0].device) for k in missing})
+        device = tensors[0].device
+        # TAD_SAVED_<k>__D0__D1: a tile of D0 * D1 elements (the launch's constexprs) per program
+        tile = {k: math.prod(int(meta[d]) for d in k.split("__")[1:]) for k in missing}
+        return dict(kwargs, **{k: torch.empty(programs * tile[k], dtype=dtype, device=device) for k in missing})
 
     def _tensors(self, args, kwargs):
         params = self.signature.parameters
