@@ -25,7 +25,10 @@ namespace {
 Json check_trace(const CpuVerifyInput &in, const ast::File &module, JsonRef trace, std::mt19937_64 &rng) {
     Chain chain = derive_chain(in.kf, trace, in.loops);
     std::string unused;
-    std::optional<Residuals> r = save_residuals(in.kf, {trace}, {chain}, in.loops, &unused);
+    const Derive derive = [&in](const frontend::KernelFile &f, const std::vector<JsonRef> &ts) {
+        return std::vector<Chain>{derive_chain(f, ts.front(), in.loops)};
+    };
+    std::optional<Residuals> r = save_residuals(in.kf, {trace}, {chain}, derive, &unused);
     const frontend::KernelFile &kf = r ? r->kf : in.kf;
     if (r) {
         chain = std::move(r->chains.front());

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "driver/pipeline.h"
+#include "driver/residuals.h"
 #include "emit/emit.h"
 #include "flow/trace.h"
 #include "passes/passes.h"
@@ -16,6 +17,12 @@ namespace {
 bool is_tensor_arg(JsonRef a) {
     const std::string kind = a.str_or("kind", "");
     return kind == "tensor" || kind == "tensor_desc";
+}
+
+// A buffer tad added for a residual the kernel stores (driver/residuals.h): the node's temporary,
+// not a view of the stub's.
+bool residual_arg(JsonRef a) {
+    return is_tensor_arg(a) && a.at("name").str().rfind("TAD_SAVED_", 0) == 0 && a.at("ref").has("temp");
 }
 
 bool floating(const std::string &dtype) { return dtype.rfind("float", 0) == 0 || dtype.rfind("bfloat", 0) == 0; }
@@ -53,7 +60,7 @@ std::vector<View> views_of(const frontend::KernelFile &kf, JsonRef launch, size_
     JsonRef args = launch.at("args");
     for (size_t i = 0; i < args.size(); ++i) {
         JsonRef a = args[i];
-        if (!is_tensor_arg(a)) continue;
+        if (!is_tensor_arg(a) || residual_arg(a)) continue;
         const std::string name = a.at("name").str();
         if (!a.has("view_shape"))
             fail(TAD_ERR_INTERNAL, launch_label(kf, k, launch) + "argument '" + name +
@@ -137,7 +144,7 @@ Json one_launch_trace(const frontend::KernelFile &kf, JsonRef trace, size_t k, c
         out.set("input", static_cast<int64_t>(i));
         set_layout(out, views[i].arg);
     }
-    t.set_array("temps");
+    JsonRef temps = t.set_array("temps");
     JsonRef l = t.set_array("launches").push_object();
     for (const char *key : {"kernel", "grid", "options"})
         if (launch.has(key)) l.set_copy(key, launch.at(key));
@@ -150,8 +157,15 @@ Json one_launch_trace(const frontend::KernelFile &kf, JsonRef trace, size_t k, c
         if (!is_tensor_arg(a)) continue;
         copy.remove("ref");
         copy.remove("offset");
-        copy.set_object("ref").set("input", static_cast<int64_t>(view_of(views, a.at("name").str())));
         copy.set("offset", static_cast<int64_t>(0));
+        if (residual_arg(a)) {  // the node's temporaries, in parameter order (the launcher's too)
+            const int64_t id = static_cast<int64_t>(temps.size());
+            temps.push_copy(trace.at("temps")[static_cast<size_t>(a.at("ref").at("temp").integer())]);
+            temps[temps.size() - 1].set("id", id);
+            copy.set_object("ref").set("temp", id);
+            continue;
+        }
+        copy.set_object("ref").set("input", static_cast<int64_t>(view_of(views, a.at("name").str())));
     }
     return t;
 }
@@ -228,17 +242,19 @@ void zero_mirrors(plan::Plan &p) {
                 for (plan::Alloc &a : b.allocs) zero(a);
 }
 
+// `derived` gets the chains the node's backward was derived from.
 emit::LaunchNode node_of(const frontend::KernelFile &kf, const std::vector<Occurrence> &launches, size_t g,
-                         ad::LoopPolicy loops, std::string *explanation) {
+                         ad::LoopPolicy loops, std::string *explanation, std::vector<Chain> *derived) {
     const std::string tag = "_launch" + std::to_string(g);
     OneLaunch o = one_launch(kf, launches, kf.stub.name + tag);
     emit::LaunchNode n{o.file, o.file.stub.launched.front(), o.written, std::nullopt};
     if (o.file.stub.grad_inputs.empty()) return n;  // nothing it gets requires grad: no node
     std::vector<Chain> chains;
     for (const Json &t : o.traces) chains.push_back(derive_chain(o.file, t, loops, tag));
-    if (explanation) *explanation += explain(chains);
+    *explanation += explain(chains);
     n.backward = plan::backward(merge(o.file, chains, o.traces.front()));
     zero_mirrors(*n.backward);
+    derived->insert(derived->end(), chains.begin(), chains.end());
     return n;
 }
 
@@ -259,19 +275,42 @@ std::vector<std::vector<Occurrence>> by_signature(const frontend::KernelFile &kf
     return groups;
 }
 
+struct Nodes {
+    std::vector<emit::LaunchNode> nodes;
+    std::vector<Chain> chains;  // every node's
+    std::string explanation;
+};
+
+// A node per launch signature among `traces`.
+Nodes nodes_of(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces, ad::LoopPolicy loops) {
+    Nodes n;
+    const std::vector<std::vector<Occurrence>> groups = by_signature(kf, traces);
+    for (size_t g = 0; g < groups.size(); ++g)
+        n.nodes.push_back(node_of(kf, groups[g], g, loops, &n.explanation, &n.chains));
+    return n;
+}
+
 }  // namespace
 
 std::string emit_launch_node_module(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
                                     ad::LoopPolicy loops, std::string *explanation) {
     JsonRef first = traces.front();
     emit::NodeModule m;
-    if (explanation) explanation->clear();
-    bool any = false;
-    const std::vector<std::vector<Occurrence>> groups = by_signature(kf, traces);
-    for (size_t g = 0; g < groups.size(); ++g) {
-        m.nodes.push_back(node_of(kf, groups[g], g, loops, explanation));
-        any = any || m.nodes.back().backward;
-    }
+    Nodes n = nodes_of(kf, traces, loops);
+    // Where the forward stores too little, the nodes of the file with residual stores
+    // (driver/residuals.h): their buffers are the nodes' temporaries, no views of the stub's.
+    std::optional<Nodes> with;
+    const Derive derive = [&](const frontend::KernelFile &f, const std::vector<JsonRef> &ts) {
+        with = nodes_of(f, ts, loops);
+        return with->chains;
+    };
+    std::string saved;
+    std::optional<Residuals> r = save_residuals(kf, traces, n.chains, derive, &saved);
+    if (r) n = std::move(*with);
+    const frontend::KernelFile &file = r ? r->kf : kf;
+    if (explanation) *explanation = n.explanation + (r ? r->report : saved);
+    m.nodes = std::move(n.nodes);
+    const bool any = std::any_of(m.nodes.begin(), m.nodes.end(), [](const emit::LaunchNode &x) { return x.backward; });
     if (!any)
         fail(TAD_ERR_INVALID_ARGUMENT, kf.file.path + ": no launch of stub '" + kf.stub.name +
                                            "' gets a tensor that requires grad, so none has a backward");
@@ -285,12 +324,12 @@ std::string emit_launch_node_module(const frontend::KernelFile &kf, const std::v
     std::sort(m.dirty.begin(), m.dirty.end());
     m.dirty.erase(std::unique(m.dirty.begin(), m.dirty.end()), m.dirty.end());
     const std::string module = emit::emit_node_module(
-        kf, m,
+        file, m,
         has_torch_code(first) ? "forward mode is not generated for a stub whose torch code computes from its grad "
                                 "inputs (each launch is its own autograd node)"
                               : "forward mode is not generated for a stub that launches other kernels for other "
                                 "dims (each launch is its own autograd node)");
-    emit::check_module(kf, module);  // never hand out a module that does not parse or reads unbound names
+    emit::check_module(file, module);  // never hand out a module that does not parse or reads unbound names
     return module;
 }
 

@@ -589,7 +589,12 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
     // plan cannot serve them, a node per launch signature can.
     if (!mergeable(kf, chains, traces.front())) return emit_launch_node_module(kf, traces, loops, explanation);
     std::string saved;
-    if (std::optional<Residuals> r = save_residuals(kf, traces, chains, loops, &saved);
+    const Derive derive = [loops](const frontend::KernelFile &f, const std::vector<JsonRef> &ts) {
+        std::vector<Chain> out;
+        for (JsonRef t : ts) out.push_back(derive_chain(f, t, loops));
+        return out;
+    };
+    if (std::optional<Residuals> r = save_residuals(kf, traces, chains, derive, &saved);
         r && mergeable(r->kf, r->chains, r->traces.front())) {
         if (explanation) *explanation = explain(r->chains) + r->report;
         return emit_plan_module(r->kf, r->chains, r->traces.front());

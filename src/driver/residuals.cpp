@@ -57,9 +57,12 @@ Json with_buffers(JsonRef trace, const std::vector<frontend::ResidualStore> &sto
                 for (size_t a = 0; a < args.size(); ++a)
                     if (args[a].at("name").str() == dim) elements *= args[a].at("value").integer();
             std::string dtype = "float32";  // float64 where a tensor is (module_runtime.py's _with_saved)
-            for (size_t a = 0; a < args.size(); ++a)
+            bool autograd = false;
+            for (size_t a = 0; a < args.size(); ++a) {
                 if (args[a].str_or("kind", "") == "tensor" && args[a].str_or("dtype", "") == "float64")
                     dtype = "float64";
+                autograd = autograd || args[a].has("view_shape");
+            }
             const int64_t id = static_cast<int64_t>(temps.size());
             JsonRef temp = temps.push_object();
             temp.set("id", id);
@@ -72,6 +75,11 @@ Json with_buffers(JsonRef trace, const std::vector<frontend::ResidualStore> &sto
             arg.set_object("ref").set("temp", id);
             arg.set("offset", int64_t{0});
             arg.set("dtype", dtype);
+            if (autograd) {  // a trace taken with autograd (launch nodes): the view the kernel gets
+                arg.set_bool("requires_grad", false);
+                arg.set_array("view_shape").push(elements);
+                arg.set_array("view_stride").push(int64_t{1});
+            }
         }
     return t;
 }
@@ -111,7 +119,7 @@ bool read_back(const std::vector<Chain> &chains, const std::string &kernel, cons
 }  // namespace
 
 std::optional<Residuals> save_residuals(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
-                                        const std::vector<Chain> &chains, ad::LoopPolicy loops, std::string *report) {
+                                        const std::vector<Chain> &chains, const Derive &derive, std::string *report) {
     if (!enabled()) return std::nullopt;
     const std::vector<frontend::ResidualStore> stores = choose(chains);
     if (stores.empty()) return std::nullopt;
@@ -123,7 +131,7 @@ std::optional<Residuals> save_residuals(const frontend::KernelFile &kf, const st
     }
     Residuals r{frontend::analyze(frontend::parse_source(kf.file.path, source)), {}, {}, ""};
     for (JsonRef t : traces) r.traces.push_back(with_buffers(t, stores));
-    for (const Json &t : r.traces) r.chains.push_back(derive_chain(r.kf, t, loops));
+    r.chains = derive(r.kf, std::vector<JsonRef>(r.traces.begin(), r.traces.end()));
     for (const frontend::ResidualStore &s : stores) {
         const std::string what = s.kernel + " saves " + s.expr + " after the loop at " + kf.file.path + ":" +
                                  std::to_string(s.line) + ":" + std::to_string(s.col) + " to " + s.param;

@@ -15,6 +15,7 @@
 // else changes. TAD_SAVE_RESIDUALS=off keeps the file as written.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,13 +29,18 @@ namespace tad::driver {
 struct Residuals {
     frontend::KernelFile kf;  // the file with the stores
     std::vector<Json> traces;  // the traces with their buffers, in the order given
-    std::vector<Chain> chains;  // derived from those
+    std::vector<Chain> chains;  // derived from those by the caller's Derive
     std::string report;  // a line per store: what it saves, where
 };
 
-// nullopt when no launch has a residual to save, when the stores cannot be placed (their report
-// line, in `report`, says why), or when the backward derived with them reads one of them not back.
+// The chains of a file and its traces, as the caller derives them (one per trace, or, for a
+// module of launch nodes, one per node).
+using Derive = std::function<std::vector<Chain>(const frontend::KernelFile &, const std::vector<JsonRef> &)>;
+
+// `chains` derived from `kf` and `traces` by `derive`; nullopt when no launch has a residual to
+// save, when the stores cannot be placed (their report line, in `report`, says why), or when the
+// backward derived with them reads one of them not back, or no longer runs on tile coordinates.
 std::optional<Residuals> save_residuals(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
-                                        const std::vector<Chain> &chains, ad::LoopPolicy loops, std::string *report);
+                                        const std::vector<Chain> &chains, const Derive &derive, std::string *report);
 
 }  // namespace tad::driver

@@ -450,7 +450,20 @@ private:
     Expr call(const std::string &fn, const ir::Op &op) {
         std::string s = fn + "(";
         for (size_t k = 0; k < op.operands.size(); ++k) s += (k ? ", " : "") + operand(op, k).text;
+        // A math function of a number made of constants alone (the closed form's log(1) where it reads
+        // a saved logsumexp): Triton has it as a Python number, which tl.log and the like reject.
+        if (ir::op_info(op.kind).cls == ir::OpClass::Unary && op.operands.size() == 1 && constant_only(op.operands[0]))
+            s = fn + "(tl.full((), " + operand(op, 0).text + ", " + ir::dtype_triton(f_.type(op.operands[0]).elem) +
+                ")";
         return {s + ")", 100};
+    }
+
+    bool constant_only(ir::ValueId v) const {
+        const ir::Op &op = f_.def(v);
+        if (op.kind == OpKind::Const) return f_.type(v).scalar() && op.name.empty();
+        const ir::OpClass cls = ir::op_info(op.kind).cls;
+        if (cls != ir::OpClass::Binary && cls != ir::OpClass::Unary) return false;
+        return std::all_of(op.operands.begin(), op.operands.end(), [&](ir::ValueId o) { return constant_only(o); });
     }
 
     Expr constant(const ir::Op &op) {

@@ -84,6 +84,19 @@ def k(X, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, M: tl.constexpr, N: tl.constexpr):
 )");
 }
 
+// A math function of a number made of constants (the closed form's log(1) where it reads a saved
+// logsumexp) is spelled on a 0-d tensor: Triton has the number as a Python float, which tl.log
+// rejects (so does tad's frontend, reading the module back). A scalar parameter's stays as it is.
+TEST(EmitKernel, MathOfAConstantNumberOnA0dTensor) {
+    std::string py = emit_with([](Builder &b, ValueId x) -> std::vector<ValueId> {
+        ValueId one = b.constant(1.0, DType::F32);
+        ValueId s = b.param("s", ParamKind::Float, Type{DType::F32, false, {}});
+        ValueId sum = b.binary(OpKind::Add, b.reduce(OpKind::ReduceSum, x, -1, false), b.unary(OpKind::Log, one));
+        return {b.binary(OpKind::Add, sum, b.unary(OpKind::Exp, s))};
+    });
+    EXPECT_NE(py.find("tl.sum(x) + tl.log(tl.full((), 1.0, tl.float32)) + tl.exp(s)"), std::string::npos) << py;
+}
+
 // A loop nested in another, carrying a value whose init is defined outside both (as the backward's
 // rerun of a recurrence from a loaded initial state): the init is read on every outer iteration, so
 // the carried value gets a name of its own instead of overwriting the init's.

@@ -106,6 +106,20 @@ TEST(SavedResiduals, LabelSmoothingSavesItsLogsumexp) {
     EXPECT_EQ(tad::test::count(k, "tl.load(TAD_SAVED_0_final + row)"), 1) << k;
 }
 
+// KL divergence saves no logsumexp either, and its stub sums the rows in torch: each launch is its
+// own autograd node, whose residual buffer is the node's temporary (launch_nodes.py keeps it with
+// the launch); the backward drops the rerun of the statistics loop (two passes over the logits
+// left of three).
+TEST(SavedResiduals, KlDivInALaunchNode) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("dataset/kl_div.py", "residuals", 2);
+    EXPECT_TRUE(has(src, "_tad_tl.store(TAD_SAVED_0 + _tad_tl.program_id(0), m + _tad_tl.log(s)); lse = ")) << src;
+    EXPECT_TRUE(has(src, "_RecordedNode(_kl_div_rows_fwd)")) << src;
+    const std::string k = tad::test::kernel(src, "_kl_div_rows_fwd_bwd_launch0_LOG_TARGET_False");
+    EXPECT_EQ(tad::test::count(k, "tl.load(TAD_SAVED_0_final + row)"), 1) << k;
+    EXPECT_EQ(tad::test::count(k, "for start in range(0, V, BLOCK_V):"), 2) << k;
+}
+
 // Attention whose forward stores O but no logsumexp, with a row vector of maxima per program:
 // generate saves m + log(l) as a BLOCK_M tile per program, and the backward reads it and O back
 // (FlashAttention-2's form: the key loop runs once, for the gradients).

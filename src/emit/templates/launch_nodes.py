@@ -77,11 +77,14 @@ class _RecordedNode(_Recorded):
         plain = super().__getitem__(grid)
 
         def launch(*args, **kwargs):
+            if self.saved:
+                kwargs = self._with_saved(grid, args, kwargs)
             log = getattr(_capture, "launches", None)
             nodes = getattr(_capture, "nodes", None)
             if log is None or nodes is None or not torch.is_grad_enabled():
                 return plain(*args, **kwargs)
-            tensors = self._tensors(args, kwargs)
+            # tad's residual buffers are the node's temporaries, no views of the stub's
+            tensors = {k: t for k, t in self._tensors(args, kwargs).items() if k not in self.saved}
             params = _view_params(tensors)
             needs = [p for p in params if tensors[p].requires_grad]
             if not needs:
@@ -104,6 +107,7 @@ class _RecordedNode(_Recorded):
                 result.append(self.kernel[grid](*args, **kwargs))
                 record = self._record(grid, args, kwargs)
                 record.pre.update(pre)
+                record.temps = tuple(record.tensors[k] for k in self.saved)
                 record.tensors = None
                 log.append(record)
                 return record
@@ -174,7 +178,7 @@ class _LaunchFunction(torch.autograd.Function):
             cotangents.append(_region(incoming[ctx.where[j]], ctx.layouts[j]))
             layouts.append(ctx.layouts[j][:4])
         values = (saved[p] if p in saved else ctx.written.get(p) for p in node.params)
-        got = node.backward([ctx.launch], (), *values, (None,) * len(node.written),
+        got = node.backward([ctx.launch], ctx.launch.temps, *values, (None,) * len(node.written),
                             layouts, cotangents)
         out = []
         for i, needed in enumerate(ctx.needs_input_grad[3:]):

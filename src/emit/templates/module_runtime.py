@@ -27,6 +27,7 @@ class _Launch:
         self.options = options
         self.tensors = tensors  # dropped once the Function has kept the temporaries it needs
         self.pre = {}  # tensor arguments as this launch saw them, saved before a launch overwrote them
+        self.temps = ()  # a launch node's TAD_SAVED_ buffers (launch_nodes.py's _RecordedNode)
 
 
 _capture = threading.local()
