@@ -14,6 +14,7 @@
 #include "frontend/parser.h"
 #include "runtime/python_dir.h"
 #include "support/error.h"
+#include "support/text.h"
 #include "verify/oracle.h"
 
 namespace tad::driver {
@@ -28,7 +29,14 @@ Json check_trace(const CpuVerifyInput &in, const ast::File &module, JsonRef trac
     const Derive derive = [&in](const frontend::KernelFile &f, const std::vector<JsonRef> &ts) {
         return std::vector<Chain>{derive_chain(f, ts.front(), in.loops)};
     };
-    std::optional<Residuals> r = save_residuals(in.kf, {trace}, {chain}, derive, &unused);
+    // The module says which residuals generate kept (over every trace); this trace's choice must be
+    // the same, or the plan would name kernels the module does not have.
+    const std::vector<std::string> kept = residual_params(module, in.kf);
+    std::optional<Residuals> r;
+    if (!kept.empty()) r = save_residuals(in.kf, {trace}, {chain}, derive, &unused);
+    if (!kept.empty() && (!r || residual_params(r->kf.file, in.kf) != kept))
+        fail(TAD_ERR_INTERNAL,
+             "CPU oracle: this trace's residual stores are not the ones the module carries (" + join(kept) + ")");
     const frontend::KernelFile &kf = r ? r->kf : in.kf;
     if (r) {
         chain = std::move(r->chains.front());

@@ -594,10 +594,12 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
         for (JsonRef t : ts) out.push_back(derive_chain(f, t, loops));
         return out;
     };
-    if (std::optional<Residuals> r = save_residuals(kf, traces, chains, derive, &saved);
-        r && mergeable(r->kf, r->chains, r->traces.front())) {
-        if (explanation) *explanation = explain(r->chains) + r->report;
-        return emit_plan_module(r->kf, r->chains, r->traces.front());
+    if (std::optional<Residuals> r = save_residuals(kf, traces, chains, derive, &saved)) {
+        if (mergeable(r->kf, r->chains, r->traces.front())) {
+            if (explanation) *explanation = explain(r->chains) + r->report;
+            return emit_plan_module(r->kf, r->chains, r->traces.front());
+        }
+        saved = "residuals not saved: with them, one plan no longer serves every trace\n";
     }
     if (explanation) *explanation = explain(chains) + saved;
     return emit_plan_module(kf, chains, traces.front());

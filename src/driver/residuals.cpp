@@ -1,5 +1,6 @@
 #include "driver/residuals.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -9,6 +10,7 @@
 #include "frontend/residual_stores.h"
 #include "passes/online_softmax.h"
 #include "passes/passes.h"
+#include "support/error.h"
 
 namespace tad::driver {
 
@@ -19,9 +21,19 @@ bool enabled() {
     return !(env && std::string(env) == "off");
 }
 
+// The dims a row vector may be saved with: constexpr parameters of the kernel's signature (a
+// constexpr lowering made up, as a descriptor's block, is none), without "__", which separates them
+// in the buffer's parameter name.
+bool spelled(const frontend::KernelFile &kf, const std::string &kernel, const std::vector<std::string> &dims) {
+    const std::vector<std::string> params = frontend::param_names(*kf.jit(kernel));
+    return std::all_of(dims.begin(), dims.end(), [&](const std::string &d) {
+        return d.find("__") == std::string::npos && std::find(params.begin(), params.end(), d) != params.end();
+    });
+}
+
 // The stores worth adding, one per loop of a kernel (a kernel may be launched, and specialized,
 // more than once).
-std::vector<frontend::ResidualStore> choose(const std::vector<Chain> &chains) {
+std::vector<frontend::ResidualStore> choose(const frontend::KernelFile &kf, const std::vector<Chain> &chains) {
     std::vector<frontend::ResidualStore> out;
     std::set<std::tuple<std::string, int, int>> seen;
     std::map<std::string, int> count;  // kernel -> its parameters so far
@@ -31,7 +43,7 @@ std::vector<frontend::ResidualStore> choose(const std::vector<Chain> &chains) {
             for (const passes::UnsavedLogsumexp &u :
                  passes::unsaved_logsumexps(d.forward, d.spec.outputs, d.spec.kept)) {
                 const ir::SrcLoc at = d.forward.ops[static_cast<size_t>(u.loop)].loc;
-                if (!seen.insert({d.kernel, at.line, at.col}).second) continue;
+                if (!spelled(kf, d.kernel, u.dims) || !seen.insert({d.kernel, at.line, at.col}).second) continue;
                 const std::string log = u.exp == ir::OpKind::Exp ? "log" : "log2";
                 std::string param = "TAD_SAVED_" + std::to_string(count[d.kernel]++);
                 for (const std::string &dim : u.dims) param += "__" + dim;
@@ -42,44 +54,59 @@ std::vector<frontend::ResidualStore> choose(const std::vector<Chain> &chains) {
     return out;
 }
 
-// `trace` with a buffer for each store of each launch: a temporary of one element per program, as
-// the launcher allocates it.
+// A store's buffer in one launch: the grid's programs times the row vector's length, float64 where
+// the launch has a float64 tensor (module_runtime.py's _with_saved allocates the same).
+int64_t buffer_elements(JsonRef launch, const frontend::ResidualStore &s) {
+    int64_t n = 1;
+    for (size_t a = 0; a < launch.at("grid").size(); ++a) n *= launch.at("grid")[a].integer();
+    JsonRef args = launch.at("args");
+    for (const std::string &dim : s.dims)
+        for (size_t a = 0; a < args.size(); ++a)
+            if (args[a].at("name").str() == dim) n *= args[a].at("value").integer();
+    return n;
+}
+
+std::string buffer_dtype(JsonRef launch) {
+    JsonRef args = launch.at("args");
+    for (size_t a = 0; a < args.size(); ++a)
+        if (args[a].str_or("kind", "") == "tensor" && args[a].str_or("dtype", "") == "float64") return "float64";
+    return "float32";
+}
+
+// Binds s's buffer, temporary `id`, in `launch`; in a trace taken with autograd (launch nodes) with
+// the view the kernel gets.
+void bind_buffer(JsonRef launch, const frontend::ResidualStore &s, int64_t id, int64_t elements,
+                 const std::string &dtype) {
+    JsonRef args = launch.at("args");
+    bool autograd = false;
+    for (size_t a = 0; a < args.size(); ++a) autograd = autograd || args[a].has("view_shape");
+    JsonRef arg = args.push_object();
+    arg.set("name", s.param);
+    arg.set("kind", "tensor");
+    arg.set_object("ref").set("temp", id);
+    arg.set("offset", int64_t{0});
+    arg.set("dtype", dtype);
+    if (!autograd) return;
+    arg.set_bool("requires_grad", false);
+    arg.set_array("view_shape").push(elements);
+    arg.set_array("view_stride").push(int64_t{1});
+}
+
+// `trace` with a buffer for each store of each launch, a temporary, as the launcher allocates it.
 Json with_buffers(JsonRef trace, const std::vector<frontend::ResidualStore> &stores) {
     Json t = Json::copy(trace);
     JsonRef temps = t.at("temps"), launches = t.at("launches");
     for (size_t k = 0; k < launches.size(); ++k)
         for (const frontend::ResidualStore &s : stores) {
             if (launches[k].at("kernel").str() != s.kernel) continue;
-            int64_t elements = 1;  // the grid's programs times the tile's
-            for (size_t a = 0; a < launches[k].at("grid").size(); ++a) elements *= launches[k].at("grid")[a].integer();
-            JsonRef args = launches[k].at("args");
-            for (const std::string &dim : s.dims)
-                for (size_t a = 0; a < args.size(); ++a)
-                    if (args[a].at("name").str() == dim) elements *= args[a].at("value").integer();
-            std::string dtype = "float32";  // float64 where a tensor is (module_runtime.py's _with_saved)
-            bool autograd = false;
-            for (size_t a = 0; a < args.size(); ++a) {
-                if (args[a].str_or("kind", "") == "tensor" && args[a].str_or("dtype", "") == "float64")
-                    dtype = "float64";
-                autograd = autograd || args[a].has("view_shape");
-            }
-            const int64_t id = static_cast<int64_t>(temps.size());
+            const int64_t elements = buffer_elements(launches[k], s), id = static_cast<int64_t>(temps.size());
+            const std::string dtype = buffer_dtype(launches[k]);
             JsonRef temp = temps.push_object();
             temp.set("id", id);
             temp.set("dtype", dtype);
             temp.set_array("shape").push(elements);
             temp.set_array("stride").push(int64_t{1});
-            JsonRef arg = args.push_object();
-            arg.set("name", s.param);
-            arg.set("kind", "tensor");
-            arg.set_object("ref").set("temp", id);
-            arg.set("offset", int64_t{0});
-            arg.set("dtype", dtype);
-            if (autograd) {  // a trace taken with autograd (launch nodes): the view the kernel gets
-                arg.set_bool("requires_grad", false);
-                arg.set_array("view_shape").push(elements);
-                arg.set_array("view_stride").push(int64_t{1});
-            }
+            bind_buffer(launches[k], s, id, elements, dtype);
         }
     return t;
 }
@@ -121,7 +148,7 @@ bool read_back(const std::vector<Chain> &chains, const std::string &kernel, cons
 std::optional<Residuals> save_residuals(const frontend::KernelFile &kf, const std::vector<JsonRef> &traces,
                                         const std::vector<Chain> &chains, const Derive &derive, std::string *report) {
     if (!enabled()) return std::nullopt;
-    const std::vector<frontend::ResidualStore> stores = choose(chains);
+    const std::vector<frontend::ResidualStore> stores = choose(kf, chains);
     if (stores.empty()) return std::nullopt;
     std::string why;
     const std::string source = frontend::insert_residual_stores(kf, stores, &why);
@@ -129,28 +156,46 @@ std::optional<Residuals> save_residuals(const frontend::KernelFile &kf, const st
         *report += "residuals not saved: " + why + "\n";
         return std::nullopt;
     }
-    Residuals r{frontend::analyze(frontend::parse_source(kf.file.path, source)), {}, {}, ""};
-    for (JsonRef t : traces) r.traces.push_back(with_buffers(t, stores));
-    r.chains = derive(r.kf, std::vector<JsonRef>(r.traces.begin(), r.traces.end()));
+    std::optional<Residuals> r;
+    try {  // saving is optional: a derivation the stores break keeps the file as written
+        r = Residuals{frontend::analyze(frontend::parse_source(kf.file.path, source)), {}, {}, ""};
+        for (JsonRef t : traces) r->traces.push_back(with_buffers(t, stores));
+        r->chains = derive(r->kf, std::vector<JsonRef>(r->traces.begin(), r->traces.end()));
+    } catch (const Error &e) {
+        *report += std::string("residuals not saved: deriving with them failed: ") + e.what() + "\n";
+        return std::nullopt;
+    }
     for (const frontend::ResidualStore &s : stores) {
         const std::string what = s.kernel + " saves " + s.expr + " after the loop at " + kf.file.path + ":" +
                                  std::to_string(s.line) + ":" + std::to_string(s.col) + " to " + s.param;
-        if (!read_back(r.chains, s.kernel, s.param)) {
+        if (!read_back(r->chains, s.kernel, s.param)) {
             *report +=
                 "residuals not saved: " + what + ", but its backward would not read it back" +
-                loop_report(r.chains, kf.file.path + ":" + std::to_string(s.line) + ":" + std::to_string(s.col)) + "\n";
+                loop_report(r->chains, kf.file.path + ":" + std::to_string(s.line) + ":" + std::to_string(s.col)) +
+                "\n";
             return std::nullopt;
         }
-        if (remapped(r.chains, s.kernel) < remapped(chains, s.kernel)) {
+        if (remapped(r->chains, s.kernel) < remapped(chains, s.kernel)) {
             *report += "residuals not saved: " + what + ", but its backward would no longer run on tile coordinates\n";
             return std::nullopt;
         }
-        std::string tile;
-        for (const std::string &dim : s.dims) tile += (tile.empty() ? "" : " x ") + dim;
-        r.report += "residual: " + what + (tile.empty() ? " (a value" : " (a " + tile + " tile") +
-                    " per program); the backward reads it back\n";
+        r->report += "residual: " + what + (s.dims.empty() ? " (a value" : " (a " + s.dims[0] + " row vector") +
+                     " per program); the backward reads it back\n";
     }
     return r;
+}
+
+std::vector<std::string> residual_params(const ast::File &file, const frontend::KernelFile &forward) {
+    std::set<std::string> kernels;  // the forward's, by their def names
+    for (const auto &[name, def] : forward.jit_functions) kernels.insert(def->str("name"));
+    std::vector<std::string> out;
+    for (const auto &[name, def] : frontend::jit_functions_of(file))
+        for (const std::string &p : frontend::param_names(*def))
+            if (kernels.count(def->str("name")) && p.rfind("TAD_SAVED_", 0) == 0)
+                out.push_back(def->str("name") + "." + p);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
 }
 
 }  // namespace tad::driver

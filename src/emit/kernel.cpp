@@ -448,14 +448,13 @@ private:
     }
 
     Expr call(const std::string &fn, const ir::Op &op) {
-        std::string s = fn + "(";
-        for (size_t k = 0; k < op.operands.size(); ++k) s += (k ? ", " : "") + operand(op, k).text;
+        std::vector<std::string> args;
+        for (size_t k = 0; k < op.operands.size(); ++k) args.push_back(operand(op, k).text);
         // A math function of a number made of constants alone (the closed form's log(1) where it reads
         // a saved logsumexp): Triton has it as a Python number, which tl.log and the like reject.
-        if (ir::op_info(op.kind).cls == ir::OpClass::Unary && op.operands.size() == 1 && constant_only(op.operands[0]))
-            s = fn + "(tl.full((), " + operand(op, 0).text + ", " + ir::dtype_triton(f_.type(op.operands[0]).elem) +
-                ")";
-        return {s + ")", 100};
+        if (ir::op_info(op.kind).cls == ir::OpClass::Unary && args.size() == 1 && constant_only(op.operands[0]))
+            args[0] = "tl.full((), " + args[0] + ", " + ir::dtype_triton(f_.type(op.operands[0]).elem) + ")";
+        return {fn + "(" + join_commas(args) + ")", 100};
     }
 
     bool constant_only(ir::ValueId v) const {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 #include <utility>
 
 namespace tad::frontend {
@@ -28,28 +27,22 @@ std::string linear_id(const std::vector<int> &axes) {
     return id;
 }
 
-// The element offset of each lane of r's tile: the linear id times the tile's size, plus the lane's
-// row-major index.
+// The element offset of each lane of r's value: the linear id, times the tile's size and plus the
+// lane for a row vector.
 std::string address(const ResidualStore &r) {
     const std::string id = linear_id(r.axes);
     if (r.dims.empty()) return id;
-    std::string size, lane;
-    for (size_t i = 0; i < r.dims.size(); ++i) {
-        size += (i ? " * " : "") + r.dims[i];
-        std::string range = "_tad_tl.arange(0, " + r.dims[i] + ")";
-        if (r.dims.size() == 2) range += i == 0 ? "[:, None]" : "[None, :]";
-        lane = i == 0 ? range : "(" + lane + ") * " + r.dims[i] + " + " + range;
-    }
-    return "(" + id + ") * (" + size + ") + " + lane;
+    return "(" + id + ") * " + r.dims[0] + " + _tad_tl.arange(0, " + r.dims[0] + ")";
 }
 
 Pos end_of(const ast::Node &n) { return {n.loc.end_line, n.loc.end_col}; }
 
 // Where the last parameter's text ends (its annotation or default included), and whether any
-// parameter has a default; false when the signature has *args or **kwargs.
+// parameter has a default; false when the signature has *args, **kwargs or positional-only
+// parameters (the launcher passes the buffer by keyword, which a trailing `/` would forbid).
 bool last_param_end(const ast::Node &def, Pos *end, bool *defaults) {
     const ast::NodePtr args = def.node("args");
-    if (args->node("vararg") || args->node("kwarg")) return false;
+    if (args->node("vararg") || args->node("kwarg") || !args->list("posonlyargs").empty()) return false;
     *end = {0, 0};
     for (const char *field : {"posonlyargs", "args", "kwonlyargs", "defaults", "kw_defaults"})
         for (const ast::NodePtr &a : args->list(field)) {
@@ -61,8 +54,8 @@ bool last_param_end(const ast::Node &def, Pos *end, bool *defaults) {
     return end->first > 0;
 }
 
-// Whether something other than triton.jit wraps the kernel: a decorator, or a module-level
-// assignment that calls triton.autotune / triton.heuristics on it.
+// Whether something other than triton.jit wraps the kernel: a decorator (an autotuner, heuristics,
+// a staticmethod), or a module-level assignment that calls triton.autotune / triton.heuristics on it.
 bool wrapped(const KernelFile &kf, const ast::Node &def) {
     for (const ast::NodePtr &d : def.list("decorator_list"))
         if (!is_jit_decorator(*d)) return true;
@@ -113,51 +106,65 @@ std::vector<std::string> lines_of(const std::string &text) {
     return out;
 }
 
+// Where r's statement goes: before the next statement on its line where that is a simple one, so
+// that no line moves (diagnostics of the derivation name the user's lines); else on a line of its
+// own after the loop (`line` set), moving the lines after it by one. "" or why not.
+struct Placement {
+    Pos before{0, 0};
+    int line = 0;
+    std::string text;
+};
+
+std::string place(const KernelFile &kf, const std::vector<std::string> &lines, const ResidualStore &r, Placement *out) {
+    const ast::NodePtr &def = kf.jit(r.kernel);
+    const std::string at = kf.file.path + ":" + std::to_string(r.line) + ":" + std::to_string(r.col);
+    if (wrapped(kf, *def)) return "kernel '" + r.kernel + "' is wrapped in something other than triton.jit";
+    if (r.dims.size() > 1) return at + ": a tile of more than one dim";
+    const ast::Node *next = nullptr;
+    const ast::Node *loop = loop_at(*def, r.line, r.col, &next);
+    if (!loop) return at + ": no loop directly in the body of kernel '" + r.kernel + "'";
+    if (!loop->list("orelse").empty()) return at + ": the loop has an else clause";
+    const std::string indent = lines.at(static_cast<size_t>(loop->loc.line - 1)).substr(0, loop->loc.col);
+    if (indent.find_first_not_of(" \t") != std::string::npos) return at + ": the loop shares its line with other code";
+    const std::string call = "_tad_tl.store(" + r.param + " + " + address(r) + ", " + r.expr + ")";
+    if (next && simple(*next) && next->loc.col == loop->loc.col && next->loc.line > loop->loc.end_line)
+        *out = {{next->loc.line, next->loc.col}, 0, call + "; "};
+    else
+        *out = {{0, 0}, loop->loc.end_line, indent + call + "\n"};
+    return "";
+}
+
 }  // namespace
 
 std::string insert_residual_stores(const KernelFile &kf, const std::vector<ResidualStore> &stores, std::string *why) {
     std::vector<std::string> lines = lines_of(kf.file.source);
     std::map<std::string, std::vector<std::string>> params;  // kernel -> its new parameters
-    std::vector<std::pair<int, std::string>> inserted;  // after line -> the statement
-    std::vector<std::pair<Pos, std::string>> prefixed;  // at the position -> the statement and "; "
+    std::vector<Placement> placed;
     for (const ResidualStore &r : stores) {
-        const ast::NodePtr &def = kf.jit(r.kernel);
-        const std::string at = kf.file.path + ":" + std::to_string(r.line) + ":" + std::to_string(r.col);
-        if (wrapped(kf, *def)) return *why = "kernel '" + r.kernel + "' is autotuned or has heuristics", "";
-        if (r.dims.size() > 2) return *why = at + ": a tile of more than two dims", "";
-        const ast::Node *next = nullptr;
-        const ast::Node *loop = loop_at(*def, r.line, r.col, &next);
-        if (!loop) return *why = at + ": no loop directly in the body of kernel '" + r.kernel + "'", "";
-        if (!loop->list("orelse").empty()) return *why = at + ": the loop has an else clause", "";
-        const std::string &first = lines.at(static_cast<size_t>(loop->loc.line - 1));
-        const std::string indent = first.substr(0, static_cast<size_t>(loop->loc.col));
-        if (indent.find_first_not_of(" \t") != std::string::npos)
-            return *why = at + ": the loop shares its line with other code", "";
-        const std::string call = "_tad_tl.store(" + r.param + " + " + address(r) + ", " + r.expr + ")";
-        // Before the next statement on its line where it is a simple one, so that no line moves
-        // (diagnostics of the derivation name the user's lines); else on a line of its own.
-        if (next && simple(*next) && next->loc.col == loop->loc.col && next->loc.line > loop->loc.end_line)
-            prefixed.emplace_back(Pos{next->loc.line, next->loc.col}, call + "; ");
-        else
-            inserted.emplace_back(loop->loc.end_line, indent + call + "\n");
+        Placement p;
+        if (!(*why = place(kf, lines, r, &p)).empty()) return "";
+        placed.push_back(p);
         params[r.kernel].push_back(r.param);
     }
     // Right to left on a line, so that each column still holds.
-    std::stable_sort(prefixed.begin(), prefixed.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
-    for (auto it = prefixed.rbegin(); it != prefixed.rend(); ++it)
-        lines.at(static_cast<size_t>(it->first.first - 1)).insert(static_cast<size_t>(it->first.second), it->second);
+    std::stable_sort(placed.begin(), placed.end(),
+                     [](const Placement &a, const Placement &b) { return a.before < b.before; });
+    for (auto it = placed.rbegin(); it != placed.rend(); ++it)
+        if (it->line == 0) lines.at(static_cast<size_t>(it->before.first - 1)).insert(it->before.second, it->text);
     for (const auto &[kernel, names] : params) {
         Pos end;
         bool defaults = false;
         if (!last_param_end(*kf.jit(kernel), &end, &defaults))
-            return *why = "kernel '" + kernel + "' takes *args or **kwargs", "";
+            return *why = "kernel '" + kernel + "' takes *args, **kwargs or positional-only parameters", "";
         std::string text;
         for (const std::string &p : names) text += ", " + p + (defaults ? "=None" : "");
         lines.at(static_cast<size_t>(end.first - 1)).insert(static_cast<size_t>(end.second), text);
     }
     // Bottom up, so that each line number still holds; statements after one loop keep their order.
-    std::stable_sort(inserted.begin(), inserted.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
-    for (auto it = inserted.rbegin(); it != inserted.rend(); ++it) lines.insert(lines.begin() + it->first, it->second);
+    std::stable_sort(placed.begin(), placed.end(),
+                     [](const Placement &a, const Placement &b) { return a.line < b.line; });
+    for (auto it = placed.rbegin(); it != placed.rend(); ++it)
+        if (it->line > 0) lines.insert(lines.begin() + it->line, it->text);
     std::string out;
     for (const std::string &l : lines) out += l;
     return out + kImport;

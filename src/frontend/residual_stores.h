@@ -3,17 +3,18 @@
 //
 // The edit is textual and minimal, so that the kernel's own outputs stay bit for bit the user's:
 // after a top-level `for` loop of a kernel's body, one statement,
-//     _tad_tl.store(TAD_SAVED_<k> + <the program's linear id> * <D0 * D1 ...> + <lane>, <expr>)
+//     _tad_tl.store(TAD_SAVED_<k> + <the program's linear id> (* D + <lane>), <expr>)
 // (before the next statement on its line where that is a simple statement, so that no line moves;
-// else on a line of its own at the loop's indentation), the parameter TAD_SAVED_<k> (see below)
+// else on a line of its own at the loop's indentation, moving the lines after it by one), the parameter TAD_SAVED_<k> (see below)
 // appended to the kernel's signature (with a default of None where the parameters before it have
 // defaults), and at the end of the file `import triton.language as _tad_tl`. The linear id runs over
 // the grid axes the kernel reads (program_id(a) + num_programs(a) · program_id(b) for axes a < b):
 // programs that differ only along another axis compute the same value, so each element holds one
-// value. A tile of dims D0, D1 (constexprs of the kernel) is saved whole, lane (i, j) at i · D1 + j:
-// the parameter is then named TAD_SAVED_<k>__D0__D1, which tells the launcher (module_runtime.py's
-// _Recorded, for every launch that does not pass the buffer) its D0 · D1 float32 elements (float64
-// beside a float64 tensor) per program of the launch's grid.
+// value. A row vector of D elements (D a constexpr parameter of the kernel) is saved whole, lane i
+// at i: the parameter is then named TAD_SAVED_<k>__D, which tells the launcher (module_runtime.py's
+// _Recorded, for every launch that does not pass the buffer) its D float32 elements (float64 beside
+// a float64 tensor) per program of the launch's grid. The edited kernel runs on every launch, with
+// or without grad (one store per program more than the user's).
 #pragma once
 
 #include <string>
@@ -29,13 +30,14 @@ struct ResidualStore {
     std::string expr;  // Python, over the kernel's variables after the loop and `_tad_tl` (triton.language)
     std::string param;  // TAD_SAVED_<k>, then __<dim> for each of `dims`
     std::vector<int> axes;  // the grid axes the kernel reads, ascending
-    std::vector<std::string> dims;  // the saved tile's dims, constexpr parameters (none: a scalar)
+    std::vector<std::string> dims;  // the saved row vector's dim, a constexpr parameter (none: a scalar)
 };
 
 // The source with `stores` inserted, or "" with `why` set when one cannot be: its kernel is wrapped
-// in @triton.autotune or @triton.heuristics (the buffer is sized before the launch chooses its
-// config), takes *args or **kwargs, or has no `for` loop at that position directly in its body (a
-// loop of a helper it calls, or a nested one), or that loop has an `else` clause.
+// in something other than triton.jit (@triton.autotune or @triton.heuristics: the buffer is sized
+// before the launch chooses its config), takes *args, **kwargs or positional-only parameters, or has
+// no `for` loop at that position directly in its body (a loop of a helper it calls, or a nested
+// one), or that loop has an `else` clause, or the value is a tile of more than one dim.
 std::string insert_residual_stores(const KernelFile &kf, const std::vector<ResidualStore> &stores, std::string *why);
 
 }  // namespace tad::frontend

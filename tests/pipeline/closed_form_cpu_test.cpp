@@ -129,7 +129,7 @@ TEST(SavedResiduals, AttentionWithoutLogsumexp) {
         tad::test::generate_and_verify("tests/pipeline/data/closed_form/attention_no_lse.py", "residuals", 2);
     EXPECT_TRUE(has(src,
                     "_tad_tl.store(TAD_SAVED_0__BLOCK_M + (_tad_tl.program_id(0) + _tad_tl.num_programs(0) * "
-                    "_tad_tl.program_id(1)) * (BLOCK_M) + _tad_tl.arange(0, BLOCK_M), m_i + _tad_tl.log(l_i)); "))
+                    "_tad_tl.program_id(1)) * BLOCK_M + _tad_tl.arange(0, BLOCK_M), m_i + _tad_tl.log(l_i)); "))
         << src;
     const std::string k = tad::test::kernel(src, "_attn_fwd_bwd");
     EXPECT_TRUE(has(k, "TAD_SAVED_0__BLOCK_M_final, O_final")) << k;

@@ -120,8 +120,8 @@ class _Recorded:
 
     def _with_saved(self, grid, args, kwargs):
         """kwargs with a buffer for each parameter TAD_SAVED_<k> the launch leaves out: a float32
-        (float64 for a launch with a float64 tensor) scalar or tile per program of its grid, where the
-        kernel stores a value its backward reads back (src/frontend/residual_stores.h)."""
+        (float64 for a launch with a float64 tensor) value or row vector per program of its grid,
+        where the kernel stores a value its backward reads back (src/frontend/residual_stores.h)."""
         params = self.signature.parameters
         named = self.arguments.named(args, {k: v for k, v in kwargs.items() if k in params})
         missing = [k for k in self.saved if named.get(k) is None]
@@ -134,11 +134,11 @@ class _Recorded:
         meta = dict(self.defaults, **named, **{k: v for k, v in kwargs.items() if k not in params})
         g = grid(meta) if callable(grid) else grid
         programs = math.prod(int(x) for x in (g if isinstance(g, (tuple, list)) else (g,)))
-        tensors = [v for v in named.values() if isinstance(v, torch.Tensor)]
-        # float64 where the launch computes in float64 (the CPU tier), so that no value is rounded
-        dtype = torch.float64 if any(t.dtype == torch.float64 for t in tensors) else torch.float32
-        device = tensors[0].device
-        # TAD_SAVED_<k>__D0__D1: a tile of D0 * D1 elements (the launch's constexprs) per program
+        # float64 where a tensor is (the CPU tier), so that no value is rounded; as the trace's buffer
+        dtype = torch.float64 if any(isinstance(v, torch.Tensor) and v.dtype == torch.float64
+                                     for v in named.values()) else torch.float32
+        device = next(iter(self._tensors(args, kwargs).values())).device  # a descriptor's base too
+        # TAD_SAVED_<k>__D: a row vector of D elements (the launch's constexpr) per program
         tile = {k: math.prod(int(meta[d]) for d in k.split("__")[1:]) for k in missing}
         return dict(kwargs, **{k: torch.empty(programs * tile[k], dtype=dtype, device=device) for k in missing})
 
