@@ -7,6 +7,7 @@
 #include "driver/residuals.h"
 #include "emit/emit.h"
 #include "flow/trace.h"
+#include "frontend/residual_stores.h"
 #include "passes/passes.h"
 #include "support/error.h"
 
@@ -22,7 +23,7 @@ bool is_tensor_arg(JsonRef a) {
 // A buffer tad added for a residual the kernel stores (driver/residuals.h): the node's temporary,
 // not a view of the stub's.
 bool residual_arg(JsonRef a) {
-    return is_tensor_arg(a) && a.at("name").str().rfind("TAD_SAVED_", 0) == 0 && a.at("ref").has("temp");
+    return is_tensor_arg(a) && a.at("name").str().rfind(frontend::kResidualPrefix, 0) == 0 && a.at("ref").has("temp");
 }
 
 bool floating(const std::string &dtype) { return dtype.rfind("float", 0) == 0 || dtype.rfind("bfloat", 0) == 0; }

@@ -583,17 +583,16 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
                                  ad::LoopPolicy loops, std::string *explanation) {
     if (has_torch_code(traces.front()) || !same_kernels(traces))
         return emit_launch_node_module(kf, traces, loops, explanation);
-    std::vector<Chain> chains;
-    for (JsonRef t : traces) chains.push_back(derive_chain(kf, t, loops));
-    // The same kernels with other buffers (an optional bias passed as None in some entries): one
-    // plan cannot serve them, a node per launch signature can.
-    if (!mergeable(kf, chains, traces.front())) return emit_launch_node_module(kf, traces, loops, explanation);
-    std::string saved;
     const Derive derive = [loops](const frontend::KernelFile &f, const std::vector<JsonRef> &ts) {
         std::vector<Chain> out;
         for (JsonRef t : ts) out.push_back(derive_chain(f, t, loops));
         return out;
     };
+    const std::vector<Chain> chains = derive(kf, traces);
+    // The same kernels with other buffers (an optional bias passed as None in some entries): one
+    // plan cannot serve them, a node per launch signature can.
+    if (!mergeable(kf, chains, traces.front())) return emit_launch_node_module(kf, traces, loops, explanation);
+    std::string saved;
     if (std::optional<Residuals> r = save_residuals(kf, traces, chains, derive, &saved)) {
         if (mergeable(r->kf, r->chains, r->traces.front())) {
             if (explanation) *explanation = explain(r->chains) + r->report;

@@ -45,7 +45,7 @@ std::vector<frontend::ResidualStore> choose(const frontend::KernelFile &kf, cons
                 const ir::SrcLoc at = d.forward.ops[static_cast<size_t>(u.loop)].loc;
                 if (!spelled(kf, d.kernel, u.dims) || !seen.insert({d.kernel, at.line, at.col}).second) continue;
                 const std::string log = u.exp == ir::OpKind::Exp ? "log" : "log2";
-                std::string param = "TAD_SAVED_" + std::to_string(count[d.kernel]++);
+                std::string param = frontend::kResidualPrefix + std::to_string(count[d.kernel]++);
                 for (const std::string &dim : u.dims) param += "__" + dim;
                 out.push_back({d.kernel, at.line, at.col, u.m + " + _tad_tl." + log + "(" + u.l + ")", param,
                                passes::program_axes(d.forward), u.dims});
@@ -191,7 +191,7 @@ std::vector<std::string> residual_params(const ast::File &file, const frontend::
     std::vector<std::string> out;
     for (const auto &[name, def] : frontend::jit_functions_of(file))
         for (const std::string &p : frontend::param_names(*def))
-            if (kernels.count(def->str("name")) && p.rfind("TAD_SAVED_", 0) == 0)
+            if (kernels.count(def->str("name")) && p.rfind(frontend::kResidualPrefix, 0) == 0)
                 out.push_back(def->str("name") + "." + p);
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
