@@ -297,15 +297,17 @@ private:
         std::array<int64_t, 3> grid;
         int64_t g = 1;  // a re-gridded or transposed run's G
         int64_t programs = 1;  // a re-gridded run's P
+        int g_axis = -1;  // a transposed run's axis: its G argument is `g`, as retile() leaves it
         std::vector<CallArg> args;
     };
 
-    // _regrid_programs: as many programs per SM as stay resident, at most the forward's G.
-    int64_t regrid_programs(const plan::Kernel &k, int64_t g) const {
+    // _regrid_programs: with the `kept` programs of the other axes, as many per SM as stay resident,
+    // at most the forward's G.
+    int64_t regrid_programs(const plan::Kernel &k, int64_t g, int64_t kept) const {
         int64_t tile = 1;
         for (const std::string &d : m_.kernels.at(k.fn.name).largest_tile) tile *= symbol(d, k.fn.name + "'s tile");
         const int64_t per_sm = std::max<int64_t>(1, std::min<int64_t>(4, 8192 / std::max<int64_t>(tile, 1)));
-        return std::max<int64_t>(1, std::min<int64_t>(g, per_sm * sm_count_));
+        return std::max<int64_t>(1, std::min<int64_t>(g, per_sm * sm_count_ / std::max<int64_t>(kept, 1)));
     }
 
     int64_t widened(const plan::Run &run) const {
@@ -367,7 +369,8 @@ private:
         case plan::Arg::Shadow: return buffer_arg(param, shadow_of(a.tensor));
         case plan::Arg::Hits: return CallArg::pointer(param, hits_, dtype("int32", ""));
         case plan::Arg::Stash: return buffer_arg(param, stashes_.at(a.name));
-        case plan::Arg::GridSize: return CallArg::integer(param, c.g);
+        case plan::Arg::GridSize:
+            return CallArg::integer(param, a.axis == c.g_axis ? c.g : grid_[static_cast<size_t>(a.axis)]);
         case plan::Arg::Partial: return buffer_arg(param, partials_.at(a.tensor));
         case plan::Arg::PartialStride: return CallArg::integer(param, span(tensor(a.tensor)));
         default: fail(TAD_ERR_INTERNAL, "an argument the manifest check refuses");
@@ -411,13 +414,17 @@ private:
     }
 
     Call call(const plan::Run &run, const plan::Kernel &k) {
-        Call c{grid_, 1, 1, {}};
-        if (run.regrid_axis >= 0) {
-            c.g = grid_[static_cast<size_t>(run.regrid_axis)];
-            c.programs = regrid_programs(k, c.g);
-            c.grid[static_cast<size_t>(run.regrid_axis)] = c.programs;
+        Call c{grid_, 1, 1, -1, {}};
+        if (!run.regrid_axes.empty()) {
+            for (int a : run.regrid_axes) c.g *= grid_[static_cast<size_t>(a)];
+            if (c.g >= (int64_t{1} << 31))  // the kernel counts the programs it loops over in int32
+                invalid("a re-gridded backward loops over " + std::to_string(c.g) + " programs, 2**31 or more");
+            c.programs = regrid_programs(k, c.g, grid_[0] * grid_[1] * grid_[2] / std::max<int64_t>(c.g, 1));
+            for (size_t i = 0; i < run.regrid_axes.size(); ++i)
+                c.grid[static_cast<size_t>(run.regrid_axes[i])] = i ? 1 : c.programs;
         }
         if (run.transposed_axis >= 0) {
+            c.g_axis = run.transposed_axis;
             c.g = grid_[static_cast<size_t>(run.transposed_axis)];
             int64_t trips = 0;
             if (!run.trips.eval(run_values(run), &trips))
@@ -430,7 +437,7 @@ private:
     void launch(const plan::Run &run) {
         const plan::Kernel &k = m_.plan.kernels.at(static_cast<size_t>(run.kernel));
         Call c = call(run, k);
-        if (run.regrid_axis >= 0) allocate_partials(run, c.programs);
+        if (!run.regrid_axes.empty()) allocate_partials(run, c.programs);
         std::string g_param;
         for (size_t i = 0; i < run.args.size(); ++i) {
             c.args.push_back(arg(run.args[i], k.fn.params.at(i).name, c));
@@ -439,7 +446,7 @@ private:
         for (const ir::Constexpr &ce : k.fn.constexprs) c.args.push_back(constexpr_arg(run, ce.name));
         retile(run, c, g_param);
         kernel(k.fn.name, c.grid, c.args, r_.num_warps, r_.num_stages);
-        if (run.regrid_axis >= 0) sum_partials(run, c.programs);
+        if (!run.regrid_axes.empty()) sum_partials(run, c.programs);
     }
 
     void kernel(const std::string &name, const std::array<int64_t, 3> &grid, std::vector<CallArg> args, int warps,

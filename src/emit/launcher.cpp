@@ -33,7 +33,6 @@ public:
         need_ = names_.fresh("tape_need");
         hits_ = names_.fresh("hits");
         sums_ = names_.fresh("partial_sums");
-        grid_size_ = names_.fresh("grid_size");
         programs_ = names_.fresh("programs");
         wide_block_ = names_.fresh("wide_block");
     }
@@ -73,7 +72,7 @@ private:
     std::map<TensorRef, std::string> partial_;  // a re-gridded run's partial buffer of each tensor's shadow
     std::map<std::string, std::string> stash_;  // the running branch's stash variable of each stash
     std::set<TensorRef> summed_;  // shadows that are their partial rows' sum (Init::Partials)
-    std::string grid_size_, programs_, wide_block_;
+    std::string programs_, wide_block_;
     std::vector<std::string> box_names_;  // one per remapped branch of a case
     std::string box_of_branch_;  // writing a remapped branch's condition: num_programs(k) is this box's
     std::set<std::string> inputs_;
@@ -167,7 +166,8 @@ private:
         case Arg::Tape: return tape_;
         case Arg::TapeStride: return tape_stride_;
         case Arg::TapeNeed: return need_;
-        case Arg::GridSize: return grid_size_;
+        case Arg::GridSize:
+            return "_grid_size(" + launches_ + "[" + std::to_string(launch) + "].grid, " + std::to_string(a.axis) + ")";
         case Arg::Hits: return hits_;
         case Arg::Stash: return stash_.at(a.name);
         case Arg::Partial: return partial_.at(a.tensor);
@@ -196,8 +196,7 @@ private:
         auto value = [&](const std::string &n) { return n == r.widening.name ? wide : symbol(launch, n); };
         for (const ir::Constexpr &c : fn.constexprs) args.push_back(c.name + "=" + value(c.name));
         std::string grid = l + ".grid";
-        if (r.regrid_axis >= 0)
-            grid = "_regrid(" + grid + ", " + std::to_string(r.regrid_axis) + ", " + programs_ + ")";
+        if (!r.regrid_axes.empty()) grid = "_regrid(" + grid + ", " + axes(r.regrid_axes) + ", " + programs_ + ")";
         if (r.transposed_axis >= 0)
             grid = "_regrid(" + grid + ", " + std::to_string(r.transposed_axis) + ", " + r.trips.str(value) + ")";
         os_ << indent << fn.name << "[" << grid << "](" << join(args) << tiles(r, fn) << ", **" << l << ".options)\n";
@@ -256,10 +255,7 @@ private:
                 << (s.like ? ", " + primal(*s.like) + ".dtype" : "") << ")\n";
         }
         for (const plan::Run &r : b.runs) {
-            if (r.regrid_axis >= 0) regrid(launch, r, indent);
-            if (r.transposed_axis >= 0)
-                os_ << indent << grid_size_ << " = _grid_size(" << launches_ << "[" << launch << "].grid, "
-                    << r.transposed_axis << ")\n";
+            if (!r.regrid_axes.empty()) regrid(launch, r, indent);
             call(launch, r, indent);
             if (r.partials.empty()) continue;
             std::vector<std::string> partials;
@@ -276,13 +272,19 @@ private:
         }
     }
 
-    // A re-gridded run: G is the recorded grid's size along the axis, P programs loop over it; each
-    // partial gradient gets P rows of per-program sums.
+    // `0`, or `(0, 2)`: module_runtime.py's _grid_size and _regrid take either.
+    static std::string axes(const std::vector<int> &v) {
+        std::vector<std::string> s;
+        for (int a : v) s.push_back(std::to_string(a));
+        return s.size() == 1 ? s[0] : "(" + join(s) + ")";
+    }
+
+    // A re-gridded run: G is the product of the recorded grid's sizes along its axes, P programs
+    // loop over it; each partial gradient gets P rows of per-program sums.
     void regrid(size_t launch, const plan::Run &r, const std::string &indent) {
         const std::string grid = launches_ + "[" + std::to_string(launch) + "].grid";
-        os_ << indent << grid_size_ << " = _grid_size(" << grid << ", " << r.regrid_axis << ")\n";
-        os_ << indent << programs_ << " = _regrid_programs(" << grid_size_ << ", " << layouts_ << "[0][3], "
-            << largest_tile(launch, p_.kernels.at(static_cast<size_t>(r.kernel)).fn) << ")\n";
+        os_ << indent << programs_ << " = _regrid_programs(" << grid << ", " << axes(r.regrid_axes) << ", " << layouts_
+            << "[0][3], " << largest_tile(launch, p_.kernels.at(static_cast<size_t>(r.kernel)).fn) << ")\n";
         std::vector<std::string> names, likes;
         for (const TensorRef &t : r.partials) {
             names.push_back(partial_[t] = names_.fresh(grad_var(t) + "_partial"));

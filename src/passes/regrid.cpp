@@ -22,12 +22,13 @@ std::set<int> grid_axes(const ir::Function &f) {
     return axes;
 }
 
-// Values every program along `axis` computes alike: outside loops, built from parameters, constants
-// and the program ids of other axes by pure ops and by loads of buffers the kernel never writes
-// (LayerNorm's weight). They move before the loop. A load moves only from before the kernel's first
-// write: should its buffer alias a written one, it reads what it read before, or what another
-// program (now an earlier iteration) wrote, which the forward grid left unordered anyway.
-std::vector<bool> hoistable(const ir::Function &f, int axis) {
+// Values every program along the axes `axes` computes alike: outside loops, built from parameters,
+// constants and the program ids of other axes by pure ops and by loads of buffers the kernel never
+// writes (LayerNorm's weight). They move before the loop. A load moves only from before the
+// kernel's first write: should its buffer alias a written one, it reads what it read before, or
+// what another program (now an earlier iteration) wrote, which the forward grid left unordered
+// anyway.
+std::vector<bool> hoistable(const ir::Function &f, const std::vector<int> &axes) {
     const std::vector<bool> top = top_level(f);
     const MemoryParams m = memory_params(f);
     int first_write = static_cast<int>(f.ops.size());
@@ -40,8 +41,10 @@ std::vector<bool> hoistable(const ir::Function &f, int axis) {
         const ir::OpClass cls = ir::op_info(op.kind).cls;
         const bool read_only = op.kind == OpKind::Load && static_cast<int>(i) < first_write &&
                                !m.stored.count(pointer_base(f, op.operands[0]));
+        const bool reduced_id =
+            op.kind == OpKind::ProgramId && std::find(axes.begin(), axes.end(), op.axis) != axes.end();
         bool ok = (cls != ir::OpClass::Memory || read_only) && cls != ir::OpClass::Loop &&
-                  cls != ir::OpClass::Barrier && !(op.kind == OpKind::ProgramId && op.axis == axis);
+                  cls != ir::OpClass::Barrier && !reduced_id;
         for (ValueId v : op.operands) ok = ok && h[v];
         h[op.result] = ok;
     }
@@ -84,9 +87,9 @@ std::vector<Candidate> candidates(const ir::Function &f, const std::vector<bool>
 
 class Rewriter {
 public:
-    Rewriter(const ir::Function &f, int axis, bool atomic_flush, std::vector<Candidate> cands, Regrid &r)
+    Rewriter(const ir::Function &f, std::vector<int> axes, bool atomic_flush, std::vector<Candidate> cands, Regrid &r)
         : f_(f),
-          axis_(axis),
+          axes_(std::move(axes)),
           atomic_(atomic_flush),
           cands_(std::move(cands)),
           r_(r),
@@ -97,7 +100,7 @@ public:
         ir::Function &out = r_.fn;
         out = empty_like(f_);
         params();
-        const std::vector<bool> h = hoistable(f_, axis_);
+        const std::vector<bool> h = hoistable(f_, axes_);
         for (size_t i = 0; i < f_.ops.size(); ++i)
             if (f_.ops[i].kind != OpKind::Param && f_.ops[i].result != ir::kNoValue && h[f_.ops[i].result]) copy(i);
         loop(h);
@@ -105,20 +108,23 @@ public:
 
 private:
     const ir::Function &f_;
-    int axis_;
+    std::vector<int> axes_;
     bool atomic_;
     std::vector<Candidate> cands_;
     Regrid &r_;
     ir::Builder b_;
     std::vector<ValueId> map_;
-    ValueId grid_ = ir::kNoValue;
+    std::vector<ValueId> grids_;  // per axis of axes_, its G
     std::vector<ValueId> slabs_, zeros_, accs_, next_;
 
     void params() {
         for (const ir::Param &p : f_.params) map_[p.value] = b_.param_like(p, f_.type(p.value));
         const ir::Type i32{ir::DType::I32, false, {}};
-        r_.grid_param = fresh_name(f_, "G");
-        grid_ = b_.param(r_.grid_param, ir::ParamKind::Int, i32);
+        r_.axes = axes_;
+        for (int a : axes_) {
+            r_.grid_params.push_back(fresh_name(f_, axes_.size() == 1 ? "G" : "G" + std::to_string(a)));
+            grids_.push_back(b_.param(r_.grid_params.back(), ir::ParamKind::Int, i32));
+        }
         for (const Candidate &c : cands_) {
             r_.accumulated.push_back(c.param);
             if (atomic_) continue;
@@ -130,11 +136,37 @@ private:
     void copy(size_t i) {
         const ir::Op &op = f_.ops[i];
         b_.loc = op.loc;
-        if (op.kind == OpKind::NumPrograms && op.axis == axis_) {
-            map_[op.result] = grid_;
+        const int k = reduced(op);
+        if (op.kind == OpKind::NumPrograms && k >= 0) {
+            map_[op.result] = grids_[static_cast<size_t>(k)];
             return;
         }
         copy_op(b_, f_, op, map_);
+    }
+
+    // The index in axes_ of the axis a program id or count reads, or -1.
+    int reduced(const ir::Op &op) const {
+        auto it = std::find(axes_.begin(), axes_.end(), op.axis);
+        return it == axes_.end() ? -1 : static_cast<int>(it - axes_.begin());
+    }
+
+    // The loop's range: the product of the axes' G.
+    ValueId total() {
+        ValueId t = grids_[0];
+        for (size_t k = 1; k < grids_.size(); ++k) t = b_.binary(OpKind::Mul, t, grids_[k]);
+        return t;
+    }
+
+    // Iteration r's program id along each axis, the first varying fastest.
+    std::vector<ValueId> ids(ValueId r) {
+        std::vector<ValueId> out;
+        ValueId q = r;
+        for (size_t k = 0; k + 1 < grids_.size(); ++k) {
+            out.push_back(b_.binary(OpKind::Mod, q, grids_[k]));
+            q = b_.binary(OpKind::Div, q, grids_[k]);
+        }
+        out.push_back(q);
+        return out;
     }
 
     int candidate(size_t i) const {
@@ -149,15 +181,16 @@ private:
             ValueId z = b_.constant(0.0, t.elem);
             zeros_.push_back(t.scalar() ? z : b_.broadcast(z, t.shape));
         }
-        const ValueId p = b_.program_id(axis_), programs = b_.num_programs(axis_);
-        const ValueId r = b_.for_begin(p, grid_, programs, "range");
+        const ValueId p = b_.program_id(axes_[0]), programs = b_.num_programs(axes_[0]);
+        const ValueId r = b_.for_begin(p, total(), programs, "range");
         r_.fn.values[r].name = "r";
         for (size_t k = 0; k < cands_.size(); ++k) accs_.push_back(b_.loop_arg(zeros_[k], static_cast<int>(k)));
+        const std::vector<ValueId> id = ids(r);
         for (size_t i = 0; i < f_.ops.size(); ++i) {
             const ir::Op &op = f_.ops[i];
             if (op.kind == OpKind::Param || (op.result != ir::kNoValue && h[op.result])) continue;
-            if (op.kind == OpKind::ProgramId && op.axis == axis_) {
-                map_[op.result] = r;
+            if (op.kind == OpKind::ProgramId && reduced(op) >= 0) {
+                map_[op.result] = id[static_cast<size_t>(reduced(op))];
                 continue;
             }
             const int k = candidate(i);
@@ -194,6 +227,27 @@ private:
     }
 };
 
+// Every non-empty set of `axes`, larger sets first, then in axis order.
+std::vector<std::vector<int>> axis_sets(const std::set<int> &axes) {
+    const std::vector<int> all(axes.begin(), axes.end());
+    std::vector<std::vector<int>> sets;
+    for (unsigned m = 1; m < (1u << all.size()); ++m) {
+        std::vector<int> s;
+        for (size_t i = 0; i < all.size(); ++i)
+            if (m & (1u << i)) s.push_back(all[i]);
+        sets.push_back(s);
+    }
+    std::stable_sort(sets.begin(), sets.end(),
+                     [](const auto &x, const auto &y) { return x.size() != y.size() ? x.size() > y.size() : x < y; });
+    return sets;
+}
+
+std::string axes_text(const std::vector<int> &axes) {
+    std::string s = axes.size() == 1 ? "axis " : "axes ";
+    for (size_t i = 0; i < axes.size(); ++i) s += (i ? ", " : "") + std::to_string(axes[i]);
+    return s;
+}
+
 }  // namespace
 
 Regrid regrid(const ir::Function &f, bool atomic_flush) {
@@ -204,32 +258,40 @@ Regrid regrid(const ir::Function &f, bool atomic_flush) {
         r.why = "the kernel reads no program id";
         return r;
     }
-    // The first axis some gradient is reduced over; the others keep their programs.
-    std::string why;
+    // The set that accumulates the most gradients; the other axes keep their programs. A refusal
+    // names each single axis and, for a grid of several, all of them together.
+    std::string singles, all;
     std::vector<Candidate> cands;
-    for (int axis : axes) {
+    for (const std::vector<int> &set : axis_sets(axes)) {
         std::vector<int> others;
         for (int a : axes)
-            if (a != axis) others.push_back(a);
+            if (std::find(set.begin(), set.end(), a) == set.end()) others.push_back(a);
         std::string not_here;
-        cands = candidates(f, hoistable(f, axis), others, atomic_flush, &not_here);
-        why += (axes.size() > 1 && !not_here.empty() ? "along axis " + std::to_string(axis) + ": " : "") + not_here;
-        r.axis = axis;
-        if (!cands.empty()) break;
+        std::vector<Candidate> here = candidates(f, hoistable(f, set), others, atomic_flush, &not_here);
+        if (here.size() > cands.size()) {
+            cands = std::move(here);
+            r.axes = set;
+        }
+        const std::string at = axes.size() > 1 ? "along " + axes_text(set) + ": " : "";
+        if (set.size() == 1 && !not_here.empty()) singles += at + not_here;
+        if (set.size() > 1 && set.size() == axes.size() && !not_here.empty()) all = at + not_here;
     }
+    const std::string why = singles + all;
     if (cands.empty()) {
         r.why = why.empty() ? "no atomic add to re-grid" : why.substr(0, why.size() - 2);
         return r;
     }
-    Rewriter(f, r.axis, atomic_flush, std::move(cands), r).run();
-    r.fn = cse(r.fn);  // the accumulators' zero tiles
+    Rewriter(f, r.axes, atomic_flush, std::move(cands), r).run();
+    r.fn = dce(cse(r.fn));  // the accumulators' zero tiles; program ids of the axes the body does not read
     r.fired = true;
     return r;
 }
 
 std::string print(const Regrid &r) {
     if (!r.fired) return "not re-gridded: " + r.why + "\n";
-    std::string s = "regrid axis " + std::to_string(r.axis) + " over " + r.grid_param + ":";
+    std::string s = "regrid " + axes_text(r.axes) + " over ";
+    for (size_t i = 0; i < r.grid_params.size(); ++i) s += (i ? ", " : "") + r.grid_params[i];
+    s += ":";
     for (const std::string &g : r.accumulated) {
         auto it = std::find_if(r.partial.begin(), r.partial.end(), [&](const auto &p) { return p.first == g; });
         s += " " + g + (it == r.partial.end() ? " (atomic flush)" : " (partial, " + it->second + ")");

@@ -23,7 +23,14 @@
 // different elements (proved on the address's affine form; otherwise that gradient keeps atomics).
 // Other grid axes keep their programs: row p of the partial buffer is then written by every program
 // (p, other ids), so the flush's addresses must also differ across those ids (proved as the lanes).
-// Does not fire (fired == false, `why` says why) when no atomic add qualifies along any axis.
+//
+// Several axes: a gradient every program adds into, whatever its ids along axes S (qk_rmsnorm's dW,
+// reduced over token blocks, heads and batch), is re-gridded over all of S at once: P programs
+// along S's first axis (the others launched with one program) loop over the G_0 * G_1 * ... programs
+// of S, r decoded into one id per axis (the first varying fastest). That count is an int32 in the
+// kernel; executors refuse a grid whose S spans 2**31 programs or more. The set S taken is the one
+// that accumulates the most gradients (then the larger set, then the first in axis order).
+// Does not fire (fired == false, `why` says why) when no atomic add qualifies along any set of axes.
 #pragma once
 
 #include <string>
@@ -36,8 +43,8 @@ namespace tad::passes {
 struct Regrid {
     bool fired = false;
     std::string why;  // when not fired
-    int axis = 0;  // the re-gridded grid axis
-    std::string grid_param;  // the scalar parameter holding G
+    std::vector<int> axes;  // the re-gridded grid axes, ascending; P programs run along the first
+    std::vector<std::string> grid_params;  // per axis, the scalar parameter holding its G
     // Gradient parameters flushed into a partial buffer, and each one's row-stride parameter.
     std::vector<std::pair<std::string, std::string>> partial;
     std::vector<std::string> accumulated;  // every gradient summed in registers (partial or atomic flush)
@@ -46,7 +53,8 @@ struct Regrid {
 
 Regrid regrid(const ir::Function &f, bool atomic_flush);
 
-// "regrid axis 0 over G=<param>; dW: partial (dW_slab); dB: atomic flush" or "not re-gridded: why".
+// "regrid axis 0 over G: dW (partial, dW_slab) dB (atomic flush)", "regrid axes 0, 1 over G0, G1:
+// ..." or "not re-gridded: why".
 std::string print(const Regrid &r);
 
 }  // namespace tad::passes

@@ -187,18 +187,18 @@ private:
             b.sizing = std::move(sizing);
         }
         if (v.rest) {
-            b.runs.push_back(run(k, v.bwd, backward_.at(&v), v.regrid ? v.regrid->grid_param : "", b.allocs));
+            b.runs.push_back(run(k, v.bwd, backward_.at(&v), v.regrid ? grid_sizes(*v.regrid) : GridSizes{}, b.allocs));
             if (v.regrid) regrid(d_.launches[k], v, b.runs.back());
         }
         for (const Transposed &t : v.transposed) {
-            b.runs.push_back(run(k, t.bwd, transposed_.at(&t), t.grid_param, b.allocs));
+            b.runs.push_back(run(k, t.bwd, transposed_.at(&t), {{t.grid_param, t.axis}}, b.allocs));
             b.runs.back().transposed_axis = t.axis;
             b.runs.back().trips = t.trips;
             b.runs.back().widening = t.widening;
             b.runs.back().tiles = t.tiles;
         }
         // After the kernels that allocated its buffers (a split gradient's: in the input's dtype).
-        if (v.scatter) b.runs.push_back(run(k, *v.scatter, scatter_.at(&v), "", b.allocs));
+        if (v.scatter) b.runs.push_back(run(k, *v.scatter, scatter_.at(&v), {}, b.allocs));
         from_partials(b);
         return b;
     }
@@ -216,9 +216,18 @@ private:
         }
     }
 
-    // A run of kernel `kernel` (derived as `bwd`): each parameter bound; `grid_param` receives the
+    // Scalar parameters that receive the recorded grid's size along an axis.
+    using GridSizes = std::vector<std::pair<std::string, int>>;
+
+    static GridSizes grid_sizes(const Regrid &g) {
+        GridSizes out;
+        for (size_t i = 0; i < g.axes.size(); ++i) out.emplace_back(g.grid_params.at(i), g.axes[i]);
+        return out;
+    }
+
+    // A run of kernel `kernel` (derived as `bwd`): each parameter bound; each of `grid` receives the
     // recorded grid's size along a re-gridded or transposed axis.
-    Run run(size_t k, const ad::Backward &bwd, int kernel, const std::string &grid_param, std::vector<Alloc> &allocs) {
+    Run run(size_t k, const ad::Backward &bwd, int kernel, const GridSizes &grid, std::vector<Alloc> &allocs) {
         Run r;
         r.kernel = kernel;
         for (size_t i = 0; i < bwd.fn.params.size(); ++i) {
@@ -232,10 +241,13 @@ private:
                 r.args.push_back(arg(Arg::Hits));
             else if (o.kind == ad::ParamOrigin::Stash)
                 r.args.push_back(arg(Arg::Stash, param.name));
-            else if (!grid_param.empty() && param.name == grid_param)
+            else if (auto g =
+                         std::find_if(grid.begin(), grid.end(), [&](const auto &x) { return x.first == param.name; });
+                     g != grid.end()) {
                 r.args.push_back(arg(Arg::GridSize));
-            else if (param.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal ||
-                     o.kind == ad::ParamOrigin::Final)
+                r.args.back().axis = g->second;
+            } else if (param.kind != ir::ParamKind::Pointer || o.kind == ad::ParamOrigin::Primal ||
+                       o.kind == ad::ParamOrigin::Final)
                 r.args.push_back(primal(k, param, o));
             else
                 r.args.push_back(shadow(k, o.primal, bwd, allocs));
@@ -246,7 +258,7 @@ private:
     // A re-gridded run: each partial gradient's argument becomes its partial buffer, its row stride
     // parameter that buffer's row length (both parameters were bound above as placeholders).
     void regrid(const LaunchDerivation &l, const KernelVariant &v, Run &run) {
-        run.regrid_axis = v.regrid->axis;
+        run.regrid_axes = v.regrid->axes;
         const std::vector<ir::Param> &params = v.bwd.fn.params;
         for (const auto &[grad, stride] : v.regrid->partial) {
             TensorRef t;

@@ -55,11 +55,12 @@ struct Guard {
 // The conditions under which a variant applies (all of them).
 using Guards = std::vector<Guard>;
 
-// A backward kernel re-gridded by passes::regrid: it runs on P programs along grid axis `axis`
-// (the executor chooses 1 <= P <= G), each looping over the forward's programs p, p + P, ... < G.
+// A backward kernel re-gridded by passes::regrid: it runs on P programs along the first of grid
+// axes `axes` and one along the others (the executor chooses 1 <= P <= G, G the product of the
+// recorded grid's sizes along them), each looping over the forward's programs p, p + P, ... < G.
 struct Regrid {
-    int axis = 0;
-    std::string grid_param;  // the scalar parameter that receives G, the recorded grid's size along `axis`
+    std::vector<int> axes;
+    std::vector<std::string> grid_params;  // per axis, the scalar parameter that receives its recorded size
     // Gradient parameter -> the scalar parameter of its partial buffer's row stride: the kernel writes
     // row p of a partial buffer of P rows instead of adding into the gradient.
     std::vector<std::pair<std::string, std::string>> partial;

@@ -66,6 +66,16 @@ std::vector<std::string> strings(JsonRef j) {
     return out;
 }
 
+void put_ints(JsonRef arr, const std::vector<int> &v) {
+    for (int i : v) arr.push(static_cast<int64_t>(i));
+}
+
+std::vector<int> ints(JsonRef j) {
+    std::vector<int> out;
+    for (size_t i = 0; i < j.size(); ++i) out.push_back(static_cast<int>(j[i].integer()));
+    return out;
+}
+
 void put_key(JsonRef arr, const Key &k) {
     for (const auto &[name, value] : k) {
         JsonRef pair = arr.push_array();
@@ -215,6 +225,7 @@ void put_arg(JsonRef o, const Arg &a) {
     o.set("name", a.name);
     o.set("tensor", tensor(a.tensor));
     o.set("before", static_cast<int64_t>(a.before));
+    o.set("axis", a.axis);
 }
 
 Arg arg(JsonRef j) {
@@ -223,6 +234,7 @@ Arg arg(JsonRef j) {
     a.name = j.at("name").str();
     a.tensor = tensor(j.at("tensor"));
     a.before = static_cast<size_t>(j.at("before").integer());
+    a.axis = static_cast<int>(j.at("axis").integer());
     return a;
 }
 
@@ -230,7 +242,7 @@ void put_run(JsonRef o, const Run &r) {
     o.set("kernel", r.kernel);
     JsonRef args = o.set_array("args");
     for (const Arg &a : r.args) put_arg(args.push_object(), a);
-    o.set("regrid_axis", r.regrid_axis);
+    put_ints(o.set_array("regrid_axes"), r.regrid_axes);
     JsonRef partials = o.set_array("partials");
     for (const TensorRef &t : r.partials) partials.push(tensor(t));
     o.set("transposed_axis", r.transposed_axis);
@@ -258,7 +270,7 @@ Run run(JsonRef j) {
     Run r;
     r.kernel = static_cast<int>(j.at("kernel").integer());
     for (size_t i = 0; i < j.at("args").size(); ++i) r.args.push_back(arg(j.at("args")[i]));
-    r.regrid_axis = static_cast<int>(j.at("regrid_axis").integer());
+    r.regrid_axes = ints(j.at("regrid_axes"));
     for (size_t i = 0; i < j.at("partials").size(); ++i) r.partials.push_back(tensor(j.at("partials")[i]));
     r.transposed_axis = static_cast<int>(j.at("transposed_axis").integer());
     JsonRef trips = j.at("trips");
@@ -288,8 +300,8 @@ void put_kernel(JsonRef o, const Kernel &k) {
     o.set("sized", k.sized);
     if (k.regrid) {
         JsonRef g = o.set_object("regrid");
-        g.set("axis", k.regrid->axis);
-        g.set("grid_param", k.regrid->grid_param);
+        put_ints(g.set_array("axes"), k.regrid->axes);
+        push_strings(g.set_array("grid_params"), k.regrid->grid_params);
         put_key(g.set_array("partial"), k.regrid->partial);
         push_strings(g.set_array("accumulated"), k.regrid->accumulated);
     }
@@ -322,7 +334,7 @@ Kernel kernel(JsonRef j) {
     k.sized = j.at("sized").str();
     if (j.has("regrid")) {
         JsonRef g = j.at("regrid");
-        k.regrid = Regrid{static_cast<int>(g.at("axis").integer()), g.at("grid_param").str(), key(g.at("partial")),
+        k.regrid = Regrid{ints(g.at("axes")), strings(g.at("grid_params")), key(g.at("partial")),
                           strings(g.at("accumulated"))};
     }
     k.transposed_axis = static_cast<int>(j.at("transposed_axis").integer());

@@ -24,8 +24,10 @@
 //   A transposed run (`transposed_axis` >= 0) replaces the grid's size along that axis by `trips`,
 //   evaluated on the launch's recorded scalars and constexprs (none: the run is skipped); a widened
 //   one passes constexpr `widened`, and evaluates `trips` with it, as `width` times its value.
-//   A re-gridded run (`regrid_axis` >= 0) replaces the grid's size G along that axis by a number of
-//   programs P the executor chooses (1 <= P <= G); its `partials` are float32 (float64 for
+//   A re-gridded run (`regrid_axes` not empty) replaces the grid's sizes along those axes by a
+//   number of programs P the executor chooses along the first (1 <= P <= G, G the product of the
+//   replaced sizes, which must stay below 2**31: the kernel counts them in int32) and one along the
+//   others; its `partials` are float32 (float64 for
 //   float64) zero buffers of P rows, each row as long as the tensor's shadow's storage, allocated
 //   before the run; after it, each partial's rows are summed in order (row 0 first: the same result
 //   every run) and added into the shadow (a Partials shadow becomes that sum).
@@ -79,7 +81,7 @@ struct Arg {
         Tape,  // the step's scratch tape: float32, `TapeStride` elements per program
         TapeStride,  // the tape's elements per program: the largest `TapeNeed` of the sizing kernel
         TapeNeed,  // the sizing kernel's output: int64, one element per program
-        GridSize,  // a re-gridded or transposed run: the recorded grid's size along its axis (G)
+        GridSize,  // a re-gridded or transposed run: the recorded grid's size along `axis`
         Partial,  // a re-gridded run: the partial buffer of `tensor`'s shadow
         PartialStride,  // a re-gridded run: the elements of one row of that partial buffer
         // The branch's int32 word per program of the recorded grid (passes/fold_scatter.h),
@@ -93,6 +95,7 @@ struct Arg {
     std::string name;  // Scalar, Tensor, Saved: the recorded launch's argument; Stash: the stash
     TensorRef tensor;  // Tensor, Saved, Shadow, Partial, PartialStride
     size_t before = 0;  // Saved
+    int axis = -1;  // GridSize
 };
 
 // How a shadow buffer starts. Buffers are laid out as their tensor (same shape and strides) unless
@@ -137,7 +140,7 @@ struct Alloc {
 struct Run {
     int kernel = -1;  // index into Plan::kernels
     std::vector<Arg> args;
-    int regrid_axis = -1;  // >= 0: the grid axis whose size the executor replaces (see above)
+    std::vector<int> regrid_axes;  // not empty: the grid axes whose sizes the executor replaces (see above)
     std::vector<TensorRef> partials;  // re-gridded: partial buffers, summed into their shadows after the run
     int transposed_axis = -1;  // >= 0: the grid axis whose size is `trips` (see above)
     passes::TripCount trips;

@@ -48,6 +48,13 @@ std::string init(const Alloc &a) {
     return "?";
 }
 
+// "axis 0", "axes 0, 2".
+std::string axes(const std::vector<int> &v) {
+    std::vector<std::string> s;
+    for (int a : v) s.push_back(std::to_string(a));
+    return (v.size() == 1 ? "axis " : "axes ") + join(s);
+}
+
 std::string arg(const Arg &a) {
     switch (a.kind) {
     case Arg::Scalar: return "scalar " + a.name;
@@ -57,7 +64,7 @@ std::string arg(const Arg &a) {
     case Arg::Tape: return "tape";
     case Arg::TapeStride: return "tape stride";
     case Arg::TapeNeed: return "tape need";
-    case Arg::GridSize: return "grid size";
+    case Arg::GridSize: return "grid size along axis " + std::to_string(a.axis);
     case Arg::Hits: return "hits";
     case Arg::Stash: return "stash " + a.name;
     case Arg::Partial: return "partial buffer of the shadow of " + tensor(a.tensor);
@@ -101,7 +108,7 @@ private:
             for (const auto &[param, w] : k.writes)
                 os_ << "; " << param << ": " << (w.kind == passes::GradWrite::Store ? "stores" : "atomics");
             if (k.regrid) {
-                os_ << "; re-gridded along axis " << k.regrid->axis << ", G = " << k.regrid->grid_param;
+                os_ << "; re-gridded along " << axes(k.regrid->axes) << ", G = " << join(k.regrid->grid_params);
                 for (const std::string &g : k.regrid->accumulated) os_ << "; " << g << " summed per program";
             }
             os_ << "\n";
@@ -115,7 +122,7 @@ private:
     void run(const Run &r, const std::string &what, const std::string &indent) {
         const ir::Function &fn = p_.kernels.at(static_cast<size_t>(r.kernel)).fn;
         os_ << indent << what << " #" << r.kernel << " " << fn.name;
-        if (r.regrid_axis >= 0) os_ << " re-gridded along axis " << r.regrid_axis;
+        if (!r.regrid_axes.empty()) os_ << " re-gridded along " << axes(r.regrid_axes);
         if (r.transposed_axis >= 0) os_ << " transposed: axis " << r.transposed_axis << " of size " << r.trips.str();
         if (!r.widening.name.empty()) os_ << ", " << r.widening.name << " x" << r.widening.width;
         for (const passes::FreeTile &t : r.tiles)

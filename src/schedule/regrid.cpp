@@ -29,7 +29,7 @@ std::optional<plan::Regrid> regrid(ad::Backward &b, GridReduction mode, std::str
     for (size_t i = b.origins.size(); i < r.fn.params.size(); ++i)
         b.origins.push_back({ad::ParamOrigin::Primal, r.fn.params[i].name});
     b.fn = std::move(r.fn);
-    return plan::Regrid{r.axis, r.grid_param, r.partial, r.accumulated};
+    return plan::Regrid{r.axes, r.grid_params, r.partial, r.accumulated};
 }
 
 }  // namespace tad::schedule

@@ -85,9 +85,11 @@ Retiled retile(const Recorded &r, const plan::Run &run, const std::array<int64_t
     return out;
 }
 
+// G: the product of a re-gridded run's recorded sizes, or a transposed run's size along its axis.
 int64_t grid_size(const Recorded &r, const plan::Run &run) {
-    const int axis = std::max(run.regrid_axis, run.transposed_axis);
-    return axis >= 0 ? r.grid[axis] : 1;
+    int64_t g = 1;
+    for (int a : run.regrid_axes) g *= r.grid[a];
+    return run.transposed_axis >= 0 ? r.grid[run.transposed_axis] : g;
 }
 
 // A re-gridded kernel runs on fewer programs than the forward's G (when G > 1), so that programs
@@ -219,7 +221,8 @@ void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run
     const Recorded &r = launches_.at(launch);
     const ir::Function &fn = p.kernels.at(static_cast<size_t>(run.kernel)).fn;
     std::array<int64_t, 3> grid = r.grid;
-    if (run.regrid_axis >= 0) grid[run.regrid_axis] = regrid_programs(grid_size(r, run));
+    for (size_t i = 0; i < run.regrid_axes.size(); ++i)
+        grid[run.regrid_axes[i]] = i ? 1 : regrid_programs(grid_size(r, run));
     if (run.transposed_axis >= 0) grid[run.transposed_axis] = trips(r, run);
     const Retiled tiles = retile(r, run, grid, grid_size(r, run));
     Call c{{}, r.args};
@@ -268,9 +271,11 @@ void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run
             c.bind.push_back(tensor_binding(param.name, ir::DType::F64));
             c.args[param.name] = interp::ArgValue::pointer(stashes_.at(a.name));
             break;
-        case plan::Arg::GridSize:
+        case plan::Arg::GridSize:  // a transposed run's G as its tiles leave it
+            bind_regrid(a, param, fn, a.axis == run.transposed_axis ? tiles.g : r.grid[a.axis], c);
+            break;
         case plan::Arg::Partial:
-        case plan::Arg::PartialStride: bind_regrid(a, param, fn, tiles.g, c); break;
+        case plan::Arg::PartialStride: bind_regrid(a, param, fn, 0, c); break;
         }
     }
     for (const ir::Constexpr &ce : fn.constexprs) {
@@ -361,7 +366,8 @@ void PlanRunner::run(const plan::Plan &p) {
                 interp::Buffer{"hits", ir::DType::I32, std::vector<double>(programs(launches_.at(s.launch)), kNaN)});
         allocate_stashes(b, launches_.at(s.launch));
         for (const plan::Run &run : b.runs) {
-            if (run.regrid_axis >= 0) allocate_partials(run, regrid_programs(grid_size(launches_.at(s.launch), run)));
+            if (!run.regrid_axes.empty())
+                allocate_partials(run, regrid_programs(grid_size(launches_.at(s.launch), run)));
             launch(p, s.launch, run, stride, -1);
             sum_partials(run);
         }

@@ -205,14 +205,14 @@ Manifest regridded(const std::string &dir, const std::string &dtype) {
         k.fn.params.push_back(kernel_param(name, ir::ParamKind::Pointer));
     for (const char *name : {"N", "G", "DW_slab"}) k.fn.params.push_back(kernel_param(name, ir::ParamKind::Int));
     k.fn.constexprs.push_back({"BLOCK", "16"});
-    k.regrid = plan::Regrid{0, "G", {{"DW", "DW_slab"}}, {"DW"}};
+    k.regrid = plan::Regrid{{0}, {"G"}, {{"DW", "DW_slab"}}, {"DW"}};
     p.kernels.push_back(k);
     plan::Branch b;
     b.allocs = written_and_incoming();
     b.allocs.push_back(alloc(kW, plan::Init::Partials));
     plan::Run run;
     run.kernel = 0;
-    run.regrid_axis = 0;
+    run.regrid_axes = {0};
     run.partials = {kW};
     run.args = {tensor_arg(kX, "X"),
                 shadow_arg(kX),
@@ -222,6 +222,7 @@ Manifest regridded(const std::string &dir, const std::string &dtype) {
                 scalar_arg("N"),
                 kind_arg(plan::Arg::GridSize),
                 kind_arg(plan::Arg::PartialStride, kW)};
+    run.args[6].axis = 0;
     b.runs.push_back(run);
     p.steps.push_back(plan::Step{0, "fwd", {plan::Case{{}, {b}}}});
     p.results = {plan::Result{true, kX}, plan::Result{true, kW}};

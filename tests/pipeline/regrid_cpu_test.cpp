@@ -89,6 +89,28 @@ TEST(RegridCpu, AValueNamedLikeTheLoopStagesIsRenamed) {
     EXPECT_TRUE(has(src, "TAD_LOOP_STAGES_1 = ")) << src;
 }
 
+// qk_rmsnorm's weight gradient: every program of its 3-D grid (token blocks, heads, batch) adds
+// into it. Re-gridded over the three axes at once: P programs along axis 0 loop over the
+// G0 * G1 * G2 forward programs (P = 3 on the CPU tier, so each decodes several (t, h, b)).
+TEST(RegridCpu, AWeightSharedByEveryAxisIsReducedOverAllThree) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = generate_and_verify("dataset/qk_rmsnorm.py", "partial");
+    EXPECT_TRUE(has(src, "_regrid(launches[0].grid, (0, 1, 2), programs)")) << src;
+    EXPECT_TRUE(has(src, "_grid_size(launches[0].grid, 2)")) << src;
+    EXPECT_TRUE(has(src, " = _partial_sum(")) << src;
+    EXPECT_FALSE(has(src, "tl.atomic_add(")) << src;
+}
+
+// A per-channel gate's gradient on a 3-D grid, summed over token blocks (axis 0) and batch (axis 2);
+// the channel blocks of axis 1 keep their programs. P = 3 programs loop over G0 * G2 = 4·2 and 3·3.
+TEST(RegridCpu, APerChannelGradientKeepsTheAxisThatAddressesIt) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = generate_and_verify("tests/pipeline/data/channel_gate_3d.py", "partial");
+    EXPECT_TRUE(has(src, "_regrid(launches[0].grid, (0, 2), programs)")) << src;
+    EXPECT_TRUE(has(src, "_grid_size(launches[0].grid, 0), _grid_size(launches[0].grid, 2)")) << src;
+    EXPECT_FALSE(has(src, "tl.atomic_add(")) << src;
+}
+
 INSTANTIATE_TEST_SUITE_P(Files, RegridCpu,
                          ::testing::Values(Case{"layernorm", "examples/layernorm.py"},
                                            Case{"bias_grad", "tests/pipeline/data/bias_grad.py"}),

@@ -614,12 +614,17 @@ def _zero_buffer(t, wide=False):
 _SM_COUNTS = {}
 
 
-def _regrid_programs(grid_size, device, tile=1):
-    """Programs of a re-gridded backward, at most the forward grid's size: as many per SM as stay
-    resident together, 1 to 4, taking about 8 registers per element of its largest tile (`tile`
-    elements; an SM has 64K), so that none waits for a second wave and the partial buffers have no
-    more rows than needed. Off the GPU (the CPU check) at most 3, so that programs loop over several
-    of the forward's."""
+def _regrid_programs(grid, axes, device, tile=1):
+    """Programs P of a backward re-gridded along `axes` of the forward's `grid`, at most G, the
+    grid's size over them: with the programs of the other axes, as many per SM as stay resident
+    together, 1 to 4, taking about 8 registers per element of its largest tile (`tile` elements; an
+    SM has 64K), so that none waits for a second wave and the partial buffers have no more rows than
+    needed. Off the GPU (the CPU check) at most 3, so that programs loop over several of the
+    forward's."""
+    grid_size = _grid_size(grid, axes)
+    kept = max(1, math.prod(grid) // max(grid_size, 1))
+    if grid_size >= 2**31:  # the kernel counts the programs it loops over in int32
+        raise RuntimeError(f"tad: a re-gridded backward loops over {grid_size} programs, 2**31 or more")
     device = torch.device(device)
     if device.type != "cuda":
         return max(1, min(grid_size, 3))
@@ -627,7 +632,7 @@ def _regrid_programs(grid_size, device, tile=1):
     if index not in _SM_COUNTS:
         _SM_COUNTS[index] = torch.cuda.get_device_properties(index).multi_processor_count
     per_sm = max(1, min(4, 8192 // max(tile, 1)))
-    return max(1, min(grid_size, per_sm * _SM_COUNTS[index]))
+    return max(1, min(grid_size, per_sm * _SM_COUNTS[index] // kept))
 
 
 def _widen(value, most, tiles):
@@ -643,13 +648,20 @@ def _widen(value, most, tiles):
     return value * w
 
 
-def _grid_size(grid, axis):
-    return grid[axis] if axis < len(grid) else 1
+def _grid_size(grid, axes):
+    """The grid's size along an axis, or the product of its sizes along a tuple of axes."""
+    if isinstance(axes, int):
+        return grid[axes] if axes < len(grid) else 1
+    return math.prod(_grid_size(grid, a) for a in axes)
 
 
-def _regrid(grid, axis, programs):
-    grid = list(grid) + [1] * (axis + 1 - len(grid))
-    grid[axis] = programs
+def _regrid(grid, axes, programs):
+    """The grid with `programs` along an axis, or along the first of a tuple of axes and 1 along the
+    others (a backward re-gridded over several axes loops over all their programs)."""
+    axes = (axes,) if isinstance(axes, int) else axes
+    grid = list(grid) + [1] * (max(axes) + 1 - len(grid))
+    for i, a in enumerate(axes):
+        grid[a] = 1 if i else programs
     return tuple(grid)
 
 
