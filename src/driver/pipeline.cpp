@@ -191,15 +191,11 @@ void schedule_rest(ad::Backward &b, bool regridded, std::string *report) {
     }
 }
 
-// One variant, re-gridded where its gradients are reduced over the grid; with `few`, preceded by
-// the variant of segment_atomics.h's form without the lanes' own adds (kernel name + "_few"), under
-// its condition that no tile spans more than 16 addresses (`report` gets what the passes did).
-std::vector<plan::KernelVariant> variants(ad::Backward b, const plan::Guards &guards, bool few, std::string *report) {
-    const schedule::GridReduction mode = schedule::grid_reduction(std::getenv("TAD_GRID_REDUCTION"));
-    std::string what;
-    std::optional<plan::Regrid> regrid = schedule::regrid(b, mode, &what);
-    dump("regrid", b.fn);
-    *report += b.fn.name + ": " + what;
+// The variant of `b` (re-gridded as `regrid` says); with `few`, preceded by the variant of
+// segment_atomics.h's form without the lanes' own adds (kernel name + "_few"), under its condition
+// that no tile spans more than 16 addresses (`report` gets what the passes did).
+std::vector<plan::KernelVariant> segmented(ad::Backward b, const plan::Guards &guards,
+                                           const std::optional<plan::Regrid> &regrid, bool few, std::string *report) {
     std::vector<plan::KernelVariant> out;
     passes::SegmentedAtomics sa = passes::segment_atomics(b.fn);
     if (!sa.params.empty()) {
@@ -228,7 +224,26 @@ std::vector<plan::KernelVariant> variants(ad::Backward b, const plan::Guards &gu
                    (sa.few && few ? ", past 16 addresses a tile's lanes add on their own" : "") + "\n";
     }
     schedule_rest(b, regrid.has_value(), report);
-    out.push_back({std::move(b), guards, std::move(regrid), {}, true, std::nullopt, std::nullopt});
+    out.push_back({std::move(b), guards, regrid, {}, true, std::nullopt, std::nullopt});
+    return out;
+}
+
+// The variants of `b`, re-gridded where its gradients are reduced over the grid; where the
+// re-gridded kernel needs run-time conditions, followed by `b` on the forward's grid (kernel name +
+// "_unregridded") for the launches that fail them.
+std::vector<plan::KernelVariant> variants(ad::Backward b, const plan::Guards &guards, bool few, std::string *report) {
+    const schedule::GridReduction mode = schedule::grid_reduction(std::getenv("TAD_GRID_REDUCTION"));
+    ad::Backward kept = b;
+    plan::Guards with = guards;
+    std::string what;
+    std::optional<plan::Regrid> regrid = schedule::regrid(b, mode, &with, &what);
+    dump("regrid", b.fn);
+    *report += b.fn.name + ": " + what;
+    std::vector<plan::KernelVariant> out = segmented(std::move(b), with, regrid, few, report);
+    if (with.size() == guards.size()) return out;
+    kept.fn.name += "_unregridded";
+    for (plan::KernelVariant &v : segmented(std::move(kept), guards, std::nullopt, few, report))
+        out.push_back(std::move(v));
     return out;
 }
 

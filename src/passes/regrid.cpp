@@ -54,7 +54,21 @@ std::vector<bool> hoistable(const ir::Function &f, const std::vector<int> &axes)
 struct Candidate {
     int op = -1;
     std::string param;
+    // Run-time conditions, one alternative of which makes the flush's lanes distinct (none: proved).
+    std::vector<std::vector<Inequality>> when;
 };
+
+// Whether the flush of the atomic add `op` writes distinct elements over its lanes where its mask
+// holds and the program ids of `others`: statically, or (`when`) under run-time conditions.
+bool flush_distinct(const ir::Function &f, Affine &affine, const ir::Op &op, const std::vector<int> &others,
+                    std::vector<std::vector<Inequality>> *when, std::string *why) {
+    if (writes_distinct(f, affine, op.operands[0], others, why)) return true;
+    std::string masked;
+    const ir::ValueId mask = op.has_mask ? op.operands[2] : ir::kNoValue;
+    if (!writes_distinct(f, affine, op.operands[0], mask, others, -1, when, &masked)) return false;
+    if (std::any_of(when->begin(), when->end(), [](const auto &alt) { return alt.empty(); })) when->clear();
+    return true;
+}
 
 // The atomic adds that become register accumulators: at top level, address and mask hoistable, the
 // only access to their buffer, and (for a plain-store flush) lanes at different addresses.
@@ -71,16 +85,17 @@ std::vector<Candidate> candidates(const ir::Function &f, const std::vector<bool>
         const auto n =
             std::count_if(m.accesses.begin(), m.accesses.end(), [&](const Access &x) { return x.param == a.param; });
         std::string lanes;
+        std::vector<std::vector<Inequality>> when;
         if (!top[a.op])
             *why += at + "inside a loop; ";
         else if (!h[op.operands[0]] || (op.has_mask && !h[op.operands[2]]))
             *why += at + "its address or mask varies with the program; ";
         else if (n != 1)
             *why += at + "the kernel accesses that buffer more than once; ";
-        else if (!atomic_flush && !writes_distinct(f, affine, op.operands[0], others, &lanes))
+        else if (!atomic_flush && !flush_distinct(f, affine, op, others, &when, &lanes))
             *why += at + lanes + "; ";
         else
-            out.push_back({a.op, a.param});
+            out.push_back({a.op, a.param, std::move(when)});
     }
     return out;
 }
@@ -127,6 +142,8 @@ private:
         }
         for (const Candidate &c : cands_) {
             r_.accumulated.push_back(c.param);
+            if (!c.when.empty() && std::find(r_.when.begin(), r_.when.end(), c.when) == r_.when.end())
+                r_.when.push_back(c.when);
             if (atomic_) continue;
             r_.partial.emplace_back(c.param, fresh_name(f_, c.param + "_slab"));
             slabs_.push_back(b_.param(r_.partial.back().second, ir::ParamKind::Int, i32));
@@ -295,6 +312,14 @@ std::string print(const Regrid &r) {
     for (const std::string &g : r.accumulated) {
         auto it = std::find_if(r.partial.begin(), r.partial.end(), [&](const auto &p) { return p.first == g; });
         s += " " + g + (it == r.partial.end() ? " (atomic flush)" : " (partial, " + it->second + ")");
+    }
+    for (size_t i = 0; i < r.when.size(); ++i) {
+        s += i ? " and " : " where ";
+        for (size_t k = 0; k < r.when[i].size(); ++k) {
+            std::string all;
+            for (const Inequality &q : r.when[i][k]) all += (all.empty() ? "" : " and ") + q.str();
+            s += (k ? " or " : "") + (r.when[i].size() > 1 ? "(" + all + ")" : all);
+        }
     }
     return s + "\n";
 }

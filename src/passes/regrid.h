@@ -20,7 +20,8 @@
 // kernel parameter then points at that buffer, plus `<param>_slab` elements per row; a following
 // step sums the rows in a fixed order: deterministic), or with `atomic_flush` one relaxed atomic add
 // per program into the gradient itself. A plain-store flush needs the lanes of the tile to address
-// different elements (proved on the address's affine form; otherwise that gradient keeps atomics).
+// different elements (proved on the address's affine form, with the flush's mask bounding its
+// indices, under run-time conditions where it needs them; otherwise that gradient keeps atomics).
 // Other grid axes keep their programs: row p of the partial buffer is then written by every program
 // (p, other ids), so the flush's addresses must also differ across those ids (proved as the lanes).
 //
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "passes/affine.h"
 
 namespace tad::passes {
 
@@ -48,6 +50,10 @@ struct Regrid {
     // Gradient parameters flushed into a partial buffer, and each one's row-stride parameter.
     std::vector<std::pair<std::string, std::string>> partial;
     std::vector<std::string> accumulated;  // every gradient summed in registers (partial or atomic flush)
+    // Where a partial flush's lanes are distinct only under run-time conditions (FiLM's per-sample
+    // gradient at b · stride + c, c < C: stride >= C), per such gradient the alternatives of which
+    // one must hold; the executor then needs the kernel as it was beside this one.
+    std::vector<std::vector<std::vector<Inequality>>> when;
     ir::Function fn;  // the rewritten kernel (a copy of the input when not fired)
 };
 

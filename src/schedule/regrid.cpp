@@ -1,6 +1,7 @@
 #include "schedule/regrid.h"
 
 #include "passes/regrid.h"
+#include "schedule/schedule.h"
 #include "support/error.h"
 
 namespace tad::schedule {
@@ -13,7 +14,7 @@ GridReduction grid_reduction(const char *env) {
     fail(TAD_ERR_INVALID_ARGUMENT, "TAD_GRID_REDUCTION='" + v + "': expected partial, atomic or off");
 }
 
-std::optional<plan::Regrid> regrid(ad::Backward &b, GridReduction mode, std::string *report) {
+std::optional<plan::Regrid> regrid(ad::Backward &b, GridReduction mode, plan::Guards *when, std::string *report) {
     if (mode == GridReduction::Off) {
         *report = "not re-gridded: TAD_GRID_REDUCTION=off\n";
         return std::nullopt;
@@ -29,6 +30,8 @@ std::optional<plan::Regrid> regrid(ad::Backward &b, GridReduction mode, std::str
     for (size_t i = b.origins.size(); i < r.fn.params.size(); ++i)
         b.origins.push_back({ad::ParamOrigin::Primal, r.fn.params[i].name});
     b.fn = std::move(r.fn);
+    for (const auto &alternatives : r.when)
+        for (const plan::Guard &g : guards_of(alternatives)) when->push_back(g);
     return plan::Regrid{r.axes, r.grid_params, r.partial, r.accumulated};
 }
 

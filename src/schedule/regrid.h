@@ -21,7 +21,9 @@ GridReduction grid_reduction(const char *env);
 
 // Rewrites `b` (its kernel, and origins for the parameters the rewrite adds) when passes::regrid
 // fires; the launcher's side of it, for the plan, when it did. A backward with a tape is left alone
-// (its tape is laid out per program of the forward's grid). `report` gets passes::print's text.
-std::optional<plan::Regrid> regrid(ad::Backward &b, GridReduction mode, std::string *report);
+// (its tape is laid out per program of the forward's grid). `report` gets passes::print's text;
+// `when`, the run-time conditions the re-gridded kernel needs (empty: none; else the caller keeps
+// `b` as it was for launches where they fail).
+std::optional<plan::Regrid> regrid(ad::Backward &b, GridReduction mode, plan::Guards *when, std::string *report);
 
 }  // namespace tad::schedule

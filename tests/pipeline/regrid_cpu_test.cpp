@@ -111,6 +111,17 @@ TEST(RegridCpu, APerChannelGradientKeepsTheAxisThatAddressesIt) {
     EXPECT_FALSE(has(src, "tl.atomic_add(")) << src;
 }
 
+// FiLM's per-sample gradients (at b · stride_gb + c, c < C) are distinct across samples only if
+// their rows do not overlap: re-gridded under that run-time condition, with the kernel on the
+// forward's grid after it for launches that fail it.
+TEST(RegridCpu, AFlushDistinctUnderAConditionIsGuarded) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = generate_and_verify("dataset/film.py", "partial");
+    EXPECT_TRUE(has(src, "_film_fwd_bwd[_regrid(launches[0].grid, 0, programs)]")) << src;
+    EXPECT_TRUE(has(src, "(a[\"stride_gb\"] >= a[\"C\"])")) << src;
+    EXPECT_TRUE(has(src, "_film_fwd_bwd_unregridded[launches[0].grid]")) << src;
+}
+
 INSTANTIATE_TEST_SUITE_P(Files, RegridCpu,
                          ::testing::Values(Case{"layernorm", "examples/layernorm.py"},
                                            Case{"bias_grad", "tests/pipeline/data/bias_grad.py"}),
