@@ -1,4 +1,4 @@
-// Persistent re-grid of a backward kernel whose gradients are reduced over its grid axis.
+// Persistent re-grid of a backward kernel whose gradients are reduced over grid axes.
 //
 // A backward program of a kernel adds its share of some gradients, at
 // addresses that do not depend on tl.program_id(g) (LayerNorm's dW and dB, a bias gradient), with
