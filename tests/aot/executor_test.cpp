@@ -317,6 +317,43 @@ TEST_F(Executor, AReGriddedRunSumsItsPartialRowsInOrder) {
     EXPECT_EQ(read<int32_t>(sum.params[3]), 8);  // n
 }
 
+// Re-gridded along axis 0 with axis 1 kept: P leaves room for the kept axis's programs (4 per SM on
+// one SM, 2 programs along axis 1: P = 2 of G = 5).
+TEST_F(Executor, AReGriddedRunLeavesRoomForTheKeptAxis) {
+    const std::string dir = fresh_dir("regrid_kept");
+    fake_cuda::state().sm_count = 1;
+    Kernels &k = load(dir, regridded(dir, "float32"));
+    Regridded g;
+    Request r = g.request("float32");
+    r.grid = {5, 2, 1};
+    k.launch(r, nullptr);
+    const fake_cuda::Launch &bwd = fake_cuda::state().launches.at(0);
+    EXPECT_EQ(bwd.grid, (std::array<unsigned, 3>{2, 2, 1}));
+    EXPECT_EQ(read<int32_t>(bwd.params[6]), 5);  // G
+}
+
+// Re-gridded over axes 0 and 1: P programs along axis 0, one along axis 1, each axis's recorded size
+// in its own parameter; a grid whose two axes span 2**31 programs is refused (the kernel counts them
+// in int32).
+TEST_F(Executor, AReGriddedRunOverTwoAxesTakesEachAxissSize) {
+    const std::string dir = fresh_dir("regrid_two");
+    fake_cuda::state().sm_count = 1;
+    Kernels &k = load(dir, regridded(dir, "float32", 2));
+    Regridded g;
+    Request r = g.request("float32");
+    r.grid = {5, 2, 1};
+    k.launch(r, nullptr);
+    const fake_cuda::Launch &bwd = fake_cuda::state().launches.at(0);
+    EXPECT_EQ(bwd.grid, (std::array<unsigned, 3>{4, 1, 1}));  // P = 4 of G = 10
+    EXPECT_EQ(read<int32_t>(bwd.params[6]), 5);  // G0
+    EXPECT_EQ(read<int32_t>(bwd.params[7]), 2);  // G1
+    EXPECT_EQ(read<int32_t>(bwd.params[8]), 8);  // DW_slab
+    r.grid = {65536, 32768, 1};
+    EXPECT_EQ(error_of([&] { k.launch(r, nullptr); }),
+              std::make_pair(static_cast<int>(TAD_ERR_INVALID_ARGUMENT),
+                             std::string("a re-gridded backward loops over 2147483648 programs, 2**31 or more")));
+}
+
 // A stash: one workspace buffer, as many elements as programs times BLOCK, in X's dtype, left
 // unfilled, given to the kernel that stores it and to the one that loads it.
 TEST_F(Executor, AStashIsOneUnfilledBufferSharedByItsKernels) {

@@ -190,7 +190,7 @@ Manifest stashed(const std::string &dir, const std::string &dtype) {
     return m;
 }
 
-Manifest regridded(const std::string &dir, const std::string &dtype) {
+Manifest regridded(const std::string &dir, const std::string &dtype, int axes) {
     Manifest m = header({tensor_param("X", kX), tensor_param("W", kW), tensor_param("Y", kY), value_param("N", "int"),
                          value_param("BLOCK", "int")});
     m.params[1].ndim = 1;
@@ -203,38 +203,40 @@ Manifest regridded(const std::string &dir, const std::string &dtype) {
     k.forward = "fwd";
     for (const char *name : {"X", "DX", "DY", "W", "DW"})
         k.fn.params.push_back(kernel_param(name, ir::ParamKind::Pointer));
-    for (const char *name : {"N", "G", "DW_slab"}) k.fn.params.push_back(kernel_param(name, ir::ParamKind::Int));
+    const std::vector<std::string> gs =
+        axes == 1 ? std::vector<std::string>{"G"} : std::vector<std::string>{"G0", "G1"};
+    k.fn.params.push_back(kernel_param("N", ir::ParamKind::Int));
+    for (const std::string &g : gs) k.fn.params.push_back(kernel_param(g.c_str(), ir::ParamKind::Int));
+    k.fn.params.push_back(kernel_param("DW_slab", ir::ParamKind::Int));
     k.fn.constexprs.push_back({"BLOCK", "16"});
-    k.regrid = plan::Regrid{{0}, {"G"}, {{"DW", "DW_slab"}}, {"DW"}};
+    k.regrid = plan::Regrid{axes == 1 ? std::vector<int>{0} : std::vector<int>{0, 1}, gs, {{"DW", "DW_slab"}}, {"DW"}};
     p.kernels.push_back(k);
     plan::Branch b;
     b.allocs = written_and_incoming();
     b.allocs.push_back(alloc(kW, plan::Init::Partials));
     plan::Run run;
     run.kernel = 0;
-    run.regrid_axes = {0};
+    run.regrid_axes = k.regrid->axes;
     run.partials = {kW};
-    run.args = {tensor_arg(kX, "X"),
-                shadow_arg(kX),
-                shadow_arg(kY),
-                tensor_arg(kW, "W"),
-                kind_arg(plan::Arg::Partial, kW),
-                scalar_arg("N"),
-                kind_arg(plan::Arg::GridSize),
-                kind_arg(plan::Arg::PartialStride, kW)};
-    run.args[6].axis = 0;
+    run.args = {
+        tensor_arg(kX, "X"), shadow_arg(kX), shadow_arg(kY), tensor_arg(kW, "W"), kind_arg(plan::Arg::Partial, kW),
+        scalar_arg("N")};
+    for (int a = 0; a < axes; ++a) {
+        run.args.push_back(kind_arg(plan::Arg::GridSize));
+        run.args.back().axis = a;
+    }
+    run.args.push_back(kind_arg(plan::Arg::PartialStride, kW));
     b.runs.push_back(run);
     p.steps.push_back(plan::Step{0, "fwd", {plan::Case{{}, {b}}}});
     p.results = {plan::Result{true, kX}, plan::Result{true, kW}};
     // Triton's specialization at N = 7, G = 10: W's partial rows (float32) in the workspace.
     const std::string t = dtype == "float16" ? "*fp16" : "*fp32";
-    m.kernels["fwd_bwd"] = KernelInfo{"fwd_bwd",
-                                      {"BLOCK"},
-                                      false,
-                                      {cubin(dir, "a.cubin", "fwd_bwd",
-                                             {param("X", t, true), param("DX", t, true), param("DY", t, true),
-                                              param("W", t, true), param("DW", "*fp32", true), param("N", "i32"),
-                                              param("G", "i32"), param("DW_slab", "i32"), constant("BLOCK", "8")})}};
+    std::vector<CubinParam> params = {param("X", t, true), param("DX", t, true),       param("DY", t, true),
+                                      param("W", t, true), param("DW", "*fp32", true), param("N", "i32")};
+    for (const std::string &g : gs) params.push_back(param(g, "i32"));
+    params.push_back(param("DW_slab", "i32"));
+    params.push_back(constant("BLOCK", "8"));
+    m.kernels["fwd_bwd"] = KernelInfo{"fwd_bwd", {"BLOCK"}, false, {cubin(dir, "a.cubin", "fwd_bwd", params)}};
     m.kernels[kRowSum] = KernelInfo{kRowSum,
                                     {},
                                     false,

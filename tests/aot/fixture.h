@@ -42,7 +42,8 @@ Manifest elementwise(const std::string &dir);
 // fwd_bwd(X, DX, DY, W, DW, N, G, DW_slab, BLOCK) re-gridded along axis 0, DW a sum of partial
 // rows (Init::Partials); with cubins for `dtype` ("float32" or "float16") at N = 7, BLOCK = 8, G =
 // 10, and the support kernels it needs.
-Manifest regridded(const std::string &dir, const std::string &dtype);
+// axes 2: re-gridded over grid axes 0 and 1 (G0, G1).
+Manifest regridded(const std::string &dir, const std::string &dtype, int axes = 1);
 
 // A stashing backward of `fwd(X, Y, N, BLOCK)`: kernel fwd_bwd(X, DY, S, N, BLOCK) stores a value
 // into stash S (BLOCK elements per program, typed like X), then fwd_bwd_DX(S, DX, N, BLOCK) loads

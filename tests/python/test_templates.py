@@ -175,6 +175,32 @@ class Buffers(unittest.TestCase):
         self.assertEqual(str(e.exception), "the stub launched ('a',); the backward was generated for ('a', 'b')")
 
 
+class Regrid(unittest.TestCase):
+    """The grid and program count of a re-gridded backward (passes/regrid.h)."""
+
+    def test_one_axis_or_several(self):
+        self.assertEqual(rt._grid_size((5, 2), 1), 2)
+        self.assertEqual(rt._grid_size((5, 2), 2), 1)  # an axis the grid does not name
+        self.assertEqual(rt._grid_size((5, 2, 3), (0, 2)), 15)
+        self.assertEqual(rt._regrid((5, 2, 3), 0, 4), (4, 2, 3))
+        self.assertEqual(rt._regrid((5, 2, 3), (0, 2), 4), (4, 2, 1))
+        self.assertEqual(rt._regrid((5,), (0, 1), 4), (4, 1))
+
+    def test_programs_leave_room_for_the_kept_axes(self):
+        with mock.patch.dict(rt._SM_COUNTS, {0: 10}), \
+                mock.patch.object(torch.cuda, "current_device", return_value=0):
+            # 4 per SM for a 16-element tile: 40 programs, shared with 8 along the kept axis 1
+            self.assertEqual(rt._regrid_programs((100, 8), 0, "cuda", 16), 5)
+            self.assertEqual(rt._regrid_programs((100, 8), (0, 1), "cuda", 16), 40)
+            self.assertEqual(rt._regrid_programs((3, 8), (0, 1), "cuda", 16), 24)  # at most G
+            self.assertEqual(rt._regrid_programs((100, 80), 0, "cuda", 16), 1)
+
+    def test_a_product_past_int32_is_refused(self):
+        with self.assertRaisesRegex(RuntimeError, "loops over 2147483648 programs, 2\\*\\*31 or more"):
+            rt._regrid_programs((65536, 32768), (0, 1), "cpu")
+        self.assertEqual(rt._regrid_programs((7, 2), (0, 1), "cpu"), 3)
+
+
 class OutOfResources(Exception):
     """Named as triton.runtime.errors.OutOfResources: _fit_shared_memory tells it by name."""
 
