@@ -417,9 +417,10 @@ private:
         Call c{grid_, 1, 1, -1, {}};
         if (!run.regrid_axes.empty()) {
             for (int a : run.regrid_axes) c.g *= grid_[static_cast<size_t>(a)];
-            if (c.g >= (int64_t{1} << 31))  // the kernel counts the programs it loops over in int32
-                invalid("a re-gridded backward loops over " + std::to_string(c.g) + " programs, 2**31 or more");
             c.programs = regrid_programs(k, c.g, grid_[0] * grid_[1] * grid_[2] / std::max<int64_t>(c.g, 1));
+            if (c.g + c.programs >= (int64_t{1} << 31))  // the kernel's loop counter, r < G by P, is an int32
+                invalid("a re-gridded backward loops over " + std::to_string(c.g) + " programs by " +
+                        std::to_string(c.programs) + ": past int32");
             for (size_t i = 0; i < run.regrid_axes.size(); ++i)
                 c.grid[static_cast<size_t>(run.regrid_axes[i])] = i ? 1 : c.programs;
         }

@@ -16,7 +16,7 @@
 
 namespace tad::aot {
 
-constexpr int kManifestVersion = 1;
+constexpr int kManifestVersion = 2;
 constexpr const char *kManifestFile = "manifest.json";
 
 // One parameter of a compiled kernel, as Triton 3.6 specialized it: `type` is its signature's

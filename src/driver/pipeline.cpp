@@ -230,13 +230,21 @@ std::vector<plan::KernelVariant> segmented(ad::Backward b, const plan::Guards &g
 
 // The variants of `b`, re-gridded where its gradients are reduced over the grid; where the
 // re-gridded kernel needs run-time conditions, followed by `b` on the forward's grid (kernel name +
-// "_unregridded") for the launches that fail them.
-std::vector<plan::KernelVariant> variants(ad::Backward b, const plan::Guards &guards, bool few, std::string *report) {
+// "_unregridded") for the launches that fail them, or, without `fallback` (one variant wanted),
+// not re-gridded.
+std::vector<plan::KernelVariant> variants(ad::Backward b, const plan::Guards &guards, bool few, std::string *report,
+                                          bool fallback = true) {
     const schedule::GridReduction mode = schedule::grid_reduction(std::getenv("TAD_GRID_REDUCTION"));
     ad::Backward kept = b;
     plan::Guards with = guards;
     std::string what;
     std::optional<plan::Regrid> regrid = schedule::regrid(b, mode, &with, &what);
+    if (!fallback && with.size() != guards.size()) {
+        *report += kept.fn.name +
+                   ": not re-gridded: it would need run-time conditions, and this variant has no "
+                   "fallback\n";
+        return segmented(std::move(kept), guards, std::nullopt, few, report);
+    }
     dump("regrid", b.fn);
     *report += b.fn.name + ": " + what;
     std::vector<plan::KernelVariant> out = segmented(std::move(b), with, regrid, few, report);
@@ -287,7 +295,7 @@ plan::KernelVariant transposed_variant(ad::Backward b, schedule::Transposition &
     }
     // The rest's form with the lanes' own adds only: a `few` twin would need its transposed kernels twice.
     plan::KernelVariant v =
-        t.rest ? std::move(variants(std::move(b), all, false, report).back())
+        t.rest ? std::move(variants(std::move(b), all, false, report, false).back())
                : plan::KernelVariant{std::move(b), all, std::nullopt, {}, false, std::nullopt, std::nullopt};
     v.transposed = std::move(t.kernels);
     v.stashes = t.stashes;

@@ -29,7 +29,7 @@
 // reduced over token blocks, heads and batch), is re-gridded over all of S at once: P programs
 // along S's first axis (the others launched with one program) loop over the G_0 * G_1 * ... programs
 // of S, r decoded into one id per axis (the first varying fastest). That count is an int32 in the
-// kernel; executors refuse a grid whose S spans 2**31 programs or more. The set S taken is the one
+// kernel; executors refuse a launch whose G + P reaches 2**31. The set S taken is the one
 // that accumulates the most gradients (then the larger set, then the first in axis order).
 // Does not fire (fired == false, `why` says why) when no atomic add qualifies along any set of axes.
 #pragma once

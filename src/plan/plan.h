@@ -26,7 +26,7 @@
 //   one passes constexpr `widened`, and evaluates `trips` with it, as `width` times its value.
 //   A re-gridded run (`regrid_axes` not empty) replaces the grid's sizes along those axes by a
 //   number of programs P the executor chooses along the first (1 <= P <= G, G the product of the
-//   replaced sizes, which must stay below 2**31: the kernel counts them in int32) and one along the
+//   replaced sizes; G + P must stay below 2**31: the kernel counts in int32) and one along the
 //   others; its `partials` are float32 (float64 for
 //   float64) zero buffers of P rows, each row as long as the tensor's shadow's storage, allocated
 //   before the run; after it, each partial's rows are summed in order (row 0 first: the same result

@@ -334,7 +334,7 @@ TEST_F(Executor, AReGriddedRunLeavesRoomForTheKeptAxis) {
 
 // Re-gridded over axes 0 and 1: P programs along axis 0, one along axis 1, each axis's recorded size
 // in its own parameter; a grid whose two axes span 2**31 programs is refused (the kernel counts them
-// in int32).
+// in int32, its loop counter stepping past G).
 TEST_F(Executor, AReGriddedRunOverTwoAxesTakesEachAxissSize) {
     const std::string dir = fresh_dir("regrid_two");
     fake_cuda::state().sm_count = 1;
@@ -351,7 +351,14 @@ TEST_F(Executor, AReGriddedRunOverTwoAxesTakesEachAxissSize) {
     r.grid = {65536, 32768, 1};
     EXPECT_EQ(error_of([&] { k.launch(r, nullptr); }),
               std::make_pair(static_cast<int>(TAD_ERR_INVALID_ARGUMENT),
-                             std::string("a re-gridded backward loops over 2147483648 programs, 2**31 or more")));
+                             std::string("a re-gridded backward loops over 2147483648 programs by 4: past int32")));
+    r.grid = {65535, 32767, 1};  // 2**31 - 98303 programs: the last step stays in int32
+    const size_t before = fake_cuda::state().launches.size();
+    k.launch(r, nullptr);
+    EXPECT_EQ(fake_cuda::state().launches.at(before).function, "fwd_bwd");
+    EXPECT_EQ(fake_cuda::state().launches.at(before).grid, (std::array<unsigned, 3>{4, 1, 1}));
+    r.grid = {2147483644, 1, 1};  // 2**31 - 4: a step of P = 4 from the last program passes int32
+    EXPECT_NE(error_of([&] { k.launch(r, nullptr); }).second.find("past int32"), std::string::npos);
 }
 
 // A stash: one workspace buffer, as many elements as programs times BLOCK, in X's dtype, left

@@ -196,8 +196,10 @@ class Regrid(unittest.TestCase):
             self.assertEqual(rt._regrid_programs((100, 80), 0, "cuda", 16), 1)
 
     def test_a_product_past_int32_is_refused(self):
-        with self.assertRaisesRegex(RuntimeError, "loops over 2147483648 programs, 2\\*\\*31 or more"):
+        with self.assertRaisesRegex(RuntimeError, "loops over 2147483648 programs by 3: past int32"):
             rt._regrid_programs((65536, 32768), (0, 1), "cpu")
+        with self.assertRaisesRegex(RuntimeError, "loops over 2147483645 programs by 3: past int32"):
+            rt._regrid_programs((2**31 - 3,), 0, "cpu")  # r + P passes int32 from the last programs
         self.assertEqual(rt._regrid_programs((7, 2), (0, 1), "cpu"), 3)
 
 

@@ -623,16 +623,19 @@ def _regrid_programs(grid, axes, device, tile=1):
     forward's."""
     grid_size = _grid_size(grid, axes)
     kept = max(1, math.prod(grid) // max(grid_size, 1))
-    if grid_size >= 2**31:  # the kernel counts the programs it loops over in int32
-        raise RuntimeError(f"tad: a re-gridded backward loops over {grid_size} programs, 2**31 or more")
     device = torch.device(device)
     if device.type != "cuda":
-        return max(1, min(grid_size, 3))
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    if index not in _SM_COUNTS:
-        _SM_COUNTS[index] = torch.cuda.get_device_properties(index).multi_processor_count
-    per_sm = max(1, min(4, 8192 // max(tile, 1)))
-    return max(1, min(grid_size, per_sm * _SM_COUNTS[index] // kept))
+        programs = max(1, min(grid_size, 3))
+    else:
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        if index not in _SM_COUNTS:
+            _SM_COUNTS[index] = torch.cuda.get_device_properties(index).multi_processor_count
+        per_sm = max(1, min(4, 8192 // max(tile, 1)))
+        programs = max(1, min(grid_size, per_sm * _SM_COUNTS[index] // kept))
+    if grid_size + programs >= 2**31:  # the kernel's loop counter, r < G stepping by P, is an int32
+        raise RuntimeError(f"tad: a re-gridded backward loops over {grid_size} programs by {programs}: "
+                           "past int32")
+    return programs
 
 
 def _widen(value, most, tiles):
