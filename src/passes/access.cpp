@@ -122,17 +122,39 @@ std::vector<Digit> natural_digits(const std::map<IndexVar, Poly> &terms, const i
     return out;
 }
 
-// The digits of an address: compound indices the mask bounds (each injective on its own), then the
-// remaining variables with their natural ranges.
-Proof digits_of(const Form &addr, const std::vector<Bound> &bounds, const ir::Type &t, const Affine &a,
+// Bounds by how many index variables they bound, most first.
+std::vector<Bound> widest_first(std::vector<Bound> bounds) {
+    std::stable_sort(bounds.begin(), bounds.end(),
+                     [](const Bound &x, const Bound &y) { return x.form.terms.size() > y.form.terms.size(); });
+    return bounds;
+}
+
+// The bounds after the i-th of widest-first `bounds` with fewer variables: the candidates for its parts.
+std::vector<Bound> narrower_than(const std::vector<Bound> &bounds, size_t i) {
+    std::vector<Bound> out;
+    for (size_t j = i + 1; j < bounds.size(); ++j)
+        if (bounds[j].form.terms.size() < bounds[i].form.terms.size()) out.push_back(bounds[j]);
+    return out;
+}
+
+// The digits of an address: compound indices the mask bounds, widest first, then the remaining
+// variables with their natural ranges. A compound is one digit when it is injective on its own,
+// proved from its variables' digits, which may be narrower compounds (a split of a range:
+// `split*LEN + k*BLOCK + lane < N` holds `k*BLOCK + lane < LEN`).
+Proof digits_of(const Form &addr, const std::vector<Bound> &all, const ir::Type &t, const Affine &a,
                 std::vector<Digit> *out) {
+    const std::vector<Bound> bounds = widest_first(all);
     std::map<IndexVar, Poly> rest = addr.terms;
     Proof inner{true, {}, ""};
-    for (const Bound &b : bounds) {
+    for (size_t i = 0; i < bounds.size(); ++i) {
+        const Bound &b = bounds[i];
         Poly m;
         if (!factor(rest, b.form, &m)) continue;
-        Proof p = mixed_radix(natural_digits(b.form.terms, t, a));
+        std::vector<Digit> parts;
+        Proof q = digits_of(b.form, narrower_than(bounds, i), t, a, &parts);
+        Proof p = mixed_radix(parts);
         if (!p.ok) continue;
+        inner.guards.insert(inner.guards.end(), q.guards.begin(), q.guards.end());
         inner.guards.insert(inner.guards.end(), p.guards.begin(), p.guards.end());
         out->push_back({m, b.bound - b.form.offset});
         for (const auto &term : b.form.terms) rest.erase(term.first);
@@ -291,47 +313,84 @@ bool need(const Poly &lhs, const Poly &rhs, std::vector<Inequality> &guards) {
     return d >= 0;
 }
 
+// The distance from a loop's start to its end, `hi - lo`, when that is loop-invariant. Where the end
+// is the very minimum the compound's bound is one operand of (`hi = tl.minimum(lo + LEN, N)`, the
+// mask `keys < hi`), the operand at an invariant distance: the loop stops early at another operand
+// only where the mask's bound at that operand leaves the lanes out anyway.
+std::optional<Poly> loop_span(Affine &a, const ir::Function &f, const ir::Op &begin, const Bound &b) {
+    const Form lo = a.of(begin.operands[0]);
+    std::vector<ir::ValueId> ends{begin.operands[1]};
+    if (begin.operands[1] == b.minimum) ends = {f.def(b.minimum).operands[0], f.def(b.minimum).operands[1]};
+    for (ir::ValueId end : ends) {
+        const Form &hi = a.of(end);
+        if (hi.affine && lo.affine && hi.terms == lo.terms) return hi.offset - lo.offset;
+    }
+    return std::nullopt;
+}
+
 // How far a compound index's largest variable reaches: `c · size`, or over a loop's iterations
-// (lo + step·i for i below cdiv(hi - lo, step)) as far as `hi - lo` when c is the loop's step.
+// (lo + step·i for i below cdiv(hi - lo, step)) as far as `hi - lo` when c is the loop's step and the
+// compound starts where the loop does (the loop's start, less what of it the bound subtracts).
 // False when it cannot tell.
-bool reach(Affine &a, const ir::Function &f, const Form &compound, const IndexVar &v, const Poly &c, const ir::Type &t,
+bool reach(Affine &a, const ir::Function &f, const Bound &b, const IndexVar &v, const Poly &c, const ir::Type &t,
            Poly *span_end) {
     if (v.kind != IndexVar::Iteration) {
         std::optional<Poly> n = cover_size(v, t, a);
         return n && (*span_end = c * *n, true);
     }
     const ir::Op &begin = f.ops[a.loops()[v.n].begin];
-    const Form &lo = a.of(begin.operands[0]), &hi = a.of(begin.operands[1]), &step = a.of(begin.operands[2]);
-    if (!lo.invariant() || !hi.invariant() || !step.invariant() || step.offset != c) return false;
-    if (lo.offset != compound.offset) return false;  // the compound starts where the loop does
-    *span_end = hi.offset - lo.offset;
-    return true;
+    const Form &lo = a.of(begin.operands[0]), &step = a.of(begin.operands[2]);
+    if (!lo.affine || !step.invariant() || step.offset != c || lo.offset != b.form.offset) return false;
+    for (const auto &term : lo.terms)
+        if (b.form.terms.count(term.first)) return false;
+    const std::optional<Poly> span = loop_span(a, f, begin, b);
+    return span && (*span_end = *span, true);
 }
 
+// One digit of a compound index: a variable, or a narrower compound the mask bounds (of `size`).
+struct Part {
+    Poly coeff;
+    std::optional<IndexVar> var;
+    Poly size;
+};
+
 // A compound index bounded by a mask, `form < bound`, as one digit of size bound - offset: every
-// value below that is reached when its variables, by coefficient, form a full mixed radix (each
-// coefficient the product of the smaller ones' sizes) whose largest reaches the bound.
-bool dense_compound(Affine &a, const ir::Function &f, const Bound &b, const ir::Type &t,
-                    std::vector<Inequality> &guards, std::string *why) {
-    std::vector<std::pair<IndexVar, Poly>> vars(b.form.terms.begin(), b.form.terms.end());
+// value below that is reached when its parts, by coefficient, form a full mixed radix (each
+// coefficient the product of the smaller ones' sizes) whose largest reaches the bound. A part may be
+// a narrower compound of `narrower` (a split range: `k*BLOCK + lane < LEN` in `s*LEN + k*BLOCK +
+// lane < N`), itself reaching every value below its own bound.
+bool dense_compound(Affine &a, const ir::Function &f, const Bound &b, const std::vector<Bound> &narrower,
+                    const ir::Type &t, std::vector<Inequality> &guards, std::vector<Form> *used, std::string *why) {
+    std::map<IndexVar, Poly> rest = b.form.terms;
+    std::vector<Part> parts;
+    for (size_t i = 0; i < narrower.size(); ++i) {
+        Poly m;
+        if (!factor(rest, narrower[i].form, &m)) continue;
+        const std::vector<Bound> inner(narrower.begin() + static_cast<long>(i) + 1, narrower.end());
+        if (!dense_compound(a, f, narrower[i], inner, t, guards, used, why)) return false;
+        used->push_back(narrower[i].form);
+        parts.push_back({m, std::nullopt, narrower[i].bound - narrower[i].form.offset});
+        for (const auto &term : narrower[i].form.terms) rest.erase(term.first);
+    }
+    for (const auto &[v, c] : rest) parts.push_back({c, v, Poly()});
     // Order by coefficient: constants by value, then symbolic ones as written (one at most).
     auto rank = [](const Poly &p) {
         int64_t c = 0;
         return p.constant_value(&c) ? c : INT64_MAX;
     };
-    std::stable_sort(vars.begin(), vars.end(),
-                     [&](const auto &x, const auto &y) { return rank(x.second) < rank(y.second); });
+    std::stable_sort(parts.begin(), parts.end(),
+                     [&](const Part &x, const Part &y) { return rank(x.coeff) < rank(y.coeff); });
     Poly span = Poly::constant(1);
-    for (size_t i = 0; i < vars.size(); ++i) {
-        if (vars[i].second != span) return *why = "its mask's index " + b.form.str() + " skips values", false;
-        if (i + 1 == vars.size()) {
-            Poly end;
-            if (!reach(a, f, b.form, vars[i].first, vars[i].second, t, &end))
+    for (size_t i = 0; i < parts.size(); ++i) {
+        if (parts[i].coeff != span) return *why = "its mask's index " + b.form.str() + " skips values", false;
+        if (i + 1 == parts.size()) {
+            Poly end = parts[i].coeff * parts[i].size;
+            if (parts[i].var && !reach(a, f, b, *parts[i].var, parts[i].coeff, t, &end))
                 return *why = "its mask's index " + b.form.str() + " may not reach its bound", false;
             return need(end, b.bound - b.form.offset, guards) ||
                    (*why = "its mask's index " + b.form.str() + " stops below its bound", false);
         }
-        std::optional<Poly> n = cover_size(vars[i].first, t, a);
+        std::optional<Poly> n = parts[i].var ? cover_size(*parts[i].var, t, a) : parts[i].size;
         if (!n) return *why = "its mask's index " + b.form.str() + " has a variable without a range", false;
         span = span * *n;
     }
@@ -352,11 +411,17 @@ std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::ve
             return *why = "its address reads a program id both whole and split", std::nullopt;
     Coverage c;
     std::map<IndexVar, Poly> rest = addr.terms;
-    for (const Bound &b : bounds) {
+    const std::vector<Bound> widest = widest_first(bounds);
+    std::vector<Form> parts;  // narrower compounds counted as parts of wider ones
+    for (size_t i = 0; i < widest.size(); ++i) {
+        const Bound &b = widest[i];
+        if (std::any_of(parts.begin(), parts.end(),
+                        [&](const Form &p) { return p.terms == b.form.terms && p.offset == b.form.offset; }))
+            continue;
         Poly m;
         if (!nonnegative(b.form) || !factor(rest, b.form, &m))
             return *why = "its mask bounds " + b.form.str() + ", which the address does not follow", std::nullopt;
-        if (!dense_compound(a, f, b, t, c.guards, why)) return std::nullopt;
+        if (!dense_compound(a, f, b, narrower_than(widest, i), t, c.guards, &parts, why)) return std::nullopt;
         c.digits.emplace_back(m, b.bound - b.form.offset);
         for (const auto &term : b.form.terms) rest.erase(term.first);
     }

@@ -1,6 +1,7 @@
 #include "passes/affine.h"
 
 #include <cmath>
+#include <functional>
 
 namespace tad::passes {
 
@@ -49,6 +50,19 @@ Form add(const Form &a, const Form &b) {
     }
     r.offset = a.offset + b.offset;
     return r;
+}
+
+// v, or the scalar that v broadcasts.
+ir::ValueId unsplat(const ir::Function &f, ir::ValueId v) {
+    const ir::Op &op = f.def(v);
+    return op.kind == OpKind::Broadcast && f.type(op.operands[0]).shape.empty() ? op.operands[0] : v;
+}
+
+// Whether v is (a broadcast of) tl.minimum of two values of one type: its operands, or nothing.
+std::vector<ir::ValueId> min_operands(const ir::Function &f, ir::ValueId v) {
+    const ir::Op &m = f.def(unsplat(f, v));
+    if (m.kind != OpKind::Minimum || !(f.type(m.operands[0]) == f.type(m.operands[1]))) return {};
+    return {m.operands[0], m.operands[1]};
 }
 
 // amount · (the iteration count of loop l).
@@ -249,14 +263,19 @@ std::vector<Bound> Affine::bounds(ir::ValueId mask) {
     std::vector<Bound> out;
     // a < b0 + Σ c·v is a - Σ c·v < b0: a bound that moves with an index (`rk < K - k*BLOCK_K`)
     // bounds a compound index (`k*BLOCK_K + rk < K`).
-    auto conjunct = [&](ir::ValueId lhs, ir::ValueId rhs, int64_t slack) {
-        const Form a = of(lhs);
-        Form b = of(rhs);
-        if (!a.affine || !b.affine) return;
-        const Poly b0 = b.offset;
-        b.offset = Poly();
-        out.push_back({add(a, scale(b, Poly::constant(-1))), b0 + Poly::constant(slack)});
-    };
+    // a < min(b, c) is a < b and a < c: the bound of a split of a range (`keys < min(lo + LEN, N)`).
+    std::function<void(ir::ValueId, ir::ValueId, int64_t, ir::ValueId)> conjunct =
+        [&](ir::ValueId lhs, ir::ValueId rhs, int64_t slack, ir::ValueId minimum) {
+            const std::vector<ir::ValueId> mins = min_operands(f_, rhs);
+            for (ir::ValueId m : mins) conjunct(lhs, m, slack, minimum == ir::kNoValue ? unsplat(f_, rhs) : minimum);
+            if (!mins.empty()) return;
+            const Form a = of(lhs);
+            Form b = of(rhs);
+            if (!a.affine || !b.affine) return;
+            const Poly b0 = b.offset;
+            b.offset = Poly();
+            out.push_back({add(a, scale(b, Poly::constant(-1))), b0 + Poly::constant(slack), minimum});
+        };
     switch (op.kind) {
     case OpKind::And:
         out = bounds(op.operands[0]);
@@ -268,12 +287,12 @@ std::vector<Bound> Affine::bounds(ir::ValueId mask) {
             out.push_back({op.kind == OpKind::ExpandDims
                                ? expand_lanes(b.form, op.axis)
                                : broadcast_lanes(b.form, f_.type(op.operands[0]), f_.type(mask)),
-                           b.bound});
+                           b.bound, b.minimum});
         break;
     case OpKind::Lt:
-    case OpKind::Le: conjunct(op.operands[0], op.operands[1], op.kind == OpKind::Le ? 1 : 0); break;
+    case OpKind::Le: conjunct(op.operands[0], op.operands[1], op.kind == OpKind::Le ? 1 : 0, ir::kNoValue); break;
     case OpKind::Gt:
-    case OpKind::Ge: conjunct(op.operands[1], op.operands[0], op.kind == OpKind::Ge ? 1 : 0); break;
+    case OpKind::Ge: conjunct(op.operands[1], op.operands[0], op.kind == OpKind::Ge ? 1 : 0, ir::kNoValue); break;
     default: break;
     }
     return out;
@@ -281,10 +300,19 @@ std::vector<Bound> Affine::bounds(ir::ValueId mask) {
 
 namespace {
 
+// The leaves of a bound's `min` (bounds() counts each as a conjunct).
+size_t min_leaves(const ir::Function &f, ir::ValueId v) {
+    size_t n = 0;
+    for (ir::ValueId m : min_operands(f, v)) n += min_leaves(f, m);
+    return n ? n : 1;
+}
+
 size_t conjuncts(const ir::Function &f, ir::ValueId mask) {
     const ir::Op &op = f.def(mask);
     if (op.kind == OpKind::And) return conjuncts(f, op.operands[0]) + conjuncts(f, op.operands[1]);
     if (op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims) return conjuncts(f, op.operands[0]);
+    if (op.kind == OpKind::Lt || op.kind == OpKind::Le) return min_leaves(f, op.operands[1]);
+    if (op.kind == OpKind::Gt || op.kind == OpKind::Ge) return min_leaves(f, op.operands[0]);
     return 1;
 }
 

@@ -101,6 +101,9 @@ struct Form {
 struct Bound {
     Form form;
     Poly bound;
+    // Where the mask bounds its index by a minimum, `a < tl.minimum(b, c)` (a < b and a < c): that
+    // minimum (the scalar, where the mask broadcasts one), the same for each of its bounds.
+    ir::ValueId minimum = ir::kNoValue;
 };
 
 class Affine {

@@ -123,11 +123,13 @@ public:
             saved.l = static_cast<size_t>(term.log);
             saved.lse = {store, term.scale, f_.ops[store].has_mask};
             why = ratios(&saved);
-            if (why.empty()) why = check_store(saved.lse, result(s_.m), &saved);
+            if (why.empty()) why = check_store(saved.lse, result(s_.m), false, &saved);
             for (const auto &[k, v] : saved.ratios)
-                if (why.empty()) why = check_store(v, result(k), &saved);
+                if (why.empty()) why = check_store(v, result(k), true, &saved);
             saved_l_ = saved.l;
             if (why.empty()) why = masked_lanes_stay_out(saved);
+            for (const auto &[k, v] : saved.ratios)
+                if (why.empty()) why = masked_columns_stay_out(k, v);
             if (!why.empty()) continue;
             *out = std::move(saved);
             return "";
@@ -185,8 +187,9 @@ private:
         return f_.values[v].name.empty() ? "%" + std::to_string(v) : "'" + f_.values[v].name + "'";
     }
 
-    // The store of `v` (standing for `value`) leaves, in each element, what one program stored there.
-    std::string check_store(const SavedValue &v, ValueId value, Saved *saved) {
+    // The store of `v` (standing for `value`) leaves, in each element, what one program stored there;
+    // its mask leaves out whole rows, or for a `ratio` also lanes within rows.
+    std::string check_store(const SavedValue &v, ValueId value, bool ratio, Saved *saved) {
         const ir::Op &st = f_.ops[v.store];
         const std::string at = op_at(f_, v.store) + ": ";
         if (!f_.type(st.operands[1]).same_shape(f_.type(value))) return at + "stores a tile of another shape";
@@ -204,8 +207,10 @@ private:
             return at + "not proven to write each element from one program: " + why;
         if (std::none_of(alternatives.begin(), alternatives.end(), [](const auto &a) { return a.empty(); }))
             saved->guards.push_back(alternatives);
-        if (st.has_mask && !row_mask(st.operands[2], terms_.at(st.operands[1]).axis))
-            return at + "its mask is not a condition on whole rows";
+        std::vector<Conjunct> rows, cols;
+        if (st.has_mask && (!split_mask(v, &rows, &cols) || (!ratio && !cols.empty())))
+            return at + (ratio ? "its mask is not a condition on rows or on lanes"
+                               : "its mask is not a condition on whole rows");
         return "";
     }
 
@@ -225,11 +230,23 @@ private:
         return "";
     }
 
-    bool row_mask(ValueId mask, int axis) const {
-        for (ValueId c : conjuncts(f_, mask)) {
-            ValueId base = ir::kNoValue;
-            int a = 0;
-            if (!row_predicate(f_, c, &base, &a) || (a >= 0 && a != axis)) return false;
+    // A conjunct of a store's mask: its predicate of one dim (or of none), and where that dim is in
+    // the stored tile (-1: none).
+    struct Conjunct {
+        ValueId base = ir::kNoValue;
+        int axis = -1;
+    };
+
+    // The conjuncts of saved value v's store mask: conditions on its rows (where the backward loads
+    // M = +inf) and on lanes within a row (`dims < D`, where a ratio loads 0); false when a conjunct
+    // varies along several dims.
+    bool split_mask(const SavedValue &v, std::vector<Conjunct> *rows, std::vector<Conjunct> *cols) const {
+        const ir::Op &st = f_.ops[v.store];
+        const int axis = terms_.at(st.operands[1]).axis;
+        for (ValueId c : conjuncts(f_, st.operands[2])) {
+            Conjunct k;
+            if (!row_predicate(f_, c, &k.base, &k.axis)) return false;
+            (k.axis < 0 || k.axis == axis ? rows : cols)->push_back(k);
         }
         return true;
     }
@@ -241,9 +258,10 @@ private:
     // or undefined value (lane_wise).
     std::string masked_lanes_stay_out(const Saved &saved) const {
         std::vector<SavedValue> masked;
+        std::vector<Conjunct> rows, cols;
         if (saved.lse.masked) masked.push_back(saved.lse);
         for (const auto &[k, v] : saved.ratios)
-            if (v.masked) masked.push_back(v);
+            if (v.masked && split_mask(v, &rows, &cols) && !rows.empty()) masked.push_back(v);
         if (masked.empty()) return "";
         Taint t{reaching_outputs(), {}, {result(s_.m)}};
         t.axis[result(s_.m)] = terms_.at(result(s_.m)).axis;
@@ -339,20 +357,58 @@ private:
 
     // The write's mask holds only in rows where saved value v's store mask holds.
     bool leaves_out_rows(const ir::Op &write, const SavedValue &v, int axis) const {
-        if (!write.has_mask) return false;
-        for (ValueId need : conjuncts(f_, f_.ops[v.store].operands[2])) {
-            ValueId base = ir::kNoValue;
-            int a = 0;
-            row_predicate(f_, need, &base, &a);
-            bool found = false;
-            for (ValueId c : conjuncts(f_, write.operands[2])) {
-                ValueId b = ir::kNoValue;
-                int ca = 0;
-                found = found || (row_predicate(f_, c, &b, &ca) && b == base && (a < 0 || ca == axis));
-            }
-            if (!found) return false;
-        }
+        std::vector<Conjunct> rows, cols;
+        split_mask(v, &rows, &cols);
+        for (const Conjunct &need : rows)
+            if (!has_conjunct(write, need.base, need.axis < 0 ? -1 : axis)) return false;
         return true;
+    }
+
+    // Whether the write's mask has the predicate `base` as a conjunct along dim `axis` of the written
+    // tile (-1: any).
+    bool has_conjunct(const ir::Op &write, ValueId base, int axis) const {
+        if (!write.has_mask) return false;
+        for (ValueId c : conjuncts(f_, write.operands[2])) {
+            ValueId b = ir::kNoValue;
+            int a = 0;
+            if (row_predicate(f_, c, &b, &a) && b == base && (axis < 0 || a == axis)) return true;
+        }
+        return false;
+    }
+
+    // Where ratio k's store mask leaves out lanes within rows (`dims < D`), the backward loads 0 there
+    // in place of c_k / c_l. Those lanes must not matter: the values computed from c_k reach
+    // differentiated outputs lane by lane (lane_wise, in tiles of the stored one's shape, no
+    // reduction), and each such write leaves out the same lanes, so their cotangents are zero there.
+    std::string masked_columns_stay_out(size_t k, const SavedValue &v) const {
+        std::vector<Conjunct> rows, cols;
+        if (!v.masked || !split_mask(v, &rows, &cols) || cols.empty()) return "";
+        const ir::Type &tile = f_.type(f_.ops[v.store].operands[1]);
+        const std::set<ValueId> useful = reaching_outputs();
+        std::map<ValueId, int> tainted{{result(k), 0}};
+        for (int i = s_.loop.last() + 1; i < static_cast<int>(f_.ops.size()); ++i) {
+            const ir::Op &op = f_.ops[i];
+            if (std::none_of(op.operands.begin(), op.operands.end(), [&](ValueId o) { return tainted.count(o) > 0; }))
+                continue;
+            const std::string at = op_at(f_, i) + " ";
+            if (is_write(op)) {
+                if (!output(op) || !tainted.count(op.operands[1])) continue;
+                for (const Conjunct &need : cols)
+                    if (!f_.type(op.operands[1]).same_shape(tile) || !has_conjunct(op, need.base, need.axis))
+                        return at + "writes lanes the mask of " + op_at(f_, v.store) + " leaves out";
+                continue;
+            }
+            if (!useful.count(op.result)) continue;
+            const ir::OpClass c = ir::op_info(op.kind).cls;
+            if (c == ir::OpClass::Reduction || c == ir::OpClass::Scan || c == ir::OpClass::Contraction)
+                return at + "combines the lanes the mask of " + op_at(f_, v.store) + " leaves out with others";
+            if (!f_.type(op.result).same_shape(tile))
+                return at + "reads the loop's results into a tile of another shape";
+            const std::string why = lane_wise(op, tainted, {});
+            if (!why.empty()) return at + why;
+            tainted[op.result] = 0;
+        }
+        return "";
     }
 };
 

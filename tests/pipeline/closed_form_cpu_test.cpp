@@ -137,11 +137,18 @@ TEST(SavedResiduals, AttentionWithoutLogsumexp) {
 }
 
 // Split-K decode attention: one query row per program, a scalar running maximum, and an accumulator
-// of sum(p[:, None] * v, axis=0); it no longer recomputes the loop up to each step.
-TEST(ClosedFormScalarMaximum, DecodeAttentionRecomputesNoPrefix) {
+// of sum(p[:, None] * v, axis=0). It recomputes no prefix of the loop, and does not run the loop
+// again either: it reads back the logsumexp (PartLse) and the normalised row (PartO, stored masked by
+// dims < D, lanes within the row) the forward saved.
+TEST(ClosedFormScalarMaximum, DecodeAttentionReadsItsRowBack) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
-    one_rerun_one_pass("dataset/decode_attention_split.py", "_decode_partial_bwd", "start",
-                       "for start in range(lo, hi, BLOCK_N):");
+    const std::string src =
+        tad::test::generate_and_verify("dataset/decode_attention_split.py", "_decode_partial_bwd", 2);
+    const std::string k = tad::test::kernel(src, "_decode_partial_bwd");
+    EXPECT_FALSE(recomputes(k, "start")) << k;
+    EXPECT_EQ(tad::test::count(k, "for start in range(lo, hi, BLOCK_N):"), 1) << k;
+    EXPECT_TRUE(has(k, "tl.load(PartO_final + ")) << k;
+    EXPECT_TRUE(has(k, "tl.load(PartLse_final + ")) << k;
 }
 
 TEST(ShiftInvariantMaxima, SoftmaxSendsNothingBackThroughItsMaximum) {
