@@ -314,17 +314,15 @@ bool need(const Poly &lhs, const Poly &rhs, std::vector<Inequality> &guards) {
 }
 
 // The distance from a loop's start to its end, `hi - lo`, when that is loop-invariant. Where the end
-// is the very minimum the compound's bound is one operand of (`hi = tl.minimum(lo + LEN, N)`, the
-// mask `keys < hi`), the operand at an invariant distance: the loop stops early at another operand
-// only where the mask's bound at that operand leaves the lanes out anyway.
-std::optional<Poly> loop_span(Affine &a, const ir::Function &f, const ir::Op &begin, const Bound &b) {
+// is the very minimum the compound's bound came from (`hi = tl.minimum(lo + LEN, N)`, the mask
+// `keys < hi`), the distance to the bound's own operand (lo + LEN): the loop stops early at another
+// operand only where the mask's bound by that operand leaves the lanes out anyway. (Under `<=` the
+// lane at the operand passes the mask but no iteration reaches it: the bound is one more than the
+// span, and need() refuses it.)
+std::optional<Poly> loop_span(Affine &a, const ir::Op &begin, const Bound &b) {
     const Form lo = a.of(begin.operands[0]);
-    std::vector<ir::ValueId> ends{begin.operands[1]};
-    if (begin.operands[1] == b.minimum) ends = {f.def(b.minimum).operands[0], f.def(b.minimum).operands[1]};
-    for (ir::ValueId end : ends) {
-        const Form &hi = a.of(end);
-        if (hi.affine && lo.affine && hi.terms == lo.terms) return hi.offset - lo.offset;
-    }
+    const Form &hi = a.of(begin.operands[1] == b.minimum ? b.operand : begin.operands[1]);
+    if (hi.affine && lo.affine && hi.terms == lo.terms) return hi.offset - lo.offset;
     return std::nullopt;
 }
 
@@ -343,16 +341,21 @@ bool reach(Affine &a, const ir::Function &f, const Bound &b, const IndexVar &v, 
     if (!lo.affine || !step.invariant() || step.offset != c || lo.offset != b.form.offset) return false;
     for (const auto &term : lo.terms)
         if (b.form.terms.count(term.first)) return false;
-    const std::optional<Poly> span = loop_span(a, f, begin, b);
+    const std::optional<Poly> span = loop_span(a, begin, b);
     return span && (*span_end = *span, true);
 }
 
-// One digit of a compound index: a variable, or a narrower compound the mask bounds (of `size`).
+// One digit of a compound index: a variable (its range from cover_size or reach), or a narrower
+// compound the mask bounds (`var` empty, values below `size`).
 struct Part {
     Poly coeff;
     std::optional<IndexVar> var;
     Poly size;
 };
+
+bool same_bound(const Bound &x, const Bound &y) {
+    return x.form.terms == y.form.terms && x.form.offset == y.form.offset && x.bound == y.bound;
+}
 
 // A compound index bounded by a mask, `form < bound`, as one digit of size bound - offset: every
 // value below that is reached when its parts, by coefficient, form a full mixed radix (each
@@ -360,15 +363,14 @@ struct Part {
 // a narrower compound of `narrower` (a split range: `k*BLOCK + lane < LEN` in `s*LEN + k*BLOCK +
 // lane < N`), itself reaching every value below its own bound.
 bool dense_compound(Affine &a, const ir::Function &f, const Bound &b, const std::vector<Bound> &narrower,
-                    const ir::Type &t, std::vector<Inequality> &guards, std::vector<Form> *used, std::string *why) {
+                    const ir::Type &t, std::vector<Inequality> &guards, std::vector<Bound> *nested, std::string *why) {
     std::map<IndexVar, Poly> rest = b.form.terms;
     std::vector<Part> parts;
     for (size_t i = 0; i < narrower.size(); ++i) {
         Poly m;
         if (!factor(rest, narrower[i].form, &m)) continue;
-        const std::vector<Bound> inner(narrower.begin() + static_cast<long>(i) + 1, narrower.end());
-        if (!dense_compound(a, f, narrower[i], inner, t, guards, used, why)) return false;
-        used->push_back(narrower[i].form);
+        if (!dense_compound(a, f, narrower[i], narrower_than(narrower, i), t, guards, nested, why)) return false;
+        nested->push_back(narrower[i]);
         parts.push_back({m, std::nullopt, narrower[i].bound - narrower[i].form.offset});
         for (const auto &term : narrower[i].form.terms) rest.erase(term.first);
     }
@@ -412,16 +414,14 @@ std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::ve
     Coverage c;
     std::map<IndexVar, Poly> rest = addr.terms;
     const std::vector<Bound> widest = widest_first(bounds);
-    std::vector<Form> parts;  // narrower compounds counted as parts of wider ones
+    std::vector<Bound> nested;  // narrower compounds counted as parts of wider ones
     for (size_t i = 0; i < widest.size(); ++i) {
         const Bound &b = widest[i];
-        if (std::any_of(parts.begin(), parts.end(),
-                        [&](const Form &p) { return p.terms == b.form.terms && p.offset == b.form.offset; }))
-            continue;
+        if (std::any_of(nested.begin(), nested.end(), [&](const Bound &n) { return same_bound(n, b); })) continue;
         Poly m;
         if (!nonnegative(b.form) || !factor(rest, b.form, &m))
             return *why = "its mask bounds " + b.form.str() + ", which the address does not follow", std::nullopt;
-        if (!dense_compound(a, f, b, narrower_than(widest, i), t, c.guards, &parts, why)) return std::nullopt;
+        if (!dense_compound(a, f, b, narrower_than(widest, i), t, c.guards, &nested, why)) return std::nullopt;
         c.digits.emplace_back(m, b.bound - b.form.offset);
         for (const auto &term : b.form.terms) rest.erase(term.first);
     }

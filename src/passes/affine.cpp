@@ -1,7 +1,6 @@
 #include "passes/affine.h"
 
 #include <cmath>
-#include <functional>
 
 namespace tad::passes {
 
@@ -274,7 +273,8 @@ std::vector<Bound> Affine::bounds(ir::ValueId mask) {
             if (!a.affine || !b.affine) return;
             const Poly b0 = b.offset;
             b.offset = Poly();
-            out.push_back({add(a, scale(b, Poly::constant(-1))), b0 + Poly::constant(slack), minimum});
+            out.push_back({add(a, scale(b, Poly::constant(-1))), b0 + Poly::constant(slack), minimum,
+                           minimum == ir::kNoValue ? ir::kNoValue : unsplat(f_, rhs)});
         };
     switch (op.kind) {
     case OpKind::And:
@@ -287,7 +287,7 @@ std::vector<Bound> Affine::bounds(ir::ValueId mask) {
             out.push_back({op.kind == OpKind::ExpandDims
                                ? expand_lanes(b.form, op.axis)
                                : broadcast_lanes(b.form, f_.type(op.operands[0]), f_.type(mask)),
-                           b.bound, b.minimum});
+                           b.bound, b.minimum, b.operand});
         break;
     case OpKind::Lt:
     case OpKind::Le: conjunct(op.operands[0], op.operands[1], op.kind == OpKind::Le ? 1 : 0, ir::kNoValue); break;

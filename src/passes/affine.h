@@ -102,8 +102,9 @@ struct Bound {
     Form form;
     Poly bound;
     // Where the mask bounds its index by a minimum, `a < tl.minimum(b, c)` (a < b and a < c): that
-    // minimum (the scalar, where the mask broadcasts one), the same for each of its bounds.
-    ir::ValueId minimum = ir::kNoValue;
+    // minimum (the scalar, where the mask broadcasts one), the same for each of its bounds, and the
+    // operand this bound is by (b or c).
+    ir::ValueId minimum = ir::kNoValue, operand = ir::kNoValue;
 };
 
 class Affine {

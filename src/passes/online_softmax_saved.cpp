@@ -258,10 +258,11 @@ private:
     // or undefined value (lane_wise).
     std::string masked_lanes_stay_out(const Saved &saved) const {
         std::vector<SavedValue> masked;
-        std::vector<Conjunct> rows, cols;
         if (saved.lse.masked) masked.push_back(saved.lse);
-        for (const auto &[k, v] : saved.ratios)
+        for (const auto &[k, v] : saved.ratios) {
+            std::vector<Conjunct> rows, cols;
             if (v.masked && split_mask(v, &rows, &cols) && !rows.empty()) masked.push_back(v);
+        }
         if (masked.empty()) return "";
         Taint t{reaching_outputs(), {}, {result(s_.m)}};
         t.axis[result(s_.m)] = terms_.at(result(s_.m)).axis;
@@ -293,6 +294,7 @@ private:
             }
         if (!a) return "";
         if (is_write(op)) {
+            if (addresses_or_masks(op, t.axis)) return "addresses or masks a write with the loop's results";
             if (!output(op) || !t.axis.count(op.operands[1])) return "";
             for (const SavedValue &v : masked)
                 if (!leaves_out_rows(op, v, *a)) return "writes rows a saved value's mask leaves out";
@@ -364,6 +366,12 @@ private:
         return true;
     }
 
+    // Whether a write's pointer or mask is one of `values`: neutral values loaded in place of the loop's
+    // results would move or mask the write in the backward's copy of the code.
+    static bool addresses_or_masks(const ir::Op &write, const std::map<ValueId, int> &values) {
+        return values.count(write.operands[0]) || (write.has_mask && values.count(write.operands[2]));
+    }
+
     // Whether the write's mask has the predicate `base` as a conjunct along dim `axis` of the written
     // tile (-1: any).
     bool has_conjunct(const ir::Op &write, ValueId base, int axis) const {
@@ -392,6 +400,7 @@ private:
                 continue;
             const std::string at = op_at(f_, i) + " ";
             if (is_write(op)) {
+                if (addresses_or_masks(op, tainted)) return at + "addresses or masks a write with the loop's results";
                 if (!output(op) || !tainted.count(op.operands[1])) continue;
                 for (const Conjunct &need : cols)
                     if (!f_.type(op.operands[1]).same_shape(tile) || !has_conjunct(op, need.base, need.axis))

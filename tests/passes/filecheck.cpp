@@ -3,6 +3,7 @@
 #include <map>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 
 namespace tad::testing {
 
@@ -179,11 +180,18 @@ private:
 
 std::vector<Check> parse_checks(const std::string &file_text) {
     static const std::regex directive_re(R"(^\s*//\s*(CHECK|CHECK-NEXT|CHECK-NOT):(.*)$)");
+    static const std::regex any_directive_re(R"(^\s*//\s*CHECK-[A-Z]+:.*$)");
     std::vector<Check> checks;
     const std::vector<std::string> lines = split_lines(file_text);
     for (size_t i = 0; i < lines.size(); ++i) {
         std::smatch m;
-        if (!std::regex_match(lines[i], m, directive_re)) continue;
+        if (!std::regex_match(lines[i], m, directive_re)) {
+            // A directive this FileCheck lacks (CHECK-SAME) would check nothing.
+            if (std::regex_match(lines[i], any_directive_re))
+                throw std::runtime_error("line " + std::to_string(i + 1) +
+                                         ": unknown directive (CHECK, CHECK-NEXT, CHECK-NOT): " + lines[i]);
+            continue;
+        }
         const std::string d = m[1].str();
         const Check::Kind k = d == "CHECK" ? Check::Match : d == "CHECK-NEXT" ? Check::Next : Check::Not;
         checks.push_back({k, squeeze(m[2].str()), static_cast<int>(i + 1)});

@@ -2,6 +2,8 @@
 // that says which check and why.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "filecheck.h"
 #include "pass_runner.h"
 
@@ -32,6 +34,15 @@ TEST(FileCheck, ParsesDirectivesWithTheirLines) {
     EXPECT_EQ(checks[1].kind, tad::testing::Check::Next);
     EXPECT_EQ(checks[1].pattern, "c");
     EXPECT_EQ(checks[2].kind, tad::testing::Check::Not);
+}
+
+TEST(FileCheck, AnUnknownDirectiveIsAnError) {
+    try {
+        parse_checks("func\n// CHECK: a\n// CHECK-SAME: b\n");
+        FAIL() << "CHECK-SAME was taken";
+    } catch (const std::runtime_error &e) {
+        EXPECT_STREQ(e.what(), "line 3: unknown directive (CHECK, CHECK-NEXT, CHECK-NOT): // CHECK-SAME: b");
+    }
 }
 
 TEST(FileCheck, PassingChecks) {
