@@ -175,6 +175,58 @@ class Buffers(unittest.TestCase):
         self.assertEqual(str(e.exception), "the stub launched ('a',); the backward was generated for ('a', 'b')")
 
 
+class SumRows(unittest.TestCase):
+    """_sum_rows: on the GPU, where float32 products are exact, a product with a row of ones; else
+    torch's sum over the rows."""
+
+    def block(self, device, dtype=torch.float32):
+        g = torch.Generator().manual_seed(3)
+        return (torch.randn(2, 132, 1000, generator=g, dtype=torch.float64) * 100).to(dtype).to(device)
+
+    def test_off_the_gpu_it_is_torchs_sum(self):
+        b = self.block("cpu")
+        self.assertTrue(torch.equal(rt._sum_rows(b), b.sum(1)))
+
+    def test_on_the_gpu_it_is_the_sum_and_the_same_every_run(self):
+        if not torch.cuda.is_available():
+            _support.skip(self, "no GPU")
+        for dtype in (torch.float32, torch.float64):
+            b = self.block("cuda", dtype)
+            got = rt._sum_rows(b)
+            self.assertEqual(tuple(got.shape), (2, 1000))
+            self.assertTrue(torch.equal(got, rt._sum_rows(b)), dtype)
+            want = b.double().sum(1)
+            self.assertLess(((got.double() - want).abs().max() / want.abs().max()).item(), 1e-6, dtype)
+
+    def test_with_tf32_products_it_sums_as_torch(self):
+        if not torch.cuda.is_available():
+            _support.skip(self, "no GPU")
+        b = self.block("cuda")
+        before = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision("high")
+        try:
+            self.assertTrue(torch.equal(rt._sum_rows(b), b.sum(1)))
+        finally:
+            torch.set_float32_matmul_precision(before)
+
+    def test_a_capture_before_any_call_sums_with_torch(self):
+        if not torch.cuda.is_available():
+            _support.skip(self, "no GPU")
+        rt._ONES.clear()
+        b = self.block("cuda")
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.stream(side), torch.cuda.graph(graph):
+            got = rt._sum_rows(b)
+        graph.replay()
+        torch.cuda.synchronize()
+        self.assertEqual(rt._ONES, {})
+        self.assertTrue(torch.equal(got, b.sum(1)))
+        rt._sum_rows(b)
+        self.assertEqual(list(rt._ONES), [(132, torch.float32, b.device)])
+
+
 class Regrid(unittest.TestCase):
     """The grid and program count of a re-gridded backward (passes/regrid.h)."""
 
