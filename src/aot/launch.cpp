@@ -477,12 +477,15 @@ private:
 
     // ---- re-gridded runs' partial rows (_partial_buffers, _row_sums, _partial_sum, _sum_partial)
     void allocate_partials(const plan::Run &run, int64_t programs) {
-        for (const TensorRef &t : run.partials) {
+        for (size_t i = 0; i < run.partials.size(); ++i) {
+            const TensorRef &t = run.partials[i];
             const TensorArg &ta = tensor(t);
             const DType &d = summed_.count(t) ? wide(dtype(ta.dtype, "")) : *shadow_of(t).dtype;
             const uint64_t bytes = static_cast<uint64_t>(programs * span(ta) * d.bytes);
             partials_[t] = Buffer{workspace(bytes), &d};
-            memset(partials_[t].ptr, bytes);
+            const bool covered = i < run.partial_covers.size() && run.partial_covers[i] &&
+                                 plan::covers(*run.partial_covers[i], symbols(), ta.shape, ta.strides);
+            if (!covered) memset(partials_[t].ptr, bytes);  // _partial_buffers: every row written whole needs none
         }
     }
 

@@ -110,13 +110,12 @@ private:
         return "(" + v + ".shape, " + v + ".stride())";
     }
 
-    // A Covered allocation's digits and guards as Python: "((1, a["V"]), (a["stride_row"], ...)), a["V"] >= 4".
-    std::string cover(const Alloc &a) const {
-        auto name = [&](const std::string &n) { return symbol(a.launch, n); };
+    // A coverage's digits and guards on a launch as Python: "((1, a["V"]), (a["stride_row"], ...)), a["V"] >= 4".
+    std::string cover(const passes::Coverage &c, size_t launch) const {
+        auto name = [&](const std::string &n) { return symbol(launch, n); };
         std::string digits, guards;
-        for (const auto &[coeff, size] : a.cover->digits)
-            digits += "(" + coeff.str(name) + ", " + size.str(name) + "), ";
-        for (const passes::Inequality &g : a.cover->guards)
+        for (const auto &[coeff, size] : c.digits) digits += "(" + coeff.str(name) + ", " + size.str(name) + "), ";
+        for (const passes::Inequality &g : c.guards)
             guards += (guards.empty() ? "" : " and ") + g.lhs.str(name) + " >= " + g.rhs.str(name);
         return "(" + digits + "), " + (guards.empty() ? "True" : guards);
     }
@@ -143,7 +142,8 @@ private:
             summed_.insert(a.tensor);
             return;
         case Init::Covered:
-            os_ << "_covered_buffer(" << primal(a.tensor) << ", " << cover(a) << (a.wide ? ", True" : "") << ")\n";
+            os_ << "_covered_buffer(" << primal(a.tensor) << ", " << cover(*a.cover, a.launch)
+                << (a.wide ? ", True" : "") << ")\n";
             return;
         case Init::Written: {
             std::string x = primal(a.tensor);
@@ -286,10 +286,13 @@ private:
         os_ << indent << programs_ << " = _regrid_programs(" << grid << ", " << axes(r.regrid_axes) << ", " << layouts_
             << "[0][3], " << largest_tile(launch, p_.kernels.at(static_cast<size_t>(r.kernel)).fn) << ")\n";
         std::vector<std::string> names, likes;
-        for (const TensorRef &t : r.partials) {
+        for (size_t i = 0; i < r.partials.size(); ++i) {
+            const TensorRef &t = r.partials[i];
             names.push_back(partial_[t] = names_.fresh(grad_var(t) + "_partial"));
             const bool summed = summed_.count(t) > 0;
-            likes.push_back("(" + (summed ? primal(t) : grad_var(t)) + (summed ? ", True)" : ", False)"));
+            const bool covered = i < r.partial_covers.size() && r.partial_covers[i];
+            likes.push_back("(" + (summed ? primal(t) : grad_var(t)) + (summed ? ", True" : ", False") +
+                            (covered ? ", " + cover(*r.partial_covers[i], launch) : "") + ")");
         }
         if (!names.empty())
             os_ << indent << join(names) << (names.size() == 1 ? "," : "") << " = _partial_buffers(" << programs_

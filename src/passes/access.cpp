@@ -4,6 +4,7 @@
 #include <cctype>
 #include <functional>
 #include <optional>
+#include <utility>
 
 #include "passes/passes.h"
 #include "support/text.h"
@@ -122,6 +123,36 @@ std::vector<Digit> natural_digits(const std::map<IndexVar, Poly> &terms, const i
     return out;
 }
 
+// The index variables an address determines: its terms, where it keeps both the quotient and the
+// remainder of a division its dividend's variables instead (x = (x // d) · d + x % d). *partial: a
+// division it keeps one part of (-1: none); its dividend's variables are not determined.
+std::set<IndexVar> determined(const Affine &a, const Form &addr, int *partial) {
+    std::set<IndexVar> out;
+    *partial = -1;
+    for (const auto &term : addr.terms) {
+        const IndexVar &v = term.first;
+        if (!v.divides()) {
+            out.insert(v);
+            continue;
+        }
+        const bool both = addr.terms.count({IndexVar::Divided, v.n}) && addr.terms.count({IndexVar::Modulo, v.n});
+        if (!both && *partial < 0) *partial = v.n;
+        if (both)
+            for (const auto &inner : a.divisions()[static_cast<size_t>(v.n)].dividend.terms) out.insert(inner.first);
+    }
+    return out;
+}
+
+// Why an address that keeps one part of the division `k` of an index is not injective.
+std::string partial_text(const ir::Function &f, const Affine &a, const std::map<IndexVar, Poly> &terms, int k) {
+    const bool quotient = terms.count({IndexVar::Divided, k});
+    return std::string("its address keeps the ") +
+           (quotient ? "quotient but not the remainder" : "remainder but not the quotient") +
+           " of an index divided by a loop-invariant (" + op_at(f, a.divisions()[static_cast<size_t>(k)].op) +
+           "): lanes, iterations or programs that differ only in the " + (quotient ? "remainder" : "quotient") +
+           " write one element";
+}
+
 // Bounds by how many index variables they bound, most first.
 std::vector<Bound> widest_first(std::vector<Bound> bounds) {
     std::stable_sort(bounds.begin(), bounds.end(),
@@ -137,23 +168,90 @@ std::vector<Bound> narrower_than(const std::vector<Bound> &bounds, size_t i) {
     return out;
 }
 
-// The digits of an address: compound indices the mask bounds, widest first, then the remaining
-// variables with their natural ranges. A compound is one digit when it is injective on its own,
-// proved from its variables' digits, which may be narrower compounds (a split of a range:
-// `split*LEN + k*BLOCK + lane < N` holds `k*BLOCK + lane < LEN`).
-Proof digits_of(const Form &addr, const std::vector<Bound> &all, const ir::Type &t, const Affine &a,
-                std::vector<Digit> *out) {
+// Why an address whose variable `v` is read twice, once inside `div`'s dividend, is refused.
+std::string reread_text(const ir::Function &f, const IndexVar &v, const Division &div) {
+    return "its address reads " + v.str() + " twice, once inside an index divided by a loop-invariant (" +
+           op_at(f, div.op) + ")";
+}
+
+// Where a mask bounds a division's dividend below a multiple of the divisor, `dividend < Q · d`:
+// Q, the quotient's range.
+std::optional<Poly> quotient_size(const Division &div, const std::vector<Bound> &bounds) {
+    for (const Bound &b : bounds) {
+        Poly q;
+        if (b.form.terms == div.dividend.terms &&
+            (b.bound - b.form.offset + div.dividend.offset).divide(div.divisor, &q))
+            return q;
+    }
+    return std::nullopt;
+}
+
+// The variables a digit stands for, a split program id as its whole.
+std::set<IndexVar> owners(const std::map<IndexVar, Poly> &terms) {
+    std::set<IndexVar> out;
+    for (const auto &term : terms) {
+        const IndexVar &v = term.first;
+        const bool part = v.kind == IndexVar::Quotient || v.kind == IndexVar::Remainder;
+        out.insert(part ? IndexVar{IndexVar::Program, v.n} : v);
+    }
+    return out;
+}
+
+Proof digits_of(const ir::Function &f, const Form &addr, const std::vector<Bound> &all, const ir::Type &t,
+                const Affine &a, std::vector<Digit> *out);
+
+// Each division the address keeps both parts of as two digits, the remainder's (c, d) and the
+// quotient's (c', Q) (quotient_size; unbounded where no mask gives one), removed from `rest`: the
+// pair determines the dividend, which must determine its own variables (its digits' proof) and share
+// none with the rest of the address or another such dividend.
+Proof division_digits(const ir::Function &f, const Affine &a, std::map<IndexVar, Poly> &rest,
+                      const std::vector<Bound> &all, const ir::Type &t, std::vector<Digit> *out) {
+    Proof inner{true, {}, ""};
+    std::set<IndexVar> taken;
+    for (const IndexVar &v : owners(rest))
+        if (!v.divides()) taken.insert(v);
+    for (size_t i = 0; i < a.divisions().size(); ++i) {
+        const Division &div = a.divisions()[i];
+        const int k = static_cast<int>(i);
+        const IndexVar q{IndexVar::Divided, k}, r{IndexVar::Modulo, k};
+        if (!rest.count(q) && !rest.count(r)) continue;
+        if (!rest.count(q) || !rest.count(r)) return Proof{false, {}, partial_text(f, a, rest, k)};
+        for (const IndexVar &v : owners(div.dividend.terms))
+            if (!taken.insert(v).second) return Proof{false, {}, reread_text(f, v, div)};
+        std::vector<Digit> parts;
+        Proof p = digits_of(f, div.dividend, all, t, a, &parts);
+        Proof m = mixed_radix(parts);
+        if (!p.ok || !m.ok)
+            return Proof{
+                false, {}, "the index divided at " + op_at(f, div.op) + " may repeat: " + (p.ok ? m.why : p.why)};
+        for (const std::vector<Inequality> *g : {&div.signs, &std::as_const(p.guards), &std::as_const(m.guards)})
+            inner.guards.insert(inner.guards.end(), g->begin(), g->end());
+        out->push_back({rest.at(r), div.divisor});
+        out->push_back({rest.at(q), quotient_size(div, all)});
+        rest.erase(q);
+        rest.erase(r);
+    }
+    return inner;
+}
+
+// The digits of an address: divisions it keeps whole (division_digits), compound indices the mask
+// bounds, widest first, then the remaining variables with their natural ranges. A compound is one
+// digit when it is injective on its own, proved from its variables' digits, which may be narrower
+// compounds (a split of a range: `split*LEN + k*BLOCK + lane < N` holds `k*BLOCK + lane < LEN`).
+Proof digits_of(const ir::Function &f, const Form &addr, const std::vector<Bound> &all, const ir::Type &t,
+                const Affine &a, std::vector<Digit> *out) {
     const std::vector<Bound> bounds = widest_first(all);
     std::map<IndexVar, Poly> rest = addr.terms;
-    Proof inner{true, {}, ""};
+    Proof inner = division_digits(f, a, rest, all, t, out);
+    if (!inner.ok) return inner;
     for (size_t i = 0; i < bounds.size(); ++i) {
         const Bound &b = bounds[i];
         Poly m;
         if (!factor(rest, b.form, &m)) continue;
         std::vector<Digit> parts;
-        Proof q = digits_of(b.form, narrower_than(bounds, i), t, a, &parts);
+        Proof q = digits_of(f, b.form, narrower_than(bounds, i), t, a, &parts);
         Proof p = mixed_radix(parts);
-        if (!p.ok) continue;
+        if (!q.ok || !p.ok) continue;
         inner.guards.insert(inner.guards.end(), q.guards.begin(), q.guards.end());
         inner.guards.insert(inner.guards.end(), p.guards.begin(), p.guards.end());
         out->push_back({m, b.bound - b.form.offset});
@@ -172,17 +270,20 @@ std::vector<int> minus(const std::vector<int> &a, const std::set<int> &b) {
     return out;
 }
 
-// What of the grid an address does not depend on: whole axes, or one part of a split axis.
+// What of the grid an address does not depend on: whole axes, or one part of a split axis (a
+// program id inside a division's dividend counts where the address keeps both of its parts).
 std::vector<std::string> shared_along(const Affine &a, const Form &addr, const std::vector<int> &axes) {
     std::vector<std::string> out;
+    int partial = -1;
+    const std::set<IndexVar> vars = determined(a, addr, &partial);
     for (int axis : axes) {
         const std::string name = "grid axis " + std::to_string(axis);
         const Poly *d = a.divisor(axis);
         if (!addr.axes.count(axis)) {
             out.push_back(name);
-        } else if (addr.affine && d && !addr.terms.count({IndexVar::Program, axis})) {
-            if (!addr.terms.count({IndexVar::Quotient, axis})) out.push_back(name + " // " + d->str());
-            if (!addr.terms.count({IndexVar::Remainder, axis})) out.push_back(name + " % " + d->str());
+        } else if (addr.affine && d && !vars.count({IndexVar::Program, axis})) {
+            if (!vars.count({IndexVar::Quotient, axis})) out.push_back(name + " // " + d->str());
+            if (!vars.count({IndexVar::Remainder, axis})) out.push_back(name + " % " + d->str());
         }
     }
     return out;
@@ -207,16 +308,18 @@ LoadAccess classify(Affine &a, const ir::Function &f, int op, const std::vector<
     } else if (!addr.affine) {
         r.why =
             "its address is not affine in the program ids, lanes and loop iterations (" + op_at(f, addr.blocker) + ")";
+    } else if (int partial = -1; determined(a, addr, &partial), partial >= 0) {
+        r.why = partial_text(f, a, addr.terms, partial);
     } else {
         r.cls = LoadAccess::Disjoint;  // a candidate, until the parameter's proof
     }
     return r;
 }
 
-// Lanes of a dim longer than 1 that the address ignores read one element several times.
-std::string repeated_lanes(const Form &addr, const ir::Type &t) {
+// Lanes of a dim longer than 1 that the address does not determine read one element several times.
+std::string repeated_lanes(const std::set<IndexVar> &vars, const ir::Type &t) {
     for (size_t d = 0; d < t.rank(); ++d)
-        if (t.shape[d].value > 1 && !addr.terms.count({IndexVar::Lane, static_cast<int>(d)}))
+        if (t.shape[d].value > 1 && !vars.count({IndexVar::Lane, static_cast<int>(d)}))
             return "the lanes along dim " + std::to_string(d) + " read the same address";
     return "";
 }
@@ -256,7 +359,9 @@ Proof prove_param(Affine &a, const ir::Function &f, const std::vector<int> &load
     const ir::Op &first = f.ops[loads[0]];
     const Form &addr = a.of(first.operands[0]);
     const ir::Type &t = f.type(first.operands[0]);
-    std::string repeated = repeated_lanes(addr, t);
+    int partial = -1;
+    std::string repeated = repeated_lanes(determined(a, addr, &partial), t);
+    if (partial >= 0) return Proof{false, {}, partial_text(f, a, addr.terms, partial)};
     if (!repeated.empty()) return Proof{false, {}, repeated};
     std::vector<Poly> offsets;
     for (int op : loads) {
@@ -270,7 +375,8 @@ Proof prove_param(Affine &a, const ir::Function &f, const std::vector<int> &load
     for (const Bound &b : a.bounds(mask_value(first)))
         if (nonnegative(b.form)) bounds.push_back(b);
     std::vector<Digit> digits;
-    Proof inner = digits_of(addr, bounds, t, a, &digits);
+    Proof inner = digits_of(f, addr, bounds, t, a, &digits);
+    if (!inner.ok) return inner;
     Digit distance;
     if (loads.size() > 1 && !distance_digit(offsets, &distance))
         return Proof{false, {}, "its loads are not at constant distances from one another"};
@@ -399,6 +505,39 @@ bool dense_compound(Affine &a, const ir::Function &f, const Bound &b, const std:
     return *why = "its mask bounds no index", false;
 }
 
+// Each division the address keeps both parts of as two digits of coverage, the remainder's (c, d)
+// and the quotient's (c', Q): the mask bounds the dividend (which starts at 0) below Q · d, and it
+// takes every value below that (dense_compound); its variables appear nowhere else in the address.
+bool division_coverage(Affine &a, const ir::Function &f, std::map<IndexVar, Poly> &rest,
+                       const std::vector<Bound> &widest, const ir::Type &t, Coverage &c, std::vector<Bound> *nested,
+                       std::string *why) {
+    std::set<IndexVar> taken;
+    for (const IndexVar &v : owners(rest))
+        if (!v.divides()) taken.insert(v);
+    for (size_t k = 0; k < a.divisions().size(); ++k) {
+        const Division div = a.divisions()[k];
+        const IndexVar q{IndexVar::Divided, static_cast<int>(k)}, r{IndexVar::Modulo, static_cast<int>(k)};
+        if (!rest.count(q) && !rest.count(r)) continue;
+        if (!rest.count(q) || !rest.count(r)) return *why = partial_text(f, a, rest, static_cast<int>(k)), false;
+        const std::string at = "the index divided by a loop-invariant (" + op_at(f, div.op) + ")";
+        for (const IndexVar &v : owners(div.dividend.terms))
+            if (!taken.insert(v).second) return *why = reread_text(f, v, div), false;
+        size_t i = 0;
+        while (i < widest.size() && !(widest[i].form.terms == div.dividend.terms && widest[i].form.offset.zero())) ++i;
+        Poly size;
+        if (i == widest.size() || !div.dividend.offset.zero() || !widest[i].bound.divide(div.divisor, &size))
+            return *why = "no mask bounds " + at + " from 0 to a multiple of its divisor", false;
+        if (!dense_compound(a, f, widest[i], narrower_than(widest, i), t, c.guards, nested, why)) return false;
+        c.guards.insert(c.guards.end(), div.signs.begin(), div.signs.end());
+        nested->push_back(widest[i]);
+        c.digits.emplace_back(rest.at(r), div.divisor);
+        c.digits.emplace_back(rest.at(q), size);
+        rest.erase(q);
+        rest.erase(r);
+    }
+    return true;
+}
+
 // The digits of writes through `ptrs` where `mask` holds (one index map, constant distances apart)
 // when each takes every value of its range and the first address is the buffer's first element.
 std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::vector<ir::ValueId> &ptrs,
@@ -414,7 +553,8 @@ std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::ve
     Coverage c;
     std::map<IndexVar, Poly> rest = addr.terms;
     const std::vector<Bound> widest = widest_first(bounds);
-    std::vector<Bound> nested;  // narrower compounds counted as parts of wider ones
+    std::vector<Bound> nested;  // narrower compounds counted as parts of wider ones, and dividends
+    if (!division_coverage(a, f, rest, widest, t, c, &nested, why)) return std::nullopt;
     for (size_t i = 0; i < widest.size(); ++i) {
         const Bound &b = widest[i];
         if (std::any_of(nested.begin(), nested.end(), [&](const Bound &n) { return same_bound(n, b); })) continue;
@@ -533,7 +673,7 @@ std::string class_text(const ir::Function &f, const std::vector<ir::Loop> &loops
 }  // namespace
 
 std::vector<GradAccess> analyze_access(const ir::Function &f, const std::vector<std::string> &wrt) {
-    Affine a(f);
+    Affine a(f, true);
     std::vector<GradAccess> out;
     for (const std::string &p : wrt) {
         std::vector<int> loads;
@@ -550,7 +690,12 @@ bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, const st
     const Form &addr = a.of(ptr);
     const ir::Type &t = f.type(ptr);
     if (!addr.affine || addr.data >= 0) return *why = "its address is not affine", false;
-    *why = repeated_lanes(addr, t);
+    std::set<IndexVar> vars_of;
+    for (const auto &term : addr.terms) {
+        if (term.first.divides()) return *why = "its address divides an index", false;
+        vars_of.insert(term.first);
+    }
+    *why = repeated_lanes(vars_of, t);
     if (!why->empty()) return false;
     std::map<IndexVar, Poly> vars;
     for (const auto &[v, c] : addr.terms)
@@ -573,15 +718,17 @@ bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::Valu
     Form addr = a.of(ptr);
     const ir::Type &t = f.type(ptr);
     if (!addr.affine || addr.data >= 0) return *why = "its address is not affine", false;
-    *why = repeated_lanes(addr, t);
+    int partial = -1;
+    const std::set<IndexVar> vars = determined(a, addr, &partial);
+    if (partial >= 0) return *why = partial_text(f, a, addr.terms, partial), false;
+    *why = repeated_lanes(vars, t);
     if (!why->empty()) return false;
-    auto has = [&](IndexVar::Kind k, int axis) { return addr.terms.count({k, axis}) > 0; };
+    auto has = [&](IndexVar::Kind k, int axis) { return vars.count({k, axis}) > 0; };
     for (int axis : axes)
         if (!has(IndexVar::Program, axis) && !(has(IndexVar::Quotient, axis) && has(IndexVar::Remainder, axis)))
             return *why = "programs along grid axis " + std::to_string(axis) + " may write one element", false;
     if (loop >= 0 && !has(IndexVar::Iteration, loop)) return *why = "every iteration writes one element", false;
-    for (const auto &term : addr.terms) {
-        const IndexVar &v = term.first;
+    for (const IndexVar &v : vars) {
         const bool ours =
             v.kind == IndexVar::Lane ||
             (v.kind == IndexVar::Iteration ? v.n == loop : std::find(axes.begin(), axes.end(), v.n) != axes.end());
@@ -591,7 +738,8 @@ bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::Valu
     for (const Bound &b : a.bounds(mask))
         if (nonnegative(b.form)) bounds.push_back(b);
     std::vector<Digit> digits;
-    Proof inner = digits_of(addr, bounds, t, a, &digits);
+    Proof inner = digits_of(f, addr, bounds, t, a, &digits);
+    if (!inner.ok) return *why = inner.why, false;
     std::vector<Proof> proofs = every_order(digits);
     if (proofs.empty()) return *why = "its writes may alias: " + mixed_radix(digits).why, false;
     alternatives->clear();

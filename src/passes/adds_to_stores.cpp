@@ -44,7 +44,7 @@ StoredAdds adds_to_stores(const ir::Function &f, const std::set<std::string> &ca
     StoredAdds out;
     const MemoryParams mem = memory_params(f);
     const std::vector<ir::Loop> loops = ir::loops(f);
-    Affine a(f);
+    Affine a(f, true);
     std::set<int> rewrite;
     for (const std::string &p : candidates) {
         if (!mem.accumulated.count(p)) continue;

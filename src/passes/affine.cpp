@@ -1,6 +1,8 @@
 #include "passes/affine.h"
 
+#include <cctype>
 #include <cmath>
+#include <set>
 
 namespace tad::passes {
 
@@ -71,27 +73,69 @@ Form per_iteration(int l, const Poly &amount) {
     return r;
 }
 
-Form relane(const Form &in, int (*map)(int, int), int arg) {
+}  // namespace
+
+// Lanes re-indexed as an op that changes a tile's rank moves them: in the form's terms, and in the
+// dividends of its divisions (each then a division of its own, in the new coordinates).
+Form Affine::relane(const Form &in, int (*map)(int, int), int arg) {
     Form r = in;
     r.terms.clear();
-    for (const auto &[v, c] : in.terms)
-        r.terms[v.kind == IndexVar::Lane ? IndexVar{IndexVar::Lane, map(v.n, arg)} : v] = c;
+    std::map<int, int> moved;  // division -> the division of its relaned dividend
+    for (const auto &[v, c] : in.terms) {
+        IndexVar w = v;
+        if (v.kind == IndexVar::Lane) w.n = map(v.n, arg);
+        if (v.divides() && !moved.count(v.n)) {
+            Division d = divisions_[static_cast<size_t>(v.n)];
+            d.dividend = relane(d.dividend, map, arg);
+            moved[v.n] = division_of(d);
+        }
+        if (v.divides()) w.n = moved[v.n];
+        r.terms[w] = c;
+    }
     return r;
 }
 
-}  // namespace
-
-Form broadcast_lanes(const Form &in, const ir::Type &from, const ir::Type &to) {
+Form Affine::broadcast_lanes(const Form &in, const ir::Type &from, const ir::Type &to) {
     return relane(
         in, [](int n, int shift) { return n + shift; }, static_cast<int>(to.rank() - from.rank()));
 }
 
-Form expand_lanes(const Form &in, int axis) {
+Form Affine::expand_lanes(const Form &in, int axis) {
     return relane(
         in, [](int n, int at) { return n >= at ? n + 1 : n; }, axis);
 }
 
-Affine::Affine(const ir::Function &f) : f_(f), loops_(ir::loops(f)) {}
+// Division::signs: the run-time symbols of a dividend at least 0, a symbolic divisor at least 1. A
+// grid's size is at least 1, and a constexpr's value is fixed where the kernel is specialized.
+std::vector<Inequality> Affine::signs(const Form &dividend, const Poly &divisor) const {
+    auto known = [&](const std::string &name) {
+        if (name.compare(0, 13, "num_programs(") == 0 && name.find("//") == std::string::npos) return true;
+        for (const ir::Constexpr &c : f_.constexprs)
+            if (c.name == name) return !c.literal.empty() && std::isdigit(static_cast<unsigned char>(c.literal[0]));
+        return false;
+    };
+    std::set<std::string> names = dividend.offset.symbols();
+    for (const auto &term : dividend.terms)
+        for (const std::string &n : term.second.symbols()) names.insert(n);
+    std::vector<Inequality> out;
+    for (const std::string &n : names)
+        if (!known(n)) out.push_back({Poly::symbol(n), Poly::constant(0)});
+    int64_t c = 0;
+    if (!divisor.constant_value(&c) && !(divisor.symbols().size() == 1 && known(*divisor.symbols().begin())))
+        out.push_back({divisor, Poly::constant(1)});
+    return out;
+}
+
+int Affine::division_of(const Division &d) {
+    for (size_t k = 0; k < divisions_.size(); ++k)
+        if (divisions_[k].dividend.terms == d.dividend.terms && divisions_[k].dividend.offset == d.dividend.offset &&
+            divisions_[k].divisor == d.divisor)
+            return static_cast<int>(k);
+    divisions_.push_back(d);
+    return static_cast<int>(divisions_.size() - 1);
+}
+
+Affine::Affine(const ir::Function &f, bool dividing) : f_(f), loops_(ir::loops(f)), dividing_(dividing) {}
 
 const Form &Affine::of(ir::ValueId v) {
     auto it = memo_.find(v);
@@ -185,6 +229,14 @@ std::string plain_name(const Poly &p) {
     return names.begin()->find("//") == std::string::npos ? *names.begin() : "";
 }
 
+// Whether no term of p has a coefficient below 0: p is never below 0 (its symbols are sizes, strides
+// and counts).
+bool no_negative_term(const Poly &p) {
+    for (const auto &term : p.terms())
+        if (term.second < 0) return false;
+    return true;
+}
+
 }  // namespace
 
 // n // d of two loop-invariant names (`C // G`): the symbol "n//d", which the launcher and the CPU
@@ -209,14 +261,42 @@ Form Affine::split(const ir::Op &op, int index) {
         return quotient(op, index);
     const bool pid = x.affine && x.offset.zero() && x.terms.size() == 1 &&
                      x.terms.begin()->first.kind == IndexVar::Program && x.terms.begin()->second == Poly::constant(1);
-    if (!pid || !d.invariant() || d.offset.zero() || f_.type(op.result).is_float()) return opaque(op, index);
+    int64_t c = 0;
+    if (!pid || !d.invariant() || d.offset.zero() || (d.offset.constant_value(&c) && c < 1) ||
+        f_.type(op.result).is_float())
+        return divided(op, index);
     const int axis = x.terms.begin()->first.n;
     auto it = divisors_.find(axis);
-    if (it != divisors_.end() && it->second != d.offset) return opaque(op, index);
+    if (it != divisors_.end() && it->second != d.offset) return divided(op, index);
     divisors_[axis] = d.offset;
     Form r;
     r.terms[{op.kind == OpKind::Div ? IndexVar::Quotient : IndexVar::Remainder, axis}] = Poly::constant(1);
     r.axes = x.axes;
+    merge_deps(r, d);
+    return r;
+}
+
+// x // d and x % d of a compound index x that is never below 0 (so that Triton's truncating division
+// is the floor and the remainder is in [0, d)), for a loop-invariant d that is no number below 1;
+// one Division per (x, d).
+Form Affine::divided(const ir::Op &op, int index) {
+    const Form &x = of(op.operands[0]), &d = of(op.operands[1]);
+    if (!dividing_ || f_.type(op.result).is_float() || !x.affine || x.data >= 0 || x.terms.empty() || !d.invariant() ||
+        d.data >= 0 || !no_negative_term(d.offset) || !no_negative_term(x.offset))
+        return opaque(op, index);
+    int64_t c = 0;
+    if (d.offset.zero() || (d.offset.constant_value(&c) && c < 1)) return opaque(op, index);
+    for (const auto &[v, coeff] : x.terms)
+        if (!no_negative_term(coeff) ||
+            (v.kind != IndexVar::Program && v.kind != IndexVar::Lane && v.kind != IndexVar::Iteration))
+            return opaque(op, index);
+    Form dividend;
+    dividend.terms = x.terms;
+    dividend.offset = x.offset;
+    Form r;
+    r.terms[{op.kind == OpKind::Div ? IndexVar::Divided : IndexVar::Modulo,
+             division_of({dividend, d.offset, index, signs(dividend, d.offset)})}] = Poly::constant(1);
+    merge_deps(r, x);
     merge_deps(r, d);
     return r;
 }

@@ -12,7 +12,13 @@
 // A program id divided by (or taken modulo) a loop-invariant d is split into two index variables,
 // quotient and remainder (remainder in [0, d)): pid = quotient · d + remainder, so an address that
 // determines both determines the program, and one that ignores a part is shared along it. One
-// divisor per grid axis. A quotient of two loop-invariant names, `C // G`, is the symbol "C//G".
+// divisor per grid axis (another divides the program id as a compound index, below). A quotient of two loop-invariant names, `C // G`, is the symbol "C//G".
+// Where the analysis is made `dividing` (access.h's proofs read these), a compound index x (an
+// affine form over program ids, lanes and iterations, never below 0: no negative coefficient or
+// offset) divided by a loop-invariant d is two index variables of one Division: x // d (Divided) and
+// x % d (Modulo, in [0, d)); x = (x // d) · d + x % d, so an address that keeps both keeps x. The
+// variables inside x no longer appear in the form: what reads a Divided or Modulo term must look
+// through division() (a form with only one of the two no longer determines x).
 // Anything else (a product of two variables, other divisions and remainders, tl.where, a loaded
 // value, a reshape) makes the form non-affine; it still records which grid axes and loops the value
 // depends on, the op that broke affinity (`blocker`) and, where a loaded value flows in, the load
@@ -75,14 +81,15 @@ struct Inequality {
 
 // An index variable of address arithmetic.
 struct IndexVar {
-    enum Kind { Program, Lane, Iteration, Quotient, Remainder } kind = Program;
+    enum Kind { Program, Lane, Iteration, Quotient, Remainder, Divided, Modulo } kind = Program;
     // Program, Quotient, Remainder: grid axis; Lane: dim of the value's tile; Iteration: index in
-    // ir::loops(f)
+    // ir::loops(f); Divided, Modulo: index in Affine::divisions()
     int n = 0;
 
     bool operator<(const IndexVar &o) const { return kind != o.kind ? kind < o.kind : n < o.n; }
     bool operator==(const IndexVar &o) const { return kind == o.kind && n == o.n; }
-    std::string str() const;  // "pid0", "lane1", "iter0", "quot0", "rem0"
+    std::string str() const;  // "pid0", "lane1", "iter0", "quot0", "rem0", "div0", "mod0"
+    bool divides() const { return kind == Divided || kind == Modulo; }
 };
 
 struct Form {
@@ -107,9 +114,22 @@ struct Bound {
     ir::ValueId minimum = ir::kNoValue, operand = ir::kNoValue;
 };
 
+// A compound index divided by a loop-invariant (Affine, `dividing`): `dividend` // `divisor` and
+// `dividend` % `divisor`. `dividend` has only Program, Lane and Iteration terms, in the lane
+// coordinates of the division's own tile.
+struct Division {
+    Form dividend;
+    Poly divisor;
+    int op = -1;  // the first div or mod of it
+    // What makes the division as the form says, where symbols have run-time values: each symbol of
+    // the dividend at least 0 (so that x >= 0: Triton's // and % truncate toward zero) and a symbolic
+    // divisor at least 1. A proof that reads the division takes them as guards.
+    std::vector<Inequality> signs;
+};
+
 class Affine {
 public:
-    explicit Affine(const ir::Function &f);
+    explicit Affine(const ir::Function &f, bool dividing = false);
 
     const Form &of(ir::ValueId v);
     // The conjuncts `a < b` of a mask (through &, broadcasts and expand_dims) with affine a and b,
@@ -123,6 +143,8 @@ public:
     std::vector<int> loops_around(int op) const;
     // The divisor grid axis `axis` is split by (Quotient / Remainder), if any.
     const Poly *divisor(int axis) const;
+    // The compound indices divided (Divided / Modulo variables' n).
+    const std::vector<Division> &divisions() const { return divisions_; }
 
 private:
     Form compute(ir::ValueId v);
@@ -133,6 +155,12 @@ private:
     Form opaque(const ir::Op &op, int index);
     Form split(const ir::Op &op, int index);
     Form quotient(const ir::Op &op, int index);
+    Form divided(const ir::Op &op, int index);
+    int division_of(const Division &d);  // its index in divisions_, added where new
+    std::vector<Inequality> signs(const Form &dividend, const Poly &divisor) const;
+    Form relane(const Form &in, int (*map)(int, int), int arg);
+    Form broadcast_lanes(const Form &in, const ir::Type &from, const ir::Type &to);
+    Form expand_lanes(const Form &in, int axis);
     int loop_begun_at(int op) const;
     int loop_of_arg(int op, int *slot) const;
 
@@ -140,10 +168,8 @@ private:
     std::vector<ir::Loop> loops_;
     std::map<ir::ValueId, Form> memo_;
     std::map<int, Poly> divisors_;  // grid axis -> the divisor of its split
+    bool dividing_ = false;
+    std::vector<Division> divisions_;
 };
-
-// Lanes re-indexed as an op that changes a tile's rank moves them.
-Form broadcast_lanes(const Form &in, const ir::Type &from, const ir::Type &to);
-Form expand_lanes(const Form &in, int axis);
 
 }  // namespace tad::passes

@@ -128,7 +128,7 @@ std::string Poly::str(const std::function<std::string(const std::string &)> &nam
 }
 
 std::string IndexVar::str() const {
-    static const char *names[] = {"pid", "lane", "iter", "quot", "rem"};
+    static const char *names[] = {"pid", "lane", "iter", "quot", "rem", "div", "mod"};
     return names[kind] + std::to_string(n);
 }
 

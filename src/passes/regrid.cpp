@@ -56,6 +56,7 @@ struct Candidate {
     std::string param;
     // Run-time conditions, one alternative of which makes the flush's lanes distinct (none: proved).
     std::vector<std::vector<Inequality>> when;
+    std::optional<Coverage> cover;  // what the flush reaches of its row (a plain-store flush)
 };
 
 // Whether the flush of the atomic add `op` writes distinct elements over its lanes where its mask
@@ -95,7 +96,12 @@ std::vector<Candidate> candidates(const ir::Function &f, const std::vector<bool>
         else if (!atomic_flush && !flush_distinct(f, affine, op, others, &when, &lanes))
             *why += at + lanes + "; ";
         else
-            out.push_back({a.op, a.param, std::move(when)});
+            out.push_back({a.op, a.param, std::move(when), std::nullopt});
+        if (!out.empty() && out.back().op == a.op && !atomic_flush) {
+            std::string uncovered;
+            out.back().cover =
+                write_coverage(f, affine, op.operands[0], op.has_mask ? op.operands[2] : ir::kNoValue, &uncovered);
+        }
     }
     return out;
 }
@@ -146,6 +152,7 @@ private:
                 r_.when.push_back(c.when);
             if (atomic_) continue;
             r_.partial.emplace_back(c.param, fresh_name(f_, c.param + "_slab"));
+            r_.covers.push_back(c.cover);
             slabs_.push_back(b_.param(r_.partial.back().second, ir::ParamKind::Int, i32));
         }
     }
@@ -311,7 +318,10 @@ std::string print(const Regrid &r) {
     s += ":";
     for (const std::string &g : r.accumulated) {
         auto it = std::find_if(r.partial.begin(), r.partial.end(), [&](const auto &p) { return p.first == g; });
-        s += " " + g + (it == r.partial.end() ? " (atomic flush)" : " (partial, " + it->second + ")");
+        const bool covered = it != r.partial.end() && r.covers.at(static_cast<size_t>(it - r.partial.begin()));
+        s += " " + g +
+             (it == r.partial.end() ? " (atomic flush)"
+                                    : " (partial, " + it->second + (covered ? ", rows covered" : "") + ")");
     }
     for (size_t i = 0; i < r.when.size(); ++i) {
         s += i ? " and " : " where ";

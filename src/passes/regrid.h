@@ -18,7 +18,8 @@
 //
 // The flush is a plain store into row p of a float partial buffer [P, span of the gradient] (the
 // kernel parameter then points at that buffer, plus `<param>_slab` elements per row; a following
-// step sums the rows in a fixed order: deterministic), or with `atomic_flush` one relaxed atomic add
+// step sums the rows in a fixed order: deterministic; zero-filled unless the flush reaches every element
+// of its row, `covers`), or with `atomic_flush` one relaxed atomic add
 // per program into the gradient itself. A plain-store flush needs the lanes of the tile to address
 // different elements (proved on the address's affine form, with the flush's mask bounding its
 // indices, under run-time conditions where it needs them; otherwise that gradient keeps atomics).
@@ -34,11 +35,13 @@
 // Does not fire (fired == false, `why` says why) when no atomic add qualifies along any set of axes.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/ir.h"
 #include "passes/affine.h"
+#include "passes/passes.h"
 
 namespace tad::passes {
 
@@ -49,6 +52,10 @@ struct Regrid {
     std::vector<std::string> grid_params;  // per axis, the scalar parameter holding its G
     // Gradient parameters flushed into a partial buffer, and each one's row-stride parameter.
     std::vector<std::pair<std::string, std::string>> partial;
+    // Per partial, what its flush reaches of a row, when that can be the whole gradient (the atomic
+    // add's address and mask, write_coverage in access.h): where it holds, every program writes every
+    // element of its row, and the partial buffer needs no zero fill.
+    std::vector<std::optional<Coverage>> covers;
     std::vector<std::string> accumulated;  // every gradient summed in registers (partial or atomic flush)
     // Where a partial flush's lanes are distinct only under run-time conditions (FiLM's per-sample
     // gradient at b · stride + c, c < C: stride >= C), per such gradient the alternatives of which
@@ -59,7 +66,7 @@ struct Regrid {
 
 Regrid regrid(const ir::Function &f, bool atomic_flush);
 
-// "regrid axis 0 over G: dW (partial, dW_slab) dB (atomic flush)", "regrid axes 0, 1 over G0, G1:
+// "regrid axis 0 over G: dW (partial, dW_slab, rows covered) dB (atomic flush)", "regrid axes 0, 1 over G0, G1:
 // ..." or "not re-gridded: why".
 std::string print(const Regrid &r);
 

@@ -259,6 +259,7 @@ private:
     // parameter that buffer's row length (both parameters were bound above as placeholders).
     void regrid(const LaunchDerivation &l, const KernelVariant &v, Run &run) {
         run.regrid_axes = v.regrid->axes;
+        run.partial_covers = v.regrid->covers;
         const std::vector<ir::Param> &params = v.bwd.fn.params;
         for (const auto &[grad, stride] : v.regrid->partial) {
             TensorRef t;

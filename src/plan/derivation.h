@@ -16,6 +16,7 @@
 #include "ad/reverse.h"
 #include "passes/affine.h"
 #include "passes/host_expr.h"
+#include "passes/passes.h"
 #include "passes/remap_programs.h"
 #include "passes/stash.h"
 #include "passes/widen.h"
@@ -64,6 +65,7 @@ struct Regrid {
     // Gradient parameter -> the scalar parameter of its partial buffer's row stride: the kernel writes
     // row p of a partial buffer of P rows instead of adding into the gradient.
     std::vector<std::pair<std::string, std::string>> partial;
+    std::vector<std::optional<passes::Coverage>> covers;  // per partial: passes::Regrid::covers
     std::vector<std::string> accumulated;  // every gradient parameter summed in registers
 };
 

@@ -245,6 +245,11 @@ void put_run(JsonRef o, const Run &r) {
     put_ints(o.set_array("regrid_axes"), r.regrid_axes);
     JsonRef partials = o.set_array("partials");
     for (const TensorRef &t : r.partials) partials.push(tensor(t));
+    JsonRef covers = o.set_array("partial_covers");  // per partial: {} or {"cover": ...}
+    for (const std::optional<passes::Coverage> &c : r.partial_covers) {
+        JsonRef e = covers.push_object();
+        if (c) put_coverage(e.set_object("cover"), *c);
+    }
     o.set("transposed_axis", r.transposed_axis);
     JsonRef trips = o.set_object("trips");
     put_expr(trips, "lo", r.trips.lo);
@@ -272,6 +277,11 @@ Run run(JsonRef j) {
     for (size_t i = 0; i < j.at("args").size(); ++i) r.args.push_back(arg(j.at("args")[i]));
     r.regrid_axes = ints(j.at("regrid_axes"));
     for (size_t i = 0; i < j.at("partials").size(); ++i) r.partials.push_back(tensor(j.at("partials")[i]));
+    for (size_t i = 0; j.has("partial_covers") && i < j.at("partial_covers").size(); ++i) {
+        JsonRef c = j.at("partial_covers")[i];
+        r.partial_covers.push_back(c.has("cover") ? std::optional<passes::Coverage>(coverage(c.at("cover")))
+                                                  : std::nullopt);
+    }
     r.transposed_axis = static_cast<int>(j.at("transposed_axis").integer());
     JsonRef trips = j.at("trips");
     r.trips.lo = expr(trips.at("lo"));
@@ -334,8 +344,9 @@ Kernel kernel(JsonRef j) {
     k.sized = j.at("sized").str();
     if (j.has("regrid")) {
         JsonRef g = j.at("regrid");
-        k.regrid = Regrid{ints(g.at("axes")), strings(g.at("grid_params")), key(g.at("partial")),
-                          strings(g.at("accumulated"))};
+        // The covers travel with the runs (Run::partial_covers), which the executors read.
+        k.regrid = Regrid{
+            ints(g.at("axes")), strings(g.at("grid_params")), key(g.at("partial")), {}, strings(g.at("accumulated"))};
     }
     k.transposed_axis = static_cast<int>(j.at("transposed_axis").integer());
     for (size_t i = 0; i < j.at("params").size(); ++i) {

@@ -29,7 +29,8 @@
 //   replaced sizes; G + P must stay below 2**31: the kernel counts in int32) and one along the
 //   others; its `partials` are float32 (float64 for
 //   float64) zero buffers of P rows, each row as long as the tensor's shadow's storage, allocated
-//   before the run; after it, each partial's rows are summed in order (row 0 first: the same result
+//   before the run (uninitialised where the partial's cover holds: every program writes its whole
+//   row); after it, each partial's rows are summed in order (row 0 first: the same result
 //   every run) and added into the shadow (a Partials shadow becomes that sum).
 // - `results` say what the caller gets back: the backward returns, per stub input, the gradient
 //   in the input's dtype (or nothing); forward mode returns, per output, its tangent.
@@ -142,6 +143,9 @@ struct Run {
     std::vector<Arg> args;
     std::vector<int> regrid_axes;  // not empty: the grid axes whose sizes the executor replaces (see above)
     std::vector<TensorRef> partials;  // re-gridded: partial buffers, summed into their shadows after the run
+    // Per partial, what the run writes of each row when that can be every element of the tensor:
+    // where covers() holds on the tensor's shape and strides, the partial needs no zero fill.
+    std::vector<std::optional<passes::Coverage>> partial_covers;
     int transposed_axis = -1;  // >= 0: the grid axis whose size is `trips` (see above)
     passes::TripCount trips;
     // The kernel takes constexpr `widening.name` widened from the recorded value by the factor

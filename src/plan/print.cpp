@@ -131,8 +131,12 @@ private:
         os_ << "\n";
         for (size_t i = 0; i < r.args.size(); ++i)
             os_ << indent << "  " << fn.params[i].name << " = " << arg(r.args[i]) << "\n";
-        for (const TensorRef &t : r.partials)
-            os_ << indent << "sum the partial buffer's rows into the shadow of " << tensor(t) << "\n";
+        for (size_t i = 0; i < r.partials.size(); ++i) {
+            const bool covered = i < r.partial_covers.size() && r.partial_covers[i];
+            os_ << indent << "sum the partial buffer's rows into the shadow of " << tensor(r.partials[i])
+                << (covered ? " (rows uninitialised when laid out as " + cover(*r.partial_covers[i]) + ")" : "")
+                << "\n";
+        }
     }
 
     void step(const Step &s) {

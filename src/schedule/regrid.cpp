@@ -32,7 +32,7 @@ std::optional<plan::Regrid> regrid(ad::Backward &b, GridReduction mode, plan::Gu
     b.fn = std::move(r.fn);
     for (const auto &alternatives : r.when)
         for (const plan::Guard &g : guards_of(alternatives)) when->push_back(g);
-    return plan::Regrid{r.axes, r.grid_params, r.partial, r.accumulated};
+    return plan::Regrid{r.axes, r.grid_params, r.partial, r.covers, r.accumulated};
 }
 
 }  // namespace tad::schedule

@@ -79,11 +79,12 @@ std::vector<int64_t> ints(JsonRef list) {
     return out;
 }
 
-// Whether the emitted launcher leaves a Covered shadow uninitialised for this launch and layout.
-bool covered(const plan::Alloc &a, const Recorded &launch, JsonRef layout) {
+// Whether plain stores with coverage `c` reach every element of a tensor with this layout on this
+// launch: the emitted launcher then leaves the buffer uninitialised.
+bool covered(const passes::Coverage &c, const Recorded &launch, JsonRef layout) {
     return plan::covers(
-        *a.cover, [&](const std::string &n, int64_t *v) { return symbol_value(launch, n, v); },
-        ints(layout.at("shape")), ints(layout.at("stride")));
+        c, [&](const std::string &n, int64_t *v) { return symbol_value(launch, n, v); }, ints(layout.at("shape")),
+        ints(layout.at("stride")));
 }
 
 bool same_layout(JsonRef a, JsonRef b) {
@@ -239,10 +240,13 @@ void run_backward(Run &r) {
         // Uninitialised (poisoned) exactly when the emitted launcher leaves it so.
         if (a.init == plan::Init::Written && same_layout(layout_of(in.trace, a.tensor), layout_of(in.trace, a.mirror)))
             std::fill(data.begin(), data.end(), unwritten_poison());
-        if (a.init == plan::Init::Covered && covered(a, r.launches.at(a.launch), layout_of(in.trace, a.tensor)))
+        if (a.init == plan::Init::Covered && covered(*a.cover, r.launches.at(a.launch), layout_of(in.trace, a.tensor)))
             std::fill(data.begin(), data.end(), unwritten_poison());
         return r.bmem.add(interp::Buffer{"d" + key_of(a.tensor), ir::DType::F32, std::move(data)});
     });
+    runner.poison_covered([&](const passes::Coverage &c, const Recorded &launch,
+                              const TensorRef &t) { return covered(c, launch, layout_of(in.trace, t)); },
+                          unwritten_poison());
     runner.run(in.backward);
     for (const auto &[t, id] : runner.shadows())
         if (t.kind == TensorRef::Input) r.grads[key_of(t)] = id;

@@ -330,12 +330,17 @@ void PlanRunner::allocate_stashes(const plan::Branch &b, const Recorded &r) {
     }
 }
 
-// Zeroed partial buffers of a re-gridded run: P rows as long as the shadow's storage.
-void PlanRunner::allocate_partials(const plan::Run &run, int64_t programs) {
-    for (const plan::TensorRef &t : run.partials) {
+// Partial buffers of a re-gridded run: P rows as long as the shadow's storage, zeroed, or poisoned
+// where the run writes every element of each row (poison_covered).
+void PlanRunner::allocate_partials(const plan::Run &run, size_t launch, int64_t programs) {
+    for (size_t i = 0; i < run.partials.size(); ++i) {
+        const plan::TensorRef &t = run.partials[i];
         const interp::Buffer &shadow = mem_.at(shadows_.at(t));
-        partials_[t] = mem_.add(interp::Buffer{shadow.name + "_partial", shadow.dtype,
-                                               std::vector<double>(programs * shadow.data.size(), 0.0)});
+        const bool covered = covered_ && i < run.partial_covers.size() && run.partial_covers[i] &&
+                             covered_(*run.partial_covers[i], launches_.at(launch), t);
+        partials_[t] =
+            mem_.add(interp::Buffer{shadow.name + "_partial", shadow.dtype,
+                                    std::vector<double>(programs * shadow.data.size(), covered ? poison_ : 0.0)});
     }
 }
 
@@ -367,7 +372,7 @@ void PlanRunner::run(const plan::Plan &p) {
         allocate_stashes(b, launches_.at(s.launch));
         for (const plan::Run &run : b.runs) {
             if (!run.regrid_axes.empty())
-                allocate_partials(run, regrid_programs(grid_size(launches_.at(s.launch), run)));
+                allocate_partials(run, s.launch, regrid_programs(grid_size(launches_.at(s.launch), run)));
             launch(p, s.launch, run, stride, -1);
             sum_partials(run);
         }

@@ -48,6 +48,14 @@ public:
 
     void run(const plan::Plan &p);
     const std::map<plan::TensorRef, int> &shadows() const { return shadows_; }
+    // Whether a re-gridded run's partial with this cover needs no zero fill on this launch (as the
+    // run sees it; the tensor's layout is the caller's): such partials start as `poison`, which a row
+    // element the run leaves unwritten carries into the gradient. Unset: every partial starts zeroed.
+    using Covered = std::function<bool(const passes::Coverage &, const Recorded &, const plan::TensorRef &)>;
+    void poison_covered(Covered covered, double poison) {
+        covered_ = std::move(covered);
+        poison_ = poison;
+    }
 
 private:
     const ast::File &module_;
@@ -55,6 +63,8 @@ private:
     const SavedCopies &saved_;
     interp::Memory &mem_;
     Allocate allocate_;
+    Covered covered_;
+    double poison_ = 0;
     std::map<plan::TensorRef, int> shadows_;
     std::map<plan::TensorRef, int> partials_;  // the running re-gridded kernel's partial buffers
     int hits_ = -1;  // the running branch's Arg::Hits buffer
@@ -71,7 +81,7 @@ private:
     void launch(const plan::Plan &p, size_t launch, const plan::Run &r, int64_t tape_stride, int need);
     // A re-gridded run (plan.h): its extra arguments, its partial buffers before it, their sums after.
     void bind_regrid(const plan::Arg &a, const ir::Param &param, const ir::Function &fn, int64_t grid, Call &c);
-    void allocate_partials(const plan::Run &run, int64_t programs);
+    void allocate_partials(const plan::Run &run, size_t launch, int64_t programs);
     void sum_partials(const plan::Run &run);
 };
 

@@ -209,7 +209,8 @@ Manifest regridded(const std::string &dir, const std::string &dtype, int axes) {
     for (const std::string &g : gs) k.fn.params.push_back(kernel_param(g.c_str(), ir::ParamKind::Int));
     k.fn.params.push_back(kernel_param("DW_slab", ir::ParamKind::Int));
     k.fn.constexprs.push_back({"BLOCK", "16"});
-    k.regrid = plan::Regrid{axes == 1 ? std::vector<int>{0} : std::vector<int>{0, 1}, gs, {{"DW", "DW_slab"}}, {"DW"}};
+    k.regrid =
+        plan::Regrid{axes == 1 ? std::vector<int>{0} : std::vector<int>{0, 1}, gs, {{"DW", "DW_slab"}}, {}, {"DW"}};
     p.kernels.push_back(k);
     plan::Branch b;
     b.allocs = written_and_incoming();

@@ -53,7 +53,8 @@ TEST(Explain, LayerNormRowsAreDisjointItsAffineParametersReducedOverRows) {
             kRoot + "examples/layernorm.py:20:18, the add at " + kRoot + "examples/layernorm.py:20:26)\n  store at " +
             kRoot +
             "examples/layernorm.py:26:5: 'y' not read back: its store is masked\n"
-            "  _layernorm_fwd_bwd: regrid axis 0 over G: DB (partial, DB_slab) DW (partial, DW_slab)\n"
+            "  _layernorm_fwd_bwd: regrid axis 0 over G: DB (partial, DB_slab, rows covered) DW (partial, DW_slab, "
+            "rows covered)\n"
             "  _layernorm_fwd_bwd: the loop over the programs of axis 0 pipelined (its loads prefetched "
             "TAD_LOOP_STAGES - 1 iterations ahead)\n");
 }

@@ -1,6 +1,7 @@
 // Adds merged across loops and stored, on the CPU tier: a row centering whose two reverse loops
 // each add a term of dX (tests/pipeline/data/merge/center.py, rows with and without a gap after
-// them), and group norm, whose three do (its DW and DB stay atomic adds).
+// them), and group norm, whose three do (its DW and DB stay atomic adds); batch norm's three, at a
+// flat index divided back into sample and position (idx // L, idx % L), stored with no zero fill.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -29,6 +30,16 @@ TEST(MergeAddsCpu, GroupNormStoresDxOnce) {
     EXPECT_EQ(count(k, "tl.store(DX + "), 1) << k;
     EXPECT_EQ(count(k, "tl.atomic_add(DX"), 0) << k;
     EXPECT_GT(count(k, "tl.atomic_add(DW"), 0) << k;
+}
+
+TEST(MergeAddsCpu, BatchNormStoresDxAtADividedIndex) {
+    REQUIRE_TORCH();
+    const std::string src = tad::test::generate_and_verify("dataset/batch_norm_train.py", "divided", 2);
+    const std::string k = kernel(src, "_batch_norm_train_fwd_bwd");
+    EXPECT_EQ(count(k, "tl.store(DX + offs"), 1) << k;
+    EXPECT_EQ(count(k, "tl.atomic_add("), 0) << k;
+    EXPECT_EQ(count(src, "d_x = _covered_buffer(x, ((1, a[\"L\"]), (a[\"stride_n\"], a[\"N\"]), "), 1) << src;
+    EXPECT_GT(count(kernel(src, "_batch_norm_train_fwd_bwd_adds"), "tl.atomic_add(DX + "), 0) << src;
 }
 
 }  // namespace

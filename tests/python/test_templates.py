@@ -4,6 +4,7 @@ line). Fake kernels stand in for triton's: no triton, no GPU, CPU torch only.
 
 The last class checks that a generated module carries each template's embedded part verbatim."""
 
+import contextlib
 import inspect
 import math
 import os
@@ -34,15 +35,18 @@ def embedded_part(name):
 
 
 def garbage_memory():
-    """Makes torch.empty_strided return NaN-filled memory, so that a buffer that must read as zero
-    is only zero when the helper zeroes it."""
-    real = torch.empty_strided
+    """Makes torch.empty_strided and torch.empty return NaN-filled memory, so that a buffer that must
+    read as zero is only zero when the helper zeroes it."""
+    stack = contextlib.ExitStack()
+    for name in ("empty_strided", "empty"):
+        real = getattr(torch, name)
 
-    def empty_strided(*args, **kwargs):
-        t = real(*args, **kwargs)
-        return t.fill_(math.nan) if t.is_floating_point() else t.fill_(7)
+        def garbage(*args, _real=real, **kwargs):
+            t = _real(*args, **kwargs)
+            return t.fill_(math.nan) if t.is_floating_point() else t.fill_(7)
 
-    return mock.patch.object(torch, "empty_strided", empty_strided)
+        stack.enter_context(mock.patch.object(torch, name, garbage))
+    return stack
 
 
 def transposed(rows, cols, dtype=torch.float32):
@@ -145,6 +149,20 @@ class Buffers(unittest.TestCase):
         self.assertIs(pw._base, pb._base)
         self.assertIsNot(po._base, pw._base)
         self.assertTrue(all(is_zero(p) for p in (pw, pb, po)))
+
+    def test_partial_buffers_whose_rows_every_flush_covers_are_not_filled(self):
+        w, b = torch.ones(4), torch.ones(4)
+        row = ((1, 4),)  # the flush writes w's 4 elements, stride 1
+        with garbage_memory():
+            pw, pb = rt._partial_buffers(3, (w, True, row, True), (b, True, row, True))
+            guard_fails = rt._partial_buffers(3, (w, True, row, False))[0]
+            other_layout = rt._partial_buffers(3, (torch.ones(8)[::2], True, row, True))[0]
+            one_uncovered = rt._partial_buffers(3, (w, True, row, True), (b, True))
+        self.assertIs(pw._base, pb._base)
+        self.assertTrue(torch.isnan(pw).all() and torch.isnan(pb).all())
+        self.assertTrue(is_zero(guard_fails))
+        self.assertTrue(is_zero(other_layout))
+        self.assertTrue(all(is_zero(p) for p in one_uncovered))
 
     def test_row_sums_sum_each_partial_as_summed_alone(self):
         pw, pb, po = rt._partial_buffers(3, (torch.ones(4), True), (torch.ones(4), True), (torch.ones(2, 3), True))

@@ -740,13 +740,19 @@ def _partial_buffers(programs, *likes):
     """Per-program partial sums of gradients, given as (like, summed) pairs: for each, zeroed rows as
     long as the storage of its shadow (`like`), or, `summed`, of the tensor whose gradient is their
     sum alone (float32 rows). Those of one row length and dtype are views of one allocation: one
-    fill, and one reduction after (_row_sums), where each would cost a launch of its own."""
-    keys = [(1 + sum((n - 1) * s for n, s in zip(like.shape, like.stride())) if like.numel() else 0,
-             _wide_dtype(like, summed)) for like, summed in likes]
+    fill, and one reduction after (_row_sums), where each would cost a launch of its own. A pair may
+    carry what every program's flush writes of its row, (digits, holds) as _covered_buffer takes
+    them: where that is every element of `like`, its rows need no zeros, and a block whose rows all
+    do is left unfilled."""
+    keys = [(1 + sum((n - 1) * s for n, s in zip(l[0].shape, l[0].stride())) if l[0].numel() else 0,
+             _wide_dtype(l[0], l[1])) for l in likes]
+    covered = [len(l) > 2 and l[3] and _merged_digits(l[2]) == _merged_digits(zip(l[0].stride(), l[0].shape))
+               for l in likes]
     out = [None] * len(likes)
     for key in dict.fromkeys(keys):
         at = [i for i, k in enumerate(keys) if k == key]
-        block = torch.zeros((len(at), programs, key[0]), dtype=key[1], device=likes[0][0].device)
+        fill = torch.empty if all(covered[i] for i in at) else torch.zeros
+        block = fill((len(at), programs, key[0]), dtype=key[1], device=likes[0][0].device)
         for j, i in enumerate(at):
             out[i] = block[j]
     return tuple(out)
