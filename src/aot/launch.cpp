@@ -483,7 +483,8 @@ private:
             const DType &d = summed_.count(t) ? wide(dtype(ta.dtype, "")) : *shadow_of(t).dtype;
             const uint64_t bytes = static_cast<uint64_t>(programs * span(ta) * d.bytes);
             partials_[t] = Buffer{workspace(bytes), &d};
-            const bool covered = i < run.partial_covers.size() && run.partial_covers[i] &&
+            const bool launched = grid_[0] > 0 && grid_[1] > 0 && grid_[2] > 0;  // an empty grid writes no row
+            const bool covered = launched && i < run.partial_covers.size() && run.partial_covers[i] &&
                                  plan::covers(*run.partial_covers[i], symbols(), ta.shape, ta.strides);
             if (!covered) memset(partials_[t].ptr, bytes);  // _partial_buffers: every row written whole needs none
         }

@@ -291,8 +291,10 @@ private:
             names.push_back(partial_[t] = names_.fresh(grad_var(t) + "_partial"));
             const bool summed = summed_.count(t) > 0;
             const bool covered = i < r.partial_covers.size() && r.partial_covers[i];
+            // No program runs on an empty grid: the rows then stay as allocated.
             likes.push_back("(" + (summed ? primal(t) : grad_var(t)) + (summed ? ", True" : ", False") +
-                            (covered ? ", " + cover(*r.partial_covers[i], launch) : "") + ")");
+                            (covered ? ", " + cover(*r.partial_covers[i], launch) + " and 0 not in " + grid : "") +
+                            ")");
         }
         if (!names.empty())
             os_ << indent << join(names) << (names.size() == 1 ? "," : "") << " = _partial_buffers(" << programs_

@@ -188,7 +188,7 @@ private:
         }
         if (v.rest) {
             b.runs.push_back(run(k, v.bwd, backward_.at(&v), v.regrid ? grid_sizes(*v.regrid) : GridSizes{}, b.allocs));
-            if (v.regrid) regrid(d_.launches[k], v, b.runs.back());
+            if (v.regrid) regrid(k, d_.launches[k], v, b.runs.back());
         }
         for (const Transposed &t : v.transposed) {
             b.runs.push_back(run(k, t.bwd, transposed_.at(&t), {{t.grid_param, t.axis}}, b.allocs));
@@ -257,7 +257,7 @@ private:
 
     // A re-gridded run: each partial gradient's argument becomes its partial buffer, its row stride
     // parameter that buffer's row length (both parameters were bound above as placeholders).
-    void regrid(const LaunchDerivation &l, const KernelVariant &v, Run &run) {
+    void regrid(size_t k, const LaunchDerivation &l, const KernelVariant &v, Run &run) {
         run.regrid_axes = v.regrid->axes;
         run.partial_covers = v.regrid->covers;
         const std::vector<ir::Param> &params = v.bwd.fn.params;
@@ -270,6 +270,15 @@ private:
                 }
             for (size_t i = 0; i < params.size(); ++i)
                 if (params[i].name == stride) run.args[i] = arg(Arg::PartialStride, "", t);
+            // One partial buffer per tensor: two parameters' plain-store flushes into it would overwrite
+            // each other's rows.
+            for (size_t j = 0; j < run.partials.size(); ++j)
+                if (run.partials[j] == t)
+                    fail(TAD_ERR_UNSUPPORTED, "plan: launch " + std::to_string(k) + " (" + l.kernel +
+                                                  "): its re-gridded backward " + v.bwd.fn.name + " sums " +
+                                                  v.regrid->partial[j].first + " and " + grad +
+                                                  ", bound to one tensor, in partial rows; regenerate with "
+                                                  "TAD_GRID_REDUCTION=atomic");
             run.partials.push_back(t);
         }
     }

@@ -29,8 +29,8 @@
 //   replaced sizes; G + P must stay below 2**31: the kernel counts in int32) and one along the
 //   others; its `partials` are float32 (float64 for
 //   float64) zero buffers of P rows, each row as long as the tensor's shadow's storage, allocated
-//   before the run (uninitialised where the partial's cover holds: every program writes its whole
-//   row); after it, each partial's rows are summed in order (row 0 first: the same result
+//   before the run (uninitialised where the partial's cover holds and no grid size is 0: every
+//   program writes its whole row; two partials of one tensor are refused when the plan is built); after it, each partial's rows are summed in order (row 0 first: the same result
 //   every run) and added into the shadow (a Partials shadow becomes that sum).
 // - `results` say what the caller gets back: the backward returns, per stub input, the gradient
 //   in the input's dtype (or nothing); forward mode returns, per output, its tangent.

@@ -244,9 +244,12 @@ void run_backward(Run &r) {
             std::fill(data.begin(), data.end(), unwritten_poison());
         return r.bmem.add(interp::Buffer{"d" + key_of(a.tensor), ir::DType::F32, std::move(data)});
     });
-    runner.poison_covered([&](const passes::Coverage &c, const Recorded &launch,
-                              const TensorRef &t) { return covered(c, launch, layout_of(in.trace, t)); },
-                          unwritten_poison());
+    runner.poison_covered(
+        [&](const passes::Coverage &c, const Recorded &launch, const TensorRef &t) {
+            const bool launched = std::all_of(launch.grid.begin(), launch.grid.end(), [](int64_t n) { return n > 0; });
+            return launched && covered(c, launch, layout_of(in.trace, t));  // an empty grid writes no row
+        },
+        unwritten_poison());
     runner.run(in.backward);
     for (const auto &[t, id] : runner.shadows())
         if (t.kind == TensorRef::Input) r.grads[key_of(t)] = id;

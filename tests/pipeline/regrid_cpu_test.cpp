@@ -13,6 +13,7 @@
 #include "../common/scoped_env.h"
 #include "cpu_session.h"
 #include "driver/session.h"
+#include "support/error.h"
 #include "support/fs.h"
 #include "support/json.h"
 
@@ -120,6 +121,26 @@ TEST(RegridCpu, AFlushDistinctUnderAConditionIsGuarded) {
     EXPECT_TRUE(has(src, "_film_fwd_bwd[_regrid(launches[0].grid, 0, programs)]")) << src;
     EXPECT_TRUE(has(src, "(a[\"stride_gb\"] >= a[\"C\"])")) << src;
     EXPECT_TRUE(has(src, "_film_fwd_bwd_unregridded[launches[0].grid]")) << src;
+}
+
+// One tensor passed as two parameters whose gradients are both summed over the rows: their partial
+// rows would share one buffer, the second flush overwriting the first. The plan refuses, naming the
+// workaround; with it the sums are atomic adds into the one gradient, and right.
+TEST(RegridCpu, TwoParametersOfOneTensorAreRefusedInPartialRows) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    fs::TempDir dir;
+    auto s = tad::test::cpu_session(dir, "tests/pipeline/data/tied_partials.py");
+    try {
+        s->generate(GenerateOptions{});
+        ADD_FAILURE() << "generated a backward whose partial rows overwrite each other";
+    } catch (const Error &e) {
+        EXPECT_EQ(e.status(), TAD_ERR_UNSUPPORTED);
+        EXPECT_EQ(std::string(e.what()),
+                  "plan: launch 0 (_scale_shift): its re-gridded backward _scale_shift_bwd sums DB and DA, bound "
+                  "to one tensor, in partial rows; regenerate with TAD_GRID_REDUCTION=atomic");
+    }
+    const std::string src = generate_and_verify("tests/pipeline/data/tied_partials.py", "atomic");
+    EXPECT_TRUE(has(src, "tl.atomic_add(")) << src;
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, RegridCpu,
