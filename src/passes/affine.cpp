@@ -1,10 +1,31 @@
 #include "passes/affine.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <set>
+#include <string>
+#include <vector>
 
 namespace tad::passes {
+
+bool specialized_expression(const ir::Function &f, const std::string &name) {
+    std::vector<std::string> ids;
+    for (size_t i = 0; i < name.size();) {
+        if (std::isalpha(static_cast<unsigned char>(name[i])) || name[i] == '_') {
+            size_t j = i;
+            while (j < name.size() && (std::isalnum(static_cast<unsigned char>(name[j])) || name[j] == '_')) ++j;
+            ids.push_back(name.substr(i, j - i));
+            i = j;
+        } else {
+            ++i;
+        }
+    }
+    if (ids.empty() || (ids.size() == 1 && ids[0] == name)) return false;
+    return std::all_of(ids.begin(), ids.end(), [&](const std::string &id) {
+        return std::find(f.specialized.begin(), f.specialized.end(), id) != f.specialized.end();
+    });
+}
 
 namespace {
 
@@ -154,7 +175,7 @@ Form Affine::compute(ir::ValueId v) {
         if (f_.params[op.ival].kind == ir::ParamKind::Int) r.offset = Poly::symbol(op.name);
         return r;  // a pointer parameter: offset 0 from itself
     case OpKind::Const:
-        if (!op.name.empty()) return r.offset = Poly::symbol(op.name), r;
+        if (!op.name.empty() && !specialized_expression(f_, op.name)) return r.offset = Poly::symbol(op.name), r;
         if (op.fval != std::floor(op.fval)) return non_affine(index);
         return r.offset = Poly::constant(static_cast<int64_t>(op.fval)), r;
     case OpKind::ProgramId:

@@ -127,6 +127,13 @@ struct Division {
     std::vector<Inequality> signs;
 };
 
+// Whether `name` (a named constant's or a tile dim's spelling) is an expression of constexprs f is
+// specialized on ("WIDTH - 1" where f serves WIDTH=4 only): its value holds for every launch f
+// serves, and no launch records the expression. A constexpr's own name, a number, or an expression of
+// a constexpr f is not specialized on ("BLOCK // 2" where one backward serves every BLOCK) is not.
+// The affine forms carry such an expression as its value, everything else named as a symbol.
+bool specialized_expression(const ir::Function &f, const std::string &name);
+
 class Affine {
 public:
     explicit Affine(const ir::Function &f, bool dividing = false);

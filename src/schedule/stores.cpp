@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "passes/adds_to_stores.h"
+#include "passes/gather_shifts.h"
 #include "passes/merge_adds.h"
 #include "passes/passes.h"
 #include "schedule/schedule.h"
@@ -25,11 +26,20 @@ std::string prefixed(const std::string &prefix, const std::string &text) {
 }  // namespace
 
 std::string merge_adds(ad::Backward &b, std::set<std::string> *merged) {
+    std::string report;
     passes::MergedAdds m = passes::merge_loop_adds(b.fn);
-    if (m.report.empty()) return "";
-    merged->insert(m.params.begin(), m.params.end());
-    b.fn = passes::dce(passes::cse(m.fn));  // the same parameters: b.origins still holds
-    return prefixed(b.fn.name + ": ", m.report);
+    if (!m.report.empty()) {
+        merged->insert(m.params.begin(), m.params.end());
+        b.fn = passes::dce(passes::cse(m.fn));  // the same parameters: b.origins still holds
+        report += prefixed(b.fn.name + ": ", m.report);
+    }
+    passes::GatheredShifts g = passes::gather_shifted_adds(b.fn);
+    if (!g.params.empty()) {
+        merged->insert(g.params.begin(), g.params.end());
+        b.fn = passes::dce(passes::cse(g.fn));
+    }
+    if (!g.report.empty()) report += prefixed(b.fn.name + ": ", g.report);
+    return report;
 }
 
 std::optional<ad::Backward> stored_adds(const ad::Backward &b, const std::set<std::string> &merged,

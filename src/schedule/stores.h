@@ -1,4 +1,5 @@
 // Schedule decision: gradients a backward adds to in several loops, added once (passes::merge_loop_adds),
+// or at shifted lanes outside loops, gathered into one add (passes::gather_shifted_adds),
 // and adds no two writes share, stored plainly in the input's dtype (passes::adds_to_stores).
 #pragma once
 
@@ -11,9 +12,9 @@
 
 namespace tad::schedule {
 
-// Rewrites `b` with each buffer's adds across sibling loops merged into the last; returns the
-// report (a line per buffer added to in several loops) and adds the merged shadow parameters to
-// `merged`.
+// Rewrites `b` with each buffer's adds across sibling loops merged into the last, then its adds at
+// shifted lanes gathered; returns the report (a line per buffer added to in several loops or at
+// several addresses outside loops) and adds the merged shadow parameters to `merged`.
 std::string merge_adds(ad::Backward &b, std::set<std::string> *merged);
 
 // `b` with the atomic adds of the shadow parameters in `merged` (less those whose primal is in

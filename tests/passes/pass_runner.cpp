@@ -11,6 +11,7 @@
 #include "passes/factor_sums.h"
 #include "passes/fold_scatter.h"
 #include "passes/fuse_loops.h"
+#include "passes/gather_shifts.h"
 #include "passes/lift_reductions.h"
 #include "passes/merge_adds.h"
 #include "passes/online_softmax.h"
@@ -188,6 +189,10 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             passes::MergedAdds m = passes::merge_loop_adds(f);
             for (const std::string &line : split(m.report, '\n')) notes += "// " + line + "\n";
             f = passes::dce(passes::cse(m.fn));
+        } else if (s.pass == "gather-shifted-adds") {
+            passes::GatheredShifts g = passes::gather_shifted_adds(f);
+            for (const std::string &line : split(g.report, '\n')) notes += "// " + line + "\n";
+            f = passes::dce(passes::cse(g.fn));
         } else if (s.pass == "adds-to-stores") {  // params=DX,DW: the candidates
             const std::vector<std::string> params = split(s.args.count("params") ? s.args.at("params") : "", ',');
             passes::StoredAdds a = passes::adds_to_stores(f, std::set<std::string>(params.begin(), params.end()));
