@@ -110,12 +110,28 @@ struct Dims {
     std::vector<bool> blocked;
 };
 
-// The dims op's result varies along with the ranges, from its operands' (`blocked` set where the op
-// moves such lanes).
-std::set<int> dims_after(const ir::Function &f, const ir::Op &op, const Dims &d, bool *blocked) {
+// Every dim of v's tile.
+std::set<int> all_dims(const ir::Function &f, ValueId v) {
+    std::set<int> out;
+    for (size_t x = 0; x < f.type(v).rank(); ++x) out.insert(static_cast<int>(x));
+    return out;
+}
+
+// The dims op's result varies along with the sources, from its operands' (`blocked` set where the
+// op moves such lanes; with `others`, such a result varies along every dim instead).
+std::set<int> dims_after(const ir::Function &f, const ir::Op &op, const Dims &d, bool others, bool *blocked) {
     std::set<int> out;
     const std::set<int> &in = d.of[op.operands[0]];
-    switch (ir::op_info(op.kind).cls) {
+    const bool moves =
+        ir::op_info(op.kind).cls == ir::OpClass::Shape && op.kind != OpKind::Broadcast && op.kind != OpKind::ExpandDims;
+    const ir::OpClass cls = ir::op_info(op.kind).cls;
+    if (others && (moves || cls == ir::OpClass::Scan || cls == ir::OpClass::Contraction || cls == ir::OpClass::Loop))
+        return all_dims(f, op.result);
+    if (cls == ir::OpClass::Reduction && (op.axis < 0 || op.axis >= static_cast<int>(f.type(op.operands[0]).rank()))) {
+        *blocked = *blocked || (!others && !in.empty());  // a reduction over every dim
+        return out;
+    }
+    switch (cls) {
     case ir::OpClass::Shape:
         if (op.kind == OpKind::Broadcast) {
             const int by = static_cast<int>(f.type(op.result).rank() - f.type(op.operands[0]).rank());
@@ -140,7 +156,10 @@ std::set<int> dims_after(const ir::Function &f, const ir::Op &op, const Dims &d,
     return out;
 }
 
-Dims dims_of(const ir::Function &f, const std::set<ValueId> &ranges) {
+// `ranges` as the sources; with `others`, also every op that makes a uniform tile vary (a cumsum,
+// a join), and a value that an op moving lanes made from a varying one varies along every dim: what
+// may vary along a dim other than through the shifted range.
+Dims dims_of(const ir::Function &f, const std::set<ValueId> &ranges, bool others = false) {
     Dims d{std::vector<std::set<int>>(f.values.size()), std::vector<bool>(f.values.size(), false)};
     for (const ir::Op &op : f.ops) {
         if (op.result == ir::kNoValue) continue;
@@ -148,12 +167,16 @@ Dims dims_of(const ir::Function &f, const std::set<ValueId> &ranges) {
             d.of[op.result] = {0};
             continue;
         }
+        if (others && (op.kind == OpKind::CumSum || op.kind == OpKind::Join)) {
+            d.of[op.result] = all_dims(f, op.result);
+            continue;
+        }
         bool any = false, blocked = false;
         for (ValueId v : op.operands) {
             any = any || !d.of[v].empty() || d.blocked[v];
             blocked = blocked || d.blocked[v];
         }
-        if (any) d.of[op.result] = dims_after(f, op, d, &blocked);
+        if (any) d.of[op.result] = dims_after(f, op, d, others, &blocked);
         d.blocked[op.result] = blocked;
     }
     return d;
@@ -251,11 +274,14 @@ private:
         std::set<ValueId> others;
         for (int i : cone(add))
             if (f_.ops[i].kind == OpKind::Arange && f_.ops[i].result != range) others.insert(f_.ops[i].result);
-        const Dims dr = dims_of(f_, {range}), dx = dims_of(f_, others);
-        for (ValueId v : f_.ops[add].operands)
+        const Dims dr = dims_of(f_, {range}), dx = dims_of(f_, others, true);
+        for (ValueId v : f_.ops[add].operands) {
             for (int x : dr.of[v])
                 if (x != dim)
                     return "the " + op_at(f_, add) + "'s value or mask varies with the shifted lanes along another dim";
+            if (dx.of[v].count(dim))
+                return "the " + op_at(f_, add) + " varies along the shifted dim otherwise than through the range";
+        }
         std::set<int> ops = cone(add);
         ops.insert(add);
         for (int i : ops) {
@@ -423,16 +449,22 @@ private:
         return b.broadcast(v, t.shape);
     }
 
-    // Whether lane u + shift is one the grid runs: block · pid + range + shift < block · G.
-    ValueId lanes_run(ir::Builder &b, ValueId shifted, const Gather &g) const {
+    // Whether lane u + k is one the grid runs: B·pid + R + k < B·G, that is R + k < B·(G - pid). The
+    // programs left are capped at (B + k) // B + 1, past which every lane of the range passes: no
+    // product overflows, and the tile compares with a scalar bound as `offs < N` does (Triton keeps
+    // such a mask's contiguity, so the loads it masks stay vectorized).
+    ValueId lanes_run(ir::Builder &b, ValueId shifted, int64_t k, const Gather &g) const {
         const std::vector<ir::Dim> shape = b.func().type(shifted).shape;
         const std::set<std::string> named = g.size.symbols();
         const ValueId bc =
             b.constant(static_cast<double>(g.block), ir::DType::I32, named.empty() ? "" : *named.begin());
         if (g.axis < 0) return b.binary(OpKind::Lt, shifted, b.broadcast(bc, shape));
-        const ValueId base = b.broadcast(b.binary(OpKind::Mul, b.program_id(g.axis), bc), shape);
-        const ValueId end = b.binary(OpKind::Mul, b.num_programs(g.axis), bc);
-        return b.binary(OpKind::Lt, b.binary(OpKind::Add, base, shifted), b.broadcast(end, shape));
+        const ValueId kc = b.constant(static_cast<double>(k), ir::DType::I32);
+        const ValueId one = b.constant(1.0, ir::DType::I32);
+        const ValueId most = b.binary(OpKind::Add, b.binary(OpKind::Div, b.binary(OpKind::Add, bc, kc), bc), one);
+        const ValueId left = b.binary(OpKind::Sub, b.num_programs(g.axis), b.program_id(g.axis));
+        const ValueId bound = b.binary(OpKind::Mul, bc, b.binary(OpKind::Minimum, left, most));
+        return b.binary(OpKind::Lt, shifted, b.broadcast(bound, shape));
     }
 
     // The term's value at the reference's lanes, zero where its copied mask or E fails.
@@ -449,7 +481,7 @@ private:
         const ValueId k = b.broadcast(b.constant(static_cast<double>(t.shift), ir::DType::I32), rshape);
         std::vector<ValueId> local = map_;
         local[t.range] = b.binary(OpKind::Add, map_[t.range], k);
-        const ValueId valid = lanes_run(b, local[t.range], g);
+        const ValueId valid = lanes_run(b, local[t.range], t.shift, g);
         const Dims d = dims_of(f_, {t.range});
         for (int i : cone(t.add)) {
             const ir::Op &op = f_.ops[i];

@@ -19,8 +19,8 @@
 // the backward serves shares (not `2 * BLOCK` for a BLOCK it serves several values of: E could not
 // be spelled). The term's copied loads read only buffers the kernel never writes.
 // What makes the sum right: every term is masked by its own copied mask and by E = u + k < B · G_a
-// (lane u + k is one the grid runs; loads are masked by E too, so no copy reads past what the grid
-// read), so the gathered set adds no term the grid did not; and every term the grid added lands on an
+// (lane u + k is one the grid runs, tested as R + k < B · min(G_a - pid_a, (B + k) // B + 1): no
+// product overflows; loads are masked by E too, so no copy reads past what the grid read), so the gathered set adds no term the grid did not; and every term the grid added lands on an
 // enumerated lane u of the reference with its mask true: the copied mask must imply the
 // reference's (each bound of the reference's mask implied by one of the copy's) and u >= 0 (a bound
 // of the copy's mask, `t - 1 >= 0` at t = u + 1), with k > 0. Both are checked on the rewritten
