@@ -39,7 +39,7 @@ struct Gather {
     std::string param;
     int ref = -1, at = -1;  // the reference add; the last add, where the sum is added
     std::vector<Term> terms;
-    int axis = -1;  // the grid axis the shifted range tiles (-1: none)
+    int axis = -1;  // the grid axis the shifted range tiles (-1: none; -2 while planning, until a term fixes it)
     int64_t block = 0;  // the shifted range's size
     Poly size;  // the same, as the forms spell it: a constexpr's name, or the number
 };
@@ -188,7 +188,7 @@ public:
 
     GatheredShifts run() {
         std::map<std::string, std::vector<int>> adds;
-        std::set<std::string> other;  // written otherwise, or added to inside a loop
+        std::set<std::string> other;  // read, stored to, or added to inside a loop
         for (const Access &a : mem_.accesses) {
             if (a.kind == OpKind::AtomicAdd && a.loop < 0)
                 adds[a.param].push_back(a.op);
@@ -236,7 +236,7 @@ private:
     Affine aff_;
     std::map<std::string, int64_t> names_;
     GatheredShifts out_;
-    // Per value map_ of the rewritten kernel (rebuild()).
+    // f's values in the rewritten kernel (rebuild()).
     std::vector<ValueId> map_;
 
     // A range's length as the forms spell it: the constexpr its type names, or the number where it
