@@ -61,20 +61,8 @@ Dim Lowerer::dim_of(const CV &c, const ast::Node &n) {
 
 CV Lowerer::from_dim(const Dim &d) const {
     std::set<std::string> deps;
-    const std::string &e = d.expr;
-    for (size_t i = 0; i < e.size();) {
-        if (!(std::isalpha(static_cast<unsigned char>(e[i])) || e[i] == '_')) {
-            // A number's letters (1e5, 0x10) are not names.
-            bool number = std::isdigit(static_cast<unsigned char>(e[i]));
-            for (++i; number && i < e.size() && (std::isalnum(static_cast<unsigned char>(e[i])) || e[i] == '.'); ++i) {}
-            continue;
-        }
-        size_t j = i;
-        while (j < e.size() && (std::isalnum(static_cast<unsigned char>(e[j])) || e[j] == '_')) ++j;
-        std::string name = e.substr(i, j - i);
+    for (const std::string &name : ir::spelled_names(d.expr))
         if (compile_time_params_.count(name)) deps.insert(name);
-        i = j;
-    }
     return deps.empty() ? CV::integer(d.value) : CV::symbol(d.value, d.expr, deps);
 }
 

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -253,6 +254,10 @@ std::vector<Loop> loops(const Function &f, std::string *problem = nullptr);
 
 // Per value, the indices of the ops that read it, in op order (an op reading it twice appears twice).
 std::vector<std::vector<int>> users(const Function &f);
+
+// The names an expression's spelling reads (a Dim's expr, a named constant's "WIDTH - 1"): its
+// identifiers, not a number's letters (1e5, 0x10).
+std::set<std::string> spelled_names(const std::string &expr);
 
 // Broadcast shape of two shapes under numpy rules; false if incompatible.
 bool broadcast_shapes(const std::vector<Dim> &a, const std::vector<Dim> &b, std::vector<Dim> *out);

@@ -1,3 +1,4 @@
+#include <cctype>
 #include <sstream>
 
 #include "ir/ir.h"
@@ -109,6 +110,22 @@ std::string Type::str() const {
         s += shape[i].expr;
     }
     return s + "]";
+}
+
+std::set<std::string> spelled_names(const std::string &e) {
+    std::set<std::string> out;
+    for (size_t i = 0; i < e.size();) {
+        if (!(std::isalpha(static_cast<unsigned char>(e[i])) || e[i] == '_')) {
+            bool number = std::isdigit(static_cast<unsigned char>(e[i]));
+            for (++i; number && i < e.size() && (std::isalnum(static_cast<unsigned char>(e[i])) || e[i] == '.'); ++i) {}
+            continue;
+        }
+        size_t j = i;
+        while (j < e.size() && (std::isalnum(static_cast<unsigned char>(e[j])) || e[j] == '_')) ++j;
+        out.insert(e.substr(i, j - i));
+        i = j;
+    }
+    return out;
 }
 
 bool broadcast_shapes(const std::vector<Dim> &a, const std::vector<Dim> &b, std::vector<Dim> *out) {

@@ -10,18 +10,8 @@
 namespace tad::passes {
 
 bool specialized_expression(const ir::Function &f, const std::string &name) {
-    std::vector<std::string> ids;
-    for (size_t i = 0; i < name.size();) {
-        if (std::isalpha(static_cast<unsigned char>(name[i])) || name[i] == '_') {
-            size_t j = i;
-            while (j < name.size() && (std::isalnum(static_cast<unsigned char>(name[j])) || name[j] == '_')) ++j;
-            ids.push_back(name.substr(i, j - i));
-            i = j;
-        } else {
-            ++i;
-        }
-    }
-    if (ids.empty() || (ids.size() == 1 && ids[0] == name)) return false;
+    const std::set<std::string> ids = ir::spelled_names(name);
+    if (ids.empty() || ids.count(name)) return false;
     return std::all_of(ids.begin(), ids.end(), [&](const std::string &id) {
         return std::find(f.specialized.begin(), f.specialized.end(), id) != f.specialized.end();
     });

@@ -253,8 +253,6 @@ private:
         return std::nullopt;
     }
 
-    ValueId mask(int add) const { return f_.ops[add].has_mask ? f_.ops[add].operands[2] : ir::kNoValue; }
-
     // The ops the add's address, value and mask are computed from, in op order.
     std::set<int> cone(int add) const {
         std::set<int> ops;
