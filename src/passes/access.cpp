@@ -330,7 +330,8 @@ bool distance_digit(const std::vector<Poly> &offsets, Digit *d) {
     const int64_t k = static_cast<int64_t>(offsets.size());
     auto has = [&](const Poly &x) { return std::find(offsets.begin(), offsets.end(), x) != offsets.end(); };
     for (size_t i = 1; i < offsets.size(); ++i) {
-        const Poly delta = offsets[i] - offsets[0];
+        // A positive step where there is one: coverage looks for the progression from offset 0 up.
+        const Poly delta = (offsets[i] - offsets[0]).negative() ? offsets[0] - offsets[i] : offsets[i] - offsets[0];
         if (delta.zero()) return false;  // two loads of one address
         for (const Poly &base : offsets) {
             bool all = true;
@@ -713,11 +714,34 @@ bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, const st
     return false;
 }
 
-bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::ValueId mask, const std::vector<int> &axes,
-                     int loop, std::vector<std::vector<Inequality>> *alternatives, std::string *why) {
+namespace {
+
+// The distance digit of writes through several pointers: each has the first's index map and tile
+// shape, and their offsets are a progression (distance_digit). False and `why` when not.
+bool writes_apart(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs, Digit *d, std::string *why) {
+    const Form &first = a.of(ptrs[0]);
+    std::vector<Poly> offsets;
+    for (ir::ValueId p : ptrs) {
+        const Form &o = a.of(p);
+        if (!o.affine || o.data >= 0 || o.terms != first.terms || !(f.type(p) == f.type(ptrs[0])))
+            return *why = "its writes index it differently", false;
+        offsets.push_back(o.offset);
+    }
+    if (!distance_digit(offsets, d)) return *why = "its writes are not at constant distances from one another", false;
+    return true;
+}
+
+}  // namespace
+
+bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs, ir::ValueId mask,
+                     const std::vector<int> &axes, int loop, std::vector<std::vector<Inequality>> *alternatives,
+                     std::string *why) {
+    const ir::ValueId ptr = ptrs.at(0);
     Form addr = a.of(ptr);
     const ir::Type &t = f.type(ptr);
     if (!addr.affine || addr.data >= 0) return *why = "its address is not affine", false;
+    Digit apart;
+    if (ptrs.size() > 1 && !writes_apart(f, a, ptrs, &apart, why)) return false;
     int partial = -1;
     const std::set<IndexVar> vars = determined(a, addr, &partial);
     if (partial >= 0) return *why = partial_text(f, a, addr.terms, partial), false;
@@ -740,6 +764,7 @@ bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::Valu
     std::vector<Digit> digits;
     Proof inner = digits_of(f, addr, bounds, t, a, &digits);
     if (!inner.ok) return *why = inner.why, false;
+    if (ptrs.size() > 1) digits.push_back(apart);
     std::vector<Proof> proofs = every_order(digits);
     if (proofs.empty()) return *why = "its writes may alias: " + mixed_radix(digits).why, false;
     alternatives->clear();
@@ -751,9 +776,11 @@ bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::Valu
     return true;
 }
 
-std::optional<Coverage> write_coverage(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::ValueId mask,
-                                       std::string *why) {
-    return coverage(a, f, {ptr}, mask, why);
+std::optional<Coverage> write_coverage(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs,
+                                       ir::ValueId mask, std::string *why) {
+    Digit apart;
+    if (ptrs.size() > 1 && !writes_apart(f, a, ptrs, &apart, why)) return std::nullopt;
+    return coverage(a, f, ptrs, mask, why);
 }
 
 namespace {

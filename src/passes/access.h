@@ -74,18 +74,22 @@ std::vector<GradAccess> analyze_access(const ir::Function &f, const std::vector<
 // run-time guards; `why` says why not.
 bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, const std::vector<int> &axes, std::string *why);
 
-// Whether the writes through `ptr` where `mask` holds, over every lane, every program id of grid
+// Whether the writes through `ptrs` where `mask` holds, over every lane, every program id of grid
 // `axes` and every iteration of loop `loop` (index in ir::loops(f); -1: none), address pairwise
-// different elements: the mixed-radix proof with the mask's bounds. What it cannot settle
-// statically becomes guards: `alternatives`, each a set of guards that suffices (one per order of
-// the index variables: row- or column-major strides); `why` says why not.
-bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::ValueId mask, const std::vector<int> &axes,
-                     int loop, std::vector<std::vector<Inequality>> *alternatives, std::string *why);
+// different elements: the mixed-radix proof with the mask's bounds. Several pointers (the unrolled
+// taps of a convolution adding into one weight gradient) must share one index map and lie at
+// constant distances from one another, one more digit. What it cannot settle statically becomes
+// guards: `alternatives`, each a set of guards that suffices (one per order of the index
+// variables: row- or column-major strides); `why` says why not.
+bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs, ir::ValueId mask,
+                     const std::vector<int> &axes, int loop, std::vector<std::vector<Inequality>> *alternatives,
+                     std::string *why);
 
-// What the writes through `ptr` where `mask` holds reach when they reach every element of the buffer
-// from its first (each index takes every value of its range: Coverage); nullopt and `why` when not.
-std::optional<Coverage> write_coverage(const ir::Function &f, Affine &a, ir::ValueId ptr, ir::ValueId mask,
-                                       std::string *why);
+// What the writes through `ptrs` (as above: one index map, constant distances apart) where `mask`
+// holds reach when they reach every element of the buffer from its first (each index takes every
+// value of its range: Coverage); nullopt and `why` when not.
+std::optional<Coverage> write_coverage(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs,
+                                       ir::ValueId mask, std::string *why);
 
 // "dX: disjoint if stride >= 2*N" and a line per load, indented, with its file:line:col.
 std::string print(const ir::Function &f, const std::vector<GradAccess> &accesses);

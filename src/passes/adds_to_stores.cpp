@@ -29,11 +29,11 @@ std::optional<StoredAdd> prove(const ir::Function &f, Affine &a, const MemoryPar
     const ValueId mask = add.has_mask ? add.operands[2] : ir::kNoValue;
     StoredAdd s{param, {}, std::nullopt, ""};
     std::string because;
-    if (!writes_distinct(f, a, add.operands[0], mask, program_axes(f), w.loop, &s.alternatives, &because))
+    if (!writes_distinct(f, a, {add.operands[0]}, mask, program_axes(f), w.loop, &s.alternatives, &because))
         return *why = because, std::nullopt;
     if (std::any_of(s.alternatives.begin(), s.alternatives.end(), [](const auto &alt) { return alt.empty(); }))
         s.alternatives = {{}};  // one order needs no guard
-    s.cover = write_coverage(f, a, add.operands[0], mask, &s.uncovered);
+    s.cover = write_coverage(f, a, {add.operands[0]}, mask, &s.uncovered);
     *op = w.op;
     return s;
 }

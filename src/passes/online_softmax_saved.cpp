@@ -202,8 +202,8 @@ private:
         if (why.empty() && st.has_mask) why = pure_cone(st.operands[2]);
         if (!why.empty()) return at + why;
         std::vector<std::vector<Inequality>> alternatives;
-        if (!writes_distinct(f_, affine_, st.operands[0], st.has_mask ? st.operands[2] : ir::kNoValue, program_axes(f_),
-                             -1, &alternatives, &why))
+        if (!writes_distinct(f_, affine_, {st.operands[0]}, st.has_mask ? st.operands[2] : ir::kNoValue,
+                             program_axes(f_), -1, &alternatives, &why))
             return at + "not proven to write each element from one program: " + why;
         if (std::none_of(alternatives.begin(), alternatives.end(), [](const auto &a) { return a.empty(); }))
             saved->guards.push_back(alternatives);

@@ -59,49 +59,74 @@ struct Candidate {
     std::optional<Coverage> cover;  // what the flush reaches of its row (a plain-store flush)
 };
 
-// Whether the flush of the atomic add `op` writes distinct elements over its lanes where its mask
-// holds and the program ids of `others`: statically, or (`when`) under run-time conditions.
-bool flush_distinct(const ir::Function &f, Affine &affine, const ir::Op &op, const std::vector<int> &others,
+ir::ValueId mask_of(const ir::Op &add) { return add.has_mask ? add.operands[2] : ir::kNoValue; }
+
+// Whether the flushes of the atomic adds `adds` (to one buffer) write distinct elements over their
+// lanes where their mask holds and the program ids of `others`: statically, or (`when`) under
+// run-time conditions. Several adds flush one row: they need one mask, and their addresses one
+// index map at constant distances (writes_distinct).
+bool flush_distinct(const ir::Function &f, Affine &affine, const std::vector<int> &adds, const std::vector<int> &others,
                     std::vector<std::vector<Inequality>> *when, std::string *why) {
-    if (writes_distinct(f, affine, op.operands[0], others, why)) return true;
+    const ir::Op &first = f.ops[adds[0]];
+    std::vector<ir::ValueId> ptrs;
+    for (int a : adds) {
+        if (mask_of(f.ops[a]) != mask_of(first)) return *why = "its adds are masked differently", false;
+        ptrs.push_back(f.ops[a].operands[0]);
+    }
+    if (adds.size() == 1 && writes_distinct(f, affine, ptrs[0], others, why)) return true;
     std::string masked;
-    const ir::ValueId mask = op.has_mask ? op.operands[2] : ir::kNoValue;
-    if (!writes_distinct(f, affine, op.operands[0], mask, others, -1, when, &masked)) return false;
+    if (!writes_distinct(f, affine, ptrs, mask_of(first), others, -1, when, adds.size() == 1 ? &masked : why))
+        return false;
     if (std::any_of(when->begin(), when->end(), [](const auto &alt) { return alt.empty(); })) when->clear();
     return true;
 }
 
-// The atomic adds that become register accumulators: at top level, address and mask hoistable, the
-// only access to their buffer, and (for a plain-store flush) lanes at different addresses.
+// Why the accesses to `param` cannot all become register accumulators ("" when they can: atomic
+// adds only, each at top level with address and mask hoistable); its adds in `adds`.
+std::string refusal(const ir::Function &f, const MemoryParams &m, const std::vector<bool> &top,
+                    const std::vector<bool> &h, const std::string &param, std::vector<int> *adds) {
+    for (const Access &a : m.accesses) {
+        if (a.param != param) continue;
+        const ir::Op &op = f.ops[a.op];
+        if (a.kind != OpKind::AtomicAdd) return "the kernel also loads or stores that buffer";
+        if (!top[a.op]) return "inside a loop";
+        if (!h[op.operands[0]] || (op.has_mask && !h[op.operands[2]]))
+            return "its address or mask varies with the program";
+        adds->push_back(a.op);
+    }
+    return "";
+}
+
+// The atomic adds that become register accumulators, by buffer: every access to it an atomic add
+// refusal() lets through, and (for a plain-store flush) their lanes at different addresses. The
+// adds of one buffer share its proof and coverage.
 std::vector<Candidate> candidates(const ir::Function &f, const std::vector<bool> &h, const std::vector<int> &others,
                                   bool atomic_flush, std::string *why) {
     const MemoryParams m = memory_params(f);
     const std::vector<bool> top = top_level(f);
     Affine affine(f);
+    std::vector<std::string> added;
+    for (const Access &a : m.accesses)
+        if (a.kind == OpKind::AtomicAdd && std::find(added.begin(), added.end(), a.param) == added.end())
+            added.push_back(a.param);
     std::vector<Candidate> out;
-    for (const Access &a : m.accesses) {
-        const ir::Op &op = f.ops[a.op];
-        if (a.kind != OpKind::AtomicAdd) continue;
-        const std::string at = "atomic add to " + a.param + ": ";
-        const auto n =
-            std::count_if(m.accesses.begin(), m.accesses.end(), [&](const Access &x) { return x.param == a.param; });
-        std::string lanes;
+    for (const std::string &param : added) {
+        const std::string at = "atomic add to " + param + ": ";
+        std::vector<int> adds;
+        std::string lanes = refusal(f, m, top, h, param, &adds);
         std::vector<std::vector<Inequality>> when;
-        if (!top[a.op])
-            *why += at + "inside a loop; ";
-        else if (!h[op.operands[0]] || (op.has_mask && !h[op.operands[2]]))
-            *why += at + "its address or mask varies with the program; ";
-        else if (n != 1)
-            *why += at + "the kernel accesses that buffer more than once; ";
-        else if (!atomic_flush && !flush_distinct(f, affine, op, others, &when, &lanes))
+        std::string alias;
+        if (lanes.empty() && !atomic_flush && !flush_distinct(f, affine, adds, others, &when, &alias)) lanes = alias;
+        if (!lanes.empty()) {
             *why += at + lanes + "; ";
-        else
-            out.push_back({a.op, a.param, std::move(when), std::nullopt});
-        if (!out.empty() && out.back().op == a.op && !atomic_flush) {
-            std::string uncovered;
-            out.back().cover =
-                write_coverage(f, affine, op.operands[0], op.has_mask ? op.operands[2] : ir::kNoValue, &uncovered);
+            continue;
         }
+        std::optional<Coverage> cover;
+        std::vector<ir::ValueId> ptrs;
+        for (int a : adds) ptrs.push_back(f.ops[a].operands[0]);
+        std::string uncovered;
+        if (!atomic_flush) cover = write_coverage(f, affine, ptrs, mask_of(f.ops[adds[0]]), &uncovered);
+        for (int a : adds) out.push_back({a, param, when, cover});
     }
     return out;
 }
@@ -146,7 +171,13 @@ private:
             r_.grid_params.push_back(fresh_name(f_, axes_.size() == 1 ? "G" : "G" + std::to_string(a)));
             grids_.push_back(b_.param(r_.grid_params.back(), ir::ParamKind::Int, i32));
         }
-        for (const Candidate &c : cands_) {
+        // The adds of one buffer (consecutive in cands_) flush into one partial row: one slab parameter.
+        for (size_t k = 0; k < cands_.size(); ++k) {
+            const Candidate &c = cands_[k];
+            if (k > 0 && cands_[k - 1].param == c.param) {
+                if (!atomic_) slabs_.push_back(slabs_.back());
+                continue;
+            }
             r_.accumulated.push_back(c.param);
             if (!c.when.empty() && std::find(r_.when.begin(), r_.when.end(), c.when) == r_.when.end())
                 r_.when.push_back(c.when);

@@ -11,8 +11,9 @@
 // disjoint per program (plain stores the access analysis proved disjoint) or atomic adds, which
 // commute; so running several programs' bodies one after the other in one program changes no
 // result. Reading a buffer the kernel also writes would observe the order: a gradient that is
-// loaded, or written more than once, is not accumulated. The IR has no control flow but loops, so
-// wrapping the body in one is always well formed. Ops that depend on neither the program id nor
+// loaded or stored is not accumulated. A gradient with several atomic adds (the unrolled taps of
+// a convolution into its weight's gradient) gets one accumulator per add. The IR has no control
+// flow but loops, so wrapping the body in one is always well formed. Ops that depend on neither the program id nor
 // memory are hoisted before the loop (the accumulated gradients' addresses and masks among them:
 // an atomic whose address or mask cannot be hoisted stays an atomic in the loop).
 //
@@ -23,6 +24,8 @@
 // per program into the gradient itself. A plain-store flush needs the lanes of the tile to address
 // different elements (proved on the address's affine form, with the flush's mask bounding its
 // indices, under run-time conditions where it needs them; otherwise that gradient keeps atomics).
+// The adds of one gradient share a mask, and their addresses lie at constant distances: one more
+// digit of the proof (a tap's column beside the channel's row).
 // Other grid axes keep their programs: row p of the partial buffer is then written by every program
 // (p, other ids), so the flush's addresses must also differ across those ids (proved as the lanes).
 //

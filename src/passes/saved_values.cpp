@@ -157,7 +157,7 @@ private:
             return "it is computed from values already read back";
         if (!computable_after(st.operands[0], def(v))) return "its address reads memory or a loop's state";
         std::string why;
-        if (!writes_distinct(f_, affine_, st.operands[0], ir::kNoValue, program_axes(f_), -1, &r.alternatives, &why))
+        if (!writes_distinct(f_, affine_, {st.operands[0]}, ir::kNoValue, program_axes(f_), -1, &r.alternatives, &why))
             return "not proven to write each element from one program: " + why;
         chain(r);
         return "";

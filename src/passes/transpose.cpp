@@ -533,7 +533,7 @@ std::string qualify(const ir::Function &f, Affine &a, int op, const std::string 
     if (!step) return "the loop's bounds are not computable on the host (" + why + ")";
     m = Member{op, param, l, shared[0], others, TripCount{*lo, *hi, *step}, {}};
     const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
-    if (!writes_distinct(f, a, atomic.operands[0], mask, others, l, &m.guards, &why)) return why;
+    if (!writes_distinct(f, a, {atomic.operands[0]}, mask, others, l, &m.guards, &why)) return why;
     return "";
 }
 

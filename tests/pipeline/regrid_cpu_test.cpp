@@ -123,6 +123,26 @@ TEST(RegridCpu, AFlushDistinctUnderAConditionIsGuarded) {
     EXPECT_TRUE(has(src, "_film_fwd_bwd_unregridded[launches[0].grid]")) << src;
 }
 
+// Unrolled taps adding into one weight gradient, each at its column of the channel's row: one
+// accumulator per tap, all flushed into one partial row, under the condition that a channel's taps
+// do not reach the next channel's (stride_wc >= W); a weight with unused columns (stride W + 2)
+// too. A causal convolution's weight gradient the same way, beside its bias gradient.
+TEST(RegridCpu, TapsIntoOneGradientFlushIntoOneRow) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = generate_and_verify("tests/pipeline/data/taps/channel_poly.py", "partial");
+    for (const char *name : {"_channel_poly_bwd_WIDTH_3", "_channel_poly_bwd_WIDTH_4"}) {
+        const std::string k = tad::test::kernel(src, name);
+        EXPECT_TRUE(has(k, "DWt_slab")) << name << "\n" << src;
+        EXPECT_FALSE(has(k, "tl.atomic_add(")) << k;
+    }
+    EXPECT_TRUE(has(src, "(a[\"stride_wc\"] >= 4)")) << src;
+    EXPECT_TRUE(has(src, "_channel_poly_bwd_WIDTH_4_unregridded[launches[0].grid]")) << src;
+    const std::string conv = generate_and_verify("dataset/causal_conv1d.py", "partial");
+    const std::string none = tad::test::kernel(conv, "_causal_conv1d_fwd_bwd_WIDTH_3_ACTIVATION_none");
+    EXPECT_TRUE(has(none, "DWt: summed per program, one row of a partial buffer per program.")) << none;
+    EXPECT_FALSE(has(none, "tl.atomic_add(")) << none;
+}
+
 // One tensor passed as two parameters whose gradients are both summed over the rows: their partial
 // rows would share one buffer, the second flush overwriting the first. The plan refuses, naming the
 // workaround; with it the sums are atomic adds into the one gradient, and right.
