@@ -7,7 +7,8 @@ reference().
 Each MODULE.py is a module `tad generate FORWARD.py -o MODULE.py` wrote (for example one per
 TAD_GRID_REDUCTION mode). The backward alone is not capturable as a callable (autograd runs it),
 so each variant is timed as forward + backward and as forward alone, both captured on one side
-stream, and the backward is their difference. Prints one JSON line per variant (milliseconds).
+stream, and the backward is their difference. Prints one JSON line per variant (milliseconds; with
+`tuned`, the choices of a module whose kernels the tuner timed: TAD_AUTOTUNE).
 """
 import importlib.util
 import inspect
@@ -111,18 +112,21 @@ def main(argv):
     forward_path, stub_name, dims, dtype = argv[1], argv[2], json.loads(argv[3]), argv[4]
     install_tad_shim()
     file, bound = case(forward_path, stub_name, dims, dtype)
-    variants = [("eager reference", file.reference)] if hasattr(file, "reference") else []
+    variants = [("eager reference", file.reference, None)] if hasattr(file, "reference") else []
     grad_names = None
     for spec in argv[5:]:
         label, path = spec.split("=", 1)
         module = load(path, "generated_" + label)
         grad_names = grad_names or list(module.GRAD_INPUTS)
-        variants.append((label, module.forward))
-    for label, fn in variants:
+        variants.append((label, module.forward, getattr(module, "tad_tuned", None)))
+    for label, fn, *tuned in variants:
         fwd, both = variant_ms(fn, bound, grad_names)
-        print(json.dumps({"file": forward_path, "dims": dims, "dtype": dtype, "variant": label,
-                          "fwd_ms": round(fwd, 4), "fwd_bwd_ms": round(both, 4),
-                          "bwd_ms": round(both - fwd, 4)}), flush=True)
+        line = {"file": forward_path, "dims": dims, "dtype": dtype, "variant": label,
+                "fwd_ms": round(fwd, 4), "fwd_bwd_ms": round(both, 4), "bwd_ms": round(both - fwd, 4)}
+        if tuned and tuned[0] and tuned[0]():
+            line["tuned"] = [{k: c[k] for k in ("kernel", "options", "ms", "launched_ms") if k in c}
+                             for c in tuned[0]()]
+        print(json.dumps(line), flush=True)
 
 
 if __name__ == "__main__":

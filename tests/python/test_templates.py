@@ -572,17 +572,21 @@ class Tuner(unittest.TestCase):
         self.assertEqual([o for _, o in kernel.launches], [{"BLOCK": 16}, {"BLOCK": 16}])
         self.assertFalse(self.can_time((x, dx)))  # CPU tensors are not timed
 
-    def test_by_default_only_kernels_with_a_dot_are_tuned(self):
-        self.assertEqual([rt._autotune_mode(v) for v in ("", "0", "off", "1", "on", "all", "dots")],
-                         ["off", "off", "off", "all", "all", "all", "dots"])
+    def test_auto_tunes_kernels_with_a_dot_or_a_persistent_loop(self):
+        self.assertEqual([rt._autotune_mode(v) for v in ("", "0", "off", "1", "on", "all", "yes", "auto", "dots")],
+                         ["off", "off", "off", "all", "all", "all", "all", "auto", "auto"])
         x, dx = torch.ones(4), torch.zeros(4)
-        for src, tuned in (("acc = tl.dot(a, b, acc)", True), ("y = tl.sum(x, axis=0)", False)):
+        for src, args, tuned in (("acc = tl.dot(a, b, acc)", ("X", "DX", "n"), True),
+                                 ("y = tl.sum(x, axis=0)", ("X", "DX", "n", "TAD_LOOP_STAGES"), True),
+                                 ("y = tl.sum(x, axis=0)", ("X", "DX", "n"), False)):
             kernel = TimedKernel()
             kernel.src = src
+            kernel.arg_names = args
+            kernel.cache_key = repr((src, args))  # no choice from the disk cache of another case
             k, timed = self.tuned(kernel)
-            with mock.patch.object(rt, "_AUTOTUNE", ["dots"]):
+            with mock.patch.object(rt, "_AUTOTUNE", ["auto"]):
                 k[(2,)](x, dx, 4, BLOCK=16)
-            self.assertEqual(bool(timed), tuned, src)
+            self.assertEqual(bool(timed), tuned, (src, args))
             self.assertEqual(kernel.launches[-1][1].get("num_warps"), 8 if tuned else None, src)
 
 

@@ -315,20 +315,23 @@ def _tuned(*written, parts=0):
     return lambda kernel: _fit_shared_memory(kernel, written, parts)
 
 
-# Which backward kernels are tuned on their first launch per key (_Tuner), from TAD_AUTOTUNE: "dots"
-# (unset: the default) those with a tl.dot, whose options decide most of their time (a matmul's
-# epilogue can double its registers: 1.55x at 4096^3 on the H200); "1", "on" or "all" every one;
-# "0", "off" or "" none.
+# Which backward kernels are tuned on their first launch per key (_Tuner), from TAD_AUTOTUNE: "all"
+# (unset, "1", "on", or any value not below: the default) every one; "auto" (or "dots") those whose
+# options decide most of their time, a tl.dot (a matmul's epilogue can double its registers: 1.55x
+# at 4096^3 on the H200) or a persistent loop over the forward's programs (a re-grid's
+# TAD_LOOP_STAGES: token shift's ran 2.8x faster at 2 warps than at the forward's 4, float16 on the
+# H200); "0", "off" or "" none. Kernels without either gained up to 1.4x too (docs/compiler.md).
 def _autotune_mode(value):
-    return "off" if value in ("", "0", "off") else "all" if value in ("1", "on", "all") else "dots"
+    return "off" if value in ("", "0", "off") else "auto" if value in ("auto", "dots") else "all"
 
 
-_AUTOTUNE = [_autotune_mode(os.environ.get("TAD_AUTOTUNE", "dots"))]
+_AUTOTUNE = [_autotune_mode(os.environ.get("TAD_AUTOTUNE", "all"))]
 
 
 def _tunes(kernel):
     mode = _AUTOTUNE[0]
-    return mode == "all" or (mode == "dots" and "tl.dot(" in getattr(kernel, "src", ""))
+    persistent = "TAD_LOOP_STAGES" in getattr(kernel, "arg_names", ())
+    return mode == "all" or (mode == "auto" and ("tl.dot(" in getattr(kernel, "src", "") or persistent))
 
 
 class _Tuner:

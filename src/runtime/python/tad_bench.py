@@ -4,9 +4,9 @@ Backward timings exclude the forward: the graph is built once and torch.autograd
 retain_graph=True) is timed. A stub that updates its inputs in place is timed on them call after
 call (each forward runs on the previous one's result). The file's reference() is timed the same way, eager and through
 torch.compile (null when compiling fails). `timer(fn) -> ms` is supplied by the worker
-(triton.testing.do_bench on the GPU). bench does not verify: verify first. With TAD_AUTOTUNE=1 the backward's kernels are tuned on
-the first (untimed) call; `tuned` lists the choices made for the case (the module's
-tad_tuned()).
+(triton.testing.do_bench on the GPU). bench does not verify: verify first. The backward's kernels
+are tuned on the first (untimed) call unless TAD_AUTOTUNE says otherwise (module_runtime.py);
+`tuned` lists the choices made for the case (the module's tad_tuned()).
 """
 
 import itertools
