@@ -332,7 +332,7 @@ bool distance_digit(const std::vector<Poly> &offsets, Digit *d) {
     for (size_t i = 1; i < offsets.size(); ++i) {
         // A positive step where there is one: coverage looks for the progression from offset 0 up.
         const Poly delta = (offsets[i] - offsets[0]).negative() ? offsets[0] - offsets[i] : offsets[i] - offsets[0];
-        if (delta.zero()) return false;  // two loads of one address
+        if (delta.zero()) return false;  // two accesses at one address
         for (const Poly &base : offsets) {
             bool all = true;
             for (int64_t j = 0; j < k && all; ++j) all = has(base + Poly::constant(j) * delta);
@@ -575,7 +575,7 @@ std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::ve
     for (ir::ValueId p : ptrs) offsets.push_back(a.of(p).offset);
     Digit distance{Poly(), Poly::constant(1)};
     if (ptrs.size() > 1 && !distance_digit(offsets, &distance))
-        return *why = "its loads are not evenly spaced", std::nullopt;
+        return *why = "its accesses are not evenly spaced", std::nullopt;
     for (int64_t j = 0; j < static_cast<int64_t>(offsets.size()); ++j)
         if (std::find(offsets.begin(), offsets.end(), Poly::constant(j) * distance.coeff) == offsets.end())
             return *why = "its first address is not the buffer's first element", std::nullopt;
@@ -778,7 +778,7 @@ bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::Val
 
 std::optional<Coverage> write_coverage(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs,
                                        ir::ValueId mask, std::string *why) {
-    Digit apart;
+    Digit apart;  // coverage() reads the first pointer's index map: the others must share it
     if (ptrs.size() > 1 && !writes_apart(f, a, ptrs, &apart, why)) return std::nullopt;
     return coverage(a, f, ptrs, mask, why);
 }

@@ -99,7 +99,8 @@ std::string refusal(const ir::Function &f, const MemoryParams &m, const std::vec
 
 // The atomic adds that become register accumulators, by buffer: every access to it an atomic add
 // refusal() lets through, and (for a plain-store flush) their lanes at different addresses. The
-// adds of one buffer share its proof and coverage.
+// adds of one buffer share its proof and coverage, and are consecutive in the result (buffer by
+// buffer, in op order within one): candidate k is accumulator k whatever order the ops run in.
 std::vector<Candidate> candidates(const ir::Function &f, const std::vector<bool> &h, const std::vector<int> &others,
                                   bool atomic_flush, std::string *why) {
     const MemoryParams m = memory_params(f);
@@ -113,12 +114,13 @@ std::vector<Candidate> candidates(const ir::Function &f, const std::vector<bool>
     for (const std::string &param : added) {
         const std::string at = "atomic add to " + param + ": ";
         std::vector<int> adds;
-        std::string lanes = refusal(f, m, top, h, param, &adds);
+        std::string refused = refusal(f, m, top, h, param, &adds);
         std::vector<std::vector<Inequality>> when;
         std::string alias;
-        if (lanes.empty() && !atomic_flush && !flush_distinct(f, affine, adds, others, &when, &alias)) lanes = alias;
-        if (!lanes.empty()) {
-            *why += at + lanes + "; ";
+        if (refused.empty() && !atomic_flush && !flush_distinct(f, affine, adds, others, &when, &alias))
+            refused = alias;
+        if (!refused.empty()) {
+            *why += at + refused + "; ";
             continue;
         }
         std::optional<Coverage> cover;
@@ -240,6 +242,7 @@ private:
         const ValueId r = b_.for_begin(p, total(), programs, "range");
         r_.fn.values[r].name = "r";
         for (size_t k = 0; k < cands_.size(); ++k) accs_.push_back(b_.loop_arg(zeros_[k], static_cast<int>(k)));
+        next_.assign(cands_.size(), ir::kNoValue);
         const std::vector<ValueId> id = ids(r);
         for (size_t i = 0; i < f_.ops.size(); ++i) {
             const ir::Op &op = f_.ops[i];
@@ -256,7 +259,7 @@ private:
             b_.loc = op.loc;
             ValueId v = map_.at(op.operands[1]);
             if (op.has_mask) v = b_.where(map_.at(op.operands[2]), v, zeros_[k]);
-            next_.push_back(b_.binary(OpKind::Add, accs_[k], v));
+            next_[static_cast<size_t>(k)] = b_.binary(OpKind::Add, accs_[k], v);
         }
         b_.for_end(next_);
         std::vector<ValueId> sums;

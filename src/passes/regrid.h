@@ -13,9 +13,10 @@
 // result. Reading a buffer the kernel also writes would observe the order: a gradient that is
 // loaded or stored is not accumulated. A gradient with several atomic adds (the unrolled taps of
 // a convolution into its weight's gradient) gets one accumulator per add. The IR has no control
-// flow but loops, so wrapping the body in one is always well formed. Ops that depend on neither the program id nor
-// memory are hoisted before the loop (the accumulated gradients' addresses and masks among them:
-// an atomic whose address or mask cannot be hoisted stays an atomic in the loop).
+// flow but loops, so wrapping the body in one is always well formed. Ops that depend on neither
+// the program id nor memory are hoisted before the loop (the accumulated gradients' addresses and
+// masks among them: an atomic whose address or mask cannot be hoisted stays an atomic in the
+// loop, and so does every other add into its buffer).
 //
 // The flush is a plain store into row p of a float partial buffer [P, span of the gradient] (the
 // kernel parameter then points at that buffer, plus `<param>_slab` elements per row; a following

@@ -137,6 +137,10 @@ TEST(RegridCpu, TapsIntoOneGradientFlushIntoOneRow) {
     }
     EXPECT_TRUE(has(src, "(a[\"stride_wc\"] >= 4)")) << src;
     EXPECT_TRUE(has(src, "_channel_poly_bwd_WIDTH_4_unregridded[launches[0].grid]")) << src;
+    // Two weights' taps added in turn: each sum reaches its own accumulator, in both flushes.
+    const std::string two = generate_and_verify("tests/pipeline/data/taps/two_weights.py", "partial");
+    EXPECT_FALSE(has(tad::test::kernel(two, "_two_poly_bwd_WIDTH_3"), "tl.atomic_add(")) << two;
+    generate_and_verify("tests/pipeline/data/taps/two_weights.py", "atomic");
     const std::string conv = generate_and_verify("dataset/causal_conv1d.py", "partial");
     const std::string none = tad::test::kernel(conv, "_causal_conv1d_fwd_bwd_WIDTH_3_ACTIVATION_none");
     EXPECT_TRUE(has(none, "DWt: summed per program, one row of a partial buffer per program.")) << none;
