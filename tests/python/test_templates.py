@@ -572,9 +572,31 @@ class Tuner(unittest.TestCase):
         self.assertEqual([o for _, o in kernel.launches], [{"BLOCK": 16}, {"BLOCK": 16}])
         self.assertFalse(self.can_time((x, dx)))  # CPU tensors are not timed
 
+    def test_a_key_whose_trials_all_fail_keeps_its_options_and_is_not_tried_again(self):
+        kernel = TimedKernel()
+        wrapped = rt._tuned("DX")(kernel)
+        tries = []
+
+        def failing(run):
+            tries.append(1)
+            raise RuntimeError("out of resources")
+
+        wrapped.tuner.timer = failing
+        x, dx = torch.ones(4), torch.zeros(4)
+        wrapped[(2,)](x, dx, 4, BLOCK=16, num_warps=4)
+        n = len(tries)
+        self.assertGreater(n, 0)
+        wrapped[(2,)](x, dx, 4, BLOCK=16, num_warps=4)
+        self.assertEqual(len(tries), n)  # given up on, once
+        self.assertEqual([o for _, o in kernel.launches], [{"BLOCK": 16, "num_warps": 4}] * 2)
+        self.assertEqual(wrapped.tuner.chosen, {})  # nothing to report, nothing on disk
+
     def test_auto_tunes_kernels_with_a_dot_or_a_persistent_loop(self):
-        self.assertEqual([rt._autotune_mode(v) for v in ("", "0", "off", "1", "on", "all", "yes", "auto", "dots")],
-                         ["off", "off", "off", "all", "all", "all", "all", "auto", "auto"])
+        self.assertEqual([rt._autotune_mode(v) for v in ("", "0", "off", "OFF", "False", "no", "none", "1", "on",
+                                                          "all", "yes", "auto", "Dots")],
+                         ["off"] * 7 + ["all"] * 4 + ["auto"] * 2)
+        self.assertIn('_AUTOTUNE = [_autotune_mode(os.environ.get("TAD_AUTOTUNE", "all"))]',
+                      inspect.getsource(rt))  # unset: every kernel
         x, dx = torch.ones(4), torch.zeros(4)
         for src, args, tuned in (("acc = tl.dot(a, b, acc)", ("X", "DX", "n"), True),
                                  ("y = tl.sum(x, axis=0)", ("X", "DX", "n", "TAD_LOOP_STAGES"), True),

@@ -196,6 +196,12 @@ def export(module, stub, generated, dims_list, dtypes, grad_inputs, kernels, out
     entries = {name: [] for name in kernels}
     seen = set()
     cases = list(itertools.product(dims_list, dtypes))
+    # The exported cubins are those of the launch options as the stub gave them (docs/aot.md), and
+    # the C executor picks among them as the module's shared-memory fallback would: no tuning, whose
+    # trial launches the recorder would take for the backward's own.
+    tuning = getattr(generated, "_AUTOTUNE", None)
+    if tuning is not None:
+        tuning[0] = "off"
     recorder = Recorder(generated, kernels)
     for k, (dims, dtype) in enumerate(cases):
         progress(f"export {k + 1}/{len(cases)}: {dims} {dtype}", k / (len(cases) + 1))
