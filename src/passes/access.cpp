@@ -96,7 +96,7 @@ std::vector<Proof> every_order(const std::vector<Digit> &digits) {
 
 Poly dim_size(const ir::Dim &d) {
     bool number = !d.expr.empty() && std::all_of(d.expr.begin(), d.expr.end(), [](char c) { return std::isdigit(c); });
-    return number || d.expr.empty() ? Poly::constant(d.value) : Poly::symbol(d.expr);
+    return number || d.expr.empty() ? Poly::constant(d.value) : Poly::parse(d.expr).value_or(Poly::symbol(d.expr));
 }
 
 // The natural range of an index variable of a value of type t.
@@ -580,11 +580,13 @@ std::optional<Coverage> coverage(Affine &a, const ir::Function &f, const std::ve
         if (std::find(offsets.begin(), offsets.end(), Poly::constant(j) * distance.coeff) == offsets.end())
             return *why = "its first address is not the buffer's first element", std::nullopt;
     if (ptrs.size() > 1) c.digits.emplace_back(distance.coeff, *distance.size);
-    for (const auto &[coeff, size] : c.digits)
-        for (const Poly *p : {&coeff, &size})
-            for (const std::string &name : p->symbols())
-                if (!run_time_symbol(name))
-                    return *why = "a size is spelled '" + name + "', not a name the launch records", std::nullopt;
+    std::vector<const Poly *> spelled;
+    for (const auto &[coeff, size] : c.digits) spelled.insert(spelled.end(), {&coeff, &size});
+    for (const Inequality &g : c.guards) spelled.insert(spelled.end(), {&g.lhs, &g.rhs});
+    for (const Poly *p : spelled)
+        for (const std::string &name : p->symbols())
+            if (!run_time_symbol(name))
+                return *why = "a size is spelled '" + name + "', not a name the launch records", std::nullopt;
     return c;
 }
 

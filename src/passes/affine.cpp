@@ -165,7 +165,8 @@ Form Affine::compute(ir::ValueId v) {
         if (f_.params[op.ival].kind == ir::ParamKind::Int) r.offset = Poly::symbol(op.name);
         return r;  // a pointer parameter: offset 0 from itself
     case OpKind::Const:
-        if (!op.name.empty() && !specialized_expression(f_, op.name)) return r.offset = Poly::symbol(op.name), r;
+        if (!op.name.empty() && !specialized_expression(f_, op.name))
+            return r.offset = Poly::parse(op.name).value_or(Poly::symbol(op.name)), r;
         if (op.fval != std::floor(op.fval)) return non_affine(index);
         return r.offset = Poly::constant(static_cast<int64_t>(op.fval)), r;
     case OpKind::ProgramId:

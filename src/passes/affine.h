@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,6 +45,9 @@ public:
     Poly() = default;
     static Poly constant(int64_t c);
     static Poly symbol(const std::string &name);
+    // A spelled expression of names and integers with + - * ( ) and `n // d` of a name or integer
+    // each ("2 * BLOCK", "BLOCK // 2": the symbol "BLOCK//2"); nullopt for anything else.
+    static std::optional<Poly> parse(const std::string &spelling);
 
     Poly operator+(const Poly &o) const;
     Poly operator-(const Poly &o) const;

@@ -75,6 +75,8 @@ INSTANTIATE_TEST_SUITE_P(
              {"_EPS_", "_D_", "range(1)"}},
         // BLOCK only as a size: one backward, no dispatch.
         Case{"spec/symbolic_block", 2, {"def _rows_fwd_bwd(X, DX, DY, N, BLOCK: tl.constexpr):"}, {kRaise}},
+        // A tile spelled 2 * BLOCK: guards on it spell the launch's BLOCK.
+        Case{"spec/doubled_tile", 2, {"2*a[\"BLOCK\"] >= a[\"N\"]"}, {"a[\"2 * BLOCK\"]"}},
         Case{"valid/barriers", 2, {"    tl.debug_barrier()\n"}, {}}, Case{"valid/scalar_cast", 2, {}, {}},
         Case{"valid/where_literals", 2, {"tl.where(x > 0.0, 0.0, -1.5)"}, {"0.to("}},
         Case{"valid/cast_constexpr", 2, {"tl.cast(K, tl.float32)"}, {"K.to(", "BLOCK.to("}},
