@@ -45,8 +45,8 @@ public:
     Poly() = default;
     static Poly constant(int64_t c);
     static Poly symbol(const std::string &name);
-    // A spelled expression of names and integers with + - * ( ) and `n // d` of a name or integer
-    // each ("2 * BLOCK", "BLOCK // 2": the symbol "BLOCK//2"); nullopt for anything else.
+    // A spelled expression of names and integers with + - * and parentheses ("2 * BLOCK"); nullopt
+    // for anything else (a quotient among them: Python floors it, the executors would truncate).
     static std::optional<Poly> parse(const std::string &spelling);
 
     Poly operator+(const Poly &o) const;

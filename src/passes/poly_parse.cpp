@@ -1,6 +1,7 @@
 // Poly::parse: a spelled expression of names and integers (a tile dim `2 * BLOCK`, a named constant
-// `BLOCK // 2`) as the polynomial it denotes, so that proofs compare it with other sizes and every
-// executor evaluates it from the launch's scalars (affine.h).
+// `BLOCK * 2 + 1`) as the polynomial it denotes, so that proofs compare it with other sizes and every
+// executor evaluates it from the launch's scalars (affine.h). A quotient is not parsed: Python floors
+// a constexpr's `//` where the executors' quotient symbols truncate, and a constexpr may be negative.
 #include <cctype>
 
 #include "passes/affine.h"
@@ -9,9 +10,8 @@ namespace tad::passes {
 
 namespace {
 
-// expr := term (('+' | '-') term)*; term := unary ('*' unary | '//' plain)*; unary := '-' unary |
-// atom; atom := integer | name | '(' expr ')'. A quotient's operands are a name or an integer
-// each (the symbol "n//d", as Affine::quotient makes it); anything else fails the parse.
+// expr := term (('+' | '-') term)*; term := unary ('*' unary)*; unary := '-' unary | atom;
+// atom := integer | name | '(' expr ')'. Anything else (`//`, `/`, `%`, `**`, a call) fails.
 class Parser {
 public:
     explicit Parser(const std::string &s) : s_(s) {}
@@ -29,99 +29,60 @@ private:
     void skip() {
         while (at_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[at_]))) ++at_;
     }
-    bool eat(const char *tok) {
+
+    bool eat(char c) {
         skip();
-        const std::string t(tok);
-        if (s_.compare(at_, t.size(), t) != 0) return false;
-        if (t == "*" && s_.compare(at_, 2, "**") == 0) return false;  // a power: not parsed
-        at_ += t.size();
+        if (at_ >= s_.size() || s_[at_] != c) return false;
+        if (c == '*' && at_ + 1 < s_.size() && s_[at_ + 1] == '*') return false;  // a power
+        ++at_;
         return true;
     }
 
     bool expr(Poly *out) {
         if (!term(out)) return false;
         for (;;) {
+            const bool plus = eat('+');
+            if (!plus && !eat('-')) return true;
             Poly rhs;
-            if (eat("+")) {
-                if (!term(&rhs)) return false;
-                *out = *out + rhs;
-            } else if (eat("-")) {
-                if (!term(&rhs)) return false;
-                *out = *out - rhs;
-            } else {
-                return true;
-            }
+            if (!term(&rhs)) return false;
+            *out = plus ? *out + rhs : *out - rhs;
         }
     }
 
     bool term(Poly *out) {
         if (!unary(out)) return false;
-        for (;;) {
-            if (eat("//")) {
-                std::string n, d;
-                if (!plain(*out, &n) || !token(&d)) return false;
-                int64_t a = 0, b = 0;
-                const bool numbers = out->constant_value(&a) && number(d).constant_value(&b);
-                if (numbers && b == 0) return false;
-                *out = numbers ? Poly::constant(a / b) : Poly::symbol(n + "//" + d);
-            } else if (eat("*")) {
-                Poly rhs;
-                if (!unary(&rhs)) return false;
-                *out = *out * rhs;
-            } else {
-                return true;
-            }
+        while (eat('*')) {
+            Poly rhs;
+            if (!unary(&rhs)) return false;
+            *out = *out * rhs;
         }
+        return true;
     }
 
     bool unary(Poly *out) {
-        if (eat("-")) {
-            if (!unary(out)) return false;
-            *out = Poly() - *out;
-            return true;
-        }
-        return atom(out);
+        if (!eat('-')) return atom(out);
+        if (!unary(out)) return false;
+        *out = Poly() - *out;
+        return true;
     }
 
     bool atom(Poly *out) {
-        if (eat("(")) return expr(out) && eat(")");
-        std::string tok;
-        if (!token(&tok)) return false;
-        *out = number(tok);
-        return true;
-    }
-
-    // p as a quotient's dividend: one name or a non-negative integer.
-    static bool plain(const Poly &p, std::string *tok) {
-        int64_t c = 0;
-        if (p.constant_value(&c)) return c >= 0 && (*tok = std::to_string(c), true);
-        const std::set<std::string> names = p.symbols();
-        if (names.size() != 1 || p != Poly::symbol(*names.begin())) return false;
-        *tok = *names.begin();
-        return tok->find("//") == std::string::npos;
-    }
-
-    // An integer (decimal digits only) or an identifier.
-    bool token(std::string *tok) {
+        if (eat('(')) return expr(out) && eat(')');
         skip();
         const size_t start = at_;
-        if (at_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[at_]))) {
-            while (at_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[at_]))) ++at_;
-            if (at_ < s_.size() &&
-                (std::isalnum(static_cast<unsigned char>(s_[at_])) || s_[at_] == '_' || s_[at_] == '.'))
-                return false;  // 1e5, 0x10, 1.5
-        } else {
-            while (at_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[at_])) || s_[at_] == '_')) ++at_;
-            if (at_ < s_.size() && (s_[at_] == '(' || s_[at_] == '.')) return false;  // a call, an attribute
-        }
-        if (at_ == start || at_ - start > 18) return false;  // nothing, or past int64's digits
-        *tok = s_.substr(start, at_ - start);
+        auto word = [&](size_t i) {
+            return i < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i])) || s_[i] == '_');
+        };
+        while (word(at_)) ++at_;
+        if (at_ == start || (at_ < s_.size() && (s_[at_] == '(' || s_[at_] == '.'))) return false;  // a call, 1.5
+        const std::string tok = s_.substr(start, at_ - start);
+        if (!std::isdigit(static_cast<unsigned char>(tok[0]))) return *out = Poly::symbol(tok), true;
+        // Decimal digits only (not 1e5, 0x10, 2_0), within int64.
+        for (char c : tok)
+            if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+        if (tok.size() > 18) return false;
+        *out = Poly::constant(std::stoll(tok));
         return true;
-    }
-
-    // A token's value: an integer's, or a name as a symbol.
-    static Poly number(const std::string &tok) {
-        return std::isdigit(static_cast<unsigned char>(tok[0])) ? Poly::constant(std::stoll(tok)) : Poly::symbol(tok);
     }
 };
 

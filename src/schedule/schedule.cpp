@@ -15,13 +15,17 @@ struct Option {
     plan::Guards guards;
 };
 
-// A store mirroring the forward's store (its buffer needs no zero fill) when the addresses
-// coincide, a store into a zeroed buffer where the access analysis proves the writes disjoint, and
-// atomics; each option with guards is followed by the next.
+// A store mirroring the forward's store when the addresses coincide (disjoint by the forward's race
+// freedom), a store where the access analysis proves the writes disjoint, and atomics; each option
+// with guards is followed by the next. A store's buffer needs no zero fill only where the access
+// analysis' coverage holds at run time: that the forward's store fills its output is not known (a
+// mask short of the row, a grid short of the rows leave elements the backward must read as zero).
 std::vector<Option> options(const passes::GradWrite &mirror, const passes::GradAccess *access) {
     std::vector<Option> out;
     if (mirror.kind == passes::GradWrite::Store) {
         Option o{mirror, {}};
+        o.write.covers = false;
+        o.write.cover = access && access->cls == passes::LoadAccess::Disjoint ? access->cover : std::nullopt;
         for (const auto &[a, b] : mirror.guards)
             o.guards.push_back({plan::Guard::Equal, passes::Poly::symbol(a), passes::Poly::symbol(b), {}});
         o.write.guards.clear();

@@ -2,9 +2,9 @@
 //
 // Reverse mode turns every forward load of a differentiated input into a write of its gradient
 // through the same addresses. Each parameter's options, fastest first: a plain store that mirrors a
-// forward store with the same addresses (passes::plan_gradient_writes; its buffer needs no zero
-// fill), possibly only where pairs of scalar arguments are equal (`stride_x == stride_y`); a plain
-// store into a zeroed buffer of the input's dtype where the access analysis (passes/access.h)
+// forward store with the same addresses (passes::plan_gradient_writes), possibly only where pairs
+// of scalar arguments are equal (`stride_x == stride_y`); a plain store into a buffer of the
+// input's dtype (zeroed unless its stores' coverage holds) where the access analysis (passes/access.h)
 // proves the writes disjoint, possibly only under bounds (`stride >= 2*N`), or all but a scatter's
 // (those then move to a kernel of their own: schedule/scatter.h); relaxed atomic adds
 // into a float32 buffer. Shadows several launches share are always atomics. Guarded options give
