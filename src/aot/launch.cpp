@@ -280,11 +280,6 @@ private:
         switch (a.init) {
         case Init::Accumulator: shadow(a.tensor, wide(d), true); return;
         case Init::Zeros: shadow(a.tensor, a.wide ? wide(d) : d, true); return;
-        case Init::Written: {  // _store_buffer: no fill when laid out as the output it mirrors
-            const TensorArg &mirror = tensor(a.mirror);
-            shadow(a.tensor, d, !(ta.shape == mirror.shape && ta.strides == mirror.strides));
-            return;
-        }
         case Init::Covered:  // _covered_buffer
             shadow(a.tensor, a.wide ? wide(d) : d, !plan::covers(*a.cover, symbols(), ta.shape, ta.strides));
             return;

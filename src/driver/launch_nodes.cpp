@@ -229,20 +229,6 @@ OneLaunch one_launch(const frontend::KernelFile &kf, const std::vector<Occurrenc
     return o;
 }
 
-// A launch may leave part of a view it writes to the stub's torch code (a copy_ into the rest of
-// it), so a gradient its backward writes with plain stores mirroring the stores to that view is not
-// known to cover its buffer: it starts as zeros.
-void zero_mirrors(plan::Plan &p) {
-    auto zero = [](plan::Alloc &a) {
-        if (a.init == plan::Init::Written) a.init = plan::Init::Zeros;
-    };
-    for (plan::Alloc &a : p.prologue) zero(a);
-    for (plan::Step &s : p.steps)
-        for (plan::Case &c : s.cases)
-            for (plan::Branch &b : c.branches)
-                for (plan::Alloc &a : b.allocs) zero(a);
-}
-
 // `derived` gets the chains the node's backward was derived from.
 emit::LaunchNode node_of(const frontend::KernelFile &kf, const std::vector<Occurrence> &launches, size_t g,
                          ad::LoopPolicy loops, std::string *explanation, std::vector<Chain> *derived) {
@@ -254,7 +240,6 @@ emit::LaunchNode node_of(const frontend::KernelFile &kf, const std::vector<Occur
     for (const Json &t : o.traces) chains.push_back(derive_chain(o.file, t, loops, tag));
     *explanation += explain(chains);
     n.backward = plan::backward(merge(o.file, chains, o.traces.front()));
-    zero_mirrors(*n.backward);
     derived->insert(derived->end(), chains.begin(), chains.end());
     return n;
 }

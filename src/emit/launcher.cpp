@@ -103,13 +103,6 @@ private:
         return grad_[t] = current_[t] = names_.fresh(base);
     }
 
-    // The layout (shape, stride) of the buffer a plain-store gradient mirrors.
-    std::string mirror_layout(TensorRef t) {
-        if (t.kind == TensorRef::Output) return layouts_ + "[" + std::to_string(t.index) + "][:2]";
-        std::string v = primal(t);
-        return "(" + v + ".shape, " + v + ".stride())";
-    }
-
     // A coverage's digits and guards on a launch as Python: "((1, a["V"]), (a["stride_row"], ...)), a["V"] >= 4".
     std::string cover(const passes::Coverage &c, size_t launch) const {
         auto name = [&](const std::string &n) { return symbol(launch, n); };
@@ -145,11 +138,6 @@ private:
             os_ << "_covered_buffer(" << primal(a.tensor) << ", " << cover(*a.cover, a.launch)
                 << (a.wide ? ", True" : "") << ")\n";
             return;
-        case Init::Written: {
-            std::string x = primal(a.tensor);
-            os_ << "_store_buffer(" << x << ", *" << mirror_layout(a.mirror) << ")\n";
-            return;
-        }
         default: fail(TAD_ERR_INTERNAL, "launcher: a forward-mode allocation in the backward plan");
         }
     }

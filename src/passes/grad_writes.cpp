@@ -89,15 +89,6 @@ ValueId mask_of(const ir::Function &f, const ir::Op &op) {
     return strip_broadcast(f, op.operands[op.kind == OpKind::Load ? 1 : 2]);
 }
 
-// Whether a mask (kNoValue: none) is, or ANDs in, a condition that holds for a whole program.
-bool per_program(const ir::Function &f, ValueId mask) {
-    if (mask == ir::kNoValue) return false;
-    if (f.type(mask).scalar()) return true;
-    const ir::Op &op = f.def(mask);
-    if (op.kind == OpKind::Broadcast) return f.type(op.operands[0]).scalar() || per_program(f, op.operands[0]);
-    return op.kind == OpKind::And && (per_program(f, op.operands[0]) || per_program(f, op.operands[1]));
-}
-
 }  // namespace
 
 std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, const std::vector<std::string> &wrt,
@@ -129,9 +120,7 @@ std::map<std::string, GradWrite> plan_gradient_writes(const ir::Function &f, con
             if (!f.type(op.operands[0]).same_shape(f.type(loads[0]->operands[0]))) continue;
             std::vector<std::pair<std::string, std::string>> guards;
             if (!same_terms(f, la.terms, sa.terms, guards)) continue;
-            plan[p] = GradWrite{
-                GradWrite::Store, sa.base, guards, !per_program(f, op.has_mask ? op.operands[2] : ir::kNoValue), false,
-                std::nullopt};
+            plan[p] = GradWrite{GradWrite::Store, sa.base, guards, false, std::nullopt};
             break;
         }
     }

@@ -42,10 +42,6 @@ struct GradWrite {
     // Store: scalar parameter pairs that must be equal at run time for the addresses to coincide
     // (e.g. stride_x == stride_y); empty when they coincide structurally.
     std::vector<std::pair<std::string, std::string>> guards;
-    // Store: whether the forward's stores cover the whole output. False when the mask ANDs in a
-    // per-program scalar condition (a run-time `if`, an early `return`): a program may then write
-    // nothing, so the gradient buffer must start zeroed.
-    bool covers = true;
     // Its writes at data-dependent addresses are in a kernel of their own (split_scatter.h): Store,
     // the other writes; Atomic, that kernel's relaxed adds onto them.
     bool split = false;

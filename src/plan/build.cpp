@@ -11,12 +11,11 @@ namespace tad::plan {
 namespace {
 
 // Aggregates spelled out field by field would be long; these name what each case sets.
-Alloc alloc(TensorRef t, Init init, int index = -1, TensorRef mirror = {}) {
+Alloc alloc(TensorRef t, Init init, int index = -1) {
     Alloc a;
     a.tensor = t;
     a.init = init;
     a.index = index;
-    a.mirror = mirror;
     return a;
 }
 
@@ -301,21 +300,18 @@ private:
                  "plan: the cotangent of temporary " + std::to_string(t.index) + " is not a shared buffer");
         auto w = bwd.writes.find(param);
         bool store = w != bwd.writes.end() && w->second.kind == passes::GradWrite::Store;
-        if (store && !w->second.covers && w->second.cover) {
-            allocs.push_back(alloc(t, Init::Covered));
+        if (!store) {
+            allocs.push_back(alloc(t, Init::Accumulator));
+            return a;
+        }
+        allocs.push_back(alloc(t, w->second.cover ? Init::Covered : Init::Zeros));
+        if (w->second.cover) {
             allocs.back().cover = w->second.cover;
             allocs.back().launch = k;
-        } else if (store && !w->second.covers) {
-            allocs.push_back(alloc(t, Init::Zeros));
         }
         // A split gradient's scatter adds onto the stored values: kept in float32 until the end,
         // unless the stores added what lands on them themselves (folded).
-        if (store && !w->second.covers)
-            allocs.back().wide = w->second.split && !w->second.folded;
-        else if (store)
-            allocs.push_back(alloc(t, Init::Written, -1, l.tensors.at(w->second.mirror)));
-        else
-            allocs.push_back(alloc(t, Init::Accumulator));
+        allocs.back().wide = w->second.split && !w->second.folded;
         return a;
     }
 };

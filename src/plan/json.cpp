@@ -28,8 +28,8 @@ const char *const kTensorKinds[] = {"input", "output", "temp"};
 const char *const kRoles[] = {"backward", "tape_sizing", "tangent"};
 const char *const kArgKinds[] = {"scalar",    "tensor",    "saved",   "shadow",         "tape", "tape_stride",
                                  "tape_need", "grid_size", "partial", "partial_stride", "hits", "stash"};
-const char *const kInits[] = {"absent", "cotangent", "incoming", "accumulator", "written",
-                              "zeros",  "covered",   "partials", "tangent",     "zero_tangent"};
+const char *const kInits[] = {"absent",  "cotangent", "incoming", "accumulator", "zeros",
+                              "covered", "partials",  "tangent",  "zero_tangent"};
 const char *const kGuardOps[] = {"equal", "at_least", "any"};
 const char *const kParamKinds[] = {"pointer", "int", "float"};
 const char *const kWrites[] = {"stores", "atomics"};
@@ -198,7 +198,6 @@ void put_alloc(JsonRef o, const Alloc &a) {
     o.set("tensor", tensor(a.tensor));
     o.set("init", spell(kInits, a.init));
     o.set("index", a.index);
-    o.set("mirror", tensor(a.mirror));
     if (a.cover) put_coverage(o.set_object("cover"), *a.cover);
     o.set_bool("wide", a.wide);
     o.set_bool("written", a.written);
@@ -211,7 +210,6 @@ Alloc alloc(JsonRef j) {
     a.tensor = tensor(j.at("tensor"));
     a.init = parse_enum<Init>(kInits, j.at("init"), "shadow init");
     a.index = static_cast<int>(j.at("index").integer());
-    a.mirror = tensor(j.at("mirror"));
     if (j.has("cover")) a.cover = coverage(j.at("cover"));
     a.wide = j.at("wide").boolean();
     a.written = j.at("written").boolean();

@@ -109,8 +109,6 @@ enum class Init {
     Incoming,  // output `index`'s incoming gradient, in the output's dtype and strides (zeros
     // when there is none): read by one launch
     Accumulator,  // zeros, float32 (float64 for float64): atomic adds
-    Written,  // the tensor's dtype, uninitialised when the tensor has `mirror`'s shape and
-    // strides (then the plain stores that mirror its stores cover it), else zeros
     Zeros,  // zeros in the tensor's dtype: plain stores that may cover nothing
     // The tensor's dtype, uninitialised where `cover` holds on launch `launch` (plain stores reach
     // every element: covers() below), else zeros
@@ -128,7 +126,6 @@ struct Alloc {
     TensorRef tensor;
     Init init = Init::Absent;
     int index = -1;  // Cotangent, Incoming: the output; Tangent: the grad input (see Init)
-    TensorRef mirror;  // Written
     std::optional<passes::Coverage> cover;  // Covered
     bool wide = false;  // Covered, Zeros: float32 (float64 for float64) instead of the tensor's dtype
     bool written = false;  // Tangent

@@ -34,7 +34,6 @@ std::string init(const Alloc &a) {
     case Init::Cotangent: return "cotangent of output " + std::to_string(a.index);
     case Init::Incoming: return "incoming gradient of output " + std::to_string(a.index);
     case Init::Accumulator: return "accumulator";
-    case Init::Written: return "written, covered when laid out as " + tensor(a.mirror);
     case Init::Zeros: return a.wide ? "zeros, float32" : "zeros";
     case Init::Partials: return "the sum of its partial rows";
     case Init::Covered:

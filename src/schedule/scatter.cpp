@@ -30,7 +30,7 @@ std::optional<ad::Backward> split_scatter(ad::Backward &b, const ad::Cleanup &cl
         auto w = b.writes.find(o.primal);
         if (o.kind != ad::ParamOrigin::Shadow || w == b.writes.end() || !w->second.split) continue;
         shadows.insert(b.fn.params[i].name);
-        writes[o.primal] = passes::GradWrite{passes::GradWrite::Atomic, "", {}, true, true, std::nullopt};
+        writes[o.primal] = passes::GradWrite{passes::GradWrite::Atomic, "", {}, true, std::nullopt};
     }
     if (shadows.empty()) return std::nullopt;
     if (b.tape) return *why = "its backward keeps a tape", std::nullopt;

@@ -24,7 +24,6 @@ std::vector<Option> options(const passes::GradWrite &mirror, const passes::GradA
     std::vector<Option> out;
     if (mirror.kind == passes::GradWrite::Store) {
         Option o{mirror, {}};
-        o.write.covers = false;
         o.write.cover = access && access->cls == passes::LoadAccess::Disjoint ? access->cover : std::nullopt;
         for (const auto &[a, b] : mirror.guards)
             o.guards.push_back({plan::Guard::Equal, passes::Poly::symbol(a), passes::Poly::symbol(b), {}});
@@ -34,7 +33,7 @@ std::vector<Option> options(const passes::GradWrite &mirror, const passes::GradA
     }
     const bool split = access && access->cls == passes::LoadAccess::Scatter && access->split;
     if (access && (access->cls == passes::LoadAccess::Disjoint || split)) {
-        Option o{passes::GradWrite{passes::GradWrite::Store, "", {}, false, split, access->cover}, {}};
+        Option o{passes::GradWrite{passes::GradWrite::Store, "", {}, split, access->cover}, {}};
         for (const passes::Inequality &b : access->guards) o.guards.push_back({plan::Guard::AtLeast, b.lhs, b.rhs, {}});
         out.push_back(o);
         if (o.guards.empty()) return out;
@@ -108,7 +107,7 @@ std::string print(const WritePlan &w) {
             continue;
         }
         s += g.mirror.empty() ? "store, disjoint" : "store mirroring " + g.mirror;
-        s += g.covers ? "" : g.cover ? ", covering where its layout matches" : ", not covering";
+        s += g.cover ? ", covering where its layout matches" : ", not covering";
         s += g.split ? ", scatter split\n" : "\n";
     }
     if (!w.guards.empty()) {

@@ -60,7 +60,7 @@ std::optional<ad::Backward> stored_adds(const ad::Backward &b, const std::set<st
     out.fn = std::move(s.fn);
     for (const passes::StoredAdd &a : s.stored) {
         const std::string primal = b.origins.at(b.fn.param_index(a.param)).primal;
-        out.writes[primal] = passes::GradWrite{passes::GradWrite::Store, "", {}, false, false, a.cover};
+        out.writes[primal] = passes::GradWrite{passes::GradWrite::Store, "", {}, false, a.cover};
         for (const plan::Guard &g : guards_of(a.alternatives))
             if (std::find(guards->begin(), guards->end(), g) == guards->end()) guards->push_back(g);
     }

@@ -82,7 +82,7 @@ std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::stri
         // writes are keyed by the forward's parameter, the one the shadow parameter shadows.
         for (const std::string &param : k.params) {
             const std::string primal = b.origins.at(b.fn.param_index(param)).primal;
-            p.bwd.writes[primal] = passes::GradWrite{passes::GradWrite::Store, "", {}, false, false, std::nullopt};
+            p.bwd.writes[primal] = passes::GradWrite{passes::GradWrite::Store, "", {}, false, std::nullopt};
             b.writes.erase(primal);
         }
         p.axis = k.axis;

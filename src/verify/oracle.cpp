@@ -87,10 +87,6 @@ bool covered(const passes::Coverage &c, const Recorded &launch, JsonRef layout) 
         ints(layout.at("stride")));
 }
 
-bool same_layout(JsonRef a, JsonRef b) {
-    return a.at("shape").dump() == b.at("shape").dump() && a.at("stride").dump() == b.at("stride").dump();
-}
-
 // The call's tensors on the interpreter, by key.
 struct Tensors {
     interp::Memory mem;
@@ -238,8 +234,6 @@ void run_backward(Run &r) {
         if (a.init == plan::Init::Cotangent || a.init == plan::Init::Incoming)
             data = r.cot.at(static_cast<size_t>(a.index));
         // Uninitialised (poisoned) exactly when the emitted launcher leaves it so.
-        if (a.init == plan::Init::Written && same_layout(layout_of(in.trace, a.tensor), layout_of(in.trace, a.mirror)))
-            std::fill(data.begin(), data.end(), unwritten_poison());
         if (a.init == plan::Init::Covered && covered(*a.cover, r.launches.at(a.launch), layout_of(in.trace, a.tensor)))
             std::fill(data.begin(), data.end(), unwritten_poison());
         return r.bmem.add(interp::Buffer{"d" + key_of(a.tensor), ir::DType::F32, std::move(data)});

@@ -30,10 +30,15 @@ plan::Alloc alloc(plan::TensorRef t, plan::Init init) {
     return a;
 }
 
-// X's gradient written mirroring Y, Y's the incoming gradient of output 0.
-std::vector<plan::Alloc> written_and_incoming() {
-    plan::Alloc dx = alloc(kX, plan::Init::Written);
-    dx.mirror = kY;
+// X's gradient written by stores that reach every element where X is laid out as (1, BLOCK),
+// (BLOCK, the programs) (rows of BLOCK, one a program), Y's the incoming gradient of output 0.
+std::vector<plan::Alloc> covered_and_incoming() {
+    plan::Alloc dx = alloc(kX, plan::Init::Covered);
+    passes::Coverage c;
+    c.digits = {{passes::Poly::constant(1), passes::Poly::symbol("BLOCK")},
+                {passes::Poly::symbol("BLOCK"), passes::Poly::symbol("num_programs(0)")}};
+    dx.cover = c;
+    dx.launch = 0;
     plan::Alloc dy = alloc(kY, plan::Init::Incoming);
     dy.index = 0;
     return {dx, dy};
@@ -131,7 +136,7 @@ Manifest elementwise(const std::string &) {
     p.kernels.push_back(k);
     p.prologue.push_back(alloc(kX, plan::Init::Absent));
     plan::Branch b;
-    b.allocs = written_and_incoming();
+    b.allocs = covered_and_incoming();
     plan::Run run;
     run.kernel = 0;
     run.args = {tensor_arg(kX, "X"), shadow_arg(kX), shadow_arg(kY), scalar_arg("N"), scalar_arg("eps")};
@@ -161,7 +166,7 @@ Manifest stashed(const std::string &dir, const std::string &dtype) {
     }
     p.kernels = {rest, dx};
     plan::Branch b;
-    b.allocs = written_and_incoming();
+    b.allocs = covered_and_incoming();
     b.stashes = {plan::StashBuffer{"S", {"BLOCK"}, kX}};
     plan::Arg s;
     s.kind = plan::Arg::Stash;
@@ -213,7 +218,7 @@ Manifest regridded(const std::string &dir, const std::string &dtype, int axes) {
         plan::Regrid{axes == 1 ? std::vector<int>{0} : std::vector<int>{0, 1}, gs, {{"DW", "DW_slab"}}, {}, {"DW"}};
     p.kernels.push_back(k);
     plan::Branch b;
-    b.allocs = written_and_incoming();
+    b.allocs = covered_and_incoming();
     b.allocs.push_back(alloc(kW, plan::Init::Partials));
     plan::Run run;
     run.kernel = 0;

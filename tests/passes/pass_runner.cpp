@@ -75,8 +75,7 @@ std::string plan_text(const ir::Function &f, const Step &s) {
         }
         std::vector<std::string> guards;
         for (const auto &[a, b] : w.guards) guards.push_back(a + "==" + b);
-        out += "store mirror=" + w.mirror + (guards.empty() ? "" : " guards=" + join(guards, ",")) +
-               " covers=" + (w.covers ? "true" : "false") + "\n";
+        out += "store mirror=" + w.mirror + (guards.empty() ? "" : " guards=" + join(guards, ",")) + "\n";
     }
     return out;
 }

@@ -113,8 +113,9 @@ TEST(DumpIr, PrintsEachStageInPipelineOrder) {
     for (const char *header :
          {"// ---- lower: _gelu_fwd\nfunc @_gelu_fwd(", "// ---- cse: _gelu_fwd\nfunc @_gelu_fwd(",
           "// ---- flow: gelu\nlaunch 0 _gelu_fwd: wrt X; outputs Y; overwritten\n",
-          "// ---- writes: _gelu_fwd_bwd\nX: store mirroring Y, covering where its layout matches\n", "// ---- ad: _gelu_fwd_bwd\nfunc @_gelu_fwd_bwd(",
-          "// ---- cse: _gelu_fwd_bwd\n", "// ---- dce: _gelu_fwd_bwd\n", "// ---- drop-unused-params: _gelu_fwd_bwd\n",
+          "// ---- writes: _gelu_fwd_bwd\nX: store mirroring Y, covering where its layout matches\n",
+          "// ---- ad: _gelu_fwd_bwd\nfunc @_gelu_fwd_bwd(", "// ---- cse: _gelu_fwd_bwd\n",
+          "// ---- dce: _gelu_fwd_bwd\n", "// ---- drop-unused-params: _gelu_fwd_bwd\n",
           "// ---- ad: _gelu_fwd_jvp\nfunc @_gelu_fwd_jvp(", "// ---- drop-unused-params: _gelu_fwd_jvp\n"}) {
         size_t next = all.find(header, at);
         EXPECT_NE(next, std::string::npos) << "missing, or out of order: " << header << "\nin:\n" << all;

@@ -40,8 +40,6 @@ TEST_P(TorchCodeDifferentiated, EachLaunchANodeAndTheWholeStubMatchesFiniteDiffe
     const std::string module = generate_and_verify(GetParam(), &report, &passed);
     EXPECT_NE(module.find("class _LaunchFunction(torch.autograd.Function):"), std::string::npos);
     EXPECT_NE(module.find("    with _capturing_nodes(_NODES):\n        return "), std::string::npos);
-    // The launch may leave part of what it writes to torch code: its plain-store gradients start zeroed.
-    EXPECT_EQ(module.find("= _store_buffer("), std::string::npos);
     EXPECT_TRUE(passed) << report.dump(true);
     JsonRef results = report.at("results");
     ASSERT_GE(results.size(), 1u);

@@ -40,8 +40,8 @@ ad::Backward backward(const std::string &name, const std::vector<Param> &params)
 ad::ParamOrigin primal(const std::string &p) { return {ad::ParamOrigin::Primal, p}; }
 ad::ParamOrigin shadow(const std::string &p) { return {ad::ParamOrigin::Shadow, p}; }
 
-passes::GradWrite store(const std::string &mirror, bool covers = true) {
-    return passes::GradWrite{passes::GradWrite::Store, mirror, {}, covers, false, std::nullopt};
+passes::GradWrite store(const std::string &mirror) {
+    return passes::GradWrite{passes::GradWrite::Store, mirror, {}, false, std::nullopt};
 }
 
 // y = f(x) in one launch: X -> Y.
@@ -64,14 +64,16 @@ plan::Derivation one_launch(passes::GradWrite write) {
 
 }  // namespace
 
-TEST(BackwardPlan, StoreGradientIsWrittenLikeTheMirroredOutput) {
+// A store mirroring the output's stores, with no coverage proved: zeros (that the forward fills its
+// output is not known).
+TEST(BackwardPlan, StoreGradientWithoutCoverageStartsAtZero) {
     EXPECT_EQ(plan::print(plan::backward(one_launch(store("Y")))),
               "backward plan\n"
               "kernel #0 fwd_bwd: backward of fwd; X: stores\n"
               "prologue:\n"
               "  shadow of input 0: absent\n"
               "launch 0 (fwd):\n"
-              "  shadow of input 0: written, covered when laid out as output 0\n"
+              "  shadow of input 0: zeros\n"
               "  shadow of output 0: incoming gradient of output 0\n"
               "  run #0 fwd_bwd\n"
               "    X = input 0 (X)\n"
@@ -83,11 +85,6 @@ TEST(BackwardPlan, StoreGradientIsWrittenLikeTheMirroredOutput) {
               "  input 1: none\n");
 }
 
-TEST(BackwardPlan, AGradientWrittenByProgramsThatMaySkipStartsAtZero) {
-    std::string p = plan::print(plan::backward(one_launch(store("Y", /*covers=*/false))));
-    EXPECT_NE(p.find("  shadow of input 0: zeros\n"), std::string::npos) << p;
-}
-
 // Stores that reach every element where the tensor is laid out as their digits: left
 // uninitialised there (covers), zeros elsewhere.
 TEST(BackwardPlan, CoveringStoresNeedNoZeros) {
@@ -95,7 +92,7 @@ TEST(BackwardPlan, CoveringStoresNeedNoZeros) {
     c.digits = {{passes::Poly::symbol("stride"), passes::Poly::symbol("num_programs(0)")},
                 {passes::Poly::constant(1), passes::Poly::symbol("n")}};
     c.guards = {{passes::Poly::symbol("BLOCK"), passes::Poly::symbol("n")}};
-    std::string p = plan::print(plan::backward(one_launch({passes::GradWrite::Store, "", {}, false, false, c})));
+    std::string p = plan::print(plan::backward(one_launch({passes::GradWrite::Store, "", {}, false, c})));
     EXPECT_NE(p.find("  shadow of input 0: uninitialised when laid out as (stride, size) pairs (stride, "
                      "num_programs(0)), (1, n) where BLOCK >= n, else zeros\n"),
               std::string::npos)
@@ -125,10 +122,10 @@ TEST(BackwardPlan, AtomicGradientIsAnAccumulator) {
 // on unrounded values; zeros: the stores may cover nothing), and the scatter kernel runs after it,
 // adding into that same buffer.
 TEST(BackwardPlan, ScatterKernelRunsLastOnTheStoredBuffer) {
-    passes::GradWrite stores{passes::GradWrite::Store, "", {}, false, true, std::nullopt};
+    passes::GradWrite stores{passes::GradWrite::Store, "", {}, true, std::nullopt};
     plan::Derivation d = one_launch(stores);
     ad::Backward scatter = backward("fwd_bwd_scatter", {{"X", primal("X")}, {"DX", shadow("X")}});
-    scatter.writes["X"] = passes::GradWrite{passes::GradWrite::Atomic, "", {}, true, true, std::nullopt};
+    scatter.writes["X"] = passes::GradWrite{passes::GradWrite::Atomic, "", {}, true, std::nullopt};
     d.launches[0].specializations[0].variants[0].scatter = scatter;
     const std::string p = plan::print(plan::backward(d));
     EXPECT_NE(p.find("kernel #1 fwd_bwd_scatter: backward of fwd; X: atomics\n"), std::string::npos) << p;
@@ -269,7 +266,7 @@ TEST(BackwardPlan, GuardedVariantsAreBranches) {
     std::string p = plan::print(plan::backward(d));
     EXPECT_NE(p.find("launch 0 (fwd):\n"
                      "  if sx == sy:\n"
-                     "    shadow of input 0: written, covered when laid out as output 0\n"
+                     "    shadow of input 0: zeros\n"
                      "    shadow of output 0: incoming gradient of output 0\n"
                      "    run #0 fwd_bwd\n"),
               std::string::npos)

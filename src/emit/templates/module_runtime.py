@@ -592,16 +592,6 @@ def _cotangent_buffer(g, layout):
     return out.zero_() if g is None else out.copy_(g)
 
 
-def _store_buffer(t, shape, stride):
-    """Gradient written with plain stores mirroring the forward's store to a buffer of this shape
-    and stride: every element is written when `t` has that layout, otherwise unwritten elements
-    must read as zero."""
-    out = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
-    if tuple(t.shape) == tuple(shape) and tuple(t.stride()) == tuple(stride):
-        return out
-    return out.zero_()
-
-
 def _wide_dtype(t, wide):
     """The tensor's dtype, or with `wide` float32 (float64 for float64): sums kept unrounded."""
     return t.dtype if not wide else torch.float64 if t.dtype == torch.float64 else torch.float32
