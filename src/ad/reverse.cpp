@@ -119,6 +119,10 @@ void Reverse::sweep_range(int from, int to) {
             seed_from_store(op);
             continue;
         }
+        if (op.kind == OpKind::Load && adj_[op.result] == ir::kNoValue) {
+            write_zero_gradient(op);
+            continue;
+        }
         if (op.result == ir::kNoValue || adj_[op.result] == ir::kNoValue) continue;
         ValueId g = adj_[op.result];
         // Adjoints are shared between values (an add passes one on to both operands); name
@@ -180,6 +184,19 @@ void Reverse::write_gradient(const ir::Op &op, ValueId g) {
     } else {
         b_.store(ptr, b_.cast(g, bwd_.type(ptr).elem), mask);
     }
+}
+
+// A load whose value reaches no output (`x1 > 0` deciding a tl.where) still gets its gradient's
+// plain store, of zeros: the plan takes the buffer's coverage from every load of the parameter, and
+// leaves it unfilled where that covers the tensor.
+void Reverse::write_zero_gradient(const ir::Op &op) {
+    const std::string base = base_param(op.operands[0]);
+    if (!contains(spec_.wrt, base) || atomic(base)) return;
+    read_[base] = true;
+    const ValueId ptr = shadow(op.operands[0]);
+    const ir::Type &t = bwd_.type(ptr);
+    const ValueId zero = b_.constant(0, t.elem);
+    b_.store(ptr, t.scalar() ? zero : b_.broadcast(zero, t.shape), op.has_mask ? P(op.operands[1]) : ir::kNoValue);
 }
 
 }  // namespace detail

@@ -211,6 +211,7 @@ private:
     void seed_from_store(const ir::Op &op);
 
     void write_gradient(const ir::Op &op, ValueId g);
+    void write_zero_gradient(const ir::Op &op);
 };
 
 }  // namespace tad::ad::detail

@@ -233,9 +233,7 @@ void run_backward(Run &r) {
         std::vector<double> data(r.t.size(a.tensor), 0.0);
         if (a.init == plan::Init::Cotangent || a.init == plan::Init::Incoming)
             data = r.cot.at(static_cast<size_t>(a.index));
-        // Uninitialised (poisoned) exactly when the emitted launcher leaves it so.
-        if (a.init == plan::Init::Covered && covered(*a.cover, r.launches.at(a.launch), layout_of(in.trace, a.tensor)))
-            std::fill(data.begin(), data.end(), unwritten_poison());
+        // A Covered shadow is poisoned by the runner where the launcher leaves it uninitialised.
         return r.bmem.add(interp::Buffer{"d" + key_of(a.tensor), ir::DType::F32, std::move(data)});
     });
     runner.poison_covered(

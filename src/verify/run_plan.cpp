@@ -156,7 +156,14 @@ struct PlanRunner::Call {
 
 void PlanRunner::alloc(const plan::Alloc &a) {
     int id = allocate_(a);
-    if (id >= 0) shadows_[a.tensor] = id;
+    if (id < 0) return;
+    shadows_[a.tensor] = id;
+    // Uninitialised exactly where the launcher leaves it so, judged on the grid the branch runs on
+    // (a remapped branch's box, set before its allocations).
+    if (a.init == plan::Init::Covered && covered_ && covered_(*a.cover, launches_.at(a.launch), a.tensor)) {
+        std::vector<double> &data = mem_.at(id).data;
+        std::fill(data.begin(), data.end(), poison_);
+    }
 }
 
 // The box a remapped branch's launch runs on (its programs map onto it one to one), or nullopt.

@@ -48,9 +48,10 @@ public:
 
     void run(const plan::Plan &p);
     const std::map<plan::TensorRef, int> &shadows() const { return shadows_; }
-    // Whether a re-gridded run's partial with this cover needs no zero fill on this launch (as the
-    // run sees it; the tensor's layout is the caller's): such partials start as `poison`, which a row
-    // element the run leaves unwritten carries into the gradient. Unset: every partial starts zeroed.
+    // Whether a re-gridded run's partial, or a Covered shadow, with this cover needs no zero fill on
+    // this launch (as the run sees it: a remapped branch's box; the tensor's layout is the caller's):
+    // such buffers start as `poison`, which an element the runs leave unwritten carries into the
+    // gradient. Unset: every partial starts zeroed, a shadow as the caller allocated it.
     using Covered = std::function<bool(const passes::Coverage &, const Recorded &, const plan::TensorRef &)>;
     void poison_covered(Covered covered, double poison) {
         covered_ = std::move(covered);

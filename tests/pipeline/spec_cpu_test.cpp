@@ -79,6 +79,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"spec/doubled_tile", 2, {"2*a[\"BLOCK\"] >= a[\"N\"]"}, {"a[\"2 * BLOCK\"]"}},
         // A forward store short of its output's rows: the mirroring stores' buffer is zero-filled there.
         Case{"valid/store_short_of_the_row", 2, {"_covered_buffer(x, ((1, a[\"N\"] - 1), "}, {"_store_buffer(x"}},
+        // A half of the row that only decides a tl.where: its gradient's zeros are stored.
+        Case{"valid/unread_half", 2, {"_covered_buffer(x, "}, {}},
         Case{"valid/barriers", 2, {"    tl.debug_barrier()\n"}, {}}, Case{"valid/scalar_cast", 2, {}, {}},
         Case{"valid/where_literals", 2, {"tl.where(x > 0.0, 0.0, -1.5)"}, {"0.to("}},
         Case{"valid/cast_constexpr", 2, {"tl.cast(K, tl.float32)"}, {"K.to(", "BLOCK.to("}},
