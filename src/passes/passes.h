@@ -45,7 +45,7 @@ struct GradWrite {
     // Its writes at data-dependent addresses are in a kernel of their own (split_scatter.h): Store,
     // the other writes; Atomic, that kernel's relaxed adds onto them.
     bool split = false;
-    // Store, not mirroring: what its stores reach (the access analysis), when that can be all of the
+    // Store: what its stores reach (the access analysis), when that can be all of the
     // buffer; the buffer then needs no zero fill where plan::covers holds.
     std::optional<Coverage> cover;
     // Split, with the adds that land on an element the same program stores added by that store

@@ -5,7 +5,7 @@
 //                                                      printed result (each result must verify)
 //   // RUN: cse | plan-gradient-writes wrt=X,W outputs=Y
 //                                                      per wrt parameter, its decision:
-//                                                      "X: store mirror=Y guards=a==b covers=true" or
+//                                                      "X: store mirror=Y guards=a==b" or
 //                                                      "X: atomic"
 //   // RUN: memory-params                              "loaded: X, W", "stored: ...", "accumulated: ...",
 //                                                      "overwritten: ...", then per access
