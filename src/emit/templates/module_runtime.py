@@ -434,13 +434,13 @@ class _Tuner:
 
     def _tune(self, grid, args, kwargs, tiles=(), defaults=None):
         names = self.kernel.arg_names
-        written = [a for i, a in enumerate(args) if torch.is_tensor(a) and i < len(names) and names[i] in self.written]
-        need = sum(a.numel() * a.element_size() for a in written)
-        if written and written[0].is_cuda and need > self.MEMORY_SHARE * torch.cuda.mem_get_info(written[0].device)[0]:
+        written = [i for i, a in enumerate(args) if torch.is_tensor(a) and i < len(names) and names[i] in self.written]
+        need = sum(args[i].numel() * args[i].element_size() for i in written)
+        first = args[written[0]] if written else None
+        if first is not None and first.is_cuda and need > self.MEMORY_SHARE * torch.cuda.mem_get_info(first.device)[0]:
             return None
         try:
-            trial = [torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=a.device)
-                     if torch.is_tensor(a) and i < len(names) and names[i] in self.written else a
+            trial = [torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=a.device) if i in written else a
                      for i, a in enumerate(args)]
         except RuntimeError:  # no memory for the copies: no tuning
             return None
