@@ -42,7 +42,8 @@ struct GradSpec {
     // gets none of it; atomic adds pass their cotangent on unchanged.
     std::vector<std::string> overwritten = {};
     // Pointer parameters whose buffer still holds, when the backward runs, what this launch stored:
-    // an output or temporary that no later launch writes and no other parameter points at. A
+    // an output or temporary, or an input the stub updates in place and returns (saved for the
+    // backward after the forward), that no later launch writes and no other parameter points at. A
     // backward may load a value the forward saved there instead of recomputing it.
     std::vector<std::string> kept = {};
 };

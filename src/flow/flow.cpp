@@ -197,11 +197,22 @@ void saved_copies(const std::vector<Launch> &ls, Flow &f) {
     kept_buffers(ls, f);
 }
 
+namespace {
+
+// Whether the stub returns input `i`, updated in place: the module saves it for the backward after
+// the forward (autograd then refuses a backward after a later in-place change).
+bool returned_in_place(const Flow &f, int i) {
+    return std::any_of(f.aliases.begin(), f.aliases.end(), [&](const auto &a) { return a.second == i; });
+}
+
+}  // namespace
+
 void kept_buffers(const std::vector<Launch> &ls, Flow &f) {
     for (size_t k = 0; k < ls.size() && k < f.specs.size(); ++k)
         for (const auto &[param, t] : ls[k].tensors) {
-            bool kept = ls[k].mem.stored.count(param) && (t.kind == TensorRef::Temp || t.kind == TensorRef::Output) &&
-                        !(t.kind == TensorRef::Output && f.aliases.count(t.index));
+            bool kept = ls[k].mem.stored.count(param) &&
+                        (t.kind == TensorRef::Temp || (t.kind == TensorRef::Output && !f.aliases.count(t.index)) ||
+                         (t.kind == TensorRef::Input && returned_in_place(f, t.index)));
             for (const auto &[other, u] : ls[k].tensors) kept = kept && (other == param || u != t);
             for (size_t m = k + 1; m < ls.size() && kept; ++m) kept = !tensors(ls[m], ls[m].mem.stored).count(t);
             if (kept) f.specs[k].kept.push_back(param);

@@ -24,6 +24,8 @@ struct Reuse {
     std::vector<ValueId> chain;
     std::vector<ValueId> other;
     std::vector<std::vector<Inequality>> alternatives;  // one without guards: proved statically
+    // A masked store's mask: its lanes off read back what the value's loads give there (`other`).
+    ValueId mask = ir::kNoValue;
 };
 
 bool pure(const ir::Op &op) {
@@ -136,7 +138,11 @@ private:
         const ValueId v = st.operands[1];
         const std::string base = pointer_base(f_, st.operands[0]);
         if (!top_[r.store]) return "stored inside a loop";
-        if (st.has_mask) return "its store is masked";
+        const bool tile = f_.type(v).rank() > 0;
+        std::set<ValueId> loads;
+        const bool moved = tile && linear_over_loads(v, &loads);
+        if (st.has_mask && !(moved && masked_alike(loads, st.operands[2]))) return "its store is masked";
+        if (st.has_mask) r.mask = st.operands[2];
         if (claimed_.count(v)) return "another store saves it already";
         if (!member(v)) return "it is a loop's result";
         if (exactness_matters(v)) return "its exact value matters (an extremum, or compared)";
@@ -147,20 +153,77 @@ private:
                 return "the kernel writes " + base + " elsewhere too";
         if (ir::dtype_rank(f_.type(v).elem) < ir::dtype_rank(ir::DType::F32))
             return std::string("it is saved in ") + ir::dtype_name(f_.type(v).elem) + " (rounded)";
-        if (f_.type(v).rank() > 0 && !cone_any(v, [](const ir::Op &op) {
+        if (tile && !moved && !cone_any(v, [](const ir::Op &op) {
                 const ir::OpClass c = ir::op_info(op.kind).cls;
                 return c == ir::OpClass::Reduction || c == ir::OpClass::Scan || c == ir::OpClass::Contraction ||
                        op.kind == OpKind::LoopResult;
             }))
-            return "a tile computed without a reduction (recomputing it costs what loading it does)";
+            return "a tile computed without a reduction, and not linearly from two or more loads only it reads "
+                   "(recomputing it costs what loading it does)";
         if (cone_any(v, [](const ir::Op &op) { return op.kind == OpKind::GradVia || op.kind == OpKind::StopGradient; }))
             return "it is computed from values already read back";
         if (!computable_after(st.operands[0], def(v))) return "its address reads memory or a loop's state";
+        if (r.mask != ir::kNoValue && !computable_after(r.mask, def(v)))
+            return "its mask reads memory or a loop's state";
         std::string why;
         if (!writes_distinct(f_, affine_, {st.operands[0]}, ir::kNoValue, program_axes(f_), -1, &r.alternatives, &why))
             return "not proven to write each element from one program: " + why;
         chain(r);
         return "";
+    }
+
+    // Whether tile v is a linear function of two or more tile loads read by nothing else (`loads`
+    // gets them): an add, subtraction, negation, float cast, broadcast or product with an invariant
+    // of them. Loading v back then costs one read where computing it costs two or more, and the
+    // loads become dead in the backward (a linear op's derivative needs no operand).
+    bool linear_over_loads(ValueId v, std::set<ValueId> *loads) const {
+        while (float_cast(f_.def(v))) v = f_.def(v).operands[0];
+        std::set<ValueId> cone;
+        std::vector<ValueId> work = {v};
+        while (!work.empty()) {
+            const ValueId x = work.back();
+            work.pop_back();
+            if (invariant(x) || !cone.insert(x).second) continue;
+            const ir::Op &op = f_.def(x);
+            if (op.kind == OpKind::Load) {
+                if (f_.type(x).rank() == 0 || !top_[def(x)]) return false;
+                loads->insert(x);
+                continue;
+            }
+            if (!linear_step(op)) return false;
+            for (ValueId o : op.operands) work.push_back(o);
+        }
+        for (ValueId x : cone)
+            for (int u : users_.at(x))
+                if (x != v && !cone.count(f_.ops[u].result)) return false;
+        return loads->size() >= 2;
+    }
+
+    bool float_cast(const ir::Op &op) const {
+        return op.kind == OpKind::Cast && f_.type(op.result).is_float() && f_.type(op.operands[0]).is_float();
+    }
+
+    bool linear_step(const ir::Op &op) const {
+        switch (op.kind) {
+        case OpKind::Add:
+        case OpKind::Sub:
+        case OpKind::Neg:
+        case OpKind::Broadcast:
+        case OpKind::ExpandDims: return true;
+        case OpKind::Cast: return float_cast(op);
+        case OpKind::Mul: return invariant(op.operands[0]) || invariant(op.operands[1]);
+        case OpKind::Div: return invariant(op.operands[1]);
+        default: return false;
+        }
+    }
+
+    // Whether every load masks its lanes by `mask`, with an `other`: off the mask, the stored
+    // value is then what its linear ops make of those `other`s.
+    bool masked_alike(const std::set<ValueId> &loads, ValueId mask) const {
+        return std::all_of(loads.begin(), loads.end(), [&](ValueId l) {
+            const ir::Op &op = f_.def(l);
+            return op.has_mask && op.has_other && op.operands[1] == mask;
+        });
     }
 
     // chain[0] = the stored value, then each operand its op is undone to, while the other operand
@@ -187,6 +250,10 @@ private:
     // undoing divides by it (u · c, c / u), a non-zero literal (not a constexpr spelled by name,
     // which may be 0 on another launch), so that no undone value is 0 / 0.
     bool undo_operand(const ir::Op &op, ValueId *u, ValueId *c) const {
+        if (op.kind == OpKind::Cast) {  // undone by a cast back: the value read back, rounded where narrower
+            *u = op.operands[0];
+            return float_cast(op) && member(*u);
+        }
         switch (op.kind) {
         case OpKind::Sqrt:
         case OpKind::Rsqrt:
@@ -302,8 +369,13 @@ private:
         std::map<ValueId, ValueId> done;
         b_.loc = st.loc;
         const ValueId ptr = clone(st.operands[0], done);
+        const ValueId mask = r.mask == ir::kNoValue ? ir::kNoValue : clone(r.mask, done);
         // Kept although the traced dtypes agree: the buffer may hold another dtype on another launch.
-        ValueId w = b_.cast(b_.load(ptr, ir::kNoValue, ir::kNoValue), f_.type(r.chain[0]).elem, true);
+        ValueId w = b_.cast(b_.load(ptr, mask, ir::kNoValue), f_.type(r.chain[0]).elem, true);
+        if (mask != ir::kNoValue) {
+            std::map<ValueId, ValueId> off;
+            w = b_.where(mask, w, masked_off(r.chain[0], off));
+        }
         stand_in_[r.chain[0]] = w;
         for (size_t k = 0; k + 1 < r.chain.size(); ++k) {
             const ir::Op &op = f_.def(r.chain[k]);
@@ -312,6 +384,28 @@ private:
             w = undo(op, r.chain[k + 1], w, c);
             stand_in_[r.chain[k + 1]] = w;
         }
+    }
+
+    // v on the lanes its loads mask off (Finder::masked_alike): each load gives its `other`, and
+    // what reads no load is v's value itself.
+    ValueId masked_off(ValueId v, std::map<ValueId, ValueId> &done) {
+        auto it = done.find(v);
+        if (it != done.end()) return it->second;
+        const ir::Op &op = f_.def(v);
+        if (op.kind == OpKind::Load) {
+            const ir::Type &t = f_.type(v);
+            ValueId o = b_.cast(map_[op.operands[2]], t.elem);
+            if (!out_.type(o).same_shape(t)) o = b_.broadcast(o, t.shape);
+            return done[v] = o;
+        }
+        ir::Op c = op;
+        bool changed = false;
+        for (ValueId &o : c.operands) {
+            const ValueId n = masked_off(o, done);
+            changed = changed || n != map_[o];
+            o = n;
+        }
+        return done[v] = changed ? b_.append(c, f_.type(v)) : map_[v];
     }
 
     // u from y = op(u, c), y's stand-in `y`.
@@ -326,6 +420,7 @@ private:
             return b_.binary(OpKind::Mul, inv, inv);
         }
         case OpKind::Neg: return b_.unary(OpKind::Neg, y);
+        case OpKind::Cast: return b_.cast(y, f_.type(u).elem, true);
         case OpKind::Mul: return b_.binary(OpKind::Div, y, c);
         default: return op.operands[1] == u ? b_.binary(OpKind::Div, c, y) : b_.binary(OpKind::Mul, y, c);
         }

@@ -13,18 +13,26 @@
 // The values v was made from by an op that can be undone without cancellation are replayed from the
 // load as well: with c computed before u (so not from it), y = c / u gives u = c / y, y = u / c gives
 // u = y · c, y = u · c gives u = y / c, y = sqrt u gives u = y², y = rsqrt u gives u = 1 / y², and
-// y = -u gives u = -y. rstd = 1 / sqrt(var + eps) thus also stands for sqrt(var + eps) = 1 / rstd,
+// y = -u gives u = -y; a float cast is undone by a cast back (rounded where it narrowed). rstd = 1 / sqrt(var + eps) thus also stands for sqrt(var + eps) = 1 / rstd,
 // whose derivative (1 / (2 sqrt)) is all the backward needs of the variance. Sums and differences
 // are not undone (y - c loses what c cancels); the values replayed that way differ from the
 // recomputed ones by rounding only.
 //
-// Where it holds: the store is outside loops, unmasked (every lane saved), the only write to its
+// Where it holds: the store is outside loops, unmasked (every lane saved; or, for a linear tile
+// below, masked as its loads), the only write to its
 // buffer in the kernel, at an address computed without loads or loop results, and proved to write
 // each element from one program (the access analysis, with run-time guards where it needs them);
 // each program then finds its own value there. Its buffer's element type is not narrower than v's
 // (the traced types; a store that rounds is not reused). v is a scalar per program, or a tile made
 // through a reduction (a statistic; loading a tile of elementwise values costs what recomputing
 // does), and reads no value the forward's rewrite already loads from a saved buffer.
+//
+// A linear tile: v made from two or more tile loads by adds, subtractions, negations, float casts,
+// broadcasts and products or quotients with invariants, where nothing else reads those loads (a
+// residual sum h = x + r). Reading it back costs one load where recomputing costs two or more, and
+// the loads die in the backward (a linear op's derivative needs no operand). Its store may be
+// masked when every load is masked by the same mask value with an `other`: v is then read back as
+// where(mask, loaded, v off the mask), v off the mask being its ops applied to the `other`s.
 #pragma once
 
 #include <string>

@@ -1,7 +1,8 @@
 // Reading back what the forward saved, on the CPU tier: LayerNorm's backward loads mean and rstd
 // (two row reductions left of four), a statistic saved at a run-time stride is read back only
 // where the launcher's guard proves each row its own element (rms_slot.py's slot = 0 recomputes),
-// and a loop's result saved as it is replaces that loop's rerun.
+// a loop's result saved as it is replaces that loop's rerun, and a residual sum h = x + r saved as a
+// tile (into an output, or into r's own buffer updated in place) is read back in place of x and r.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -40,6 +41,25 @@ TEST(SavedValuesCpu, LoopResult) {
     const std::string k = kernel(src, "_loop_sum_bwd");
     EXPECT_EQ(count(k, "tl.load(S_final + row)"), 1) << k;
     EXPECT_EQ(count(k, "for start in range(0, N, BLOCK):"), 2) << k;  // the gradient's two passes, no rerun
+}
+
+TEST(SavedValuesCpu, SumOfTwoLoadsReadBack) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("dataset/add_layernorm.py", "saved", 2);
+    const std::string k = kernel(src, "_add_layernorm_fwd_bwd");
+    EXPECT_EQ(count(k, "tl.load(Hs_final + offs, mask=mask"), 1) << k;
+    EXPECT_EQ(count(k, "tl.load(X "), 0) << k;
+    EXPECT_EQ(count(k, "tl.load(R "), 0) << k;
+    EXPECT_EQ(count(kernel(src, "_add_layernorm_fwd_bwd_recompute"), "tl.load(X "), 1) << src;
+}
+
+TEST(SavedValuesCpu, InPlaceSumReadBack) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("dataset/fused_add_rmsnorm.py", "saved", 2);
+    const std::string k = kernel(src, "_fused_add_rmsnorm_fwd_bwd");
+    EXPECT_EQ(count(k, "tl.load(Res_final + "), 1) << k;
+    EXPECT_EQ(count(k, "tl.load(X "), 0) << k;
+    EXPECT_EQ(count(k, "tl.load(Res "), 0) << k;
 }
 
 }  // namespace
