@@ -275,32 +275,49 @@ void push_variants(plan::Specialization &sp, ad::Backward b, const plan::Guards 
     }
 }
 
-// The variant with transposed kernels `t` and what is left of `b`, whose merged adds are stored where
-// that needs no guards (with guards, the variant would need a twin with the adds, and the transposed
-// kernels a second name).
-plan::KernelVariant transposed_variant(ad::Backward b, schedule::Transposition &t, const plan::Guards &guards,
-                                       const std::set<std::string> &merged, const std::set<std::string> &keep,
-                                       const std::optional<ad::Backward> &scatter, std::string *report) {
+// The variant that runs `rest`, then the transposed kernels `t` (the rest's form with the lanes' own
+// adds only: a `few` twin would need its transposed kernels twice).
+plan::KernelVariant with_transposed(ad::Backward rest, const schedule::Transposition &t,
+                                    std::vector<plan::Transposed> kernels, const plan::Guards &guards,
+                                    const std::optional<ad::Backward> &scatter, std::string *report) {
+    plan::KernelVariant v =
+        t.rest ? std::move(variants(std::move(rest), guards, false, report, false).back())
+               : plan::KernelVariant{std::move(rest), guards, std::nullopt, {}, false, std::nullopt, std::nullopt};
+    v.transposed = std::move(kernels);
+    v.stashes = t.stashes;
+    v.scatter = scatter;
+    return v;
+}
+
+// The variants with transposed kernels `t` and what is left of `b`: its merged adds stored, then,
+// where that needs guards, `b` with the adds (kernel name + "_adds", its transposed kernels' too).
+std::vector<plan::KernelVariant> transposed_variants(ad::Backward b, schedule::Transposition &t,
+                                                     const plan::Guards &guards, const std::set<std::string> &merged,
+                                                     const std::set<std::string> &keep,
+                                                     const std::optional<ad::Backward> &scatter, std::string *report) {
     for (const plan::Transposed &k : t.kernels) dump("transpose", k.bwd.fn);
     plan::Guards all = guards;
     all.insert(all.end(), t.guards.begin(), t.guards.end());
     plan::Guards with = all;
-    std::string stores;
     std::optional<ad::Backward> stored =
-        t.rest && !scatter ? schedule::stored_adds(b, merged, keep, &with, &stores) : std::nullopt;
-    if (stored && with.size() == all.size()) {
-        dump("stores", stored->fn);
-        b = std::move(*stored);
-        *report += stores;
+        t.rest && !scatter ? schedule::stored_adds(b, merged, keep, &with, report) : std::nullopt;
+    std::vector<plan::KernelVariant> out;
+    if (!stored) {
+        out.push_back(with_transposed(std::move(b), t, t.kernels, all, scatter, report));
+        return out;
     }
-    // The rest's form with the lanes' own adds only: a `few` twin would need its transposed kernels twice.
-    plan::KernelVariant v =
-        t.rest ? std::move(variants(std::move(b), all, false, report, false).back())
-               : plan::KernelVariant{std::move(b), all, std::nullopt, {}, false, std::nullopt, std::nullopt};
-    v.transposed = std::move(t.kernels);
-    v.stashes = t.stashes;
-    v.scatter = scatter;
-    return v;
+    dump("stores", stored->fn);
+    out.push_back(with_transposed(std::move(*stored), t, t.kernels, with, scatter, report));
+    if (with.size() == all.size()) return out;
+    const std::string name = b.fn.name;
+    b.fn.name += "_adds";
+    std::vector<plan::Transposed> kernels = t.kernels;
+    for (plan::Transposed &k : kernels) {
+        std::string &n = k.bwd.fn.name;
+        n = n.rfind(name, 0) == 0 ? b.fn.name + n.substr(name.size()) : n + "_adds";
+    }
+    out.push_back(with_transposed(std::move(b), t, std::move(kernels), all, scatter, report));
+    return out;
 }
 
 // The variants of one forward for reverse mode: one per write plan. Gradients reduced over a loop
@@ -344,8 +361,9 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
             push_variants(sp, std::move(b), plan_guards, merged, keep_atomic(d, shared), scatter, report);
             continue;
         }
-        sp.variants.push_back(
-            transposed_variant(std::move(b), *t, plan_guards, merged, keep_atomic(d, shared), scatter, report));
+        for (plan::KernelVariant &v :
+             transposed_variants(std::move(b), *t, plan_guards, merged, keep_atomic(d, shared), scatter, report))
+            sp.variants.push_back(std::move(v));
         if (t->guards.empty()) continue;
         untransposed.fn.name += "_untransposed";
         std::optional<ad::Backward> s = scatter;

@@ -85,6 +85,20 @@ INSTANTIATE_TEST_SUITE_P(
                            "0", "_tiles=((\"BLOCK_M\", \"G\", 0),)"}),
     [](const auto &info) { return std::string(info.param.name); });
 
+// RMSNorm through tensor descriptors: dW is transposed, and what is left writes dX by adds that the
+// access proof turns into stores only under a run-time stride guard. The guarded variant stores; the
+// variant after it keeps the adds, with transposed kernels of its own name.
+TEST(TransposeCpuStores, RestStoresUnderGuardsWithTheAddsAfter) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("dataset/rmsnorm_tensor_desc.py", "on", 2);
+    const std::string rest = tad::test::kernel(src, "_rmsnorm_td_fwd_bwd");
+    EXPECT_TRUE(has(rest, "tl.store(DX + ")) << rest;
+    EXPECT_FALSE(has(rest, "tl.atomic_add(")) << rest;
+    EXPECT_TRUE(has(tad::test::kernel(src, "_rmsnorm_td_fwd_bwd_adds"), "tl.atomic_add(DX + ")) << src;
+    EXPECT_TRUE(has(src, "_rmsnorm_td_fwd_bwd_DW[")) << src;
+    EXPECT_TRUE(has(src, "_rmsnorm_td_fwd_bwd_adds_DW[")) << src;
+}
+
 TEST(TransposeCpuStash, EpilogueGradientIsStoredOnceAndLoadedByBothKernels) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::string src = generate_and_verify(Case{"", "tests/pipeline/data/transpose/matmul_epilogue.py", ""}, "on");
