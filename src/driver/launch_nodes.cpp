@@ -129,6 +129,7 @@ Json one_launch_trace(const frontend::KernelFile &kf, JsonRef trace, size_t k, c
     const std::vector<View> views = views_of(kf, launch, k, written);
     Json t = Json::object();
     t.set("stub", stub);
+    t.set_bool("unsaved_inputs", true);  // the node module passes the views it writes as layouts only
     if (trace.has("dims")) t.set_copy("dims", trace.at("dims"));
     JsonRef inputs = t.set_array("inputs"), outputs = t.set_array("outputs");
     for (size_t i = 0; i < views.size(); ++i) {

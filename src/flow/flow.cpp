@@ -199,10 +199,11 @@ void saved_copies(const std::vector<Launch> &ls, Flow &f) {
 
 namespace {
 
-// Whether the stub returns input `i`, updated in place: the module saves it for the backward after
-// the forward (autograd then refuses a backward after a later in-place change).
+// Whether the stub returns input `i`, updated in place, and the module saves it for the backward
+// after the forward (autograd then refuses a backward after a later in-place change).
 bool returned_in_place(const Flow &f, int i) {
-    return std::any_of(f.aliases.begin(), f.aliases.end(), [&](const auto &a) { return a.second == i; });
+    return f.saves_in_place &&
+           std::any_of(f.aliases.begin(), f.aliases.end(), [&](const auto &a) { return a.second == i; });
 }
 
 }  // namespace
@@ -238,6 +239,7 @@ void check_torch_code(const Call &c, const std::vector<Launch> &ls) {
 Flow analyze(const Call &call, const std::vector<Launch> &launches) {
     check_torch_code(call, launches);
     Flow f;
+    f.saves_in_place = call.saves_in_place;
     std::set<TensorRef> returned = returned_tensors(call, launches, f);
     gradient_flow(call, launches, returned, f);
     shared_shadows(launches, f);

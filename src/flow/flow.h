@@ -43,6 +43,9 @@ struct Call {
     // output (output index -> the autograd op) or a kernel argument (launch -> parameter -> op).
     std::map<int, std::string> torch_outputs;
     std::vector<std::map<std::string, std::string>> torch_args;
+    // Whether the module saves the inputs the stub updates in place for the backward, as they are
+    // after the forward (a launch node's module does not: its trace says "unsaved_inputs").
+    bool saves_in_place = true;
 };
 
 struct Flow {
@@ -50,6 +53,7 @@ struct Flow {
     std::set<TensorRef> active;  // tensors whose final contents depend on a grad input
     std::set<TensorRef> shared;
     std::map<int, int> aliases;  // output j -> the stub input it is (updated in place)
+    bool saves_in_place = true;  // Call::saves_in_place
     // Per launch: pointer parameter -> the first launch, this one or a later one, that writes its tensor.
     std::vector<std::map<std::string, size_t>> saved_before;
 };

@@ -70,6 +70,7 @@ void refuse_complex_views(const frontend::KernelFile &kf, JsonRef trace) {
 Call call_of(const frontend::KernelFile &kf, JsonRef trace) {
     refuse_complex_views(kf, trace);
     Call c{kf.file.path, kf.stub.name, kf.stub.params, kf.stub.grad_inputs, {}, {}, {}};
+    c.saves_in_place = !trace.has("unsaved_inputs");
     JsonRef outs = trace.at("outputs");
     for (size_t j = 0; j < outs.size(); ++j) {
         // One shadow per storage: the cotangents of two views of it would have to be summed.

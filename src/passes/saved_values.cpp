@@ -141,7 +141,9 @@ private:
         const bool tile = f_.type(v).rank() > 0;
         std::set<ValueId> loads;
         const bool moved = tile && linear_over_loads(v, &loads);
-        if (st.has_mask && !(moved && masked_alike(loads, st.operands[2]))) return "its store is masked";
+        if (st.has_mask && !moved) return "its store is masked (and it is not a linear tile of loads)";
+        if (st.has_mask && !masked_alike(loads, st.operands[2]))
+            return "its store is masked, and not every load it is made from is masked alike with an `other`";
         if (st.has_mask) r.mask = st.operands[2];
         if (claimed_.count(v)) return "another store saves it already";
         if (!member(v)) return "it is a loop's result";
@@ -163,18 +165,16 @@ private:
         if (cone_any(v, [](const ir::Op &op) { return op.kind == OpKind::GradVia || op.kind == OpKind::StopGradient; }))
             return "it is computed from values already read back";
         if (!computable_after(st.operands[0], def(v))) return "its address reads memory or a loop's state";
-        if (r.mask != ir::kNoValue && !computable_after(r.mask, def(v)))
-            return "its mask reads memory or a loop's state";
         std::string why;
-        if (!writes_distinct(f_, affine_, {st.operands[0]}, ir::kNoValue, program_axes(f_), -1, &r.alternatives, &why))
+        if (!writes_distinct(f_, affine_, {st.operands[0]}, r.mask, program_axes(f_), -1, &r.alternatives, &why))
             return "not proven to write each element from one program: " + why;
         chain(r);
         return "";
     }
 
     // Whether tile v is a linear function of two or more tile loads read by nothing else (`loads`
-    // gets them): an add, subtraction, negation, float cast, broadcast or product with an invariant
-    // of them. Loading v back then costs one read where computing it costs two or more, and the
+    // gets them): adds, subtractions, negations, float casts, broadcasts, products with an
+    // invariant and quotients by one. Loading v back then costs one read where computing it costs two or more, and the
     // loads become dead in the backward (a linear op's derivative needs no operand).
     bool linear_over_loads(ValueId v, std::set<ValueId> *loads) const {
         while (float_cast(f_.def(v))) v = f_.def(v).operands[0];
@@ -193,6 +193,8 @@ private:
             if (!linear_step(op)) return false;
             for (ValueId o : op.operands) work.push_back(o);
         }
+        // A user outside the cone, or one without a result (a store: kNoValue is never in it), keeps
+        // the loads alive.
         for (ValueId x : cone)
             for (int u : users_.at(x))
                 if (x != v && !cone.count(f_.ops[u].result)) return false;
@@ -250,9 +252,10 @@ private:
     // undoing divides by it (u · c, c / u), a non-zero literal (not a constexpr spelled by name,
     // which may be 0 on another launch), so that no undone value is 0 / 0.
     bool undo_operand(const ir::Op &op, ValueId *u, ValueId *c) const {
-        if (op.kind == OpKind::Cast) {  // undone by a cast back: the value read back, rounded where narrower
+        if (op.kind == OpKind::Cast) {  // undone by a cast back where it does not narrow in the trace
             *u = op.operands[0];
-            return float_cast(op) && member(*u);
+            return float_cast(op) && member(*u) &&
+                   ir::dtype_rank(f_.type(op.result).elem) >= ir::dtype_rank(f_.type(*u).elem);
         }
         switch (op.kind) {
         case OpKind::Sqrt:
@@ -369,7 +372,9 @@ private:
         std::map<ValueId, ValueId> done;
         b_.loc = st.loc;
         const ValueId ptr = clone(st.operands[0], done);
-        const ValueId mask = r.mask == ir::kNoValue ? ir::kNoValue : clone(r.mask, done);
+        // The mask as the forward computed it (it masks v's loads, so it is defined before v): not
+        // recomputed through the final buffers, whose contents may decide it differently.
+        const ValueId mask = r.mask == ir::kNoValue ? ir::kNoValue : map_[r.mask];
         // Kept although the traced dtypes agree: the buffer may hold another dtype on another launch.
         ValueId w = b_.cast(b_.load(ptr, mask, ir::kNoValue), f_.type(r.chain[0]).elem, true);
         if (mask != ir::kNoValue) {

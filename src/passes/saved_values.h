@@ -13,7 +13,8 @@
 // The values v was made from by an op that can be undone without cancellation are replayed from the
 // load as well: with c computed before u (so not from it), y = c / u gives u = c / y, y = u / c gives
 // u = y · c, y = u · c gives u = y / c, y = sqrt u gives u = y², y = rsqrt u gives u = 1 / y², and
-// y = -u gives u = -y; a float cast is undone by a cast back (rounded where it narrowed). rstd = 1 / sqrt(var + eps) thus also stands for sqrt(var + eps) = 1 / rstd,
+// y = -u gives u = -y; a float cast is undone by a cast back (rounded where it narrowed). rstd =
+// 1 / sqrt(var + eps) thus also stands for sqrt(var + eps) = 1 / rstd,
 // whose derivative (1 / (2 sqrt)) is all the backward needs of the variance. Sums and differences
 // are not undone (y - c loses what c cancels); the values replayed that way differ from the
 // recomputed ones by rounding only.

@@ -241,7 +241,8 @@ void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run
         case plan::Arg::Tensor:  // a saved value's final buffer is a parameter of its own name
             c.bind.push_back(binding(r, a.name));
             c.bind.back().name = param.name;
-            c.args[param.name] = c.args.at(a.name);
+            // The recorded buffer: the kernel may also take a's copy from before the launch (Saved).
+            c.args[param.name] = r.args.at(a.name);
             break;
         case plan::Arg::Saved:
             c.bind.push_back(binding(r, a.name));

@@ -53,6 +53,20 @@ TEST(SavedValuesCpu, SumOfTwoLoadsReadBack) {
     EXPECT_EQ(count(kernel(src, "_add_layernorm_fwd_bwd_recompute"), "tl.load(X "), 1) << src;
 }
 
+// Review findings, each a wrong gradient or a failed launch before its fix: the mask of a read-back
+// tile computed from the buffer read back (the stand-in must take the forward's mask, not one
+// recomputed from the final contents; the plan runner must bind the final buffer, not the copy
+// from before the launch); a launch node's written views (its module does not save them, so
+// nothing is read back from them); `other`s that are a tile and a non-zero constant.
+TEST(SavedValuesCpu, ReadBackReviewCases) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string mask = tad::test::generate_and_verify("tests/pipeline/data/saved/mask_from_kept.py", "saved", 2);
+    EXPECT_EQ(count(kernel(mask, "_k_bwd"), "tl.load(Res_final + offs, mask=m,"), 1) << mask;
+    const std::string node = tad::test::generate_and_verify("tests/pipeline/data/saved/node_statistic.py", "saved", 1);
+    EXPECT_EQ(count(node, "S_final"), 0) << node;
+    tad::test::generate_and_verify("tests/pipeline/data/saved/other_tile.py", "saved", 2);
+}
+
 TEST(SavedValuesCpu, InPlaceSumReadBack) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::string src = tad::test::generate_and_verify("dataset/fused_add_rmsnorm.py", "saved", 2);
