@@ -23,6 +23,7 @@
 #include "schedule/regrid.h"
 #include "schedule/scatter.h"
 #include "schedule/schedule.h"
+#include "schedule/split.h"
 #include "schedule/stores.h"
 #include "schedule/transpose.h"
 #include "support/error.h"
@@ -255,13 +256,41 @@ std::vector<plan::KernelVariant> variants(ad::Backward b, const plan::Guards &gu
     return out;
 }
 
+// The variant that runs `b`'s loops split across programs (schedule/split.h), where the split
+// applies: its reductions lifted and its loops fused first, as schedule_rest would, then each of its
+// two kernels through the passes the rest gets.
+void push_split(plan::Specialization &sp, const ad::Backward &b, const plan::Guards &guards, std::string *report) {
+    if (!schedule::splitting(std::getenv("TAD_SPLIT_LOOPS"))) return;
+    ad::Backward c = b;
+    if (schedule::lifting_reductions(std::getenv("TAD_LIFT_REDUCTIONS"))) {
+        passes::LiftedReductions lifted = passes::lift_reductions(c.fn);
+        if (lifted.lifted > 0) c.fn = std::move(lifted.fn);
+    }
+    std::string fused;
+    if (schedule::fusing_loops(std::getenv("TAD_FUSE_LOOPS"))) fuse(c.fn, &fused);
+    std::optional<schedule::SplitKernels> s = schedule::split(c, 8, cleanup, report);
+    if (!s) return;
+    plan::Guards all = guards;
+    for (const plan::Guard &g : s->guards)
+        if (std::find(all.begin(), all.end(), g) == all.end()) all.push_back(g);
+    for (plan::Transposed *t : {&s->sums, &s->rest}) {
+        dump("split", t->bwd.fn);
+        t->bwd = std::move(segmented(std::move(t->bwd), {}, std::nullopt, false, report).back().bwd);
+    }
+    plan::KernelVariant v{b,     all,          std::nullopt, {std::move(s->sums), std::move(s->rest)},
+                          false, std::nullopt, std::nullopt};
+    v.stashes = {s->stash};
+    sp.variants.push_back(std::move(v));
+}
+
 // The variant of `b` with the adds no two writes share stored (schedule/stores.h), then, where that
-// needs guards or none is stored, `b` itself.
+// needs guards or none is stored, `b` itself; the split variant of the first of them before them.
 void push_variants(plan::Specialization &sp, ad::Backward b, const plan::Guards &guards,
                    const std::set<std::string> &merged, const std::set<std::string> &keep,
                    const std::optional<ad::Backward> &scatter, std::string *report) {
     plan::Guards with = guards;
     std::optional<ad::Backward> stored = scatter ? std::nullopt : schedule::stored_adds(b, merged, keep, &with, report);
+    if (!scatter) push_split(sp, stored ? *stored : b, stored ? with : guards, report);
     if (stored) {
         dump("stores", stored->fn);
         for (plan::KernelVariant &v : variants(std::move(*stored), with, true, report))

@@ -245,6 +245,13 @@ private:
 
     // How a backward kernel writes one gradient (its docstring).
     static std::string write_doc(const plan::Kernel &k, const std::string &grad, const passes::GradWrite &w) {
+        if (k.split_axis >= 0) {
+            plan::Kernel whole = k;
+            whole.split_axis = -1;
+            const std::string doc = write_doc(whole, grad, w);
+            return doc.substr(0, doc.size() - 1) + ", over this program's share of the loops' iterations (split " +
+                   "across grid axis " + std::to_string(k.split_axis) + ").";
+        }
         if (k.transposed_axis >= 0)
             return ": loop transposed: each program owns a tile and sums over grid axis " +
                    std::to_string(k.transposed_axis) + "'s programs in registers, then stores it once.";

@@ -113,8 +113,15 @@ private:
                         sizing_[&v] =
                             add_kernel({Kernel::TapeSizing, v.bwd.tape->fn, l.kernel, sp.key, {}, v.bwd.fn.name, {}});
                     for (const Transposed &t : v.transposed)
-                        transposed_[&t] =
-                            add_kernel({Kernel::Backward, t.bwd.fn, l.kernel, sp.key, t.bwd.writes, "", {}, t.axis});
+                        transposed_[&t] = add_kernel({Kernel::Backward,
+                                                      t.bwd.fn,
+                                                      l.kernel,
+                                                      sp.key,
+                                                      t.bwd.writes,
+                                                      "",
+                                                      {},
+                                                      t.split ? -1 : t.axis,
+                                                      t.split ? t.axis : -1});
                     if (v.scatter)
                         scatter_[&v] =
                             add_kernel({Kernel::Backward, v.scatter->fn, l.kernel, sp.key, v.scatter->writes, "", {}});

@@ -75,6 +75,7 @@ struct Regrid {
 struct Transposed {
     ad::Backward bwd;  // its kernel and parameter origins; writes: its gradients, plain stores
     int axis = 0;
+    bool split = false;  // a kernel of passes::split_loops (writes: as the backward it splits wrote)
     std::string grid_param;
     passes::TripCount trips;
     passes::Widening widening;  // the constexpr it is launched with widened (passes/widen.h)

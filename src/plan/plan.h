@@ -69,6 +69,7 @@ struct Kernel {
     std::string sized;  // TapeSizing: the backward kernel whose tape it sizes
     std::optional<Regrid> regrid;  // Backward: re-gridded by passes::regrid
     int transposed_axis = -1;  // Backward: written by passes::transpose_loops, summing over this axis
+    int split_axis = -1;  // Backward: one of passes::split_loops' kernels, its loops shared along this axis
 };
 
 // Where one kernel argument comes from when the plan runs (one per kernel parameter, in order;

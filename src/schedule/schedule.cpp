@@ -118,6 +118,20 @@ std::string print(const WritePlan &w) {
     return s;
 }
 
+std::vector<ad::ParamOrigin> origins_by_name(const ir::Function &fn, const ad::Backward &from,
+                                             const std::vector<passes::Stash> &stashes) {
+    std::vector<ad::ParamOrigin> out;
+    for (const ir::Param &p : fn.params) {
+        const int i = from.fn.param_index(p.name);
+        const bool stash =
+            std::any_of(stashes.begin(), stashes.end(), [&](const passes::Stash &s) { return s.param == p.name; });
+        out.push_back(i >= 0  ? from.origins[i]
+                      : stash ? ad::ParamOrigin{ad::ParamOrigin::Stash, p.name}
+                              : ad::ParamOrigin{ad::ParamOrigin::Primal, p.name});
+    }
+    return out;
+}
+
 bool switched_on(const char *name, const char *env) {
     const std::string v = env ? env : "";
     if (v.empty() || v == "on") return true;

@@ -18,6 +18,7 @@
 
 #include "ad/reverse.h"
 #include "passes/passes.h"
+#include "passes/stash.h"
 #include "plan/derivation.h"
 
 namespace tad::schedule {
@@ -56,6 +57,11 @@ bool fusing_loops(const char *env);
 // A proof's alternatives of run-time conditions (passes::writes_distinct) as guards: all of the one
 // alternative, or an Any over several.
 plan::Guards guards_of(const std::vector<std::vector<passes::Inequality>> &alternatives);
+
+// The origins of `fn`'s parameters, by name from the kernel it was cut from; a parameter that kernel
+// lacks is bound by the plan (a stash among `stashes`, else the grid size G).
+std::vector<ad::ParamOrigin> origins_by_name(const ir::Function &fn, const ad::Backward &from,
+                                             const std::vector<passes::Stash> &stashes);
 
 // Text form of a write plan (the pipeline's IR dump, tests).
 std::string print(const WritePlan &w);

@@ -12,22 +12,6 @@ namespace tad::schedule {
 
 namespace {
 
-// The origins of `fn`'s parameters, by name from the kernel it was cut from; a parameter that kernel
-// lacks is bound by the plan (the grid size G, a stash).
-std::vector<ad::ParamOrigin> origins_by_name(const ir::Function &fn, const ad::Backward &from,
-                                             const std::vector<passes::Stash> &stashes) {
-    std::vector<ad::ParamOrigin> out;
-    for (const ir::Param &p : fn.params) {
-        const int i = from.fn.param_index(p.name);
-        const bool stash =
-            std::any_of(stashes.begin(), stashes.end(), [&](const passes::Stash &s) { return s.param == p.name; });
-        out.push_back(i >= 0  ? from.origins[i]
-                      : stash ? ad::ParamOrigin{ad::ParamOrigin::Stash, p.name}
-                              : ad::ParamOrigin{ad::ParamOrigin::Primal, p.name});
-    }
-    return out;
-}
-
 // Where the transposed kernel is worth it: its loop over the G programs along the shared axis runs
 // serially in each program, so the programs of the other axes must not be few beside G
 // (8 · Π num_programs(kept) >= G). A LayerNorm over column tiles of 16 with 4096 rows, or a GEMV,

@@ -22,6 +22,7 @@
 #include "passes/saved_values.h"
 #include "passes/segment_atomics.h"
 #include "passes/shift_invariance.h"
+#include "passes/split_loops.h"
 #include "passes/split_scatter.h"
 #include "passes/transpose.h"
 #include "passes/widen.h"
@@ -184,6 +185,24 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             }
             notes += "// rest\n";
             f = passes::dce(t.rest);
+        } else if (s.pass == "split-loops") {  // ways=S: the sums kernel, then the rest (the output)
+            std::string why;
+            std::optional<passes::SplitLoops> sl =
+                passes::split_loops(f, s.args.count("ways") ? std::stoi(s.args.at("ways")) : 8, &why);
+            if (!sl) {
+                notes += "// not split: " + why + "\n";
+            } else {
+                std::string when;
+                for (const passes::Inequality &q : sl->when) when += (when.empty() ? "" : " and ") + q.str();
+                const std::string problem = ir::verify(sl->sums);
+                notes += "// split along grid axis " + std::to_string(sl->axis) + " into " + std::to_string(sl->ways) +
+                         " when " + when + "; stash " + sl->stash.param + " [" + join(sl->stash.dims, ", ") +
+                         "] per program\n// sums\n" +
+                         (problem.empty() ? ir::print(passes::dce(passes::cse(sl->sums)))
+                                          : "error: invalid IR: " + problem + "\n") +
+                         "// rest\n";
+                f = passes::dce(passes::cse(sl->rest));
+            }
         } else if (s.pass == "merge-loop-adds") {
             passes::MergedAdds m = passes::merge_loop_adds(f);
             for (const std::string &line : split(m.report, '\n')) notes += "// " + line + "\n";

@@ -1,0 +1,43 @@
+// Loops split across programs on the CPU tier (passes/split_loops.h): group norm walked in blocks of
+// 32 sums over tens of iterations per (sample, group) program; the split variant runs a sums kernel
+// and then the rest on 8 programs per group, each over its share of the iterations, and matches
+// finite differences, including a group whose last program's share is empty (17 iterations) and a
+// small group below the split's threshold (the unsplit fallback). TAD_SPLIT_LOOPS=off keeps one
+// kernel.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "../common/scoped_env.h"
+#include "cpu_session.h"
+
+using tad::test::kPython;
+using tad::test::torch_available;
+using tad::testing::ScopedEnv;
+
+namespace {
+
+bool has(const std::string &src, const std::string &what) { return src.find(what) != std::string::npos; }
+
+constexpr const char *kFile = "tests/pipeline/data/split/group_norm_small_blocks.py";
+
+TEST(SplitLoopsCpu, GroupNormSplitsAcrossPrograms) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    ScopedEnv env("TAD_SPLIT_LOOPS", "on");
+    const std::string src = tad::test::generate_and_verify(kFile, "split", 4);
+    EXPECT_TRUE(has(src, "_group_norm_fwd_bwd_split_sums[_regrid(launches[0].grid, 1, len(range(0, 8, 1)))]")) << src;
+    EXPECT_TRUE(has(src, "_group_norm_fwd_bwd_split[_regrid(launches[0].grid, 1, len(range(0, 8, 1)))]")) << src;
+    EXPECT_TRUE(has(src, "split_sums = _stash_buffer(math.prod(launches[0].grid) * 8 * 3, ")) << src;
+    const std::string rest = tad::test::kernel(src, "_group_norm_fwd_bwd_split");
+    EXPECT_TRUE(has(rest, "for t13 in range(8):")) << rest;
+    EXPECT_FALSE(has(rest, "tl.atomic_add(")) << rest;
+}
+
+TEST(SplitLoopsCpu, OffKeepsOneKernel) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    ScopedEnv env("TAD_SPLIT_LOOPS", "off");
+    const std::string src = tad::test::generate_and_verify(kFile, "split", 4);
+    EXPECT_FALSE(has(src, "_split_sums")) << src;
+}
+
+}  // namespace
