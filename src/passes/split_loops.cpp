@@ -27,8 +27,10 @@ bool read_as_total(const ir::Function &f, const std::vector<std::vector<int>> &u
     for (int u : users[v]) {
         const ir::Op &op = f.ops[u];
         if (op.kind == OpKind::ReduceSum && f.type(op.result).scalar()) continue;
+        // v times a scalar's broadcast (v · v is no total's product).
         const bool scaled =
-            op.kind == OpKind::Mul && std::all_of(op.operands.begin(), op.operands.end(), [&](ValueId o) {
+            op.kind == OpKind::Mul && (op.operands[0] == v) != (op.operands[1] == v) &&
+            std::all_of(op.operands.begin(), op.operands.end(), [&](ValueId o) {
                 return o == v || (f.def(o).kind == OpKind::Broadcast && f.type(f.def(o).operands[0]).scalar());
             });
         if (!(scaled || op.kind == OpKind::Neg) || !read_as_total(f, users, op.result)) return false;
@@ -89,9 +91,12 @@ private:
             const ir::Op &add = f_.def(next);
             const bool sum =
                 add.kind == OpKind::Add && (add.operands[0] == arg.result) != (add.operands[1] == arg.result);
-            if (!zero(f_, arg.operands[0]) || !sum || users_[arg.result].size() != 1)
+            // The running sum read only by the next iteration: a share starts it at zero.
+            if (!zero(f_, arg.operands[0]) || !sum || users_[arg.result].size() != 1 || users_[next].size() != 1)
                 return no("the " + op_at(f_, l.begin) + " carries a value that is not a sum from zero");
             const ir::Type &t = f_.type(arg.result);
+            if (t.elem != ir::DType::F32)
+                return no("the " + op_at(f_, l.begin) + " sums a value that is not float32 (the stash's type)");
             if (t.rank() > 1 || !t.is_float() ||
                 (t.rank() == 1 && !read_as_total(f_, users_, f_.ops[l.results[j]].result)))
                 return no("the " + op_at(f_, l.begin) + " sums a tile read other than as its total");
@@ -168,7 +173,7 @@ private:
 int free_axis(const ir::Function &f) {
     std::set<int64_t> used;
     for (const ir::Op &op : f.ops)
-        if (op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms) used.insert(op.ival);
+        if (op.kind == OpKind::ProgramId || op.kind == OpKind::NumPrograms) used.insert(op.axis);
     for (int a = 0; a < 3; ++a)
         if (!used.count(a)) return a;
     return -1;
@@ -185,7 +190,7 @@ public:
     int count() const { return count_; }
 
     ir::Function sums() {
-        Kernel k(f_, "_split_sums");
+        Kernel k(f_, "_share_sums");
         const ir::Loop &last = top_.back();
         const std::vector<bool> after = from_loops(f_);
         int slot = 0;
@@ -211,7 +216,7 @@ public:
     }
 
     ir::Function rest() {
-        Kernel k(f_, "_split");
+        Kernel k(f_, "_shares");
         for (int i = 0; i < static_cast<int>(f_.ops.size()); ++i) {
             const ir::Op &op = f_.ops[i];
             if (op.kind != OpKind::Param) rows(k);
@@ -324,7 +329,10 @@ private:
         std::vector<ValueId> acc, next;
         for (int j = 0; j < count_; ++j) acc.push_back(k.b.loop_arg(zero, j));
         for (int j = 0; j < count_; ++j)
-            next.push_back(k.b.binary(OpKind::Add, acc[j], k.b.load(word(k, s, j), ir::kNoValue, ir::kNoValue)));
+            // The stash is float64 on float64 launches: each word cast back to the float32 sum.
+            next.push_back(
+                k.b.binary(OpKind::Add, acc[j],
+                           k.b.cast(k.b.load(word(k, s, j), ir::kNoValue, ir::kNoValue), ir::DType::F32, true)));
         k.b.for_end(next);
         std::vector<ValueId> sums;
         for (int j = 0; j < count_; ++j) sums.push_back(k.b.loop_result(j, ir::Type{ir::DType::F32, false, {}}));

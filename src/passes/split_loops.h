@@ -5,21 +5,21 @@
 // first sum dY·x̂ and dY over the group, then write dX from those sums. split_loops() rewrites such a
 // kernel f into two kernels that run one after the other on f's grid with S programs along a grid
 // axis f does not read (its recorded size 1):
-// - `sums` (f's name + "_split_sums"): program (p, s) runs the loops that sum over its share s of
+// - `sums` (f's name + "_share_sums"): program (p, s) runs the loops that sum over its share s of
 //   their iterations (iterations k of the n with s·⌈n/S⌉ <= k < (s + 1)·⌈n/S⌉, the same k as f's),
 //   and stores each carried sum (a tile's: the sum of its lanes) into its row of the stash;
-// - `rest` (f's name + "_split"): program (p, s) adds the S rows of its stash in order s = 0, 1, ...
+// - `rest` (f's name + "_shares"): program (p, s) adds the S rows of its stash in order s = 0, 1, ...
 //   (the same result every run), stands each total in for the loop's result, computes what follows
 //   the loops and runs the last loop over its share s.
 // Every iteration of every loop still runs once, in one program, on the values f gives it; only the
 // order of the sums' additions changes.
 //
 // Where it holds (else `why` says what): f's top level is ops without side effects, loops whose
-// carried values are sums (each starts at zero and adds a term that reads no carried value; their
-// bodies write by atomic adds only), and last a loop that carries nothing; loops are not nested
+// carried values are float32 sums (each starts at zero and adds a term that reads no carried value,
+// and only the next iteration reads the running sum; their bodies write by atomic adds only), and last a loop that carries nothing; loops are not nested
 // and step by a positive constant; no load reads a buffer f writes; what the summing loops read is
 // computed before any loop ends; a tile sum's result is read only as a total (reduce_sum to a
-// scalar, through negations and products with a scalar's broadcast), which `rest` gets from a tile
+// scalar, through negations and products of it with a scalar's broadcast), which `rest` gets from a tile
 // holding the total in its first lane and zeros elsewhere (rank-1 tiles); some grid axis is read by
 // no program_id or num_programs. `when`: the recorded grid's size along that axis is 1, the last
 // loop runs at least 2·S iterations (each program then gets two or more), and f runs at most 2048
