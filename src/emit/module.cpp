@@ -243,6 +243,20 @@ private:
         }
     }
 
+    // Whether `f` writes its accumulator parameter `param` by plain stores only: its updates in place
+    // (passes/updates_to_stores.h).
+    static bool stored_in_place(const ir::Function &f, const std::string &param) {
+        bool stores = false;
+        for (const ir::Op &op : f.ops) {
+            if ((op.kind != ir::OpKind::Store && op.kind != ir::OpKind::AtomicAdd) ||
+                passes::pointer_base(f, op.operands[0]) != param)
+                continue;
+            if (op.kind == ir::OpKind::AtomicAdd) return false;
+            stores = true;
+        }
+        return stores;
+    }
+
     // How a backward kernel writes one gradient (its docstring).
     static std::string write_doc(const plan::Kernel &k, const std::string &grad, const passes::GradWrite &w) {
         if (k.split_axis >= 0) {
@@ -262,7 +276,8 @@ private:
         if (w.split) return ": relaxed atomic adds at data-dependent addresses, onto what the kernel before stored.";
         if (!k.regrid ||
             std::find(k.regrid->accumulated.begin(), k.regrid->accumulated.end(), grad) == k.regrid->accumulated.end())
-            return ": relaxed atomic adds.";
+            return stored_in_place(k.fn, grad) ? ": read, updated and stored in place (each element by one program)."
+                                               : ": relaxed atomic adds.";
         for (const auto &[g, stride] : k.regrid->partial)
             if (g == grad) return ": summed per program, one row of a partial buffer per program.";
         return ": summed per program, one relaxed atomic add per program.";

@@ -78,7 +78,9 @@ Proof mixed_radix(const std::vector<Digit> &digits) {
 }
 
 // Every order's proof, each set of guards once: the one without guards alone when there is one.
-// Which order holds depends on the strides (row or column major), so each is an alternative.
+// Which order holds depends on the strides (row or column major), so each is an alternative; of
+// many, the six with the fewest guards (the first six found can all miss a plain row-major layout
+// when the digits are many).
 std::vector<Proof> every_order(const std::vector<Digit> &digits) {
     std::vector<Proof> out;
     for_each_order(digits, [&](const std::vector<Digit> &seq) {
@@ -87,8 +89,11 @@ std::vector<Proof> every_order(const std::vector<Digit> &digits) {
             return true;
         if (p.guards.empty()) out = {p};
         if (!p.guards.empty()) out.push_back(p);
-        return !p.guards.empty() && out.size() < 6;
+        return !p.guards.empty();
     });
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Proof &a, const Proof &b) { return a.guards.size() < b.guards.size(); });
+    if (out.size() > 6) out.resize(6);
     return out;
 }
 

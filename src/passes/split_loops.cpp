@@ -51,7 +51,7 @@ public:
             if (l.parent >= 0) return fail("a loop is nested in another (" + op_at(f_, l.begin) + ")");
             top.push_back(l);
         }
-        if (top.size() < 2) return fail("it has no loop that sums before the loop that writes");
+        if (top.size() < 2) return fail("");  // nothing to split: not worth a line of --explain
         for (size_t k = 0; k < top.size(); ++k)
             if (!step_ok(top[k]) || !(k + 1 < top.size() ? sums_ok(top[k]) : last_ok(top[k]))) return {};
         if (!top_ok(top) || !loads_ok()) return {};

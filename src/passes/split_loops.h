@@ -44,6 +44,7 @@ struct SplitLoops {
     std::vector<Inequality> when;
 };
 
+// `why` stays empty where f has fewer than two loops (nothing to split).
 std::optional<SplitLoops> split_loops(const ir::Function &f, int ways, std::string *why);
 
 }  // namespace tad::passes

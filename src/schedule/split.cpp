@@ -40,7 +40,7 @@ std::optional<SplitKernels> split(const ad::Backward &b, int ways, const ad::Cle
     std::string why;
     std::optional<passes::SplitLoops> s = passes::split_loops(b.fn, ways, &why);
     if (!s) {
-        *report += b.fn.name + ": loops not split: " + why + "\n";
+        if (!why.empty()) *report += b.fn.name + ": loops not split: " + why + "\n";
         return std::nullopt;
     }
     SplitKernels out{run_of(s->sums, b, s->stash, s->axis, ways, cleanup),

@@ -6,6 +6,7 @@
 #include "passes/gather_shifts.h"
 #include "passes/merge_adds.h"
 #include "passes/passes.h"
+#include "passes/updates_to_stores.h"
 #include "schedule/schedule.h"
 
 namespace tad::schedule {
@@ -55,9 +56,25 @@ std::optional<ad::Backward> stored_adds(const ad::Backward &b, const std::set<st
     }
     passes::StoredAdds s = passes::adds_to_stores(b.fn, candidates);
     *report += prefixed(b.fn.name + ": ", s.report + s.kept);
-    if (s.stored.empty()) return std::nullopt;
+    std::set<std::string> updatable;
+    for (size_t i = 0; i < b.origins.size(); ++i) {
+        const ad::ParamOrigin &o = b.origins[i];
+        auto w = b.writes.find(o.primal);
+        if (o.kind == ad::ParamOrigin::Shadow && w != b.writes.end() && w->second.kind == passes::GradWrite::Atomic &&
+            !w->second.split)
+            updatable.insert(b.fn.params[i].name);
+    }
+    // The updates' shadows keep their plan write (an accumulator holding the cotangent they read, which
+    // other launches may share: a store of zero and an add, as a store of what they leave, change
+    // nothing another kernel sees).
+    passes::UpdatesToStores u = passes::updates_to_stores(s.fn, updatable);
+    *report += prefixed(b.fn.name + ": ", u.report);
+    for (const passes::UpdatedParam &p : u.updated)
+        for (const plan::Guard &g : guards_of(p.alternatives))
+            if (std::find(guards->begin(), guards->end(), g) == guards->end()) guards->push_back(g);
+    if (s.stored.empty() && u.updated.empty()) return std::nullopt;
     ad::Backward out = b;
-    out.fn = std::move(s.fn);
+    out.fn = std::move(u.fn);
     for (const passes::StoredAdd &a : s.stored) {
         const std::string primal = b.origins.at(b.fn.param_index(a.param)).primal;
         out.writes[primal] = passes::GradWrite{passes::GradWrite::Store, "", {}, false, a.cover};

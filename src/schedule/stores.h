@@ -19,8 +19,10 @@ std::string merge_adds(ad::Backward &b, std::set<std::string> *merged);
 
 // `b` with the atomic adds of the shadow parameters in `merged` (less those whose primal is in
 // `keep`: shadows that other launches or parameters also write) that no two writes share turned into
-// stores, their buffers in the input's dtype; the proof's guards are appended to `guards`. nullopt
-// when none is, and for a backward with a tape. `report` gets a line per gradient stored.
+// stores, their buffers in the input's dtype, and the updates in place of the other atomic shadows
+// (passes/updates_to_stores.h) turned into stores, their buffers as they were; the proofs' guards
+// are appended to `guards`. nullopt when none is, and for a backward with a tape. `report` gets a
+// line per gradient stored or kept.
 std::optional<ad::Backward> stored_adds(const ad::Backward &b, const std::set<std::string> &merged,
                                         const std::set<std::string> &keep, plan::Guards *guards, std::string *report);
 

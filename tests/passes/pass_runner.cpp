@@ -25,6 +25,7 @@
 #include "passes/split_loops.h"
 #include "passes/split_scatter.h"
 #include "passes/transpose.h"
+#include "passes/updates_to_stores.h"
 #include "passes/widen.h"
 #include "support/error.h"
 #include "support/text.h"
@@ -203,6 +204,11 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
                          "// rest\n";
                 f = passes::dce(passes::cse(sl->rest));
             }
+        } else if (s.pass == "updates-to-stores") {  // params=DK,DQ: the candidates
+            const std::vector<std::string> ps = split(s.args.count("params") ? s.args.at("params") : "", ',');
+            passes::UpdatesToStores u = passes::updates_to_stores(f, std::set<std::string>(ps.begin(), ps.end()));
+            for (const std::string &line : split(u.report, '\n')) notes += "// " + line + "\n";
+            f = std::move(u.fn);
         } else if (s.pass == "merge-loop-adds") {
             passes::MergedAdds m = passes::merge_loop_adds(f);
             for (const std::string &line : split(m.report, '\n')) notes += "// " + line + "\n";
