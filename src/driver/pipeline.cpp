@@ -273,14 +273,19 @@ void push_split(plan::Specialization &sp, const ad::Backward &b, const plan::Gua
     plan::Guards all = guards;
     for (const plan::Guard &g : s->guards)
         if (std::find(all.begin(), all.end(), g) == all.end()) all.push_back(g);
-    for (plan::Transposed *t : {&s->sums, &s->rest}) {
-        dump("split", t->bwd.fn);
-        t->bwd = std::move(segmented(std::move(t->bwd), {}, std::nullopt, false, report).back().bwd);
+    dump("split", s->sums.bwd.fn);
+    dump("split", s->rest.bwd.fn);
+    s->rest.bwd = std::move(segmented(std::move(s->rest.bwd), {}, std::nullopt, false, report).back().bwd);
+    // The sums kernel's forms (segment_atomics.h: the one without the lanes' own adds under its
+    // condition first), each beside the one rest kernel.
+    for (plan::KernelVariant &sums : segmented(std::move(s->sums.bwd), all, std::nullopt, true, report)) {
+        plan::Transposed t = s->sums;
+        t.bwd = std::move(sums.bwd);
+        plan::KernelVariant v{b,     std::move(sums.guards), std::nullopt, {std::move(t), s->rest},
+                              false, std::nullopt,           std::nullopt};
+        v.stashes = {s->stash};
+        sp.variants.push_back(std::move(v));
     }
-    plan::KernelVariant v{b,     all,          std::nullopt, {std::move(s->sums), std::move(s->rest)},
-                          false, std::nullopt, std::nullopt};
-    v.stashes = {s->stash};
-    sp.variants.push_back(std::move(v));
 }
 
 // The variant of `b` with the adds no two writes share stored (schedule/stores.h), then, where that

@@ -54,6 +54,7 @@ protected:
     Plan &p_;
     std::set<TensorRef> shadowed_;  // tensors that have a shadow (allocated, or Absent for now)
     std::set<Snapshot> snapshots_;
+    std::vector<std::string> texts_;  // per kernel of p_, its printed IR
 
     // A primal argument of launch k: a scalar, or a tensor as the launch saw it (a saved copy where
     // this or a later launch overwrote it), or, for a Final origin, as the launch left it (the flow
@@ -69,8 +70,15 @@ protected:
         return arg(Arg::Saved, param.name, t, saved->second);
     }
 
+    // A kernel several variants run (a split's rest beside each form of its sums kernel) is added
+    // once: the same name, role and text.
     int add_kernel(Kernel k) {
+        const std::string text = ir::print(k.fn);
+        for (size_t i = 0; i < p_.kernels.size(); ++i)
+            if (p_.kernels[i].fn.name == k.fn.name && p_.kernels[i].role == k.role && texts_[i] == text)
+                return static_cast<int>(i);
         p_.kernels.push_back(std::move(k));
+        texts_.push_back(text);
         return static_cast<int>(p_.kernels.size()) - 1;
     }
 

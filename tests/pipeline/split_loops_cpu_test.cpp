@@ -27,7 +27,11 @@ TEST(SplitLoopsCpu, GroupNormSplitsAcrossPrograms) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     ScopedEnv env("TAD_SPLIT_LOOPS", "on");
     const std::string src = tad::test::generate_and_verify(kFile, "split", 4);
+    // The sums kernel without the lanes' own adds first (segment_atomics.h), then with them; one rest.
+    EXPECT_TRUE(has(src, "_group_norm_fwd_bwd_share_sums_few[_regrid(launches[0].grid, 1, len(range(0, 8, 1)))]"))
+        << src;
     EXPECT_TRUE(has(src, "_group_norm_fwd_bwd_share_sums[_regrid(launches[0].grid, 1, len(range(0, 8, 1)))]")) << src;
+    EXPECT_EQ(src.find("def _group_norm_fwd_bwd_shares("), src.rfind("def _group_norm_fwd_bwd_shares(")) << src;
     EXPECT_TRUE(has(src, "_group_norm_fwd_bwd_shares[_regrid(launches[0].grid, 1, len(range(0, 8, 1)))]")) << src;
     EXPECT_TRUE(has(src, "split_sums = _stash_buffer(math.prod(launches[0].grid) * 8 * 3, ")) << src;
     const std::string rest = tad::test::kernel(src, "_group_norm_fwd_bwd_shares");
