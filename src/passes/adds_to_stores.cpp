@@ -60,14 +60,22 @@ StoredAdds adds_to_stores(const ir::Function &f, const std::set<std::string> &ca
         out.stored.push_back(*s);
         rewrite.insert(op);
     }
-    out.fn = empty_like(f);
-    ir::Builder b(out.fn);
+    out.fn = adds_as_stores(f, rewrite);
+    return out;
+}
+
+ir::Function adds_as_stores(const ir::Function &f, const std::set<int> &adds, const std::set<int> &dropped) {
+    ir::Function out = empty_like(f);
+    ir::Builder b(out);
     std::vector<ValueId> map(f.values.size(), ir::kNoValue);
+    bool barrier = false;  // the last op kept is a barrier
     for (size_t i = 0; i < f.ops.size(); ++i) {
         const ir::Op &op = f.ops[i];
+        if (dropped.count(static_cast<int>(i)) || (barrier && op.kind == OpKind::Barrier)) continue;
+        barrier = op.kind == OpKind::Barrier;
         if (op.kind == OpKind::Param) {
             map[op.result] = b.param_like(f.params.at(static_cast<size_t>(op.ival)), f.type(op.result));
-        } else if (rewrite.count(static_cast<int>(i))) {
+        } else if (adds.count(static_cast<int>(i))) {
             b.loc = op.loc;
             b.store(map[op.operands[0]], map[op.operands[1]], op.has_mask ? map[op.operands[2]] : ir::kNoValue);
         } else {

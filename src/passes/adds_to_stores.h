@@ -38,4 +38,8 @@ struct StoredAdds {
 // Rewrites the adds to the pointer parameters in `candidates` that the proof allows.
 StoredAdds adds_to_stores(const ir::Function &f, const std::set<std::string> &candidates);
 
+// f with the atomic adds at op indices `adds` turned into plain stores of their values and the ops
+// at `dropped` left out; a barrier right after a barrier kept is left out too.
+ir::Function adds_as_stores(const ir::Function &f, const std::set<int> &adds, const std::set<int> &dropped = {});
+
 }  // namespace tad::passes

@@ -100,6 +100,12 @@ ir::Function drop_unused_params(const ir::Function &f) {
     return compact(f, keep, repl);
 }
 
+bool zero_constant(const ir::Function &f, ir::ValueId v) {
+    const ir::Op &op = f.def(v);
+    if (op.kind == ir::OpKind::Broadcast) return zero_constant(f, op.operands[0]);
+    return op.kind == ir::OpKind::Const && op.fval == 0.0;
+}
+
 bool only_user(const std::vector<std::vector<int>> &users, ir::ValueId v, int op) {
     const std::vector<int> &u = users[static_cast<size_t>(v)];
     return u.size() == 1 && u[0] == op;

@@ -22,12 +22,6 @@ bool same_shape(const ir::Type &a, const ir::Type &b) {
     return true;
 }
 
-bool is_zero(const ir::Function &f, ValueId v) {
-    const ir::Op *d = &f.def(v);
-    if (d->kind == OpKind::Broadcast) d = &f.def(d->operands[0]);
-    return d->kind == OpKind::Const && d->fval == 0.0;
-}
-
 // One running sum to rewrite: `acc + e` at op `combine`, e linear in s.
 struct Factor {
     int combine = -1;
@@ -59,7 +53,7 @@ private:
     Dep compute(ValueId v) {
         if (v == s_) return Dep::Linear;
         const int at = f_.values[v].def_op;
-        if (is_zero(f_, v)) return Dep::Zero;
+        if (zero_constant(f_, v)) return Dep::Zero;
         if (at < l_.begin || at > l_.end) return Dep::Free;
         const ir::Op &op = f_.ops[static_cast<size_t>(at)];
         std::vector<Dep> d;
@@ -100,7 +94,7 @@ private:
         const ir::Op &arg = f_.ops[static_cast<size_t>(l.args[k])];
         const ir::Type &t = f_.type(arg.result);
         if (t.scalar() || t.is_ptr || (t.elem != ir::DType::F32 && t.elem != ir::DType::F64) ||
-            !is_zero(f_, arg.operands[0]))
+            !zero_constant(f_, arg.operands[0]))
             return;
         const ValueId y = f_.ops[static_cast<size_t>(l.end)].operands[k];
         const int combine = f_.values[y].def_op;

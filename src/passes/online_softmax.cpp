@@ -19,12 +19,6 @@ bool in_body(const ir::Function &f, const ir::Loop &l, ValueId v) {
     return d > l.begin && d < l.end;
 }
 
-bool zero_constant(const ir::Function &f, ValueId v) {
-    const ir::Op &op = f.def(v);
-    if (op.kind == OpKind::Broadcast) return zero_constant(f, op.operands[0]);
-    return op.kind == OpKind::Const && op.fval == 0.0;
-}
-
 // Where row axis `axis` of `root` is in v, when v is root through broadcasts and expand_dims only
 // (-1 for a scalar root: its factor applies to every element).
 bool row_axis_through(const ir::Function &f, ValueId v, ValueId root, int root_axis, int *axis) {

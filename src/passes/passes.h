@@ -93,6 +93,9 @@ ir::Function drop_unused_params(const ir::Function &f);
 // Ops outside every loop (a loop's own ops, through its results, are inside).
 std::vector<bool> top_level(const ir::Function &f);
 
+// Whether v is a literal 0 (any type), or a broadcast of one.
+bool zero_constant(const ir::Function &f, ir::ValueId v);
+
 // Whether op `op` is the one reader of value v (`users`: ir::users of its function).
 bool only_user(const std::vector<std::vector<int>> &users, ir::ValueId v, int op);
 

@@ -15,12 +15,6 @@ namespace {
 
 constexpr const char *kStash = "split_sums";
 
-bool zero(const ir::Function &f, ValueId v) {
-    const ir::Op &op = f.def(v);
-    if (op.kind == OpKind::Broadcast) return zero(f, op.operands[0]);
-    return op.kind == OpKind::Const && op.fval == 0;
-}
-
 // Whether value v (a tile) is read only as a total: reduce_sum to a scalar, through negations and
 // products with a scalar's broadcast.
 bool read_as_total(const ir::Function &f, const std::vector<std::vector<int>> &users, ValueId v) {
@@ -92,7 +86,8 @@ private:
             const bool sum =
                 add.kind == OpKind::Add && (add.operands[0] == arg.result) != (add.operands[1] == arg.result);
             // The running sum read only by the next iteration: a share starts it at zero.
-            if (!zero(f_, arg.operands[0]) || !sum || users_[arg.result].size() != 1 || users_[next].size() != 1)
+            if (!zero_constant(f_, arg.operands[0]) || !sum || users_[arg.result].size() != 1 ||
+                users_[next].size() != 1)
                 return no("the " + op_at(f_, l.begin) + " carries a value that is not a sum from zero");
             const ir::Type &t = f_.type(arg.result);
             if (t.elem != ir::DType::F32)

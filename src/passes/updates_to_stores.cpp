@@ -4,6 +4,7 @@
 #include <map>
 
 #include "passes/access.h"
+#include "passes/adds_to_stores.h"
 #include "passes/passes.h"
 #include "passes/transpose.h"
 
@@ -13,12 +14,6 @@ namespace {
 
 using ir::OpKind;
 using ir::ValueId;
-
-bool zero(const ir::Function &f, ValueId v) {
-    const ir::Op &op = f.def(v);
-    if (op.kind == OpKind::Broadcast) return zero(f, op.operands[0]);
-    return op.kind == OpKind::Const && op.fval == 0;
-}
 
 ValueId mask_of(const ir::Op &op, size_t at) { return op.has_mask ? op.operands[at] : ir::kNoValue; }
 
@@ -47,7 +42,7 @@ public:
             }
             if (loop != -2 && loop != x.loop) return no("its writes are in different loops", why);
             loop = x.loop;
-            if (x.kind == OpKind::Store && zero(f_, op.operands[1]) && g.zero < 0 && g.add < 0)
+            if (x.kind == OpKind::Store && zero_constant(f_, op.operands[1]) && g.zero < 0 && g.add < 0)
                 g.zero = x.op;
             else if (x.kind == OpKind::AtomicAdd && g.zero >= 0 && g.add < 0)
                 g.add = x.op;
@@ -113,23 +108,7 @@ UpdatesToStores updates_to_stores(const ir::Function &f, const std::set<std::str
         dropped.insert(zeros.begin(), zeros.end());
         stored.insert(adds.begin(), adds.end());
     }
-    out.fn = empty_like(f);
-    ir::Builder b(out.fn);
-    std::vector<ValueId> map(f.values.size(), ir::kNoValue);
-    bool barrier = false;  // the last op kept is a barrier: one after it, the zero store gone, adds nothing
-    for (size_t i = 0; i < f.ops.size(); ++i) {
-        const ir::Op &op = f.ops[i];
-        if (dropped.count(static_cast<int>(i)) || (barrier && op.kind == OpKind::Barrier)) continue;
-        barrier = op.kind == OpKind::Barrier;
-        if (op.kind == OpKind::Param) {
-            map[op.result] = b.param_like(f.params.at(static_cast<size_t>(op.ival)), f.type(op.result));
-        } else if (stored.count(static_cast<int>(i))) {
-            b.loc = op.loc;
-            b.store(map[op.operands[0]], map[op.operands[1]], op.has_mask ? map[op.operands[2]] : ir::kNoValue);
-        } else {
-            copy_op(b, f, op, map);
-        }
-    }
+    out.fn = adds_as_stores(f, stored, dropped);
     return out;
 }
 
