@@ -126,13 +126,20 @@ std::set<std::string> shared_params(const Derived &d, const std::set<plan::Tenso
     return out;
 }
 
+// Parameters whose tensor another parameter of the launch also reaches.
+std::set<std::string> aliased_params(const Derived &d) {
+    std::set<std::string> out;
+    for (const auto &[p, t] : d.tensors)
+        for (const auto &[q, u] : d.tensors)
+            if (p != q && t == u) out.insert(p);
+    return out;
+}
+
 // Gradient parameters whose shadow other launches, or other parameters of this launch, also write:
 // they keep atomic adds (a kernel that owns its elements would overwrite the others' sums).
 std::set<std::string> keep_atomic(const Derived &d, const std::set<plan::TensorRef> &shared) {
-    std::set<std::string> keep = shared_params(d, shared);
-    for (const auto &[p, t] : d.tensors)
-        for (const auto &[q, u] : d.tensors)
-            if (p != q && t == u) keep.insert(p);
+    std::set<std::string> keep = shared_params(d, shared), aliased = aliased_params(d);
+    keep.insert(aliased.begin(), aliased.end());
     return keep;
 }
 
@@ -292,9 +299,11 @@ void push_split(plan::Specialization &sp, const ad::Backward &b, const plan::Gua
 // needs guards or none is stored, `b` itself; the split variant of the first of them before them.
 void push_variants(plan::Specialization &sp, ad::Backward b, const plan::Guards &guards,
                    const std::set<std::string> &merged, const std::set<std::string> &keep,
-                   const std::optional<ad::Backward> &scatter, std::string *report) {
+                   const std::set<std::string> &aliased, const std::optional<ad::Backward> &scatter,
+                   std::string *report) {
     plan::Guards with = guards;
-    std::optional<ad::Backward> stored = scatter ? std::nullopt : schedule::stored_adds(b, merged, keep, &with, report);
+    std::optional<ad::Backward> stored =
+        scatter ? std::nullopt : schedule::stored_adds(b, merged, keep, aliased, &with, report);
     if (!scatter) push_split(sp, stored ? *stored : b, stored ? with : guards, report);
     if (stored) {
         dump("stores", stored->fn);
@@ -328,13 +337,14 @@ plan::KernelVariant with_transposed(ad::Backward rest, const schedule::Transposi
 std::vector<plan::KernelVariant> transposed_variants(ad::Backward b, schedule::Transposition &t,
                                                      const plan::Guards &guards, const std::set<std::string> &merged,
                                                      const std::set<std::string> &keep,
+                                                     const std::set<std::string> &aliased,
                                                      const std::optional<ad::Backward> &scatter, std::string *report) {
     for (const plan::Transposed &k : t.kernels) dump("transpose", k.bwd.fn);
     plan::Guards all = guards;
     all.insert(all.end(), t.guards.begin(), t.guards.end());
     plan::Guards with = all;
     std::optional<ad::Backward> stored =
-        t.rest && !scatter ? schedule::stored_adds(b, merged, keep, &with, report) : std::nullopt;
+        t.rest && !scatter ? schedule::stored_adds(b, merged, keep, aliased, &with, report) : std::nullopt;
     std::vector<plan::KernelVariant> out;
     if (!stored) {
         out.push_back(with_transposed(std::move(b), t, t.kernels, all, scatter, report));
@@ -392,17 +402,19 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
         dump_text("transpose", name_i, what);
         *report += what.empty() ? "" : name_i + ":\n" + what;
         if (!t) {
-            push_variants(sp, std::move(b), plan_guards, merged, keep_atomic(d, shared), scatter, report);
+            push_variants(sp, std::move(b), plan_guards, merged, keep_atomic(d, shared), aliased_params(d), scatter,
+                          report);
             continue;
         }
-        for (plan::KernelVariant &v :
-             transposed_variants(std::move(b), *t, plan_guards, merged, keep_atomic(d, shared), scatter, report))
+        for (plan::KernelVariant &v : transposed_variants(std::move(b), *t, plan_guards, merged, keep_atomic(d, shared),
+                                                          aliased_params(d), scatter, report))
             sp.variants.push_back(std::move(v));
         if (t->guards.empty()) continue;
         untransposed.fn.name += "_untransposed";
         std::optional<ad::Backward> s = scatter;
         if (s) s->fn.name += "_untransposed";
-        push_variants(sp, std::move(untransposed), plan_guards, merged, keep_atomic(d, shared), s, report);
+        push_variants(sp, std::move(untransposed), plan_guards, merged, keep_atomic(d, shared), aliased_params(d), s,
+                      report);
     }
 }
 

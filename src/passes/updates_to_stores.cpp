@@ -57,6 +57,10 @@ public:
             if (g.zero < 0 || g.add < 0) return no("an address is read but not updated", why);
             for (int l : g.loads)
                 if (l > g.zero && l < g.add) return no("an address is read between its zero and its add", why);
+            // A load off the writes' mask could reach what another group's lanes write.
+            for (int l : g.loads)
+                if (mask_of(f_.ops[l], 1) != mask_of(f_.ops[g.zero], 2))
+                    return no("a load is masked otherwise than the writes", why);
             const ValueId m = mask_of(f_.ops[g.zero], 2), n = mask_of(f_.ops[g.add], 2);
             if (m != n || (!ptrs.empty() && m != mask)) return no("its writes are masked differently", why);
             mask = m;

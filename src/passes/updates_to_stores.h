@@ -11,7 +11,7 @@
 // becomes a store, the loads and barriers stay (one still separates each load from the store that
 // overwrites what it read). Per buffer: every access is a load, a store of zero or an atomic add;
 // each address value (one SSA value) has one zero store, then one add, under one mask shared by all
-// of the buffer's writes, and no load of it between them; all in one loop body, not nested, or at
+// of the buffer's writes and loads, and no load of it between them; all in one loop body, not nested, or at
 // the top level. The shadow keeps what it held (the cotangent): its plan write stays an accumulator.
 #pragma once
 

@@ -44,7 +44,8 @@ std::string merge_adds(ad::Backward &b, std::set<std::string> *merged) {
 }
 
 std::optional<ad::Backward> stored_adds(const ad::Backward &b, const std::set<std::string> &merged,
-                                        const std::set<std::string> &keep, plan::Guards *guards, std::string *report) {
+                                        const std::set<std::string> &keep, const std::set<std::string> &aliased,
+                                        plan::Guards *guards, std::string *report) {
     if (b.tape) return std::nullopt;  // its tape-sizing kernel is named after it: one variant only
     std::set<std::string> candidates;
     for (size_t i = 0; i < b.origins.size(); ++i) {
@@ -61,12 +62,12 @@ std::optional<ad::Backward> stored_adds(const ad::Backward &b, const std::set<st
         const ad::ParamOrigin &o = b.origins[i];
         auto w = b.writes.find(o.primal);
         if (o.kind == ad::ParamOrigin::Shadow && w != b.writes.end() && w->second.kind == passes::GradWrite::Atomic &&
-            !w->second.split)
+            !w->second.split && !aliased.count(o.primal))
             updatable.insert(b.fn.params[i].name);
     }
     // The updates' shadows keep their plan write (an accumulator holding the cotangent they read, which
     // other launches may share: a store of zero and an add, as a store of what they leave, change
-    // nothing another kernel sees).
+    // nothing another kernel sees; another parameter of this launch on the same tensor would).
     passes::UpdatesToStores u = passes::updates_to_stores(s.fn, updatable);
     *report += prefixed(b.fn.name + ": ", u.report);
     for (const passes::UpdatedParam &p : u.updated)

@@ -23,7 +23,10 @@ std::string merge_adds(ad::Backward &b, std::set<std::string> *merged);
 // (passes/updates_to_stores.h) turned into stores, their buffers as they were; the proofs' guards
 // are appended to `guards`. nullopt when none is, and for a backward with a tape. `report` gets a
 // line per gradient stored or kept.
+// `aliased`: forward parameters whose tensor another parameter of the launch also reaches (their
+// updates stay adds: the other parameter's accesses to the element are not the pass's to see).
 std::optional<ad::Backward> stored_adds(const ad::Backward &b, const std::set<std::string> &merged,
-                                        const std::set<std::string> &keep, plan::Guards *guards, std::string *report);
+                                        const std::set<std::string> &keep, const std::set<std::string> &aliased,
+                                        plan::Guards *guards, std::string *report);
 
 }  // namespace tad::schedule

@@ -42,7 +42,9 @@ std::string insert(const std::string &source, ResidualStore r, std::string *why)
     return insert_residual_stores(analyze(parse_source("k.py", source)), {r}, why);
 }
 
-ResidualStore lse(int line = 12, int col = 5) { return {"_k", line, col, "m + _tad_tl.log(s)", "TAD_SAVED_0", {0}, {}}; }
+ResidualStore lse(int line = 12, int col = 5) {
+    return {"_k", line, col, "m + _tad_tl.log(s)", "TAD_SAVED_0", {0}, {}};
+}
 
 TEST(ResidualStores, BeforeTheNextSimpleStatementAndAsTheLastParameter) {
     std::string why;
