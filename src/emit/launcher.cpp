@@ -55,6 +55,7 @@ public:
                                : "None");
         os_ << "    return " << py_tuple(rets, false) << "\n";
         out.source = os_.str();
+        snapshot_tests(&out);
         out.inputs = inputs_;
         out.outputs = outputs_;
         out.temps = temps_used_;
@@ -329,6 +330,69 @@ private:
                "].grid, lambda p: " + py_tuple(coords, false) + ", " + py_tuple(key, false) + tiles + ")";
     }
 
+    // Whether a branch reads a copy the forward saved (Arg::Saved).
+    static bool reads_saved(const plan::Branch &b) {
+        auto saved = [](const plan::Run &r) {
+            return std::any_of(r.args.begin(), r.args.end(),
+                               [](const plan::Arg &a) { return a.kind == plan::Arg::Saved; });
+        };
+        return (b.sizing && saved(*b.sizing)) || std::any_of(b.runs.begin(), b.runs.end(), saved);
+    }
+
+    // For each launch whose snapshots some branches of its backward do not read, a function of the
+    // recorded launches telling whether the branch taken reads them (the guards as the backward
+    // tests them), so that the forward copies only what the backward will read.
+    void snapshot_tests(Launcher *out) {
+        std::set<size_t> snapped;
+        for (const plan::Snapshot &sn : p_.snapshots) snapped.insert(sn.launch);
+        for (const plan::Step &s : p_.steps) {
+            if (!snapped.count(s.launch)) continue;
+            bool all = true;
+            for (const plan::Case &c : s.cases)
+                for (const plan::Branch &b : c.branches) all = all && reads_saved(b);
+            if (all) continue;
+            const std::string name = "_snapshots_read_" + std::to_string(s.launch);
+            std::ostringstream body;
+            body << "def " << name << "(" << launches_ << "):\n";
+            body << "    \"\"\"Whether the backward of launch " << s.launch
+                 << " takes a branch that reads the copies the forward saves.\"\"\"\n";
+            std::swap(os_, body);
+            write_step(
+                os_, s, launches_, a_,
+                [&](const plan::Case &c, const std::string &indent) { tests(s.launch, c, indent); },
+                [](const std::string &, const std::string &) { return std::string(); }, "return True");
+            std::swap(os_, body);
+            out->tests += body.str() + "\n\n";
+            out->snapshot_tests[s.launch] = name;
+        }
+    }
+
+    // A case's branches as tests: `return` whether the first whose guards hold reads a snapshot.
+    void tests(size_t launch, const plan::Case &c, const std::string &indent) {
+        const std::vector<plan::Branch> &bs = c.branches;
+        std::map<std::string, std::string> computed;
+        for (const plan::Branch &b : bs) {
+            std::string cond;
+            if (b.remap) {
+                const std::string expr = box_assignment(launch, *b.remap, "");
+                auto [it, fresh] = computed.emplace(expr, "box" + std::to_string(computed.size()));
+                if (fresh) os_ << indent << it->second << expr << "\n";
+                box_of_branch_ = it->second;
+                cond = it->second + " is not None";
+            }
+            for (const plan::Guard &g : b.guards)
+                cond += (cond.empty() ? "" : " and ") + g.str([&](const std::string &n) { return symbol(launch, n); });
+            box_of_branch_.clear();
+            const std::string ret = std::string("return ") + (reads_saved(b) ? "True" : "False");
+            if (cond.empty()) {
+                os_ << indent << ret << "\n";
+                return;
+            }
+            os_ << indent << "if " << cond << ":\n" << indent << "    " << ret << "\n";
+        }
+        os_ << indent << "return True\n";
+    }
+
     // A case's variants, tried by their guards (conditions on recorded scalars); a remapped one
     // where its box exists, its guards read on the box.
     void branches(size_t launch, const plan::Case &c, const std::string &indent) {
@@ -391,7 +455,8 @@ std::string key_test(const std::string &args, const std::string &name, const std
 
 void write_step(std::ostream &os, const plan::Step &s, const std::string &launches, const std::string &args,
                 const std::function<void(const plan::Case &, const std::string &)> &body,
-                const std::function<std::string(const std::string &, const std::string &)> &missing) {
+                const std::function<std::string(const std::string &, const std::string &)> &missing,
+                const std::string &otherwise) {
     os << "    # launch " << s.launch << ": " << s.kernel << "\n";
     os << "    " << args << " = " << launches << "[" << s.launch << "].args\n";
     // A backward specialized on constexpr values (a static `if`, an unrolled loop, a value baked in)
@@ -409,6 +474,10 @@ void write_step(std::ostream &os, const plan::Step &s, const std::string &launch
         body(s.cases[c], "        ");
     }
     if (!keyed) return;
+    if (!otherwise.empty()) {
+        os << "    else:\n        " << otherwise << "\n";
+        return;
+    }
     // Every name some case is keyed on (a case may be keyed on more: a constexpr that only the branch
     // it took reads).
     // A parameter keyed on not being None may be a tensor, which is not among the recorded scalars.

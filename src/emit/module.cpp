@@ -28,11 +28,14 @@ std::string stub_callable(const frontend::StubInfo &stub) {
     return shadowed || stub.name == "forward" || stub.name == "jvp" ? "_stub_" + stub.name : stub.name;
 }
 
-std::string snapshot_table(const std::vector<plan::Snapshot> &snapshots) {
+std::string snapshot_table(const std::vector<plan::Snapshot> &snapshots, const std::map<size_t, std::string> &tests) {
     std::map<size_t, std::vector<std::string>> before;
-    for (const plan::Snapshot &sn : snapshots)
-        before[sn.before].push_back(
-            py_tuple({std::to_string(sn.launch), py_literal(sn.param, PyQuotes::Double)}, false));
+    for (const plan::Snapshot &sn : snapshots) {
+        std::vector<std::string> entry = {std::to_string(sn.launch), py_literal(sn.param, PyQuotes::Double)};
+        auto t = tests.find(sn.launch);
+        if (t != tests.end()) entry.push_back(t->second);
+        before[sn.before].push_back(py_tuple(entry, false));
+    }
     std::string s = "{";
     for (auto it = before.begin(); it != before.end(); ++it)
         s += (it == before.begin() ? "" : ", ") + std::to_string(it->first) + ": " + py_tuple(it->second, false);
@@ -354,7 +357,8 @@ private:
         launcher_args.push_back(outs_arg);
         os_ << "\n\n_KERNELS = " << py_tuple(bwd_.launched, true) << "\n";
         // Before launch m, the launcher's copies of what it overwrites: (k, parameter) of launch k <= m.
-        os_ << "_SNAPSHOTS = " << detail::snapshot_table(bwd_.snapshots) << "\n";
+        if (!launcher_.tests.empty()) os_ << "\n\n" << launcher_.tests;
+        os_ << "_SNAPSHOTS = " << detail::snapshot_table(bwd_.snapshots, launcher_.snapshot_tests) << "\n";
         const std::vector<std::string> dirty_inputs = dirty();
         os_ << "\n\nclass " << class_name(stub_.name) << "(torch.autograd.Function):\n";
         os_ << "    @staticmethod\n    def forward(" << ctx << ", " << join(stub_.params) << "):\n";

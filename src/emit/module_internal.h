@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <ostream>
 #include <set>
 #include <string>
@@ -35,6 +36,10 @@ private:
 struct Launcher {
     std::string name;
     std::string source;
+    // Per launch whose snapshots only some of its backward's branches read: the Python function
+    // (defined in `tests`) that tells, from the recorded launches, whether the branch taken reads them.
+    std::map<size_t, std::string> snapshot_tests;
+    std::string tests;
     std::set<std::string> inputs;  // stub parameters it reads (the Function saves them)
     std::set<int> outputs;  // outputs whose values it reads
     std::set<int> temps;  // temporaries it reads or takes the layout of
@@ -56,15 +61,20 @@ std::string backward_kernels(const frontend::KernelFile &kf, const plan::Plan &p
 
 // The Python dict `{m: ((k, "p"), ...), ...}` of a plan's snapshots: what the recorder copies
 // before launch m.
-std::string snapshot_table(const std::vector<plan::Snapshot> &snapshots);
+// `tests`: per launch, the function that tells whether its snapshots are read (Launcher); its entries
+// take it as a third element.
+std::string snapshot_table(const std::vector<plan::Snapshot> &snapshots,
+                           const std::map<size_t, std::string> &tests = {});
 
 // A plan step as Python: its comment and `a = launches[k].args` line, then per case the `if` /
 // `elif` on the case's key (none for a kernel specialized on nothing) and `body(case, indent)`
 // printing the case; then an `else` that raises RuntimeError(f"<missing(shown, names)>") for
 // constexpr values no case has (`shown`: each key name with its value, `names`: the key names).
+// `otherwise` (not empty): the `else` body instead, for values no case serves.
 void write_step(std::ostream &os, const plan::Step &s, const std::string &launches, const std::string &args,
                 const std::function<void(const plan::Case &, const std::string &)> &body,
-                const std::function<std::string(const std::string &, const std::string &)> &missing);
+                const std::function<std::string(const std::string &, const std::string &)> &missing,
+                const std::string &otherwise = "");
 
 // The forward-mode section (see emit_module).
 std::string emit_jvp_section(const frontend::KernelFile &kf, const plan::Plan *tangent, const std::string &why);

@@ -74,6 +74,10 @@ TEST(SavedValuesCpu, InPlaceSumReadBack) {
     EXPECT_EQ(count(k, "tl.load(Res_final + "), 1) << k;
     EXPECT_EQ(count(k, "tl.load(X "), 0) << k;
     EXPECT_EQ(count(k, "tl.load(Res "), 0) << k;
+    // The forward copies Res only where the backward's branch reads the copy (its fallback).
+    EXPECT_EQ(count(src, "_SNAPSHOTS = {0: ((0, \"Res\", _snapshots_read_0),)}"), 1) << src;
+    const std::string test = src.substr(src.find("def _snapshots_read_0("), 900);
+    EXPECT_LT(test.find("return False"), test.find("return True")) << test;
 }
 
 }  // namespace

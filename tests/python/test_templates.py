@@ -775,6 +775,28 @@ class Recording(unittest.TestCase):
         self.assertEqual(launches[1].pre["X"].tolist(), [15.0] * 4)
         self.assertIsNot(launches[1].pre["X"], z)
 
+    def test_a_snapshot_is_taken_only_where_the_backward_reads_it(self):
+        def bump(X, Y, n, **kwargs):
+            X.add_(n)
+
+        seen = []
+
+        def reads(launches):  # as a module's _snapshots_read_<k>: by the launch's recorded scalars
+            seen.append(len(launches))
+            return launches[0].args["n"] > 10
+
+        x = torch.zeros(4)
+        for n, taken in ((1, []), (100, ["X"])):
+            with rt._capturing({0: ((0, "X", reads),)}) as launches:
+                rt._Recorded(FakeJit(body=bump))[(1,)](x, None, n)
+            self.assertEqual(sorted(launches[0].pre), taken)
+        self.assertEqual(seen, [1, 1])  # launch 0 recorded ahead of its own launch
+        # An autotuned launch's values are known only as it runs: its copy is always taken.
+        with rt._capturing({0: ((0, "X", reads),)}) as launches:
+            rt._Recorded(FakeAutotuner(FakeJit(body=bump)))[(1,)](x, None, 1)
+        self.assertEqual(sorted(launches[0].pre), ["X"])
+        self.assertEqual(seen, [1, 1])
+
     def test_a_residual_buffer_is_allocated_per_program_of_the_grid_unless_passed(self):
         def saving(X, n, BLOCK=16, TAD_SAVED_0=None, TAD_SAVED_1__BLOCK=None):
             return X

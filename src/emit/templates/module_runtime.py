@@ -106,7 +106,9 @@ class _Recorded:
             log = getattr(_capture, "launches", None)
             saved = []
             if log is not None:
-                for k, name in _capture.snapshots.get(len(log), ()):
+                for k, name, *reads in _capture.snapshots.get(len(log), ()):
+                    if reads and not self._snapshot_read(reads[0], log, k, grid, args, kwargs):
+                        continue
                     t = log[k].tensors[name] if k < len(log) else self._tensors(args, kwargs)[name]
                     saved.append((k, name, _snapshot(t)))
             result = self.kernel[grid](*args, **kwargs)
@@ -118,6 +120,20 @@ class _Recorded:
 
         return launch
 
+    def _snapshot_read(self, reads, log, k, grid, args, kwargs):
+        """Whether the backward of launch k reads its snapshots (`reads`, the module's test of the
+        recorded launches). Launch k not recorded yet is this one: recorded ahead of time, but for
+        one an autotuner or heuristic decides values of only as it runs, whose copies are taken."""
+        if k < len(log):
+            return reads(log)
+        if self._decided_as_it_runs():
+            return True
+        return reads(log + [self._record(grid, args, kwargs)])
+
+    def _decided_as_it_runs(self):
+        """Whether an autotuner or heuristic around the kernel decides values only as it launches."""
+        return any(hasattr(layer, a) for layer in self.layers for a in ("configs", "best_config", "values"))
+
     def _with_saved(self, grid, args, kwargs):
         """kwargs with a buffer for each parameter TAD_SAVED_<k> the launch leaves out: a float32
         (float64 for a launch with a float64 tensor) value or row vector per program of its grid,
@@ -127,7 +143,7 @@ class _Recorded:
         missing = [k for k in self.saved if named.get(k) is None]
         if not missing:
             return kwargs
-        if any(hasattr(layer, a) for layer in self.layers for a in ("configs", "best_config", "values")):
+        if self._decided_as_it_runs():
             # tad saves residuals only of kernels no autotuner or heuristic wraps: the buffer's size
             # needs the grid before the launch.
             raise RuntimeError(f"kernel '{self.name}': TAD_SAVED_ buffers need a grid known before the launch")
