@@ -16,14 +16,14 @@
 //
 // Where it holds (else `why` says what): f's top level is ops without side effects, loops whose
 // carried values are float32 sums (each starts at zero and adds a term that reads no carried value,
-// and only the next iteration reads the running sum; their bodies write by atomic adds only), and last a loop that carries nothing; loops are not nested
-// and step by a positive constant; no load reads a buffer f writes; what the summing loops read is
-// computed before any loop ends; a tile sum's result is read only as a total (reduce_sum to a
-// scalar, through negations and products of it with a scalar's broadcast), which `rest` gets from a tile
-// holding the total in its first lane and zeros elsewhere (rank-1 tiles); some grid axis is read by
-// no program_id or num_programs. `when`: the recorded grid's size along that axis is 1, the last
-// loop runs at least 2·S iterations (each program then gets two or more), and f runs at most 2048
-// programs (more already fill the GPU).
+// and only the next iteration reads the running sum; their bodies write by atomic adds only), and
+// last a loop that carries nothing; loops are not nested and step by a positive constant; no load
+// reads a buffer f writes; what the summing loops read is computed before any loop ends; a tile
+// sum's result is read only as a total (reduce_sum to a scalar, through negations and products of
+// it with a scalar's broadcast), which `rest` gets from a tile holding the total in its first lane
+// and zeros elsewhere (rank-1 tiles); some grid axis is read by no program_id or num_programs.
+// `when`: the recorded grid's size along that axis is 1, the last loop runs at least 2·S iterations
+// (each program then gets two or more), and f runs at most 2048 programs (more already fill the GPU).
 #pragma once
 
 #include <optional>
