@@ -796,6 +796,10 @@ class Recording(unittest.TestCase):
             rt._Recorded(FakeAutotuner(FakeJit(body=bump)))[(1,)](x, None, 1)
         self.assertEqual(sorted(launches[0].pre), ["X"])
         self.assertEqual(seen, [1, 1])
+        # A test that fails (here: no such scalar) takes the copy; the backward says what is wrong.
+        with rt._capturing({0: ((0, "X", lambda launches: launches[0].args["missing"]),)}) as launches:
+            rt._Recorded(FakeJit(body=bump))[(1,)](x, None, 1)
+        self.assertEqual(sorted(launches[0].pre), ["X"])
 
     def test_a_residual_buffer_is_allocated_per_program_of_the_grid_unless_passed(self):
         def saving(X, n, BLOCK=16, TAD_SAVED_0=None, TAD_SAVED_1__BLOCK=None):
