@@ -376,6 +376,7 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
     const int max_copies = schedule::transposing(std::getenv("TAD_TRANSPOSE"));
     const int recompute = schedule::recomputing(std::getenv("TAD_TRANSPOSE_RECOMPUTE"));
     const bool stash = schedule::stashing(std::getenv("TAD_STASH"));
+    const std::set<std::string> keep = keep_atomic(d, shared), aliased = aliased_params(d);
     for (size_t i = 0; i < plans.size(); ++i) {
         if (!atomic_fallback && i > 0 && schedule::all_atomic(plans[i])) continue;
         const std::string name_i = name + (i == 0                           ? ""
@@ -398,23 +399,21 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
         ad::Backward untransposed = b;
         std::string what;
         std::optional<schedule::Transposition> t =
-            schedule::transpose(b, keep_atomic(d, shared), max_copies, recompute, stash, cleanup, &what);
+            schedule::transpose(b, keep, max_copies, recompute, stash, cleanup, &what);
         dump_text("transpose", name_i, what);
         *report += what.empty() ? "" : name_i + ":\n" + what;
         if (!t) {
-            push_variants(sp, std::move(b), plan_guards, merged, keep_atomic(d, shared), aliased_params(d), scatter,
-                          report);
+            push_variants(sp, std::move(b), plan_guards, merged, keep, aliased, scatter, report);
             continue;
         }
-        for (plan::KernelVariant &v : transposed_variants(std::move(b), *t, plan_guards, merged, keep_atomic(d, shared),
-                                                          aliased_params(d), scatter, report))
+        for (plan::KernelVariant &v :
+             transposed_variants(std::move(b), *t, plan_guards, merged, keep, aliased, scatter, report))
             sp.variants.push_back(std::move(v));
         if (t->guards.empty()) continue;
         untransposed.fn.name += "_untransposed";
         std::optional<ad::Backward> s = scatter;
         if (s) s->fn.name += "_untransposed";
-        push_variants(sp, std::move(untransposed), plan_guards, merged, keep_atomic(d, shared), aliased_params(d), s,
-                      report);
+        push_variants(sp, std::move(untransposed), plan_guards, merged, keep, aliased, s, report);
     }
 }
 
