@@ -10,6 +10,7 @@
 #include "frontend/residual_stores.h"
 #include "passes/online_softmax.h"
 #include "passes/passes.h"
+#include "passes/unsaved_accumulators.h"
 #include "support/error.h"
 
 namespace tad::driver {
@@ -50,16 +51,51 @@ std::vector<frontend::ResidualStore> choose(const frontend::KernelFile &kf, cons
                 out.push_back({d.kernel, at.line, at.col, u.m + " + _tad_tl." + log + "(" + u.l + ")", param,
                                passes::program_axes(d.forward), u.dims});
             }
+            for (const passes::UnsavedAccumulator &u : passes::unsaved_accumulators(d.forward)) {
+                const ir::SrcLoc at = d.forward.ops[static_cast<size_t>(u.loop)].loc;
+                const ir::SrcLoc st = d.forward.ops[static_cast<size_t>(u.store)].loc;
+                if (u.like.find("__") != std::string::npos || !seen.insert({d.kernel, at.line, at.col}).second)
+                    continue;
+                const std::string param =
+                    frontend::kResidualPrefix + std::to_string(count[d.kernel]++) + "_LIKE_" + u.like;
+                out.push_back({d.kernel, at.line, at.col, u.name, param, {}, {}, u.like, st.line, st.col});
+            }
         }
     return out;
 }
 
+// The elements from a launch argument's first to the end of the tensor holding it (an input, output
+// or temporary of the trace): what a buffer laid out like it needs.
+int64_t elements_from(JsonRef trace, JsonRef arg) {
+    JsonRef ref = arg.at("ref");
+    const char *kind = ref.has("input") ? "input" : ref.has("output") ? "output" : "temp";
+    const int64_t index = ref.at(kind).integer();
+    JsonRef list = trace.at(std::string(kind) == "input"    ? "inputs"
+                            : std::string(kind) == "output" ? "outputs"
+                                                            : "temps");
+    for (size_t i = 0; i < list.size(); ++i) {
+        const char *key = std::string(kind) == "temp" ? "id" : "index";
+        if (list[i].at(key).integer() != index) continue;
+        int64_t extent = 1;
+        for (size_t d = 0; d < list[i].at("shape").size(); ++d) {
+            const int64_t n = list[i].at("shape")[d].integer();
+            if (n == 0) return 0;
+            extent += (n - 1) * list[i].at("stride")[d].integer();
+        }
+        return extent - arg.at("offset").integer();
+    }
+    fail(TAD_ERR_INTERNAL, std::string("trace: no ") + kind + " " + std::to_string(index));
+}
+
 // A store's buffer in one launch: the grid's programs times the row vector's length, float64 where
 // the launch has a float64 tensor (module_runtime.py's _with_saved allocates the same).
-int64_t buffer_elements(JsonRef launch, const frontend::ResidualStore &s) {
+int64_t buffer_elements(JsonRef trace, JsonRef launch, const frontend::ResidualStore &s) {
+    JsonRef args = launch.at("args");
+    if (!s.like.empty())
+        for (size_t a = 0; a < args.size(); ++a)
+            if (args[a].at("name").str() == s.like) return elements_from(trace, args[a]);
     int64_t n = 1;
     for (size_t a = 0; a < launch.at("grid").size(); ++a) n *= launch.at("grid")[a].integer();
-    JsonRef args = launch.at("args");
     for (const std::string &dim : s.dims)
         for (size_t a = 0; a < args.size(); ++a)
             if (args[a].at("name").str() == dim) n *= args[a].at("value").integer();
@@ -99,7 +135,7 @@ Json with_buffers(JsonRef trace, const std::vector<frontend::ResidualStore> &sto
     for (size_t k = 0; k < launches.size(); ++k)
         for (const frontend::ResidualStore &s : stores) {
             if (launches[k].at("kernel").str() != s.kernel) continue;
-            const int64_t elements = buffer_elements(launches[k], s), id = static_cast<int64_t>(temps.size());
+            const int64_t elements = buffer_elements(t, launches[k], s), id = static_cast<int64_t>(temps.size());
             const std::string dtype = buffer_dtype(launches[k]);
             JsonRef temp = temps.push_object();
             temp.set("id", id);
@@ -179,8 +215,12 @@ std::optional<Residuals> save_residuals(const frontend::KernelFile &kf, const st
             *report += "residuals not saved: " + what + ", but its backward would no longer run on tile coordinates\n";
             return std::nullopt;
         }
-        r->report += "residual: " + what + (s.dims.empty() ? " (a value" : " (a " + s.dims[0] + " row vector") +
-                     " per program); the backward reads it back\n";
+        const std::string kind = !s.like.empty() ? " (a tile, where the store at " + kf.file.path + ":" +
+                                                       std::to_string(s.store_line) + ":" +
+                                                       std::to_string(s.store_col) + " writes " + s.like
+                                 : s.dims.empty() ? " (a value per program"
+                                                  : " (a " + s.dims[0] + " row vector per program";
+        r->report += "residual: " + what + kind + "); the backward reads it back\n";
     }
     return r;
 }

@@ -1,15 +1,21 @@
 // Saving residuals: the forward launched with stores of values its backward would recompute
 // (docs/saved-residuals.md), decided from the derivation of the file as written.
 //
-// Today's residual: the logsumexp of an online-softmax loop that the closed form differentiates but
-// whose forward stores no logsumexp (passes::unsaved_logsumexps): label smoothing's cross entropy,
-// kl_div, an attention forward that stores O but not L. Their backward reruns the loop for the row
-// statistics, one more pass over the inputs; with m_T + log(l_T) saved per program (a value, or a
-// BLOCK_M row vector) it reads them back and skips the loop.
+// Two residuals:
+// - the logsumexp of an online-softmax loop that the closed form differentiates but whose forward
+//   stores no logsumexp (passes::unsaved_logsumexps): label smoothing's cross entropy, kl_div, an
+//   attention forward that stores O but not L. Their backward reruns the loop for the row
+//   statistics, one more pass over the inputs; with m_T + log(l_T) saved per program (a value, or a
+//   BLOCK_M row vector) it reads them back and skips the loop;
+// - a contraction's accumulator whose value the backward needs (passes::unsaved_accumulators: a
+//   matmul's activation epilogue), which it would get by running the whole K loop again: saved
+//   where the kernel stores its output, into a buffer laid out like that output's tensor, and read
+//   back under the output's mask (passes/off_mask.h).
 //
 // The file's source gets the stores (frontend/residual_stores.h); each trace gets, per launch of a
 // kernel with a store, its buffer: a temporary of one float32 (float64 in a launch with a float64
-// tensor) per program of the recorded grid, times the row vector's length, bound to the new
+// tensor) per program of the recorded grid, times the row vector's length, or, for an accumulator,
+// as many as the output's tensor spans from the argument's first element, bound to the new
 // parameter (the launcher allocates the same at run time). The chains are derived again from both;
 // the stores are kept only where the derived backward reads every one back (a parameter with
 // final_of), which the closed form's proof (online_softmax.h) decides, and loses no variant on tile

@@ -15,6 +15,16 @@
 // _Recorded, for every launch that does not pass the buffer) its D float32 elements (float64 beside
 // a float64 tensor) per program of the launch's grid. The edited kernel runs on every launch, with
 // or without grad (one store per program more than the user's).
+//
+// A tile saved like a tensor (ResidualStore::like, a contraction's accumulator) is stored instead at
+// the addresses of one of the kernel's own stores, under its mask:
+//     _tad_tl.store(<its pointer expression, `like` replaced by TAD_SAVED_<k>_LIKE_<like>>, <expr>,
+//                   mask=<its mask>)
+// Each name those expressions read is a parameter the kernel never assigns, a global, a name the
+// kernel assigns once, at the top level of its body, before the loop, or one it assigns so after
+// the loop and before that store: then replaced by its value's text, in parentheses, read likewise.
+// The launcher allocates the buffer like the tensor: float32 (float64 beside a float64 tensor),
+// from the tensor's first element to the end of its storage.
 #pragma once
 
 #include <string>
@@ -35,13 +45,21 @@ struct ResidualStore {
     std::string param;  // TAD_SAVED_<k>, then __<dim> for each of `dims`
     std::vector<int> axes;  // the grid axes the kernel reads, ascending
     std::vector<std::string> dims;  // the saved row vector's dim, a constexpr parameter (none: a scalar)
+    // A tile saved where a store of the kernel writes (`like`: that store's pointer parameter, the
+    // tl.store call at store_line:store_col) instead of at the linear program id: see above.
+    std::string like = {};
+    int store_line = 0, store_col = 0;
 };
 
 // The source with `stores` inserted, or "" with `why` set when one cannot be: its kernel is wrapped
 // in something other than triton.jit (@triton.autotune or @triton.heuristics: the buffer is sized
 // before the launch chooses its config), takes *args, **kwargs or positional-only parameters, or has
 // no `for` loop at that position directly in its body (a loop of a helper it calls, or a nested
-// one), or that loop has an `else` clause, or the value is a tile of more than one dim.
+// one), or that loop has an `else` clause, or the value is a tile of more than one dim (saved at
+// the linear program id); for a tile saved like a tensor, when its store is not a tl.store statement
+// at the top level of the body after the loop, or takes a boundary check, or its expressions read a
+// name other than as said above, or `like` other than once in the pointer, or call a load, store,
+// atomic or random function.
 std::string insert_residual_stores(const KernelFile &kf, const std::vector<ResidualStore> &stores, std::string *why);
 
 }  // namespace tad::frontend

@@ -8,7 +8,9 @@
 #include <set>
 
 #include "passes/access.h"
+#include "passes/off_mask.h"
 #include "passes/passes.h"
+#include "passes/unsaved_accumulators.h"
 
 namespace tad::passes {
 
@@ -24,8 +26,10 @@ struct Reuse {
     std::vector<ValueId> chain;
     std::vector<ValueId> other;
     std::vector<std::vector<Inequality>> alternatives;  // one without guards: proved statically
-    // A masked store's mask: its lanes off read back what the value's loads give there (`other`).
+    // A masked store's mask: its lanes off read back what the value's loads give there (`other`),
+    // or 0 where `zero_off` (off_mask.h).
     ValueId mask = ir::kNoValue;
+    bool zero_off = false;
 };
 
 bool pure(const ir::Op &op) {
@@ -141,10 +145,14 @@ private:
         const bool tile = f_.type(v).rank() > 0;
         std::set<ValueId> loads;
         const bool moved = tile && linear_over_loads(v, &loads);
-        if (st.has_mask && !moved) return "its store is masked (and it is not a linear tile of loads)";
-        if (st.has_mask && !masked_alike(loads, st.operands[2]))
+        r.zero_off = st.has_mask && !moved && tile && zeros_off(v, st.operands[2]);
+        if (st.has_mask && !moved && !r.zero_off)
+            return "its store is masked (and it is not a linear tile of loads, nor 0 off the mask)";
+        if (st.has_mask && moved && !masked_alike(loads, st.operands[2]))
             return "its store is masked, and not every load it is made from is masked alike with an `other`";
         if (st.has_mask) r.mask = st.operands[2];
+        if (r.zero_off && !value_needed(f_, uncast(v)))
+            return "reverse mode needs no value of it (it is used linearly)";
         if (claimed_.count(v)) return "another store saves it already";
         if (!member(v)) return "it is a loop's result";
         if (exactness_matters(v)) return "its exact value matters (an extremum, or compared)";
@@ -201,6 +209,11 @@ private:
         return loads->size() >= 2;
     }
 
+    ValueId uncast(ValueId v) const {
+        while (float_cast(f_.def(v))) v = f_.def(v).operands[0];
+        return v;
+    }
+
     bool float_cast(const ir::Op &op) const {
         return op.kind == OpKind::Cast && f_.type(op.result).is_float() && f_.type(op.operands[0]).is_float();
     }
@@ -226,6 +239,13 @@ private:
             const ir::Op &op = f_.def(l);
             return op.has_mask && op.has_other && op.operands[1] == mask;
         });
+    }
+
+    // Whether v is 0 off `mask` (off_mask.h), a mask computed from no memory: the backward computes
+    // it again after v, where the buffers it could read may hold other values.
+    bool zeros_off(ValueId v, ValueId mask) const {
+        return zero_off_mask(f_, v, mask) &&
+               !cone_any(mask, [](const ir::Op &op) { return ir::op_info(op.kind).cls == ir::OpClass::Memory; });
     }
 
     // chain[0] = the stored value, then each operand its op is undone to, while the other operand
@@ -304,7 +324,7 @@ class Rewrite {
 public:
     Rewrite(const ir::Function &f, const std::vector<Reuse> &reuses)
         : f_(f), reuses_(reuses), out_(empty_like(f)), b_(out_), map_(f.values.size(), ir::kNoValue) {
-        for (size_t r = 0; r < reuses.size(); ++r) at_[f.values[reuses[r].chain.back()].def_op].push_back(r);
+        for (size_t r = 0; r < reuses.size(); ++r) at_[after(f.values[reuses[r].chain.back()].def_op)].push_back(r);
     }
 
     ir::Function run() {
@@ -335,6 +355,14 @@ private:
     std::vector<ir::Param> finals_;
 
     void copy(int i) { copy_op(b_, f_, f_.ops[i], map_); }
+
+    // The op new ops may follow once op i is defined: a loop's results stay together after it.
+    int after(int i) const {
+        if (f_.ops[i].kind != OpKind::LoopResult) return i;
+        for (const ir::Loop &l : ir::loops(f_))
+            if (std::find(l.results.begin(), l.results.end(), i) != l.results.end()) return l.last();
+        return i;
+    }
 
     // After the kernel's own parameters, one per buffer a saved value is read back from.
     void final_params() {
@@ -372,12 +400,15 @@ private:
         std::map<ValueId, ValueId> done;
         b_.loc = st.loc;
         const ValueId ptr = clone(st.operands[0], done);
-        // The mask as the forward computed it (it masks v's loads, so it is defined before v): not
-        // recomputed through the final buffers, whose contents may decide it differently.
-        const ValueId mask = r.mask == ir::kNoValue ? ir::kNoValue : map_[r.mask];
+        // The mask as the forward computed it where it masks v's loads (so it is defined before v):
+        // not recomputed through the final buffers, whose contents may decide it differently. One
+        // computed after v reads no memory (zeros_off).
+        const ValueId mask = r.mask == ir::kNoValue ? ir::kNoValue : r.zero_off ? clone(r.mask, done) : map_[r.mask];
         // Kept although the traced dtypes agree: the buffer may hold another dtype on another launch.
-        ValueId w = b_.cast(b_.load(ptr, mask, ir::kNoValue), f_.type(r.chain[0]).elem, true);
-        if (mask != ir::kNoValue) {
+        const ir::Type &t = f_.type(r.chain[0]);
+        const ValueId zero = r.zero_off ? b_.broadcast(b_.constant(0.0, out_.type(ptr).elem), t.shape) : ir::kNoValue;
+        ValueId w = b_.cast(b_.load(ptr, mask, zero), t.elem, true);
+        if (!r.zero_off && mask != ir::kNoValue) {
             std::map<ValueId, ValueId> off;
             w = b_.where(mask, w, masked_off(r.chain[0], off));
         }

@@ -20,7 +20,9 @@
 // recomputed ones by rounding only.
 //
 // Where it holds: the store is outside loops, unmasked (every lane saved; or, for a linear tile
-// below, masked as its loads), the only write to its
+// below, masked as its loads; or masked where the value is 0 off the mask, off_mask.h, a mask made
+// without loads: a contraction's accumulator under its operands' row and column masks, read back as
+// where(mask, loaded, 0)), the only write to its
 // buffer in the kernel, at an address computed without loads or loop results, and proved to write
 // each element from one program (the access analysis, with run-time guards where it needs them);
 // each program then finds its own value there. Its buffer's element type is not narrower than v's

@@ -19,6 +19,18 @@ std::vector<bool> from_loops(const ir::Function &f) {
     return out;
 }
 
+std::vector<bool> through_transcendentals(const ir::Function &f) {
+    std::vector<bool> out(f.values.size(), false);
+    for (const ir::Op &op : f.ops) {
+        if (op.result == ir::kNoValue || op.kind == OpKind::Load) continue;
+        const bool self = ir::op_info(op.kind).cls == ir::OpClass::Unary && f.type(op.result).is_float() &&
+                          op.kind != OpKind::Neg && op.kind != OpKind::Abs && op.kind != OpKind::Floor &&
+                          op.kind != OpKind::Ceil;
+        out[op.result] = self || std::any_of(op.operands.begin(), op.operands.end(), [&](ValueId v) { return out[v]; });
+    }
+    return out;
+}
+
 namespace {
 
 bool named_constexpr(const ir::Function &f, const std::string &name) {

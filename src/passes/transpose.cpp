@@ -31,13 +31,15 @@ int innermost(const std::vector<ir::Loop> &loops, int i) {
 // value it reads advances (init, per-iteration amount).
 //
 // With `from_loops` (stash.h: from_loops), a value computed outside the loop from another loop's
-// results, or by a reduction before the loop, is not gathered but stashed: the transposed kernel
-// loads it from what the rest stored.
+// results, or by a reduction before the loop, or a tile computed before it through transcendental
+// functions, is not gathered but stashed: the transposed kernel loads it from what the rest stored.
 class Slice {
 public:
     Slice(const ir::Function &f, const ir::Loop &loop, const std::set<std::string> &written,
           const std::vector<bool> *from_loops = nullptr)
-        : f_(f), loop_(loop), written_(written), from_loops_(from_loops), in_(f.ops.size(), false) {}
+        : f_(f), loop_(loop), written_(written), from_loops_(from_loops), in_(f.ops.size(), false) {
+        if (from_loops_) costly_ = through_transcendentals(f);
+    }
 
     // "" when every value the op reads can be computed for any one iteration; else why not.
     std::string gather(int op) {
@@ -71,6 +73,7 @@ private:
     const ir::Loop &loop_;
     const std::set<std::string> &written_;
     const std::vector<bool> *from_loops_;
+    std::vector<bool> costly_;  // through_transcendentals, where values may be stashed
     std::vector<bool> in_;
     std::set<ValueId> stashed_;
     std::map<int, std::pair<ValueId, ValueId>> inductions_;
@@ -95,6 +98,12 @@ private:
         // A reduction before the loop (attention's Delta = rowsum(dO·O)) would be recomputed for
         // every (iteration, p_g): stashed where it can be, it is loaded instead.
         if (from_loops_ && d < loop_.begin && cls == ir::OpClass::Reduction && stashable(f_, op.result).empty()) {
+            stashed_.insert(op.result);
+            return;
+        }
+        // So would a tile computed through transcendental functions (stash.h).
+        if (from_loops_ && d < loop_.begin && op.result != ir::kNoValue && f_.type(op.result).rank() > 0 &&
+            costly_[op.result] && stashable(f_, op.result).empty()) {
             stashed_.insert(op.result);
             return;
         }

@@ -123,4 +123,64 @@ TEST(ResidualStores, Refusals) {
     EXPECT_EQ(why, "k.py:12:5: the loop has an else clause");
 }
 
+// A contraction whose accumulator is saved where its output is stored (lines 6 to 20).
+const char *const kMatmul =
+    "@triton.jit\n"
+    "def _k(A, B, C, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):\n"
+    "    pid_m = tl.program_id(0)\n"
+    "    pid_n = tl.program_id(1)\n"
+    "    rm = pid_m * BM + tl.arange(0, BM)\n"
+    "    rn = pid_n * BN + tl.arange(0, BN)\n"
+    "    acc = tl.zeros((BM, BN), dtype=tl.float32)\n"
+    "    for k in range(0, K, BK):\n"
+    "        ks = k + tl.arange(0, BK)\n"
+    "        a = tl.load(A + rm[:, None] * K + ks[None, :])\n"
+    "        b = tl.load(B + ks[:, None] * N + rn[None, :])\n"
+    "        acc += tl.dot(a, b)\n"
+    "    y = tl.erf(acc)\n"
+    "    c_ptrs = C + rm[:, None] * N + rn[None, :]\n"
+    "    tl.store(c_ptrs, y, mask=(rm[:, None] < M) & (rn[None, :] < N))\n";
+
+ResidualStore accumulator() { return {"_k", 13, 5, "acc", "TAD_SAVED_0_LIKE_C", {}, {}, "C", 20, 5}; }
+
+std::string with(std::string text, const std::string &from, const std::string &to) {
+    return text.replace(text.find(from), from.size(), to);
+}
+
+TEST(ResidualStores, ATileSavedWhereTheOutputIsStored) {
+    std::string why;
+    std::string expected = with(file(kMatmul), "BK: tl.constexpr)", "BK: tl.constexpr, TAD_SAVED_0_LIKE_C)");
+    expected = with(expected, "    y = tl.erf",
+                    "    _tad_tl.store((TAD_SAVED_0_LIKE_C + rm[:, None] * N + rn[None, :]), acc, mask=(rm[:, None] < "
+                    "M) & (rn[None, :] < N)); y = tl.erf");
+    EXPECT_EQ(insert(file(kMatmul), accumulator(), &why), expected + kImport) << why;
+}
+
+TEST(ResidualStores, ATileSavedLikeATensorRefusals) {
+    std::string why;
+    const std::string twice = with(kMatmul, "    tl.store(c_ptrs", "    c_ptrs += 0\n    tl.store(c_ptrs");
+    ResidualStore r = accumulator();
+    r.store_line = 21;
+    EXPECT_EQ(insert(file(twice), r, &why), "");
+    EXPECT_EQ(why, "k.py:21:14: 'c_ptrs' is bound more than once, or not by an assignment at the kernel's top level");
+    EXPECT_EQ(insert(file(with(kMatmul, "tl.store(c_ptrs,", "tl.store(c_ptrs + ks[:, None],")), accumulator(), &why),
+              "");
+    EXPECT_EQ(why, "k.py:20:23: 'ks' is bound more than once, or not by an assignment at the kernel's top level");
+    EXPECT_EQ(insert(file(with(kMatmul, "tl.store(c_ptrs,", "tl.store(c_ptrs + tl.load(A),")), accumulator(), &why),
+              "");
+    EXPECT_EQ(why, "k.py:20:23: the store's expressions call tl.load");
+    EXPECT_EQ(insert(file(with(kMatmul, "rn[None, :]\n    tl.store", "rn[None, :] + (C - C)\n    tl.store")),
+                     accumulator(), &why),
+              "");
+    EXPECT_EQ(why, "k.py:20:5: the store's pointer reads 'C' other than once");
+    EXPECT_EQ(insert(file(with(kMatmul, "mask=(rm[:, None] < M)", "boundary_check=(0, 1), mask=(rm[:, None] < M)")),
+                     accumulator(), &why),
+              "");
+    EXPECT_EQ(why, "k.py:20:5: the store takes a boundary check (a block pointer)");
+    r = accumulator();
+    r.store_line = 19;
+    EXPECT_EQ(insert(file(kMatmul), r, &why), "");
+    EXPECT_EQ(why, "k.py:19:5: no tl.store statement at the top level of kernel '_k' after the loop");
+}
+
 }  // namespace

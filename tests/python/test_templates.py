@@ -823,6 +823,24 @@ class Recording(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "TAD_SAVED_ buffers need a grid known before the launch"):
             rt._Recorded(FakeAutotuner(FakeJit(fn=saving)))[(1,)](x, 64)
 
+    def test_a_tile_saved_like_a_tensor_spans_it_to_the_end_of_its_storage(self):
+        def saving(X, C, n, TAD_SAVED_0_LIKE_C=None):
+            return X
+
+        jit = FakeJit(fn=saving)
+        base = torch.zeros(6, 10)
+        c = base[2:, 1:5]  # a view: its storage runs on past its last element
+        with rt._capturing() as launches:
+            rt._Recorded(jit)[(3,)](torch.ones(4), c, 1)
+            rt._Recorded(jit)[(3,)](torch.ones(4).double(), c.double(), 1)
+        saved = [launch.tensors["TAD_SAVED_0_LIKE_C"] for launch in launches]
+        self.assertEqual([(t.shape, t.dtype) for t in saved],
+                         [((60 - 21,), torch.float32), ((16,), torch.float64)])  # .double() copies: 4 x 4
+        # no grid is needed, so an autotuned kernel gets one too
+        with rt._capturing() as launches:
+            rt._Recorded(FakeAutotuner(FakeJit(fn=saving)))[(1,)](torch.ones(4), c, 1)
+        self.assertEqual(launches[0].tensors["TAD_SAVED_0_LIKE_C"].shape, (39,))
+
     def test_capturing_nests_and_restores_the_outer_recording(self):
         recorded = rt._Recorded(FakeJit())
         with rt._capturing() as outer:

@@ -81,6 +81,13 @@ class _Arguments:
         return dict(self.signature.bind_partial(*args, **kwargs).arguments)
 
 
+def _storage_elements(t):
+    """The elements of t's storage (torch 1.13, Debian's, has no untyped_storage)."""
+    if hasattr(t, "untyped_storage"):
+        return t.untyped_storage().nbytes() // t.element_size()
+    return t.storage().size()
+
+
 class _Recorded:
     """Launches a forward kernel and, inside _capturing(), records the launch: its grid and scalar
     arguments, including the config @triton.autotune chose and the values of @triton.heuristics."""
@@ -140,28 +147,43 @@ class _Recorded:
         return any(hasattr(layer, a) for layer in self.layers for a in ("configs", "best_config", "values"))
 
     def _with_saved(self, grid, args, kwargs):
-        """kwargs with a buffer for each parameter TAD_SAVED_<k> the launch leaves out: a float32
-        (float64 for a launch with a float64 tensor) value or row vector per program of its grid,
-        where the kernel stores a value its backward reads back (src/frontend/residual_stores.h)."""
+        """kwargs with a buffer for each parameter TAD_SAVED_<k> the launch leaves out, where the
+        kernel stores a value its backward reads back (src/frontend/residual_stores.h): float32
+        (float64 for a launch with a float64 tensor); TAD_SAVED_<k>_LIKE_<P>, a tile stored where
+        the kernel stores into tensor P, from P's first element to the end of its storage; else a
+        value, or a row vector of D elements for TAD_SAVED_<k>__D, per program of the grid."""
         params = self.signature.parameters
         named = self.arguments.named(args, {k: v for k, v in kwargs.items() if k in params})
         missing = [k for k in self.saved if named.get(k) is None]
         if not missing:
             return kwargs
-        if self._decided_as_it_runs():
-            # tad saves residuals only of kernels no autotuner or heuristic wraps: the buffer's size
-            # needs the grid before the launch.
-            raise RuntimeError(f"kernel '{self.name}': TAD_SAVED_ buffers need a grid known before the launch")
-        meta = dict(self.defaults, **named, **{k: v for k, v in kwargs.items() if k not in params})
-        g = grid(meta) if callable(grid) else grid
-        programs = math.prod(int(x) for x in (g if isinstance(g, (tuple, list)) else (g,)))
         # float64 where a tensor is (the CPU tier), so that no value is rounded; as the trace's buffer
         dtype = torch.float64 if any(isinstance(v, torch.Tensor) and v.dtype == torch.float64
                                      for v in named.values()) else torch.float32
-        device = next(iter(self._tensors(args, kwargs).values())).device  # a descriptor's base too
-        # TAD_SAVED_<k>__D: a row vector of D elements (the launch's constexpr) per program
-        tile = {k: math.prod(int(meta[d]) for d in k.split("__")[1:]) for k in missing}
-        return dict(kwargs, **{k: torch.empty(programs * tile[k], dtype=dtype, device=device) for k in missing})
+        tensors = self._tensors(args, kwargs)  # a descriptor's base too
+        device = next(iter(tensors.values())).device
+        sizes = {}
+        for k in missing:
+            like = k.partition("_LIKE_")[2]
+            if like:
+                sizes[k] = _storage_elements(tensors[like]) - tensors[like].storage_offset()
+            else:
+                sizes[k] = self._per_program(grid, named, kwargs) * math.prod(
+                    int(self._meta(named, kwargs)[d]) for d in k.split("__")[1:])
+        return dict(kwargs, **{k: torch.empty(n, dtype=dtype, device=device) for k, n in sizes.items()})
+
+    def _meta(self, named, kwargs):
+        params = self.signature.parameters
+        return dict(self.defaults, **named, **{k: v for k, v in kwargs.items() if k not in params})
+
+    def _per_program(self, grid, named, kwargs):
+        """The programs of the launch's grid, for buffers of a value per program."""
+        if self._decided_as_it_runs():
+            # tad saves such residuals only of kernels no autotuner or heuristic wraps: the
+            # buffer's size needs the grid before the launch.
+            raise RuntimeError(f"kernel '{self.name}': TAD_SAVED_ buffers need a grid known before the launch")
+        g = grid(self._meta(named, kwargs)) if callable(grid) else grid
+        return math.prod(int(x) for x in (g if isinstance(g, (tuple, list)) else (g,)))
 
     def _tensors(self, args, kwargs):
         params = self.signature.parameters
