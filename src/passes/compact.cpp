@@ -103,7 +103,7 @@ ir::Function drop_unused_params(const ir::Function &f) {
 bool zero_constant(const ir::Function &f, ir::ValueId v) {
     const ir::Op &op = f.def(v);
     if (op.kind == ir::OpKind::Broadcast) return zero_constant(f, op.operands[0]);
-    return op.kind == ir::OpKind::Const && op.fval == 0.0;
+    return op.kind == ir::OpKind::Const && op.fval == 0.0 && op.name.empty();
 }
 
 bool only_user(const std::vector<std::vector<int>> &users, ir::ValueId v, int op) {

@@ -14,7 +14,10 @@
 // whose rows are its left operand's and whose columns its right operand's; sums, differences,
 // negations, products of two such values, float casts; and the result of a loop whose carried value
 // starts at such a value and whose update keeps it so (by induction over the iterations). A product
-// with a value that is not 0 there is not one (0 times an infinity is not 0).
+// with a value that is not 0 there is not one (0 times an infinity is not 0). The contraction rule
+// holds for finite operands: where the other operand holds an infinity, the forward's lanes off the
+// mask are NaN, and the backward reads 0 there instead (those lanes are no element of the tensor,
+// and recomputing them would only spread the NaN into the gradients of the lanes on it).
 #pragma once
 
 #include "ir/ir.h"

@@ -93,7 +93,8 @@ ir::Function drop_unused_params(const ir::Function &f);
 // Ops outside every loop (a loop's own ops, through its results, are inside).
 std::vector<bool> top_level(const ir::Function &f);
 
-// Whether v is a literal 0 (any type), or a broadcast of one.
+// Whether v is a literal 0 (any type), or a broadcast of one. A constexpr spelled by name is not one,
+// though 0 in the trace: the derived code keeps its name, and another launch may set it otherwise.
 bool zero_constant(const ir::Function &f, ir::ValueId v);
 
 // Whether op `op` is the one reader of value v (`users`: ir::users of its function).

@@ -336,7 +336,12 @@ public:
             copy(i);
             auto it = at_.find(i);
             if (it != at_.end())
-                for (size_t r : it->second) stand_ins(reuses_[r]);
+                for (size_t r : it->second) {
+                    stand_ins(reuses_[r]);
+                    // A loop's result before its last one was copied before its stand-in was made.
+                    for (ValueId c : reuses_[r].chain)
+                        if (f_.values[c].def_op < i && map_[c] != ir::kNoValue) replay_as(c);
+                }
             const ValueId v = f_.ops[i].result;
             if (v != ir::kNoValue && stand_in_.count(v)) replay_as(v);
         }

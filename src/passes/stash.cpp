@@ -1,6 +1,7 @@
 #include "passes/stash.h"
 
 #include <algorithm>
+#include <set>
 
 #include "passes/passes.h"
 
@@ -19,14 +20,25 @@ std::vector<bool> from_loops(const ir::Function &f) {
     return out;
 }
 
-std::vector<bool> through_transcendentals(const ir::Function &f) {
+std::vector<bool> costly_to_recompute(const ir::Function &f) {
     std::vector<bool> out(f.values.size(), false);
+    std::vector<std::set<ValueId>> loads(f.values.size());  // up to two tile loads each reads
     for (const ir::Op &op : f.ops) {
-        if (op.result == ir::kNoValue || op.kind == OpKind::Load) continue;
+        if (op.result == ir::kNoValue) continue;
+        if (op.kind == OpKind::Load) {
+            if (f.type(op.result).rank() > 0) loads[op.result] = {op.result};
+            continue;
+        }
         const bool self = ir::op_info(op.kind).cls == ir::OpClass::Unary && f.type(op.result).is_float() &&
                           op.kind != OpKind::Neg && op.kind != OpKind::Abs && op.kind != OpKind::Floor &&
                           op.kind != OpKind::Ceil;
-        out[op.result] = self || std::any_of(op.operands.begin(), op.operands.end(), [&](ValueId v) { return out[v]; });
+        bool costly = self;
+        for (ValueId v : op.operands) {
+            costly = costly || out[v];
+            for (ValueId l : loads[v])
+                if (loads[op.result].size() < 2) loads[op.result].insert(l);
+        }
+        out[op.result] = costly || loads[op.result].size() >= 2;
     }
     return out;
 }

@@ -1,5 +1,5 @@
 // Stashes: values a transposed kernel (transpose.h) reads that another loop computes, or that cost
-// transcendental functions to compute (through_transcendentals below).
+// more to compute than to load (costly_to_recompute below).
 //
 // A transposed kernel computes, for each program p_g it sums over, what that program added at one
 // iteration of a loop, so everything it reads must be computable from that iteration alone. A value
@@ -43,11 +43,12 @@ std::string converted_like(const ir::Function &f, ir::ValueId v, const std::vect
 // Per value: whether it is computed from some loop's results, through any ops.
 std::vector<bool> from_loops(const ir::Function &f);
 
-// Per value: whether it is computed through a transcendental function (exp, log, erf, tanh, sqrt,
-// ...), through any ops but loads. A transposed kernel computing such a tile again for every
+// Per value: whether computing it again costs more than loading it from a stash: it is computed
+// through a transcendental function (exp, log, erf, tanh, sqrt, ...), or from two or more tile
+// loads (through any ops but loads). A transposed kernel computing such a tile again for every
 // (iteration, p_g) spends more than loading it: matmul's epilogue gradient dZ = dC · act'(z), with z
-// read back from what the forward saved, is stashed too.
-std::vector<bool> through_transcendentals(const ir::Function &f);
+// read back from what the forward saved (float32) beside dC, is stashed too, in the operands' dtype.
+std::vector<bool> costly_to_recompute(const ir::Function &f);
 
 // "" when value v of f may be stashed: a float32 or float64 scalar or tile defined outside every
 // loop, whose dims are literals or constexprs; else why not.

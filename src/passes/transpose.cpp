@@ -31,14 +31,15 @@ int innermost(const std::vector<ir::Loop> &loops, int i) {
 // value it reads advances (init, per-iteration amount).
 //
 // With `from_loops` (stash.h: from_loops), a value computed outside the loop from another loop's
-// results, or by a reduction before the loop, or a tile computed before it through transcendental
-// functions, is not gathered but stashed: the transposed kernel loads it from what the rest stored.
+// results, or by a reduction before the loop, or a tile computed before it that costs more to
+// compute than to load (costly_to_recompute), is not gathered but stashed: the transposed kernel
+// loads it from what the rest stored. Without (TAD_STASH=off), nothing is stashed.
 class Slice {
 public:
     Slice(const ir::Function &f, const ir::Loop &loop, const std::set<std::string> &written,
           const std::vector<bool> *from_loops = nullptr)
         : f_(f), loop_(loop), written_(written), from_loops_(from_loops), in_(f.ops.size(), false) {
-        if (from_loops_) costly_ = through_transcendentals(f);
+        if (from_loops_) costly_ = costly_to_recompute(f);
     }
 
     // "" when every value the op reads can be computed for any one iteration; else why not.
@@ -73,7 +74,7 @@ private:
     const ir::Loop &loop_;
     const std::set<std::string> &written_;
     const std::vector<bool> *from_loops_;
-    std::vector<bool> costly_;  // through_transcendentals, where values may be stashed
+    std::vector<bool> costly_;  // costly_to_recompute, where values may be stashed
     std::vector<bool> in_;
     std::set<ValueId> stashed_;
     std::map<int, std::pair<ValueId, ValueId>> inductions_;
@@ -101,7 +102,7 @@ private:
             stashed_.insert(op.result);
             return;
         }
-        // So would a tile computed through transcendental functions (stash.h).
+        // So would a tile that costs more to compute than to load (stash.h).
         if (from_loops_ && d < loop_.begin && op.result != ir::kNoValue && f_.type(op.result).rank() > 0 &&
             costly_[op.result] && stashable(f_, op.result).empty()) {
             stashed_.insert(op.result);
@@ -532,7 +533,7 @@ std::string qualify(const ir::Function &f, Affine &a, int op, const std::string 
     for (int axis : program_axes(f)) (addr.axes.count(axis) ? others : shared).push_back(axis);
     if (shared.size() != 1)
         return shared.empty() ? "every program writes its own elements" : "it is shared along several grid axes";
-    Slice slice(f, loops[l], written, &from_loops);
+    Slice slice(f, loops[l], written, from_loops.empty() ? nullptr : &from_loops);
     std::string why = slice.gather(op);
     if (!why.empty()) return why;
     const ir::Op &begin = f.ops[loops[l].begin];
@@ -665,7 +666,7 @@ std::string transpose_group(const ir::Function &f, const Group &g, const std::se
     const std::vector<ir::Loop> loops = ir::loops(f);
     const Member &first = *g.front();
     const ir::Loop &loop = loops[first.loop];
-    Slice slice(f, loop, written, &from_loops);
+    Slice slice(f, loop, written, from_loops.empty() ? nullptr : &from_loops);
     for (const Member *m : g) {
         const std::string why = slice.gather(m->op);
         if (!why.empty()) return why;
@@ -775,8 +776,8 @@ Transposition transpose_loops(const ir::Function &f, const std::set<std::string>
     std::set<std::string> written = m.stored;
     written.insert(m.accumulated.begin(), m.accumulated.end());
     const std::vector<ir::Loop> loops = ir::loops(f);
-    // Without stashes, no value counts as one from another loop: the slice refuses it.
-    const std::vector<bool> from = stash ? from_loops(f) : std::vector<bool>(f.values.size(), false);
+    // Without stashes (empty), the slice stashes nothing: it refuses a value from another loop.
+    const std::vector<bool> from = stash ? from_loops(f) : std::vector<bool>{};
     Affine a(f);
     std::vector<Member> members;
     std::map<int, std::string> lines;  // op -> its report line, in op order

@@ -19,9 +19,26 @@ bool holds_dot(const ir::Function &f, const ir::Loop &l) {
     return false;
 }
 
-// Whether op (reading a value of `from`) is linear in what it reads of it.
+// Whether v is computed from a load: a value that may have a gradient of its own.
+bool loaded(const ir::Function &f, ValueId v) {
+    std::set<ValueId> seen;
+    std::vector<ValueId> work = {v};
+    while (!work.empty()) {
+        const ValueId x = work.back();
+        work.pop_back();
+        if (!seen.insert(x).second) continue;
+        const ir::Op &op = f.def(x);
+        if (op.kind == OpKind::Load) return true;
+        work.insert(work.end(), op.operands.begin(), op.operands.end());
+    }
+    return false;
+}
+
+// Whether reverse mode of op (reading a value of `from`) needs none of what it reads of it: op is
+// linear in it, and a product's or quotient's other operand has no gradient that would need it.
 bool linear_in(const ir::Function &f, const ir::Op &op, const std::set<ValueId> &from) {
     auto in = [&](int k) { return from.count(op.operands[static_cast<size_t>(k)]) > 0; };
+    auto constant = [&](int k) { return !in(k) && !loaded(f, op.operands[static_cast<size_t>(k)]); };
     switch (op.kind) {
     case OpKind::Add:
     case OpKind::Sub:
@@ -33,8 +50,8 @@ bool linear_in(const ir::Function &f, const ir::Op &op, const std::set<ValueId> 
     case OpKind::ReduceSum:
     case OpKind::Store: return true;
     case OpKind::Cast: return f.type(op.result).is_float();
-    case OpKind::Mul: return !(in(0) && in(1));
-    case OpKind::Div: return !in(1);
+    case OpKind::Mul: return constant(in(0) ? 1 : 0);
+    case OpKind::Div: return !in(1) && constant(1);
     case OpKind::Where: return !in(0);
     default: return false;
     }

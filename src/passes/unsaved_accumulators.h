@@ -30,9 +30,10 @@ struct UnsavedAccumulator {
 std::vector<UnsavedAccumulator> unsaved_accumulators(const ir::Function &f);
 
 // Whether reverse mode needs v's value: some op computes from v (through the ops that do so linearly)
-// other than linearly. Linear: sums, differences, negations, float casts, shape ops, sum reductions,
-// stores, products and quotients by a value not computed from v, a tl.where choosing by a condition
-// not computed from it.
+// other than linearly, or multiplies or divides it by a value computed from a load (whose gradient
+// needs v). Linear: sums, differences, negations, float casts, shape ops, sum reductions, stores,
+// products and quotients by a value computed from neither v nor memory, a tl.where choosing by a
+// condition not computed from v.
 bool value_needed(const ir::Function &f, ir::ValueId v);
 
 }  // namespace tad::passes

@@ -139,20 +139,22 @@ TEST(SavedResiduals, AttentionWithoutLogsumexp) {
 // A matmul with a GELU epilogue: its backward needs act'(A·B + bias), which it would get by running
 // the K loop again. generate saves the accumulator where the forward stores C (a float32 buffer laid
 // out like C, under C's mask); the remapped backward reads it back and runs no K loop, and dZ (through
-// erf and exp) is stashed once for the transposed dA and dB kernels.
+// erf and exp; ReLU's from two loads) is stashed once for the transposed dA and dB kernels.
 TEST(SavedResiduals, MatmulEpilogueSavesItsAccumulator) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::string src = tad::test::generate_and_verify("dataset/matmul_bias_act.py", "residuals", 2);
     EXPECT_TRUE(has(src,
-                    "    _tad_tl.store((TAD_SAVED_0_LIKE_C + rm[:, None] * stride_cm + rn[None, :] * stride_cn), "
-                    "acc, mask=(rm[:, None] < M) & (rn[None, :] < N)); bias = "))
+                    ".to(tl.float32); _tad_tl.store((TAD_SAVED_0_LIKE_C + rm[:, None] * stride_cm + rn[None, :] "
+                    "* stride_cn), acc, mask=(rm[:, None] < M) & (rn[None, :] < N))\n"))
         << src;
     const std::string k = tad::test::kernel(src, "_matmul_bias_act_fwd_bwd_ACTIVATION_gelu_remapped");
     EXPECT_TRUE(has(k, "tl.load(TAD_SAVED_0_LIKE_C_final + ")) << k;
     EXPECT_FALSE(has(k, "tl.dot(")) << k;
     EXPECT_TRUE(has(k, "tl.store(dacc_stash + ")) << k;
     for (const char *name : {"_matmul_bias_act_fwd_bwd_ACTIVATION_gelu_remapped_DA",
-                             "_matmul_bias_act_fwd_bwd_ACTIVATION_gelu_remapped_DB"}) {
+                             "_matmul_bias_act_fwd_bwd_ACTIVATION_gelu_remapped_DB",
+                             "_matmul_bias_act_fwd_bwd_ACTIVATION_relu_remapped_DA",
+                             "_matmul_bias_act_fwd_bwd_ACTIVATION_relu_remapped_DB"}) {
         const std::string t = tad::test::kernel(src, name);
         EXPECT_TRUE(has(t, "tl.load(dacc_stash + ")) << t;
         EXPECT_FALSE(has(t, "tl.erf(")) << t;

@@ -824,7 +824,7 @@ class Recording(unittest.TestCase):
             rt._Recorded(FakeAutotuner(FakeJit(fn=saving)))[(1,)](x, 64)
 
     def test_a_tile_saved_like_a_tensor_spans_it_to_the_end_of_its_storage(self):
-        def saving(X, C, n, TAD_SAVED_0_LIKE_C=None):
+        def saving(X, C, n, B_LIKE_C=4, TAD_SAVED_0_LIKE_C=None, TAD_SAVED_1__B_LIKE_C=None):
             return X
 
         jit = FakeJit(fn=saving)
@@ -836,9 +836,14 @@ class Recording(unittest.TestCase):
         saved = [launch.tensors["TAD_SAVED_0_LIKE_C"] for launch in launches]
         self.assertEqual([(t.shape, t.dtype) for t in saved],
                          [((60 - 21,), torch.float32), ((16,), torch.float64)])  # .double() copies: 4 x 4
+        # a row vector whose dim's name holds "_LIKE_" is one: 3 programs of B_LIKE_C elements
+        self.assertEqual(launches[0].tensors["TAD_SAVED_1__B_LIKE_C"].shape, (12,))
         # no grid is needed, so an autotuned kernel gets one too
+        def saving_tile(X, C, n, TAD_SAVED_0_LIKE_C=None):
+            return X
+
         with rt._capturing() as launches:
-            rt._Recorded(FakeAutotuner(FakeJit(fn=saving)))[(1,)](torch.ones(4), c, 1)
+            rt._Recorded(FakeAutotuner(FakeJit(fn=saving_tile)))[(1,)](torch.ones(4), c, 1)
         self.assertEqual(launches[0].tensors["TAD_SAVED_0_LIKE_C"].shape, (39,))
 
     def test_capturing_nests_and_restores_the_outer_recording(self):

@@ -164,8 +164,8 @@ class _Recorded:
         device = next(iter(tensors.values())).device
         sizes = {}
         for k in missing:
-            like = k.partition("_LIKE_")[2]
-            if like:
+            head, _, like = k.partition("_LIKE_")  # TAD_SAVED_<k>_LIKE_<P>, not a dim's name
+            if like and head[len("TAD_SAVED_"):].isdigit():
                 sizes[k] = _storage_elements(tensors[like]) - tensors[like].storage_offset()
             else:
                 sizes[k] = self._per_program(grid, named, kwargs) * math.prod(
