@@ -507,6 +507,7 @@ Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy
     }
     flow::Flow f = analyze_flow(kf, trace, c.launches);
     c.shared = f.shared;
+    c.first_writer = f.first_writer;
     c.aliases = f.aliases;
     bool any = false;
     for (size_t k = 0; k < c.launches.size(); ++k) {
@@ -521,7 +522,11 @@ Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy
         const std::string suffix =
             tag + (times_launched[d.kernel] > 1 ? "_" + std::to_string(k) : "") + suffix_of(d.specialization.key);
         std::string regridded;
-        d.specialization = backward(d, c.shared, d.kernel + "_bwd" + suffix, &regridded);
+        // The shadows this launch writes first are its own to store into (flow::first_writers).
+        std::set<plan::TensorRef> shared = c.shared;
+        for (const auto &[t, first] : c.first_writer)
+            if (first == k) shared.erase(t);
+        d.specialization = backward(d, shared, d.kernel + "_bwd" + suffix, &regridded);
         d.access += regridded;
         d.tangent = tangent(d, d.kernel + "_jvp" + suffix);
     }
@@ -542,6 +547,7 @@ plan::Derivation skeleton(const frontend::KernelFile &kf, const Chain &c, JsonRe
         for (size_t i = 0; i < kf.stub.params.size(); ++i)
             if (kf.stub.params[i] == g) d.grad_inputs.push_back(static_cast<int>(i));
     d.shared = c.shared;
+    d.first_writer = c.first_writer;
     d.aliases = c.aliases;
     for (const Derived &l : c.launches) d.launches.push_back({l.kernel, l.tensors, {}, {}, l.saved_before});
     // Temporary i is reached through the first launch argument that points at it.
@@ -559,7 +565,8 @@ plan::Derivation skeleton(const frontend::KernelFile &kf, const Chain &c, JsonRe
 }
 
 bool same_launches(const plan::Derivation &d, const Chain &c) {
-    bool same = c.launches.size() == d.launches.size() && c.shared == d.shared && c.aliases == d.aliases;
+    bool same = c.launches.size() == d.launches.size() && c.shared == d.shared && c.first_writer == d.first_writer &&
+                c.aliases == d.aliases;
     for (size_t k = 0; same && k < c.launches.size(); ++k)
         same = c.launches[k].kernel == d.launches[k].kernel && c.launches[k].tensors == d.launches[k].tensors &&
                c.launches[k].saved_before == d.launches[k].saved_before;

@@ -52,6 +52,7 @@ struct Derived {
 struct Chain {
     std::vector<Derived> launches;
     std::set<plan::TensorRef> shared;
+    std::map<plan::TensorRef, size_t> first_writer;  // flow::Flow::first_writer
     std::map<int, int> aliases;  // output j -> the stub input it is (updated in place and returned)
 };
 

@@ -183,6 +183,23 @@ void shared_shadows(const std::vector<Launch> &ls, Flow &f) {
     // its final contents first.
     for (const TensorRef &t : written_tensors(ls))
         if (t.kind == TensorRef::Input && f.active.count(t)) f.shared.insert(t);
+    first_writers(ls, f);
+}
+
+void first_writers(const std::vector<Launch> &ls, Flow &f) {
+    const std::set<TensorRef> written = written_tensors(ls);
+    for (const TensorRef &t : f.shared) {
+        if (t.kind == TensorRef::Output || (t.kind == TensorRef::Input && written.count(t))) continue;
+        int last = -1;  // the last launch contributing to t's shadow
+        for (size_t k = 0; k < ls.size(); ++k)
+            for (const std::string &p : f.specs[k].wrt)
+                if (ls[k].tensors.at(p) == t) last = static_cast<int>(k);
+        if (last < 0) continue;
+        bool written_later = false;
+        for (size_t k = static_cast<size_t>(last); k < ls.size(); ++k)
+            written_later = written_later || tensors(ls[k], ls[k].mem.stored).count(t) > 0;
+        if (!written_later) f.first_writer[t] = static_cast<size_t>(last);
+    }
 }
 
 void saved_copies(const std::vector<Launch> &ls, Flow &f) {

@@ -6,7 +6,8 @@
 // 1. gradient_flow: which launches gradients flow through, and for each, which of its pointer
 //    parameters need gradients (active reads) and carry cotangents (active, useful writes).
 // 2. shared_shadows: which tensors' shadows are one buffer several launches add to (or zero, where a
-//    launch overwrites contents that carry gradient), so that every launch uses atomics on them.
+//    launch overwrites contents that carry gradient), so that every launch uses atomics on them but
+//    the first to write one where it writes before any reads (first_writers).
 // 3. saved_copies: which tensor contents a derivative reads after a later launch overwrote them, so
 //    that the forward saves a copy first.
 // Programs that cannot be differentiated correctly this way are refused with TAD_ERR_UNSUPPORTED.
@@ -52,6 +53,9 @@ struct Flow {
     std::vector<ad::GradSpec> specs;  // per launch; no wrt when no gradient flows through it
     std::set<TensorRef> active;  // tensors whose final contents depend on a grad input
     std::set<TensorRef> shared;
+    // Shared shadows whose first access in the backward is a write by one launch (first_writers()):
+    // tensor -> that launch.
+    std::map<TensorRef, size_t> first_writer;
     std::map<int, int> aliases;  // output j -> the stub input it is (updated in place)
     bool saves_in_place = true;  // Call::saves_in_place
     // Per launch: pointer parameter -> the first launch, this one or a later one, that writes its tensor.
@@ -72,6 +76,13 @@ void check_torch_code(const Call &call, const std::vector<Launch> &launches);
 std::set<TensorRef> returned_tensors(const Call &call, const std::vector<Launch> &launches, Flow &f);
 void gradient_flow(const Call &call, const std::vector<Launch> &launches, const std::set<TensorRef> &returned, Flow &f);
 void shared_shadows(const std::vector<Launch> &launches, Flow &f);
+// For each shared shadow (not an output's, not a stub input's that a launch writes) that the
+// backward first touches with the contributions of one launch (the last in forward order that
+// reads it for a gradient; no launch from that one on writes the tensor, whose backward would read
+// the shadow first): that launch. Its backward may store there as into a fresh buffer (where its
+// writes are disjoint: a zero-filled or covered float32 buffer that later launches add to) instead
+// of adding atomically to a zero-filled one. Called by shared_shadows.
+void first_writers(const std::vector<Launch> &launches, Flow &f);
 void saved_copies(const std::vector<Launch> &launches, Flow &f);
 // Each spec's `kept`: the buffers whose contents the backward finds as the launch left them (called
 // by saved_copies).

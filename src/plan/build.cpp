@@ -140,6 +140,11 @@ private:
     // that one launch writes is allocated there, as that launch's variant wants it (Absent until then).
     void allocate_shared() {
         for (const TensorRef &t : d_.shared) {
+            if (d_.first_writer.count(t)) {  // its first writer's branch allocates it
+                p_.prologue.push_back(alloc(t, Init::Absent));
+                shadowed_.insert(t);
+                continue;
+            }
             int alias = -1;
             for (const auto &[j, i] : d_.aliases)
                 if (t.kind == TensorRef::Input && i == t.index) alias = j;
@@ -303,14 +308,16 @@ private:
         const LaunchDerivation &l = d_.launches[k];
         TensorRef t = l.tensors.at(param);
         Arg a{Arg::Shadow, "", t, 0};
-        if (d_.shared.count(t)) return a;
+        auto first = d_.first_writer.find(t);
+        const bool first_writer = first != d_.first_writer.end() && first->second == k;
+        if (d_.shared.count(t) && !first_writer) return a;
         // A branch's kernels share its shadows.
         if (std::any_of(allocs.begin(), allocs.end(), [&](const Alloc &x) { return x.tensor == t; })) return a;
         if (t.kind == TensorRef::Output) {
             allocs.push_back(alloc(t, Init::Incoming, t.index));
             return a;
         }
-        if (t.kind != TensorRef::Input)
+        if (t.kind != TensorRef::Input && !first_writer)
             fail(TAD_ERR_INTERNAL,
                  "plan: the cotangent of temporary " + std::to_string(t.index) + " is not a shared buffer");
         auto w = bwd.writes.find(param);
@@ -325,8 +332,9 @@ private:
             allocs.back().launch = k;
         }
         // A split gradient's scatter adds onto the stored values: kept in float32 until the end,
-        // unless the stores added what lands on them themselves (folded).
-        allocs.back().wide = w->second.split && !w->second.folded;
+        // unless the stores added what lands on them themselves (folded); so are the stores of a
+        // shared shadow's first writer, which later launches add to.
+        allocs.back().wide = (w->second.split && !w->second.folded) || first_writer;
         return a;
     }
 };

@@ -132,6 +132,9 @@ struct Derivation {
     // that takes it.
     std::vector<std::pair<size_t, std::string>> temps;
     std::set<TensorRef> shared;  // shadows accumulated by several launches, or zeroed
+    // Shared shadows that one launch's backward writes before any other touches them: it allocates
+    // them (float32) as its writes want, and may store there (flow::first_writers).
+    std::map<TensorRef, size_t> first_writer;
     std::map<int, int> aliases;  // output j -> the stub input it is (updated in place and returned)
     std::string jvp_unsupported;  // why there is no forward mode (empty: see the tangents)
 };

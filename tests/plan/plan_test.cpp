@@ -203,6 +203,76 @@ TEST(BackwardPlan, ChainSharesTheTemporaryAndRunsLastToFirst) {
               "save before launch 1: launch 0 X\n");
 }
 
+// The same chain, the temporary's shadow first written by launch 1's backward (flow::first_writers):
+// launch 1 allocates it, a float32 buffer its plain stores cover, no zero fill; launch 0 reads it.
+// Where launch 1's variant adds atomically instead, its branch allocates the zeroed accumulator.
+TEST(BackwardPlan, TheFirstWriterOfASharedShadowAllocatesIt) {
+    plan::Derivation d;
+    d.num_inputs = 1;
+    d.num_outputs = 1;
+    d.grad_inputs = {0};
+    d.shared = {kTemp0};
+    d.first_writer = {{kTemp0, 1}};
+    d.temps = {{0, "T"}};
+    plan::LaunchDerivation a;
+    a.kernel = "first";
+    a.tensors = {{"X", kIn0}, {"T", kTemp0}};
+    a.specializations.push_back(
+        {{},
+         {{backward("first_bwd", {{"X", primal("X")}, {"DX", shadow("X")}, {"DT", shadow("T")}}),
+           {},
+           {},
+           {},
+           true,
+           {},
+           {}}}});
+    plan::LaunchDerivation b;
+    b.kernel = "second";
+    b.tensors = {{"T", kTemp0}, {"Y", kOut0}};
+    ad::Backward stores = backward("second_bwd", {{"T", primal("T")}, {"DT", shadow("T")}, {"DY", shadow("Y")}});
+    passes::GradWrite w = store("Y");
+    w.cover = passes::Coverage{{{passes::Poly::constant(1), passes::Poly::constant(16)}}, {}};
+    stores.writes["T"] = w;
+    ad::Backward adds = backward("second_bwd_atomic", {{"T", primal("T")}, {"DT", shadow("T")}, {"DY", shadow("Y")}});
+    plan::Guard g;
+    g.op = plan::Guard::AtLeast;
+    g.lhs = passes::Poly::symbol("n");
+    g.rhs = passes::Poly::constant(1);
+    b.specializations.push_back({{}, {{stores, {g}, {}, {}, true, {}, {}}, {adds, {}, {}, {}, true, {}, {}}}});
+    d.launches = {a, b};
+    EXPECT_EQ(plan::print(plan::backward(d)),
+              "backward plan\n"
+              "kernel #0 first_bwd: backward of first\n"
+              "kernel #1 second_bwd: backward of second; T: stores\n"
+              "kernel #2 second_bwd_atomic: backward of second\n"
+              "prologue:\n"
+              "  shadow of temp 0: absent\n"
+              "  shadow of input 0: absent\n"
+              "launch 1 (second):\n"
+              "  if n >= 1:\n"
+              "    shadow of temp 0: float32, uninitialised when laid out as (stride, size) pairs (1, 16), else zeros\n"
+              "    shadow of output 0: incoming gradient of output 0\n"
+              "    run #1 second_bwd\n"
+              "      T = temp 0 (T)\n"
+              "      DT = shadow of temp 0\n"
+              "      DY = shadow of output 0\n"
+              "  otherwise:\n"
+              "    shadow of temp 0: accumulator\n"
+              "    shadow of output 0: incoming gradient of output 0\n"
+              "    run #2 second_bwd_atomic\n"
+              "      T = temp 0 (T)\n"
+              "      DT = shadow of temp 0\n"
+              "      DY = shadow of output 0\n"
+              "launch 0 (first):\n"
+              "  shadow of input 0: accumulator\n"
+              "  run #0 first_bwd\n"
+              "    X = input 0 (X)\n"
+              "    DX = shadow of input 0\n"
+              "    DT = shadow of temp 0\n"
+              "results:\n"
+              "  input 0: shadow of input 0\n");
+}
+
 // A stub input updated in place and returned as output 0: its shadow starts as that output's
 // cotangent, and forward mode copies the caller's tangent before updating it.
 TEST(Plans, InputUpdatedInPlace) {
