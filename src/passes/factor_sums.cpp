@@ -111,7 +111,8 @@ private:
         }
     }
 
-    // The operands of e's multiplications defined before loop l, not constants, first met first.
+    // The operands of e's multiplications defined before loop l, or broadcast inside it from a value
+    // defined before it, not constants, first met first.
     std::vector<ValueId> candidates(const ir::Loop &l, ValueId e) const {
         std::vector<ValueId> out, stack = {e};
         std::vector<bool> seen(f_.values.size(), false);
@@ -128,6 +129,11 @@ private:
                 const bool constant = od.kind == OpKind::Const ||
                                       (od.kind == OpKind::Broadcast && f_.def(od.operands[0]).kind == OpKind::Const);
                 if (op.kind == OpKind::Mul && d < l.begin && !constant && !f_.type(o).is_ptr) out.push_back(o);
+                // A scalar factor broadcast inside the loop (`dvar * xc`, batch norm's): its scalar.
+                if (op.kind == OpKind::Mul && d > l.begin && od.kind == OpKind::Broadcast && !constant) {
+                    const ValueId src = od.operands[0];
+                    if (f_.values[src].def_op < l.begin && !f_.type(src).is_ptr) out.push_back(src);
+                }
                 stack.push_back(o);
             }
         }

@@ -11,7 +11,8 @@
 //
 // What it rewrites: a loop-carried tile (float32 or float64) that starts at zeros, whose only use in
 // the loop is `acc + e` yielded as its next value, and whose increment e is linear in a value s
-// defined before the loop that e multiplies (s not a constant): e is s itself, or built from
+// defined before the loop that e multiplies (s not a constant; or a scalar s the loop broadcasts
+// before multiplying, batch norm's `dvar / count * xc`): e is s itself, or built from
 // linear parts by +, -, negation, multiplication or division by parts free of s, tl.where with an
 // s-free condition between linear parts and zeros, and float casts that keep the dtype. The loop
 // then adds e at s = 1 (the multiplications by s dropped), and the loop's result is s times the

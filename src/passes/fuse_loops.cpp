@@ -100,8 +100,9 @@ private:
         if (meet(mid.read, ea.written) || meet(mid.read, eb.written)) return std::nullopt;
         for (int i = a.last() + 1; i < b.begin; ++i)  // parameters keep their order: none moves
             if (f_.ops[static_cast<size_t>(i)].kind == OpKind::Param) return std::nullopt;
-        if (ea.barrier || eb.barrier || mid.barrier || !mid.written.empty() || meet(ea.written, eb.read) ||
-            meet(ea.written, eb.written) || meet(eb.written, ea.read))
+        // What the ops between write, they write after B now: B may neither read nor write it.
+        if (ea.barrier || eb.barrier || meet(ea.written, eb.read) || meet(ea.written, eb.written) ||
+            meet(eb.written, ea.read) || meet(mid.written, eb.read) || meet(mid.written, eb.written))
             return std::nullopt;
         Plan p{a, b, {}};
         std::map<ValueId, bool> memo;
@@ -119,6 +120,13 @@ private:
             if (!p.hoisted.insert(d).second) continue;
             for (ValueId o : f_.ops[static_cast<size_t>(d)].operands)
                 if (f_.values[o].def_op > a.last()) stack.push_back(f_.values[o].def_op);
+        }
+        // What moves before A is pure, or a load of memory nothing between the loops writes.
+        for (int d : p.hoisted) {
+            const ir::Op &op = f_.ops[static_cast<size_t>(d)];
+            if (op.kind == OpKind::Load ? meet({pointer_base(f_, op.operands[0])}, mid.written)
+                                        : ir::op_info(op.kind).cls == ir::OpClass::Memory || op.kind == OpKind::Barrier)
+                return std::nullopt;
         }
         return p;
     }

@@ -26,4 +26,19 @@ TEST(FuseLoopsCpu, GroupNormReadsXInTwoLoops) {
     }
 }
 
+// Batch norm's backward stores dW and dB, and reads then zeroes the running statistics' gradients,
+// between its first two loops; with the variance's factor (a scalar broadcast in the loop) taken
+// out, the second loop fuses with the first all the same and those ops follow the fused loop.
+TEST(FuseLoopsCpu, BatchNormFusesPastTheStoresBetweenItsLoops) {
+    REQUIRE_TORCH();
+    for (const char *mode : {"on", "off"}) {
+        ScopedEnv env("TAD_FUSE_LOOPS", mode);
+        const std::string k =
+            kernel(tad::test::generate_and_verify("dataset/batch_norm_train.py", mode, 2), "_batch_norm_train_fwd_bwd");
+        const bool on = std::string(mode) == "on";
+        EXPECT_EQ(count(k, "\n    for start in "), on ? 2 : 3) << mode << ":\n" << k;
+        EXPECT_EQ(count(k, "tl.load(X + offs"), on ? 2 : 3) << mode << ":\n" << k;
+    }
+}
+
 }  // namespace
