@@ -372,7 +372,8 @@ std::vector<plan::KernelVariant> transposed_variants(ad::Backward b, schedule::T
 void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function &fwd, const plan::Guards &guards,
                   const std::set<plan::TensorRef> &shared, const std::string &name, bool atomic_fallback,
                   std::string *report) {
-    std::vector<schedule::WritePlan> plans = schedule::gradient_writes(d.forward, d.spec, shared_params(d, shared));
+    // Aliased parameters too: two plain-store gradients into one buffer would overwrite each other.
+    std::vector<schedule::WritePlan> plans = schedule::gradient_writes(d.forward, d.spec, keep_atomic(d, shared));
     const int max_copies = schedule::transposing(std::getenv("TAD_TRANSPOSE"));
     const int recompute = schedule::recomputing(std::getenv("TAD_TRANSPOSE_RECOMPUTE"));
     const bool stash = schedule::stashing(std::getenv("TAD_STASH"));

@@ -190,11 +190,14 @@ void first_writers(const std::vector<Launch> &ls, Flow &f) {
     const std::set<TensorRef> written = written_tensors(ls);
     for (const TensorRef &t : f.shared) {
         if (t.kind == TensorRef::Output || (t.kind == TensorRef::Input && written.count(t))) continue;
-        int last = -1;  // the last launch contributing to t's shadow
+        int last = -1, params = 0;  // the last launch contributing to t's shadow, through how many parameters
         for (size_t k = 0; k < ls.size(); ++k)
             for (const std::string &p : f.specs[k].wrt)
-                if (ls[k].tensors.at(p) == t) last = static_cast<int>(k);
-        if (last < 0) continue;
+                if (ls[k].tensors.at(p) == t) {
+                    params = last == static_cast<int>(k) ? params + 1 : 1;
+                    last = static_cast<int>(k);
+                }
+        if (last < 0 || params > 1) continue;  // two parameters' gradients add into one buffer
         bool written_later = false;
         for (size_t k = static_cast<size_t>(last); k < ls.size(); ++k)
             written_later = written_later || tensors(ls[k], ls[k].mem.stored).count(t) > 0;

@@ -78,8 +78,8 @@ void gradient_flow(const Call &call, const std::vector<Launch> &launches, const 
 void shared_shadows(const std::vector<Launch> &launches, Flow &f);
 // For each shared shadow (not an output's, not a stub input's that a launch writes) that the
 // backward first touches with the contributions of one launch (the last in forward order that
-// reads it for a gradient; no launch from that one on writes the tensor, whose backward would read
-// the shadow first): that launch. Its backward may store there as into a fresh buffer (where its
+// reads it for a gradient, through one parameter; no launch from that one on writes the tensor,
+// whose backward would read the shadow first): that launch. Its backward may store there as into a fresh buffer (where its
 // writes are disjoint: a zero-filled or covered float32 buffer that later launches add to) instead
 // of adding atomically to a zero-filled one. Called by shared_shadows.
 void first_writers(const std::vector<Launch> &launches, Flow &f);

@@ -106,6 +106,20 @@ bool zero_constant(const ir::Function &f, ir::ValueId v) {
     return op.kind == ir::OpKind::Const && op.fval == 0.0 && op.name.empty();
 }
 
+bool cone_any(const ir::Function &f, ir::ValueId v, const std::function<bool(const ir::Op &)> &p) {
+    std::set<ir::ValueId> seen;
+    std::vector<ir::ValueId> work = {v};
+    while (!work.empty()) {
+        const ir::ValueId x = work.back();
+        work.pop_back();
+        if (!seen.insert(x).second) continue;
+        const ir::Op &op = f.def(x);
+        if (p(op)) return true;
+        for (ir::ValueId o : op.operands) work.push_back(o);
+    }
+    return false;
+}
+
 bool only_user(const std::vector<std::vector<int>> &users, ir::ValueId v, int op) {
     const std::vector<int> &u = users[static_cast<size_t>(v)];
     return u.size() == 1 && u[0] == op;

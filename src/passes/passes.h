@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -96,6 +97,9 @@ std::vector<bool> top_level(const ir::Function &f);
 // Whether v is a literal 0 (any type), or a broadcast of one. A constexpr spelled by name is not one,
 // though 0 in the trace: the derived code keeps its name, and another launch may set it otherwise.
 bool zero_constant(const ir::Function &f, ir::ValueId v);
+
+// Whether some op of v's cone (v's own op, its operands', and so on) satisfies `p`.
+bool cone_any(const ir::Function &f, ir::ValueId v, const std::function<bool(const ir::Op &)> &p);
 
 // Whether op `op` is the one reader of value v (`users`: ir::users of its function).
 bool only_user(const std::vector<std::vector<int>> &users, ir::ValueId v, int op);

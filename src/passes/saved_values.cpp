@@ -95,20 +95,7 @@ private:
                c != ir::OpClass::Loop && !claimed_.count(v);
     }
 
-    // Whether some op of v's cone satisfies `p`.
-    bool cone_any(ValueId v, const std::function<bool(const ir::Op &)> &p) const {
-        std::set<ValueId> seen;
-        std::vector<ValueId> work = {v};
-        while (!work.empty()) {
-            const ValueId x = work.back();
-            work.pop_back();
-            if (!seen.insert(x).second) continue;
-            const ir::Op &op = f_.def(x);
-            if (p(op)) return true;
-            for (ValueId o : op.operands) work.push_back(o);
-        }
-        return false;
-    }
+    bool cone_any(ValueId v, const std::function<bool(const ir::Op &)> &p) const { return passes::cone_any(f_, v, p); }
 
     // Whether v can be computed right after op `at`: what it needs from after `at` is pure.
     bool computable_after(ValueId v, int at) const {

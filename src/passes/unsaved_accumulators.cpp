@@ -21,17 +21,7 @@ bool holds_dot(const ir::Function &f, const ir::Loop &l) {
 
 // Whether v is computed from a load: a value that may have a gradient of its own.
 bool loaded(const ir::Function &f, ValueId v) {
-    std::set<ValueId> seen;
-    std::vector<ValueId> work = {v};
-    while (!work.empty()) {
-        const ValueId x = work.back();
-        work.pop_back();
-        if (!seen.insert(x).second) continue;
-        const ir::Op &op = f.def(x);
-        if (op.kind == OpKind::Load) return true;
-        work.insert(work.end(), op.operands.begin(), op.operands.end());
-    }
-    return false;
+    return cone_any(f, v, [](const ir::Op &op) { return op.kind == OpKind::Load; });
 }
 
 // Whether reverse mode of op (reading a value of `from`) needs none of what it reads of it: op is

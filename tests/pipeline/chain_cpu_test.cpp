@@ -294,4 +294,16 @@ TEST(ChainCpu, TheFirstWriterOfASharedShadowStoresIntoIt) {
     EXPECT_EQ(tad::test::count(tad::test::kernel(src, "row_stats_kernel_bwd"), "tl.atomic_add(DX + "), 1) << src;
 }
 
+// A tensor the last launch reads through two parameters (x * x; h passed twice after two other
+// launches): both gradients land in one shadow, so they are added, not stored (a review found the
+// second store overwriting the first).
+TEST(ChainCpu, AFirstWriterReadingATensorTwiceAddsBothGradients) {
+    if (!torch_available())
+        GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch (apt-get install python3-torch)";
+    const std::string src =
+        tad::test::generate_and_verify("tests/pipeline/data/first_writer/alias_square.py", "aliased", 1);
+    EXPECT_EQ(tad::test::count(tad::test::kernel(src, "mul_rev_bwd"), "tl.atomic_add("), 2) << src;
+    tad::test::generate_and_verify("tests/pipeline/data/first_writer/alias_twice.py", "aliased", 2);
+}
+
 }  // namespace

@@ -145,7 +145,8 @@ TEST(BackwardPlan, ScatterKernelRunsLastOnTheStoredBuffer) {
 
 // x -> (launch 0) -> temp -> (launch 1) -> y: the temporary's cotangent is shared, launches run last
 // to first, and launch 0 reads X as it was before launch 1 overwrote it.
-TEST(BackwardPlan, ChainSharesTheTemporaryAndRunsLastToFirst) {
+// x -> (launch 0, "first") -> temp 0: the derivation of a chain's first launch, its second to add.
+plan::Derivation chain_from_a_temporary() {
     plan::Derivation d;
     d.num_inputs = 1;
     d.num_outputs = 1;
@@ -155,7 +156,6 @@ TEST(BackwardPlan, ChainSharesTheTemporaryAndRunsLastToFirst) {
     plan::LaunchDerivation a;
     a.kernel = "first";
     a.tensors = {{"X", kIn0}, {"T", kTemp0}};
-    a.saved_before = {{"X", 1}};
     a.specializations.push_back(
         {{},
          {{backward("first_bwd", {{"X", primal("X")}, {"DX", shadow("X")}, {"DT", shadow("T")}}),
@@ -165,6 +165,13 @@ TEST(BackwardPlan, ChainSharesTheTemporaryAndRunsLastToFirst) {
            true,
            {},
            {}}}});
+    d.launches = {a};
+    return d;
+}
+
+TEST(BackwardPlan, ChainSharesTheTemporaryAndRunsLastToFirst) {
+    plan::Derivation d = chain_from_a_temporary();
+    d.launches[0].saved_before = {{"X", 1}};
     plan::LaunchDerivation b;
     b.kernel = "second";
     b.tensors = {{"T", kTemp0}, {"X", kIn0}, {"Y", kOut0}};
@@ -177,7 +184,7 @@ TEST(BackwardPlan, ChainSharesTheTemporaryAndRunsLastToFirst) {
            true,
            {},
            {}}}});
-    d.launches = {a, b};
+    d.launches.push_back(b);
     EXPECT_EQ(plan::print(plan::backward(d)),
               "backward plan\n"
               "kernel #0 first_bwd: backward of first\n"
@@ -207,25 +214,8 @@ TEST(BackwardPlan, ChainSharesTheTemporaryAndRunsLastToFirst) {
 // launch 1 allocates it, a float32 buffer its plain stores cover, no zero fill; launch 0 reads it.
 // Where launch 1's variant adds atomically instead, its branch allocates the zeroed accumulator.
 TEST(BackwardPlan, TheFirstWriterOfASharedShadowAllocatesIt) {
-    plan::Derivation d;
-    d.num_inputs = 1;
-    d.num_outputs = 1;
-    d.grad_inputs = {0};
-    d.shared = {kTemp0};
+    plan::Derivation d = chain_from_a_temporary();
     d.first_writer = {{kTemp0, 1}};
-    d.temps = {{0, "T"}};
-    plan::LaunchDerivation a;
-    a.kernel = "first";
-    a.tensors = {{"X", kIn0}, {"T", kTemp0}};
-    a.specializations.push_back(
-        {{},
-         {{backward("first_bwd", {{"X", primal("X")}, {"DX", shadow("X")}, {"DT", shadow("T")}}),
-           {},
-           {},
-           {},
-           true,
-           {},
-           {}}}});
     plan::LaunchDerivation b;
     b.kernel = "second";
     b.tensors = {{"T", kTemp0}, {"Y", kOut0}};
@@ -239,7 +229,7 @@ TEST(BackwardPlan, TheFirstWriterOfASharedShadowAllocatesIt) {
     g.lhs = passes::Poly::symbol("n");
     g.rhs = passes::Poly::constant(1);
     b.specializations.push_back({{}, {{stores, {g}, {}, {}, true, {}, {}}, {adds, {}, {}, {}, true, {}, {}}}});
-    d.launches = {a, b};
+    d.launches.push_back(b);
     EXPECT_EQ(plan::print(plan::backward(d)),
               "backward plan\n"
               "kernel #0 first_bwd: backward of first\n"
