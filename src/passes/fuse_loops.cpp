@@ -49,7 +49,10 @@ struct Plan {
 class Fuser {
 public:
     Fuser(const ir::Function &f, std::vector<Access> accesses)
-        : f_(f), loops_(ir::loops(f)), accesses_(std::move(accesses)) {}
+        : f_(f), loops_(ir::loops(f)), accesses_(std::move(accesses)) {
+        for (const Access &a : accesses_)
+            if (a.kind != OpKind::Load) written_.insert(a.param);
+    }
 
     std::optional<Plan> find() const {
         for (size_t i = 0; i < loops_.size(); ++i) {
@@ -65,6 +68,7 @@ private:
     const ir::Function &f_;
     std::vector<ir::Loop> loops_;
     std::vector<Access> accesses_;
+    std::set<std::string> written_;  // every parameter the kernel stores or adds to
 
     // The loop after loop i with its parent, when no loop lies between them.
     int next_sibling(size_t i) const {
@@ -100,10 +104,14 @@ private:
         if (meet(mid.read, ea.written) || meet(mid.read, eb.written)) return std::nullopt;
         for (int i = a.last() + 1; i < b.begin; ++i)  // parameters keep their order: none moves
             if (f_.ops[static_cast<size_t>(i)].kind == OpKind::Param) return std::nullopt;
-        // What the ops between write, they write after B now: B may neither read nor write it.
         if (ea.barrier || eb.barrier || meet(ea.written, eb.read) || meet(ea.written, eb.written) ||
-            meet(eb.written, ea.read) || meet(mid.written, eb.read) || meet(mid.written, eb.written))
+            meet(eb.written, ea.read))
             return std::nullopt;
+        // What the ops between write, they write after B now, and a barrier between no longer
+        // separates B from them: B writes nothing then, and reads only buffers nothing in the kernel
+        // writes (two parameters may be one buffer: a launch passing x twice gets one shadow for both).
+        const bool effects_between = mid.barrier || !mid.written.empty();
+        if (effects_between && (!eb.written.empty() || meet(eb.read, written_))) return std::nullopt;
         Plan p{a, b, {}};
         std::map<ValueId, bool> memo;
         std::vector<int> stack;
@@ -121,10 +129,11 @@ private:
             for (ValueId o : f_.ops[static_cast<size_t>(d)].operands)
                 if (f_.values[o].def_op > a.last()) stack.push_back(f_.values[o].def_op);
         }
-        // What moves before A is pure, or a load of memory nothing between the loops writes.
+        // What moves before A is pure, or a load: of memory nothing in the kernel writes where ops
+        // with effects stay between (it would pass them and their barriers).
         for (int d : p.hoisted) {
             const ir::Op &op = f_.ops[static_cast<size_t>(d)];
-            if (op.kind == OpKind::Load ? meet({pointer_base(f_, op.operands[0])}, mid.written)
+            if (op.kind == OpKind::Load ? effects_between && written_.count(pointer_base(f_, op.operands[0]))
                                         : ir::op_info(op.kind).cls == ir::OpClass::Memory || op.kind == OpKind::Barrier)
                 return std::nullopt;
         }

@@ -41,4 +41,11 @@ TEST(FuseLoopsCpu, BatchNormFusesPastTheStoresBetweenItsLoops) {
     }
 }
 
+// A tensor passed twice, overwritten through one parameter between two loops: the zeroing of its
+// shadow between the backward's loops stays between them (the second loop adds to that shadow).
+TEST(FuseLoopsCpu, AShadowWrittenBetweenTheLoopsKeepsThemApartWhereTheSecondWrites) {
+    REQUIRE_TORCH();
+    tad::test::generate_and_verify("tests/pipeline/data/fuse/aliased_overwrite.py", "aliased", 1);
+}
+
 }  // namespace
