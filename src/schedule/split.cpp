@@ -52,6 +52,6 @@ std::optional<SplitKernels> split(const ad::Backward &b, int ways, const ad::Cle
     return out;
 }
 
-bool splitting(const char *env) { return switched_on("TAD_SPLIT_LOOPS", env); }
+bool splitting(const char *env) { return env && *env && switched_on("TAD_SPLIT_LOOPS", env); }
 
 }  // namespace tad::schedule

@@ -23,8 +23,10 @@ struct SplitKernels {
 // where passes::split_loops refuses.
 std::optional<SplitKernels> split(const ad::Backward &b, int ways, const ad::Cleanup &cleanup, std::string *report);
 
-// TAD_SPLIT_LOOPS: "on" (or unset) tries the split; "off" does not; anything else is an invalid
-// argument.
+// TAD_SPLIT_LOOPS: "on" tries the split; "off" (or unset) does not; anything else is an invalid
+// argument. Off by default since session 16: on the H200 (bench/results/2026-12-05-h200-session16.md)
+// group norm's split backward at N=16 C=512 HW=4096 G=32 was 1.7% faster in float16 and 6% slower in
+// float32 than the unsplit one, whose 512 programs already fill the GPU.
 bool splitting(const char *env);
 
 }  // namespace tad::schedule
