@@ -277,9 +277,8 @@ std::string place(const KernelFile &kf, const std::vector<std::string> &lines, c
         const std::string why = like_call(kf, *def, *loop, r, &call);
         if (!why.empty()) return why;
     }
-    // Right after the loop, before the next statement: a tile's store after it (the bias load of a
-    // matmul's epilogue) made matmul_bias_act's forward 1.6x slower on the H200 (registers: 155
-    // against 126), so the columns of the rest of that line move instead.
+    // Right after the loop, before the next statement (the columns of the rest of that line move):
+    // the earliest place, where the tile is the loop's result and nothing else is live yet.
     if (next && simple(*next) && next->loc.col == loop->loc.col && next->loc.line > loop->loc.end_line)
         *out = {{next->loc.line, next->loc.col}, 0, call + "; "};
     else
