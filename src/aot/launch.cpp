@@ -65,7 +65,8 @@ public:
         if (plan::takes_hits(b))  // every program of the folding kernel writes its word: no fill
             hits_ = workspace(static_cast<uint64_t>(grid_[0] * grid_[1] * grid_[2]) * 4);
         for (const plan::StashBuffer &s : b.stashes) stash(s);
-        for (const plan::Run &run : b.runs) launch(run);
+        branch_ = &b;
+        for (size_t i = 0; i < b.runs.size(); ++i) launch(b.runs[i], static_cast<int>(i));
         results();
         return std::move(out_);
     }
@@ -76,6 +77,7 @@ private:
     const int sm_count_;
     // The grid the chosen branch runs on: the launch's, or a remapped branch's box (plan.h).
     std::array<int64_t, 3> grid_;
+    const plan::Branch *branch_ = nullptr;  // the chosen branch
     Program out_;
     std::map<TensorRef, const TensorArg *> tensors_;  // the caller's tensor of each stub tensor
     std::map<TensorRef, std::string> names_;  // the forward parameter it is given by
@@ -280,7 +282,11 @@ private:
         switch (a.init) {
         case Init::Accumulator: shadow(a.tensor, wide(d), true); return;
         case Init::Zeros: shadow(a.tensor, a.wide ? wide(d) : d, true); return;
-        case Init::Covered:  // _covered_buffer
+        case Init::Covered:  // _covered_buffer; _empty_buffer where its run fills it (fill_uncovered)
+            if (a.run >= 0) {
+                shadow(a.tensor, a.wide ? wide(d) : d, false);
+                return;
+            }
             shadow(a.tensor, a.wide ? wide(d) : d, !plan::covers(*a.cover, symbols(), ta.shape, ta.strides));
             return;
         default: fail(TAD_ERR_INTERNAL, "an allocation the manifest check refuses");
@@ -430,7 +436,26 @@ private:
         return c;
     }
 
-    void launch(const plan::Run &run) {
+    // _zero_unless_covered before run `index`: its shadows whose cover (in its terms, Alloc::run)
+    // does not hold on its arguments and grid.
+    void fill_uncovered(int index, const Call &c) {
+        auto value = [&](const std::string &n, int64_t *v) {
+            auto a = std::find_if(c.args.begin(), c.args.end(), [&](const CallArg &x) { return x.name == n; });
+            const bool integer =
+                a != c.args.end() && (a->kind == CallArg::Int || (a->kind == CallArg::Constexpr && a->literal.empty()));
+            return integer && (*v = a->i, true);
+        };
+        auto symbols = [&](const std::string &n, int64_t *v) { return plan::launch_symbol(n, c.grid, value, v); };
+        for (const plan::Alloc &a : branch_->allocs) {
+            if (a.init != Init::Covered || a.run != index) continue;
+            const TensorArg &ta = tensor(a.tensor);
+            if (!plan::covers(*a.cover, symbols, ta.shape, ta.strides))
+                memset(shadow_of(a.tensor).ptr,
+                       static_cast<uint64_t>(span(ta)) * static_cast<uint64_t>(shadow_of(a.tensor).dtype->bytes));
+        }
+    }
+
+    void launch(const plan::Run &run, int index) {
         const plan::Kernel &k = m_.plan.kernels.at(static_cast<size_t>(run.kernel));
         Call c = call(run, k);
         if (!run.regrid_axes.empty()) allocate_partials(run, c.programs);
@@ -441,6 +466,7 @@ private:
         }
         for (const ir::Constexpr &ce : k.fn.constexprs) c.args.push_back(constexpr_arg(run, ce.name));
         retile(run, c, g_param);
+        fill_uncovered(index, c);
         kernel(k.fn.name, c.grid, c.args, r_.num_warps, r_.num_stages);
         if (!run.regrid_axes.empty()) sum_partials(run, c.programs);
     }

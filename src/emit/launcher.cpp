@@ -75,6 +75,7 @@ private:
     std::set<TensorRef> summed_;  // shadows that are their partial rows' sum (Init::Partials)
     std::string programs_, wide_block_;
     std::vector<std::string> box_names_;  // one per remapped branch of a case
+    const plan::Branch *branch_ = nullptr;  // the branch being written
     std::string box_of_branch_;  // writing a remapped branch's condition: num_programs(k) is this box's
     std::set<std::string> inputs_;
     std::set<int> outputs_, temps_used_;
@@ -106,7 +107,10 @@ private:
 
     // A coverage's digits and guards on a launch as Python: "((1, a["V"]), (a["stride_row"], ...)), a["V"] >= 4".
     std::string cover(const passes::Coverage &c, size_t launch) const {
-        auto name = [&](const std::string &n) { return symbol(launch, n); };
+        return cover(c, [&](const std::string &n) { return symbol(launch, n); });
+    }
+
+    static std::string cover(const passes::Coverage &c, const std::function<std::string(const std::string &)> &name) {
         std::string digits, guards;
         for (const auto &[coeff, size] : c.digits) digits += "(" + coeff.str(name) + ", " + size.str(name) + "), ";
         for (const passes::Inequality &g : c.guards)
@@ -136,6 +140,10 @@ private:
             summed_.insert(a.tensor);
             return;
         case Init::Covered:
+            if (a.run >= 0) {  // filled, if need be, before its run (call())
+                os_ << "_empty_buffer(" << primal(a.tensor) << (a.wide ? ", True" : "") << ")\n";
+                return;
+            }
             os_ << "_covered_buffer(" << primal(a.tensor) << ", " << cover(*a.cover, a.launch)
                 << (a.wide ? ", True" : "") << ")\n";
             return;
@@ -165,7 +173,37 @@ private:
         return "?";
     }
 
-    void call(size_t launch, const plan::Run &r, const std::string &indent) {
+    // Before run `index` of the branch: the buffers whose cover is in its terms (Alloc::run) zeroed
+    // unless it holds: its parameters by the arguments it gets, num_programs by its grid (named
+    // `grid` on return where any).
+    void fill_uncovered(int index, const ir::Function &fn, const std::vector<std::string> &args,
+                        const std::function<std::string(const std::string &)> &value, std::string *grid,
+                        const std::string &indent) {
+        std::function<std::string(const std::string &)> name = [&](const std::string &n) -> std::string {
+            const size_t div = n.find("//");
+            if (div != std::string::npos)
+                return "_tdiv(" + name(n.substr(0, div)) + ", " + name(n.substr(div + 2)) + ")";
+            const std::string programs = "num_programs(";
+            if (n.compare(0, programs.size(), programs) == 0)
+                return "_grid_size(" + *grid + ", " + n.substr(programs.size(), n.size() - programs.size() - 1) + ")";
+            for (size_t i = 0; i < fn.params.size(); ++i)
+                if (fn.params[i].name == n) return args.at(i);
+            return value(n);
+        };
+        bool named = false;
+        for (const Alloc &a : branch_->allocs) {
+            if (a.init != Init::Covered || a.run != index) continue;
+            if (!named) {
+                named = true;
+                const std::string g = names_.fresh("grid_");
+                os_ << indent << g << " = " << *grid << "\n";
+                *grid = g;
+            }
+            os_ << indent << "_zero_unless_covered(" << grad_var(a.tensor) << ", " << cover(*a.cover, name) << ")\n";
+        }
+    }
+
+    void call(size_t launch, const plan::Run &r, const std::string &indent, int index = -1) {
         const ir::Function &fn = p_.kernels.at(static_cast<size_t>(r.kernel)).fn;
         const std::string l = launches_ + "[" + std::to_string(launch) + "]";
         std::vector<std::string> args;
@@ -188,6 +226,7 @@ private:
         if (!r.regrid_axes.empty()) grid = "_regrid(" + grid + ", " + axes(r.regrid_axes) + ", " + programs_ + ")";
         if (r.transposed_axis >= 0)
             grid = "_regrid(" + grid + ", " + std::to_string(r.transposed_axis) + ", " + r.trips.str(value) + ")";
+        if (index >= 0) fill_uncovered(index, fn, args, value, &grid, indent);
         os_ << indent << fn.name << "[" << grid << "](" << join(args) << tiles(r, fn) << ", **" << l << ".options)\n";
     }
 
@@ -243,9 +282,11 @@ private:
                 << (dims.empty() ? "" : " * " + join(dims, " * ")) << ", " << layouts_ << "[0]"
                 << (s.like ? ", " + primal(*s.like) + ".dtype" : "") << ")\n";
         }
-        for (const plan::Run &r : b.runs) {
+        branch_ = &b;
+        for (size_t i = 0; i < b.runs.size(); ++i) {
+            const plan::Run &r = b.runs[i];
             if (!r.regrid_axes.empty()) regrid(launch, r, indent);
-            call(launch, r, indent);
+            call(launch, r, indent, static_cast<int>(i));
             if (r.partials.empty()) continue;
             std::vector<std::string> partials;
             for (const TensorRef &t : r.partials) partials.push_back(partial_.at(t));

@@ -210,7 +210,8 @@ private:
             if (v.regrid) regrid(k, d_.launches[k], v, b.runs.back());
         }
         for (const Transposed &t : v.transposed) {
-            b.runs.push_back(run(k, t.bwd, transposed_.at(&t), {{t.grid_param, t.axis}}, b.allocs));
+            const int index = static_cast<int>(b.runs.size());  // its stores' cover is in its own terms
+            b.runs.push_back(run(k, t.bwd, transposed_.at(&t), {{t.grid_param, t.axis}}, b.allocs, index));
             b.runs.back().transposed_axis = t.axis;
             b.runs.back().trips = t.trips;
             b.runs.back().widening = t.widening;
@@ -245,8 +246,10 @@ private:
     }
 
     // A run of kernel `kernel` (derived as `bwd`): each parameter bound; each of `grid` receives the
-    // recorded grid's size along a re-gridded or transposed axis.
-    Run run(size_t k, const ad::Backward &bwd, int kernel, const GridSizes &grid, std::vector<Alloc> &allocs) {
+    // recorded grid's size along a re-gridded or transposed axis. `index`: the run's index in its
+    // branch where its writes' covers are in the run's terms (Alloc::run), else -1.
+    Run run(size_t k, const ad::Backward &bwd, int kernel, const GridSizes &grid, std::vector<Alloc> &allocs,
+            int index = -1) {
         Run r;
         r.kernel = kernel;
         for (size_t i = 0; i < bwd.fn.params.size(); ++i) {
@@ -269,7 +272,7 @@ private:
                        o.kind == ad::ParamOrigin::Final)
                 r.args.push_back(primal(k, param, o));
             else
-                r.args.push_back(shadow(k, o.primal, bwd, allocs));
+                r.args.push_back(shadow(k, o.primal, bwd, allocs, index));
         }
         return r;
     }
@@ -304,7 +307,7 @@ private:
 
     // The shadow of a launch's pointer parameter: shared ones exist already; an output read by this
     // launch alone takes the incoming gradient; an input's gradient is allocated for the variant.
-    Arg shadow(size_t k, const std::string &param, const ad::Backward &bwd, std::vector<Alloc> &allocs) {
+    Arg shadow(size_t k, const std::string &param, const ad::Backward &bwd, std::vector<Alloc> &allocs, int run) {
         const LaunchDerivation &l = d_.launches[k];
         TensorRef t = l.tensors.at(param);
         Arg a{Arg::Shadow, "", t, 0};
@@ -330,6 +333,7 @@ private:
         if (w->second.cover) {
             allocs.back().cover = w->second.cover;
             allocs.back().launch = k;
+            allocs.back().run = run;
         }
         // A split gradient's scatter adds onto the stored values: kept in float32 until the end,
         // unless the stores added what lands on them themselves (folded); so are the stores of a

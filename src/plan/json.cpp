@@ -199,6 +199,7 @@ void put_alloc(JsonRef o, const Alloc &a) {
     o.set("init", spell(kInits, a.init));
     o.set("index", a.index);
     if (a.cover) put_coverage(o.set_object("cover"), *a.cover);
+    if (a.run >= 0) o.set("run", a.run);
     o.set_bool("wide", a.wide);
     o.set_bool("written", a.written);
     o.set("launch", static_cast<int64_t>(a.launch));
@@ -211,6 +212,7 @@ Alloc alloc(JsonRef j) {
     a.init = parse_enum<Init>(kInits, j.at("init"), "shadow init");
     a.index = static_cast<int>(j.at("index").integer());
     if (j.has("cover")) a.cover = coverage(j.at("cover"));
+    if (j.has("run")) a.run = static_cast<int>(j.at("run").integer());
     a.wide = j.at("wide").boolean();
     a.written = j.at("written").boolean();
     a.launch = static_cast<size_t>(j.at("launch").integer());

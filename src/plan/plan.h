@@ -112,7 +112,8 @@ enum class Init {
     Accumulator,  // zeros, float32 (float64 for float64): atomic adds
     Zeros,  // zeros in the tensor's dtype: plain stores that may cover nothing
     // The tensor's dtype, uninitialised where `cover` holds on launch `launch` (plain stores reach
-    // every element: covers() below), else zeros
+    // every element: covers() below), else zeros. With `run` >= 0 the cover is that run's instead
+    // (see Alloc::run): uninitialised until the run, then zero-filled just before it unless it holds.
     Covered,
     // float32 (float64 for float64): the sum of a re-gridded run's partial rows, when nothing else
     // in the branch writes the shadow: no buffer until that run, then the sum laid out as the tensor
@@ -128,6 +129,10 @@ struct Alloc {
     Init init = Init::Absent;
     int index = -1;  // Cotangent, Incoming: the output; Tangent: the grad input (see Init)
     std::optional<passes::Coverage> cover;  // Covered
+    // Covered: -1, `cover` names the recorded launch's values and grid; >= 0, the branch's run of
+    // that index, the first to touch the buffer: its kernel's parameters and constexprs as the run
+    // passes them (a widened or retiled block size included) and its grid (a transposed kernel's).
+    int run = -1;
     bool wide = false;  // Covered, Zeros: float32 (float64 for float64) instead of the tensor's dtype
     bool written = false;  // Tangent
     // The recorded launch parameter the tensor is reached through (temporaries in forward mode).

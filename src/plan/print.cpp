@@ -38,7 +38,7 @@ std::string init(const Alloc &a) {
     case Init::Partials: return "the sum of its partial rows";
     case Init::Covered:
         return std::string(a.wide ? "float32, " : "") + "uninitialised when laid out as " + cover(*a.cover) +
-               ", else zeros";
+               (a.run >= 0 ? " on run " + std::to_string(a.run) + "'s grid and arguments" : "") + ", else zeros";
     case Init::Tangent:
         if (a.index < 0) return "zero tangent";
         return "tangent of grad input " + std::to_string(a.index) + (a.written ? ", copied" : "");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "passes/access.h"
+#include "passes/affine.h"
 #include "passes/passes.h"
 #include "passes/transpose.h"
 #include "schedule/schedule.h"
@@ -20,6 +22,24 @@ plan::Guard worth_it(const passes::Transposed &k) {
     passes::Poly parallel = passes::Poly::constant(8);
     for (int a : k.kept) parallel = parallel * passes::Poly::symbol("num_programs(" + std::to_string(a) + ")");
     return {plan::Guard::AtLeast, parallel, passes::Poly::symbol("num_programs(" + std::to_string(k.axis) + ")"), {}};
+}
+
+// What the kernel's one store to `param` reaches, in its own terms (its grid, its parameters and
+// constexprs: plan::Alloc::run), when that can be every element of the tensor: a top-level store
+// (every program runs it once; the IR has no branches). nullopt otherwise: the buffer is zeroed.
+std::optional<passes::Coverage> store_cover(const ir::Function &f, const std::string &param) {
+    const std::vector<bool> top = passes::top_level(f);
+    std::optional<passes::Access> store;
+    for (const passes::Access &a : passes::memory_params(f).accesses) {
+        if (a.param != param) continue;
+        if (a.kind != ir::OpKind::Store || store || !top[static_cast<size_t>(a.op)]) return std::nullopt;
+        store = a;
+    }
+    if (!store) return std::nullopt;
+    const ir::Op &op = f.ops[static_cast<size_t>(store->op)];
+    passes::Affine affine(f);
+    std::string why;
+    return passes::write_coverage(f, affine, {store->ptr}, op.has_mask ? op.operands[2] : ir::kNoValue, &why);
 }
 
 bool writes_anything(const ir::Function &f) {
@@ -66,7 +86,8 @@ std::optional<Transposition> transpose(ad::Backward &b, const std::set<std::stri
         // writes are keyed by the forward's parameter, the one the shadow parameter shadows.
         for (const std::string &param : k.params) {
             const std::string primal = b.origins.at(b.fn.param_index(param)).primal;
-            p.bwd.writes[primal] = passes::GradWrite{passes::GradWrite::Store, "", {}, false, std::nullopt};
+            p.bwd.writes[primal] =
+                passes::GradWrite{passes::GradWrite::Store, "", {}, false, store_cover(p.bwd.fn, param)};
             b.writes.erase(primal);
         }
         p.axis = k.axis;

@@ -160,7 +160,8 @@ void PlanRunner::alloc(const plan::Alloc &a) {
     shadows_[a.tensor] = id;
     // Uninitialised exactly where the launcher leaves it so, judged on the grid the branch runs on
     // (a remapped branch's box, set before its allocations).
-    if (a.init == plan::Init::Covered && covered_ && covered_(*a.cover, launches_.at(a.launch), a.tensor)) {
+    if (a.init == plan::Init::Covered && a.run < 0 && covered_ &&
+        covered_(*a.cover, launches_.at(a.launch), a.tensor)) {
         std::vector<double> &data = mem_.at(id).data;
         std::fill(data.begin(), data.end(), poison_);
     }
@@ -224,7 +225,22 @@ int64_t PlanRunner::size_tape(const plan::Plan &p, size_t launch, const plan::Ru
     return stride;
 }
 
-void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run, int64_t tape_stride, int need) {
+void PlanRunner::poison_run_covered(int index, const std::vector<frontend::ArgBinding> &bind,
+                                    const std::array<int64_t, 3> &grid) {
+    if (!covered_ || index < 0) return;
+    Recorded on;  // the run's own values: its arguments and constexprs as bound, its grid
+    on.grid = grid;
+    for (const frontend::ArgBinding &b : bind)
+        if (b.kind == frontend::ArgBinding::Int) on.args[b.name] = interp::ArgValue::integer(b.ival);
+    for (const plan::Alloc &a : branch_->allocs)
+        if (a.init == plan::Init::Covered && a.run == index && covered_(*a.cover, on, a.tensor)) {
+            std::vector<double> &data = mem_.at(shadows_.at(a.tensor)).data;
+            std::fill(data.begin(), data.end(), poison_);
+        }
+}
+
+void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run, int64_t tape_stride, int need,
+                        int index) {
     const Recorded &r = launches_.at(launch);
     const ir::Function &fn = p.kernels.at(static_cast<size_t>(run.kernel)).fn;
     std::array<int64_t, 3> grid = r.grid;
@@ -299,6 +315,7 @@ void PlanRunner::launch(const plan::Plan &p, size_t launch, const plan::Run &run
         stages.ival = 3;
         c.bind.push_back(stages);
     }
+    poison_run_covered(index, c.bind, tiles.grid);
     ir::Function kernel = frontend::lower_kernel(module_, fn.name, c.bind);
     std::vector<interp::ArgValue> args;
     for (const ir::Param &q : kernel.params) args.push_back(c.args.at(q.name));
@@ -378,10 +395,12 @@ void PlanRunner::run(const plan::Plan &p) {
             hits_ = mem_.add(
                 interp::Buffer{"hits", ir::DType::I32, std::vector<double>(programs(launches_.at(s.launch)), kNaN)});
         allocate_stashes(b, launches_.at(s.launch));
-        for (const plan::Run &run : b.runs) {
+        branch_ = &b;
+        for (size_t i = 0; i < b.runs.size(); ++i) {
+            const plan::Run &run = b.runs[i];
             if (!run.regrid_axes.empty())
                 allocate_partials(run, s.launch, regrid_programs(grid_size(launches_.at(s.launch), run)));
-            launch(p, s.launch, run, stride, -1);
+            launch(p, s.launch, run, stride, -1, static_cast<int>(i));
             sum_partials(run);
         }
     }

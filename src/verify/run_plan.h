@@ -79,7 +79,12 @@ private:
     const plan::Branch &choose(const plan::Step &s, std::array<int64_t, 3> *box) const;
     int64_t size_tape(const plan::Plan &p, size_t launch, const plan::Run &sizing);
     // Runs one kernel on the launch's grid; `need`: the TapeNeed buffer of a sizing kernel.
-    void launch(const plan::Plan &p, size_t launch, const plan::Run &r, int64_t tape_stride, int need);
+    // `index`: the run's index in `branch_` (-1: the tape sizing kernel).
+    void launch(const plan::Plan &p, size_t launch, const plan::Run &r, int64_t tape_stride, int need, int index = -1);
+    // Before run `index`: its Covered shadows (Alloc::run) poisoned where its cover holds on the call.
+    void poison_run_covered(int index, const std::vector<frontend::ArgBinding> &bind,
+                            const std::array<int64_t, 3> &grid);
+    const plan::Branch *branch_ = nullptr;  // the running branch
     // A re-gridded run (plan.h): its extra arguments, its partial buffers before it, their sums after.
     void bind_regrid(const plan::Arg &a, const ir::Param &param, const ir::Function &fn, int64_t grid, Call &c);
     void allocate_partials(const plan::Run &run, size_t launch, int64_t programs);

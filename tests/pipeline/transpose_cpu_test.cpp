@@ -30,7 +30,9 @@ namespace {
 bool has(const std::string &src, const std::string &what) { return src.find(what) != std::string::npos; }
 
 struct Case {
-    const char *name, *file, *kernel;  // kernel: the transposed kernel's launch as the launcher spells it (its grid)
+    // kernel: the transposed kernel's grid as the launcher spells it, and the fill of a gradient it
+    // owns unless its stores are proved to reach every element on that grid (Alloc::run).
+    const char *name, *file, *kernel;
     const char *recompute = "0";  // TAD_TRANSPOSE_RECOMPUTE
     // The free block sizes its launch passes (passes/widen.h: free_tiles), or the stash it loads, as
     // the launcher spells them.
@@ -62,27 +64,41 @@ TEST_P(TransposeCpu, OffKeepsTheAtomics) {
 
 INSTANTIATE_TEST_SUITE_P(
     Files, TransposeCpu,
-    ::testing::Values(Case{"matmul", "dataset/matmul.py",
-                           "wide_block = _widen(a_[\"BLOCK_K\"], 8, ((a_[\"BLOCK_M\"], a_[\"BLOCK_K\"]),))\n        "
-                           "_matmul_fwd_bwd_DA[_regrid(launches[0].grid, 1, len(range(0, _tdiv((a_[\"K\"] + "
-                           "(wide_block - 1)), wide_block), 1)))]",
-                           "0", "_tiles=((\"BLOCK_M\", 0, 256), (\"BLOCK_N\", \"G\", 64))"},
-                      Case{"matmul_colmajor", "tests/pipeline/data/transpose/matmul_colmajor.py",
-                           "wide_block = _widen(a_[\"BLOCK_K\"], 8, ((a_[\"BLOCK_K\"], a_[\"BLOCK_N\"]),))\n        "
-                           "_mm_bwd_DB[_regrid(launches[0].grid, 0, len(range(0, _tdiv((a_[\"K\"] + "
-                           "(wide_block - 1)), wide_block), 1)))]",
-                           "0", "_tiles=((\"BLOCK_M\", \"G\", 64), (\"BLOCK_N\", 1, 256))"},
-                      Case{"flash_attention", "dataset/flash_attention.py",
-                           "_attn_fwd_bwd_CAUSAL_False_DV_DK[_regrid(launches[0].grid, 0, len(range(0, a[\"N\"], "
-                           "a[\"BLOCK_N\"])))]",
-                           "1", "dl_i_stash = _stash_buffer(math.prod(launches[0].grid) * a[\"BLOCK_M\"], "},
-                      Case{"matmul_epilogue", "tests/pipeline/data/transpose/matmul_epilogue.py",
-                           "_mm_silu_bwd_DA[_regrid(launches[0].grid, 1, len(range(0, a_[\"K\"], wide_block)))]"},
-                      Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
-                           "wide_block = _widen(a[\"BLOCK_N\"], 8, ((a[\"BLOCK_N\"],),))\n        "
-                           "_gemv_bwd_DW[_regrid(launches[0].grid, 0, len(range(0, _tdiv((a[\"N\"] + "
-                           "(wide_block - 1)), wide_block), 1)))]",
-                           "0", "_tiles=((\"BLOCK_M\", \"G\", 0),)"}),
+    ::testing::Values(
+        Case{"matmul", "dataset/matmul.py",
+             "wide_block = _widen(a_[\"BLOCK_K\"], 8, ((a_[\"BLOCK_M\"], a_[\"BLOCK_K\"]),))\n        "
+             "grid__ = _regrid(launches[0].grid, 1, len(range(0, _tdiv((a_[\"K\"] + "
+             "(wide_block - 1)), wide_block), 1)))\n        "
+             "_zero_unless_covered(d_a, ((a_[\"stride_am\"], a_[\"M\"]), (a_[\"stride_ak\"], a_[\"K\"]), ), "
+             "a_[\"BLOCK_M\"]*_grid_size(grid__, 0) >= a_[\"M\"] and wide_block*_grid_size(grid__, 1) >= "
+             "a_[\"K\"])\n        _matmul_fwd_bwd_DA[grid__]",
+             "0", "_tiles=((\"BLOCK_M\", 0, 256), (\"BLOCK_N\", \"G\", 64))"},
+        Case{"matmul_colmajor", "tests/pipeline/data/transpose/matmul_colmajor.py",
+             "wide_block = _widen(a_[\"BLOCK_K\"], 8, ((a_[\"BLOCK_K\"], a_[\"BLOCK_N\"]),))\n        "
+             "grid_ = _regrid(launches[0].grid, 0, len(range(0, _tdiv((a_[\"K\"] + "
+             "(wide_block - 1)), wide_block), 1)))\n        "
+             "_zero_unless_covered(d_b, ((a_[\"stride_bk\"], a_[\"K\"]), (a_[\"stride_bn\"], a_[\"N\"]), ), "
+             "wide_block*_grid_size(grid_, 0) >= a_[\"K\"] and a_[\"BLOCK_N\"]*_grid_size(grid_, 1) >= "
+             "a_[\"N\"])\n        _mm_bwd_DB[grid_]",
+             "0", "_tiles=((\"BLOCK_M\", \"G\", 64), (\"BLOCK_N\", 1, 256))"},
+        Case{"flash_attention", "dataset/flash_attention.py",
+             "grid_ = _regrid(launches[0].grid, 0, len(range(0, a[\"N\"], a[\"BLOCK_N\"])))\n            "
+             "_zero_unless_covered(d_k, ((a[\"stride_kn\"], a[\"N\"]), (1, a[\"HEAD_DIM\"]), "
+             "(a[\"stride_kb\"], _tdiv(_grid_size(grid_, 1), a[\"H\"])), (a[\"stride_kh\"], a[\"H\"]), ), "
+             "a[\"BLOCK_N\"]*_grid_size(grid_, 0) >= a[\"N\"])\n            _zero_unless_covered(d_v, ",
+             "1", "dl_i_stash = _stash_buffer(math.prod(launches[0].grid) * a[\"BLOCK_M\"], "},
+        Case{"matmul_epilogue", "tests/pipeline/data/transpose/matmul_epilogue.py",
+             "grid__ = _regrid(launches[0].grid, 1, len(range(0, a_[\"K\"], wide_block)))\n        "
+             "_zero_unless_covered(d_a, ((a_[\"stride_am\"], a_[\"M\"]), (a_[\"stride_ak\"], a_[\"K\"]), ), "
+             "a_[\"BLOCK_M\"]*_grid_size(grid__, 0) >= a_[\"M\"] and wide_block*_grid_size(grid__, 1) >= "
+             "a_[\"K\"])\n        _mm_silu_bwd_DA[grid__]"},
+        Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
+             "wide_block = _widen(a[\"BLOCK_N\"], 8, ((a[\"BLOCK_N\"],),))\n        "
+             "grid_ = _regrid(launches[0].grid, 0, len(range(0, _tdiv((a[\"N\"] + "
+             "(wide_block - 1)), wide_block), 1)))\n        "
+             "_zero_unless_covered(d_w, ((1, a[\"N\"]), ), wide_block*_grid_size(grid_, 0) >= a[\"N\"])\n"
+             "        _gemv_bwd_DW[grid_]",
+             "0", "_tiles=((\"BLOCK_M\", \"G\", 0),)"}),
     [](const auto &info) { return std::string(info.param.name); });
 
 // RMSNorm through tensor descriptors: dW is transposed, and what is left writes dX by adds that the

@@ -641,13 +641,22 @@ def _wide_dtype(t, wide):
 
 
 def _covered_buffer(t, digits, holds, wide=False):
-    """Gradient written with plain stores whose addresses are sums of coefficient * index, each index
-    taking every value below its size (where `holds`): they reach every element, and the buffer needs
-    no zeros, when those (coefficient, size) pairs are the tensor's (stride, size) pairs."""
-    out = torch.empty_strided(t.shape, t.stride(), dtype=_wide_dtype(t, wide), device=t.device)
-    if holds and _merged_digits(digits) == _merged_digits(zip(t.stride(), t.shape)):
-        return out
-    return out.zero_()
+    """Gradient written with plain stores (see _zero_unless_covered)."""
+    return _zero_unless_covered(_empty_buffer(t, wide), digits, holds)
+
+
+def _empty_buffer(t, wide=False):
+    """Gradient laid out as t, uninitialised until the run that writes it (_zero_unless_covered)."""
+    return torch.empty_strided(t.shape, t.stride(), dtype=_wide_dtype(t, wide), device=t.device)
+
+
+def _zero_unless_covered(out, digits, holds):
+    """`out`, written next with plain stores whose addresses are sums of coefficient * index, each
+    index taking every value below its size (where `holds`): they reach every element, and it needs
+    no zeros, when those (coefficient, size) pairs are its (stride, size) pairs; zeroed otherwise."""
+    if not (holds and _merged_digits(digits) == _merged_digits(zip(out.stride(), out.shape))):
+        out.zero_()
+    return out
 
 
 def _merged_digits(pairs):
@@ -664,7 +673,7 @@ def _merged_digits(pairs):
 
 def _zero_buffer(t, wide=False):
     """Gradient written with plain stores by programs that may write nothing (a run-time `if`)."""
-    return torch.empty_strided(t.shape, t.stride(), dtype=_wide_dtype(t, wide), device=t.device).zero_()
+    return _empty_buffer(t, wide).zero_()
 
 
 _SM_COUNTS = {}
