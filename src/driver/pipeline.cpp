@@ -661,12 +661,14 @@ std::string explain(const std::vector<Chain> &chains) {
 namespace {
 
 // The module of one plan over `chains` (merge()), with forward mode where every launch has it.
-std::string emit_plan_module(const frontend::KernelFile &kf, const std::vector<Chain> &chains, JsonRef first) {
+// `original`: the file as written, where `kf` has residual stores inserted.
+std::string emit_plan_module(const frontend::KernelFile &kf, const std::vector<Chain> &chains, JsonRef first,
+                             const frontend::KernelFile *original = nullptr) {
     plan::Derivation d = merge(kf, chains, first);
     std::string why = plan::tangent_unsupported(d);
     std::optional<plan::Plan> tangent;
     if (why.empty()) tangent = plan::tangent(d);
-    std::string module = emit::emit_module(kf, plan::backward(d), tangent ? &*tangent : nullptr, why);
+    std::string module = emit::emit_module(kf, plan::backward(d), tangent ? &*tangent : nullptr, why, original);
     emit::check_module(kf, module);  // never hand out a module that does not parse or reads unbound names
     return module;
 }
@@ -690,7 +692,7 @@ std::string emit_backward_module(const frontend::KernelFile &kf, const std::vect
     if (std::optional<Residuals> r = save_residuals(kf, traces, chains, derive, &saved)) {
         if (mergeable(r->kf, r->chains, r->traces.front())) {
             if (explanation) *explanation = explain(r->chains) + r->report;
-            return emit_plan_module(r->kf, r->chains, r->traces.front());
+            return emit_plan_module(r->kf, r->chains, r->traces.front(), &kf);
         }
         saved = "residuals not saved: with them, one plan no longer serves every trace\n";
     }

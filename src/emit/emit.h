@@ -23,8 +23,11 @@ std::string emit_kernel(const ir::Function &fn, const std::string &doc, bool wri
 // section: the tangent kernels, the launcher `<stub>_jvp` that follows `tangent` and `jvp(*args,
 // tangents=..., **kwargs)` with `JVP_UNSUPPORTED = None`; or, without a tangent plan, only a comment
 // and JVP_UNSUPPORTED saying why (`jvp_unsupported`), so that the backward is generated regardless.
+// `original`: the forward file as the user wrote it, where `kf` is it with residual stores inserted
+// (frontend/residual_stores.h): each kernel that stores residuals gets a twin without them,
+// `<kernel>_without_saves`, copied from it, which the stub launches on calls autograd does not record.
 std::string emit_module(const frontend::KernelFile &kf, const plan::Plan &backward, const plan::Plan *tangent,
-                        const std::string &jvp_unsupported);
+                        const std::string &jvp_unsupported, const frontend::KernelFile *original = nullptr);
 
 // The launches of one kind in a stub whose launches are autograd nodes (docs/stub-autograd.md), as
 // a stub of their own: `file` is the forward file with the one-launch stub `<stub>_launch<g>`,

@@ -151,7 +151,8 @@ bool is_future_import(const ast::File &file, const ast::Node &s) {
 
 class ModuleWriter {
 public:
-    ModuleWriter(const frontend::KernelFile &kf, const plan::Plan &bwd) : kf_(kf), stub_(kf.stub), bwd_(bwd) {}
+    ModuleWriter(const frontend::KernelFile &kf, const plan::Plan &bwd, const frontend::KernelFile *original = nullptr)
+        : kf_(kf), stub_(kf.stub), bwd_(bwd), original_(original) {}
 
     // The header and the forward's copy (detail::module_head).
     std::string head() {
@@ -171,8 +172,11 @@ public:
         forward_copy();
         os_ << "\n" << template_text("module_runtime.py") << "\n\n";
         std::set<std::string> recorded;  // a kernel launched twice in the stub's source is wrapped once
-        for (const std::string &k : stub_.launched)
-            if (recorded.insert(k).second) os_ << k << " = _Recorded(" << k << ")\n";
+        for (const std::string &k : stub_.launched) {
+            if (!recorded.insert(k).second) continue;
+            const std::string twin = twin_without_saves(k);
+            os_ << k << " = _Recorded(" << k << (twin.empty() ? "" : ", plain=" + twin) << ")\n";
+        }
         os_ << "\n\n# ---- backward ----\n";
         kernels();
         launcher_ = detail::emit_launcher(kf_, bwd_);
@@ -187,6 +191,30 @@ private:
     const frontend::KernelFile &kf_;
     const frontend::StubInfo &stub_;
     const plan::Plan &bwd_;
+    const frontend::KernelFile *original_;
+
+    // Kernel k as the user wrote it, renamed `<k>_without_saves`, where k stores residuals (a
+    // TAD_SAVED_ parameter) and is a plain @triton.jit def of the module; its name, or "".
+    std::string twin_without_saves(const std::string &k) {
+        auto edited = kf_.jit_functions.find(k);
+        if (!original_ || edited == kf_.jit_functions.end() || !original_->jit_functions.count(k)) return "";
+        const std::vector<std::string> params = frontend::param_names(*edited->second);
+        if (std::none_of(params.begin(), params.end(),
+                         [](const std::string &p) { return p.rfind("TAD_SAVED_", 0) == 0; }))
+            return "";
+        const ast::Node &def = *original_->jit_functions.at(k);
+        const ast::NodeList &decorators = def.list("decorator_list");
+        if (!def.is("FunctionDef") || def.str("name") != k || decorators.size() != 1 ||
+            !frontend::is_jit_decorator(*decorators[0]))
+            return "";
+        std::string text = statement_source(*original_, def, false);
+        const std::string head = "def " + k + "(", twin = k + "_without_saves";
+        const size_t at = text.find(head);
+        if (at == std::string::npos) return "";
+        text.replace(at, head.size(), "def " + twin + "(");
+        os_ << text << "\n\n\n";
+        return twin;
+    }
     std::ostringstream os_;
     detail::Launcher launcher_;
 
@@ -399,8 +427,13 @@ private:
         os_ << "_ARGUMENTS = _Arguments(inspect.signature(" << detail::stub_callable(stub_) << "))\n\n\n";
         os_ << "def forward(*args, **kwargs):\n";
         os_ << "    \"\"\"`" << stub_.name
-            << "` with a backward: same arguments and results, differentiable in GRAD_INPUTS.\"\"\"\n";
-        os_ << "    return " << class_name(stub_.name) << ".apply(*_ARGUMENTS(args, kwargs))\n";
+            << "` with a backward: same arguments and results, differentiable in GRAD_INPUTS. A call\n"
+               "    autograd does not record (grad mode off, or no tensor argument requiring grad) runs the stub\n"
+               "    as written: nothing recorded, no residuals saved.\"\"\"\n";
+        os_ << "    values = _ARGUMENTS(args, kwargs)\n";
+        os_ << "    if not _recorded_by_autograd(values):\n";
+        os_ << "        return " << detail::stub_callable(stub_) << "(*args, **kwargs)\n";
+        os_ << "    return " << class_name(stub_.name) << ".apply(*values)\n";
     }
 };
 
@@ -417,8 +450,8 @@ std::string backward_kernels(const frontend::KernelFile &kf, const plan::Plan &p
 }  // namespace detail
 
 std::string emit_module(const frontend::KernelFile &kf, const plan::Plan &backward, const plan::Plan *tangent,
-                        const std::string &jvp_unsupported) {
-    return ModuleWriter(kf, backward).run(tangent, jvp_unsupported);
+                        const std::string &jvp_unsupported, const frontend::KernelFile *original) {
+    return ModuleWriter(kf, backward, original).run(tangent, jvp_unsupported);
 }
 
 }  // namespace tad::emit

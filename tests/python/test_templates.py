@@ -846,6 +846,32 @@ class Recording(unittest.TestCase):
             rt._Recorded(FakeAutotuner(FakeJit(fn=saving_tile)))[(1,)](torch.ones(4), c, 1)
         self.assertEqual(launches[0].tensors["TAD_SAVED_0_LIKE_C"].shape, (39,))
 
+    def test_a_launch_outside_a_capture_runs_the_twin_without_the_saves(self):
+        def saving(X, n, TAD_SAVED_0_LIKE_X=None):
+            return X
+
+        def plain_fn(X, n):
+            return X
+
+        jit, plain = FakeJit(fn=saving), FakeJit(fn=plain_fn)
+        recorded = rt._Recorded(jit, plain=plain)
+        x = torch.ones(4)
+        recorded[(2,)](x, 4)  # not recorded: the twin, no buffer
+        self.assertEqual([(grid, kwargs) for grid, _, kwargs in plain.launched], [((2,), {})])
+        self.assertEqual(jit.launched, [])
+        with rt._capturing() as launches:
+            recorded[(2,)](x, 4)
+        self.assertEqual(len(plain.launched), 1)
+        self.assertEqual(launches[0].tensors["TAD_SAVED_0_LIKE_X"].shape, (4,))
+        self.assertIs(jit.launched[0][2]["TAD_SAVED_0_LIKE_X"], launches[0].tensors["TAD_SAVED_0_LIKE_X"])
+
+    def test_autograd_records_a_call_with_grad_mode_on_and_a_tensor_requiring_grad(self):
+        w = torch.ones(2, requires_grad=True)
+        self.assertTrue(rt._recorded_by_autograd((torch.ones(2), w, 3)))
+        self.assertFalse(rt._recorded_by_autograd((torch.ones(2), 3, [w])))  # as Function.apply: no lists
+        with torch.no_grad():
+            self.assertFalse(rt._recorded_by_autograd((w,)))
+
     def test_capturing_nests_and_restores_the_outer_recording(self):
         recorded = rt._Recorded(FakeJit())
         with rt._capturing() as outer:

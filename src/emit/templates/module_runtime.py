@@ -81,6 +81,12 @@ class _Arguments:
         return dict(self.signature.bind_partial(*args, **kwargs).arguments)
 
 
+def _recorded_by_autograd(values):
+    """Whether autograd records a torch.autograd.Function applied to these argument values: grad
+    mode on, and one of them a tensor that requires grad (as Function.apply decides)."""
+    return torch.is_grad_enabled() and any(isinstance(v, torch.Tensor) and v.requires_grad for v in values)
+
+
 def _storage_elements(t):
     """The elements of t's storage (torch 1.13, Debian's, has no untyped_storage)."""
     if hasattr(t, "untyped_storage"):
@@ -92,8 +98,9 @@ class _Recorded:
     """Launches a forward kernel and, inside _capturing(), records the launch: its grid and scalar
     arguments, including the config @triton.autotune chose and the values of @triton.heuristics."""
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, plain=None):
         self.kernel = kernel
+        self.plain = plain  # the kernel without its residuals' stores (TAD_SAVED_), for calls not recorded
         fn = kernel
         self.layers = []  # autotuners and heuristics around the function, outermost first
         while not inspect.isfunction(fn):
@@ -108,9 +115,11 @@ class _Recorded:
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
+            log = getattr(_capture, "launches", None)
+            if log is None and self.plain is not None:
+                return self.plain[grid](*args, **kwargs)
             if self.saved:
                 kwargs = self._with_saved(grid, args, kwargs)
-            log = getattr(_capture, "launches", None)
             saved = []
             if log is not None:
                 for k, name, *reads in _capture.snapshots.get(len(log), ()):

@@ -219,14 +219,24 @@ def _check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol
     with torch.no_grad(), user_code(f"stub '{stub.__name__}'"):
         call = userfile.fresh(plain, dirty)
         out_stub = dict(tensor_outputs(stub(*call.args, **call.kwargs)))
+    # A call autograd does not record takes the module's other path (the stub as written, kernels
+    # without the residuals' stores): its outputs are checked too.
+    with torch.no_grad():
+        call = userfile.fresh(plain, dirty)
+        out_untracked = dict(tensor_outputs(generated.forward(*call.args, **call.kwargs)))
     outputs = []
     for i, o in out_gen:
         if i not in out_stub:
             raise TadError("exception", f"the generated forward returned a tensor at position {i} "
                                         "where the stub did not")
+        if i not in out_untracked:
+            raise TadError("exception", f"the generated forward returned a tensor at position {i} "
+                                        "with grad and none without")
         max_abs, max_rel = errors(o, out_stub[i])
+        _, untracked_rel = errors(out_untracked[i], out_stub[i])
         outputs.append({"index": i, "shape": list(o.shape), "dtype": dtype_name(o.dtype),
-                        "max_abs_err": max_abs, "max_rel_err": max_rel, "ok": max_rel <= rtol})
+                        "max_abs_err": max_abs, "max_rel_err": max_rel, "untracked_max_rel_err": untracked_rel,
+                        "ok": max_rel <= rtol and untracked_rel <= rtol})
     diff = [(i, o) for i, o in out_gen if o.requires_grad]
     # Rounded to the output's dtype first, so that every run pulls back the same cotangent.
     cot64 = [seeded_randn(o, seed + 1 + i).to(o.dtype).double() for i, o in diff]
