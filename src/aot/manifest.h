@@ -16,7 +16,8 @@
 
 namespace tad::aot {
 
-constexpr int kManifestVersion = 2;
+// 3: a Covered allocation may carry `run` (plan::Alloc::run): its cover is that run's.
+constexpr int kManifestVersion = 3;
 constexpr const char *kManifestFile = "manifest.json";
 
 // One parameter of a compiled kernel, as Triton 3.6 specialized it: `type` is its signature's

@@ -199,7 +199,9 @@ private:
                 os_ << indent << g << " = " << *grid << "\n";
                 *grid = g;
             }
-            os_ << indent << "_zero_unless_covered(" << grad_var(a.tensor) << ", " << cover(*a.cover, name) << ")\n";
+            // An empty grid writes nothing (as the oracle decides).
+            os_ << indent << "_zero_unless_covered(" << grad_var(a.tensor) << ", " << cover(*a.cover, name)
+                << " and 0 not in " << *grid << ")\n";
         }
     }
 

@@ -479,6 +479,21 @@ void read_header(JsonRef j, Plan &p) {
             static_cast<int>(j.at("aliases")[i][1].integer());
 }
 
+// A Covered allocation's `run` (Alloc::run) names a run of its branch; none in the prologue.
+void check_alloc_runs(const Plan &p) {
+    for (const Alloc &a : p.prologue)
+        if (a.run >= 0)
+            fail(TAD_ERR_INVALID_ARGUMENT, "plan: a prologue allocation names run #" + std::to_string(a.run));
+    for (const Step &s : p.steps)
+        for (const Case &c : s.cases)
+            for (const Branch &b : c.branches)
+                for (const Alloc &a : b.allocs)
+                    if (a.run >= 0 && (a.init != Init::Covered || static_cast<size_t>(a.run) >= b.runs.size()))
+                        fail(TAD_ERR_INVALID_ARGUMENT, "plan: an allocation names run #" + std::to_string(a.run) +
+                                                           " of a branch of " + std::to_string(b.runs.size()) +
+                                                           " runs" + (a.init != Init::Covered ? " (not Covered)" : ""));
+}
+
 // Every kernel index a run names is one of the plan's kernels.
 void check_kernels(const Plan &p) {
     auto check = [&](const Run &r) {
@@ -543,6 +558,7 @@ Plan from_json(JsonRef j) {
                                static_cast<size_t>(x.at("launch").integer()), x.at("param").str()});
     }
     check_kernels(p);
+    check_alloc_runs(p);
     return p;
 }
 

@@ -37,7 +37,7 @@ TEST(SplitLoopsCpu, GroupNormSplitsAcrossPrograms) {
                     "grid_ = _regrid(launches[0].grid, 1, len(range(0, 8, 1)))\n        "
                     "_zero_unless_covered(d_x, ((1, _tdiv(a[\"C\"], a[\"G\"])*a[\"HW\"]), (a[\"stride_xn\"], "
                     "_tdiv(_grid_size(grid_, 0), a[\"G\"])), (_tdiv(a[\"C\"], a[\"G\"])*a[\"HW\"], a[\"G\"]), ), "
-                    "True)\n        _group_norm_fwd_bwd_shares[grid_]("))
+                    "True and 0 not in grid_)\n        _group_norm_fwd_bwd_shares[grid_]("))
         << src;
     EXPECT_TRUE(has(src, "split_sums = _stash_buffer(math.prod(launches[0].grid) * 8 * 3, ")) << src;
     const std::string rest = tad::test::kernel(src, "_group_norm_fwd_bwd_shares");

@@ -71,7 +71,7 @@ INSTANTIATE_TEST_SUITE_P(
              "(wide_block - 1)), wide_block), 1)))\n        "
              "_zero_unless_covered(d_a, ((a_[\"stride_am\"], a_[\"M\"]), (a_[\"stride_ak\"], a_[\"K\"]), ), "
              "a_[\"BLOCK_M\"]*_grid_size(grid__, 0) >= a_[\"M\"] and wide_block*_grid_size(grid__, 1) >= "
-             "a_[\"K\"])\n        _matmul_fwd_bwd_DA[grid__]",
+             "a_[\"K\"] and 0 not in grid__)\n        _matmul_fwd_bwd_DA[grid__]",
              "0", "_tiles=((\"BLOCK_M\", 0, 256), (\"BLOCK_N\", \"G\", 64))"},
         Case{"matmul_colmajor", "tests/pipeline/data/transpose/matmul_colmajor.py",
              "wide_block = _widen(a_[\"BLOCK_K\"], 8, ((a_[\"BLOCK_K\"], a_[\"BLOCK_N\"]),))\n        "
@@ -79,24 +79,26 @@ INSTANTIATE_TEST_SUITE_P(
              "(wide_block - 1)), wide_block), 1)))\n        "
              "_zero_unless_covered(d_b, ((a_[\"stride_bk\"], a_[\"K\"]), (a_[\"stride_bn\"], a_[\"N\"]), ), "
              "wide_block*_grid_size(grid_, 0) >= a_[\"K\"] and a_[\"BLOCK_N\"]*_grid_size(grid_, 1) >= "
-             "a_[\"N\"])\n        _mm_bwd_DB[grid_]",
+             "a_[\"N\"] and 0 not in grid_)\n        _mm_bwd_DB[grid_]",
              "0", "_tiles=((\"BLOCK_M\", \"G\", 64), (\"BLOCK_N\", 1, 256))"},
         Case{"flash_attention", "dataset/flash_attention.py",
              "grid_ = _regrid(launches[0].grid, 0, len(range(0, a[\"N\"], a[\"BLOCK_N\"])))\n            "
              "_zero_unless_covered(d_k, ((a[\"stride_kn\"], a[\"N\"]), (1, a[\"HEAD_DIM\"]), "
              "(a[\"stride_kb\"], _tdiv(_grid_size(grid_, 1), a[\"H\"])), (a[\"stride_kh\"], a[\"H\"]), ), "
-             "a[\"BLOCK_N\"]*_grid_size(grid_, 0) >= a[\"N\"])\n            _zero_unless_covered(d_v, ",
+             "a[\"BLOCK_N\"]*_grid_size(grid_, 0) >= a[\"N\"] and 0 not in grid_)\n            "
+             "_zero_unless_covered(d_v, ",
              "1", "dl_i_stash = _stash_buffer(math.prod(launches[0].grid) * a[\"BLOCK_M\"], "},
         Case{"matmul_epilogue", "tests/pipeline/data/transpose/matmul_epilogue.py",
              "grid__ = _regrid(launches[0].grid, 1, len(range(0, a_[\"K\"], wide_block)))\n        "
              "_zero_unless_covered(d_a, ((a_[\"stride_am\"], a_[\"M\"]), (a_[\"stride_ak\"], a_[\"K\"]), ), "
              "a_[\"BLOCK_M\"]*_grid_size(grid__, 0) >= a_[\"M\"] and wide_block*_grid_size(grid__, 1) >= "
-             "a_[\"K\"])\n        _mm_silu_bwd_DA[grid__]"},
+             "a_[\"K\"] and 0 not in grid__)\n        _mm_silu_bwd_DA[grid__]"},
         Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
              "wide_block = _widen(a[\"BLOCK_N\"], 8, ((a[\"BLOCK_N\"],),))\n        "
              "grid_ = _regrid(launches[0].grid, 0, len(range(0, _tdiv((a[\"N\"] + "
              "(wide_block - 1)), wide_block), 1)))\n        "
-             "_zero_unless_covered(d_w, ((1, a[\"N\"]), ), wide_block*_grid_size(grid_, 0) >= a[\"N\"])\n"
+             "_zero_unless_covered(d_w, ((1, a[\"N\"]), ), wide_block*_grid_size(grid_, 0) >= a[\"N\"] and 0 not in "
+             "grid_)\n"
              "        _gemv_bwd_DW[grid_]",
              "0", "_tiles=((\"BLOCK_M\", \"G\", 0),)"}),
     [](const auto &info) { return std::string(info.param.name); });

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "ir/ir.h"
+#include "plan/json.h"
 #include "plan/plan.h"
+#include "support/error.h"
 
 using namespace tad;
 using plan::TensorRef;
@@ -111,6 +113,27 @@ TEST(BackwardPlan, CoveringStoresNeedNoZeros) {
     EXPECT_FALSE(plan::covers(c, value, {4, 6}, {8, 1}));
     values.erase("BLOCK");
     EXPECT_FALSE(plan::covers(c, value, {4, 6}, {8, 1}));  // unknown: zeros
+}
+
+// A cover in a run's terms (Alloc::run) must name a run of its branch: an executor would leave the
+// buffer uninitialised for a run that never comes.
+TEST(BackwardPlan, ARunCoverNamingNoRunOfItsBranchIsRefused) {
+    passes::Coverage c;
+    c.digits = {{passes::Poly::constant(1), passes::Poly::symbol("n")}};
+    plan::Plan p = plan::backward(one_launch({passes::GradWrite::Store, "", {}, false, c}));
+    plan::Branch &b = p.steps.at(0).cases.at(0).branches.at(0);
+    auto covered = std::find_if(b.allocs.begin(), b.allocs.end(),
+                                [](const plan::Alloc &a) { return a.init == plan::Init::Covered; });
+    ASSERT_NE(covered, b.allocs.end());
+    covered->run = 0;
+    EXPECT_NO_THROW(plan::from_json(plan::to_json(p)));
+    covered->run = static_cast<int>(b.runs.size());
+    try {
+        plan::from_json(plan::to_json(p));
+        ADD_FAILURE() << "accepted";
+    } catch (const Error &e) {
+        EXPECT_EQ(std::string(e.what()), "plan: an allocation names run #1 of a branch of 1 runs");
+    }
 }
 
 TEST(BackwardPlan, AtomicGradientIsAnAccumulator) {
