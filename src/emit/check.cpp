@@ -593,6 +593,16 @@ void unique_definitions(const NodeList &module, const NodeList &forward) {
         });
 }
 
+// The user's kernel a module's `<k>_without_saves` copies (module.cpp: a kernel that stores
+// residuals, as written), or "": the user's code, judged and excused as that kernel is.
+std::string twin_of(const frontend::KernelFile &kf, const std::string &name) {
+    const std::string suffix = "_without_saves";
+    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return "";
+    const std::string k = name.substr(0, name.size() - suffix.size());
+    return kf.jit_functions.count(k) ? k : "";
+}
+
 void check(const frontend::KernelFile &kf, const std::string &source) {
     const ast::File file = parse(source);
     const NodeList &body = file.module->list("body");
@@ -600,12 +610,17 @@ void check(const frontend::KernelFile &kf, const std::string &source) {
     unique_definitions(body, kf.file.module->list("body"));
     Context c{module_scope(body), {}};
     for (const NodePtr &s : body)
-        if (is_function(*s) && is_jit(*s) && !kf.jit_functions.count(s->str("name")))
+        if (is_function(*s) && is_jit(*s) && !kf.jit_functions.count(s->str("name")) &&
+            twin_of(kf, s->str("name")).empty())
             c.emitted[s->str("name")] = s.get();
     const std::set<std::string> excused = forward_faults(kf);
-    for (size_t i = 0; i < body.size(); ++i)
-        for (const Finding &f : faults(c, *body[i], i))
-            if (!excused.count(f.unit + " " + f.what)) fault(f.unit + " " + f.what + " (" + at(f.loc) + ")");
+    for (size_t i = 0; i < body.size(); ++i) {
+        const std::string twin = is_function(*body[i]) ? twin_of(kf, body[i]->str("name")) : "";
+        for (const Finding &f : faults(c, *body[i], i)) {
+            const std::string unit = twin.empty() ? f.unit : "kernel '" + twin + "'";
+            if (!excused.count(unit + " " + f.what)) fault(f.unit + " " + f.what + " (" + at(f.loc) + ")");
+        }
+    }
 }
 
 }  // namespace

@@ -428,10 +428,12 @@ private:
         os_ << "def forward(*args, **kwargs):\n";
         os_ << "    \"\"\"`" << stub_.name
             << "` with a backward: same arguments and results, differentiable in GRAD_INPUTS. A call\n"
-               "    autograd does not record (grad mode off, or no tensor argument requiring grad) runs the stub\n"
-               "    as written: nothing recorded, no residuals saved.\"\"\"\n";
+               "    autograd does not record (grad mode off, or no tensor argument requiring grad; no forward-mode\n"
+               "    AD level) runs the stub as written: nothing recorded, no residuals saved. One that updates\n"
+               "    inputs in place (DIRTY) always goes through the Function, whose mark_dirty bumps their\n"
+               "    versions.\"\"\"\n";
         os_ << "    values = _ARGUMENTS(args, kwargs)\n";
-        os_ << "    if not _recorded_by_autograd(values):\n";
+        os_ << "    if not DIRTY and not _recorded_by_autograd(values):\n";
         os_ << "        return " << detail::stub_callable(stub_) << "(*args, **kwargs)\n";
         os_ << "    return " << class_name(stub_.name) << ".apply(*values)\n";
     }

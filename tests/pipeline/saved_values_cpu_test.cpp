@@ -67,6 +67,26 @@ TEST(SavedValuesCpu, ReadBackReviewCases) {
     tad::test::generate_and_verify("tests/pipeline/data/saved/other_tile.py", "saved", 2);
 }
 
+// A kernel that stores a residual keeps its twin as written for calls without grad, and the check
+// of the module judges the twin as the user's kernel (a reassigned constexpr, excused in the user's
+// code, failed generation); the CPU check runs both paths of the module's forward.
+TEST(SavedValuesCpu, TwinWithoutSavesIsTheUsersKernel) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("tests/pipeline/data/saved/twin_user_faults.py", "saved", 2);
+    EXPECT_EQ(count(src, "def _matmul_bias_act_fwd_without_saves("), 1) << src;
+    EXPECT_EQ(count(src,
+                    "_matmul_bias_act_fwd = _Recorded(_matmul_bias_act_fwd, "
+                    "plain=_matmul_bias_act_fwd_without_saves)"),
+              1)
+        << src;
+    EXPECT_EQ(count(kernel(src, "_matmul_bias_act_fwd_without_saves"), "TAD_SAVED_"), 0) << src;
+    EXPECT_EQ(count(src,
+                    "    if not DIRTY and not _recorded_by_autograd(values):\n        return matmul_bias_act("
+                    "*args, **kwargs)\n"),
+              1)
+        << src;
+}
+
 TEST(SavedValuesCpu, InPlaceSumReadBack) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::string src = tad::test::generate_and_verify("dataset/fused_add_rmsnorm.py", "saved", 2);

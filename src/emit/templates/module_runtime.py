@@ -83,7 +83,11 @@ class _Arguments:
 
 def _recorded_by_autograd(values):
     """Whether autograd records a torch.autograd.Function applied to these argument values: grad
-    mode on, and one of them a tensor that requires grad (as Function.apply decides)."""
+    mode on, and one of them a tensor that requires grad (as Function.apply decides); or a
+    forward-mode AD level active (dual tensors: the Function refuses them rather than drop their
+    tangents; a torch without the level's record counts as one)."""
+    if getattr(torch.autograd.forward_ad, "_current_level", 0) >= 0:
+        return True
     return torch.is_grad_enabled() and any(isinstance(v, torch.Tensor) and v.requires_grad for v in values)
 
 

@@ -129,6 +129,12 @@ def verify_case(module, stub, generated, dims, dtype, seed, grad_inputs, device,
         entry.update(_check(module, stub, generated, dims, dtype, seed, grad_inputs, device, rtol,
                             use_reference))
         ok = all(o["ok"] for o in entry["outputs"]) and all(g["ok"] for g in entry["grads"])
+        untracked = [o for o in entry["outputs"] if o.get("untracked_max_rel_err", 0) > rtol]
+        if untracked:
+            entry["message"] = "; ".join(
+                f"output {o['index']} of the generated forward without grad (the stub as written, its "
+                f"kernels without residual stores) is off by {o['untracked_max_rel_err']:.3g} (relative)"
+                for o in untracked)
         if entry["dot_product"].get("ok") is False:
             ok, entry["message"] = False, dotcheck.failure_message(entry["dot_product"])
         entry["status"] = "pass" if ok else "fail"
