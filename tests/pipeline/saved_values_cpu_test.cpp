@@ -87,6 +87,17 @@ TEST(SavedValuesCpu, TwinWithoutSavesIsTheUsersKernel) {
         << src;
 }
 
+// A ReLU of the accumulator compares it: read back from tad's float32 buffer it is exact, so the
+// backward loads it and runs no K loop.
+TEST(SavedValuesCpu, ComparedAccumulatorIsReadBack) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src =
+        tad::test::generate_and_verify("tests/pipeline/data/saved/relu_of_accumulator.py", "saved", 2);
+    const std::string k = kernel(src, "_mm_relu_bwd");
+    EXPECT_EQ(count(k, "tl.load(TAD_SAVED_0_LIKE_C_final + "), 1) << k;
+    EXPECT_EQ(count(k, "tl.dot("), 0) << k;
+}
+
 TEST(SavedValuesCpu, InPlaceSumReadBack) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::string src = tad::test::generate_and_verify("dataset/fused_add_rmsnorm.py", "saved", 2);
