@@ -1,6 +1,9 @@
 """C = relu(A @ B) on a 2-D grid: the ReLU compares the accumulator itself, so the backward needs its
 exact bits. Saved to a float32 buffer of tad's, it reads back exactly as computed, and the backward
-runs no K loop (before session 17 it ran the whole loop again)."""
+runs no K loop (before session 17 it ran the whole loop again). Since it saves, the module carries the
+kernel as written, renamed, for calls without grad; the kernel reassigns its constexpr BLOCK_K, which
+the module's check excuses in the user's kernel and must excuse in that twin too (a review found
+`tad generate` failing there)."""
 import torch
 import triton
 import triton.language as tl
@@ -10,6 +13,7 @@ import tad
 
 @triton.jit
 def _mm_relu(A, B, C, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    BLOCK_K = 16
     rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
