@@ -194,7 +194,7 @@ std::optional<Residuals> save_residuals(const frontend::KernelFile &kf, const st
     }
     std::optional<Residuals> r;
     try {  // saving is optional: a derivation the stores break keeps the file as written
-        r = Residuals{frontend::analyze(frontend::parse_source(kf.file.path, source)), {}, {}, ""};
+        r = Residuals{frontend::analyze(frontend::parse_source(kf.file.path, source), true), {}, {}, ""};
         for (JsonRef t : traces) r->traces.push_back(with_buffers(t, stores));
         r->chains = derive(r->kf, std::vector<JsonRef>(r->traces.begin(), r->traces.end()));
     } catch (const Error &e) {

@@ -274,11 +274,31 @@ const ast::NodePtr &KernelFile::jit(const std::string &name) const {
     return it->second;
 }
 
-KernelFile analyze(ast::File file) {
+namespace {
+
+// tad names the buffers of the residuals it saves TAD_SAVED_<k>... and trusts them to be its own
+// (float32 or float64 on every launch): a kernel of the user's may not take such a name.
+void refuse_reserved_names(const KernelFile &kf) {
+    for (const std::string &name : kf.jit_order) {
+        const ast::NodePtr args = kf.jit_functions.at(name)->node("args");
+        for (const char *field : {"posonlyargs", "args", "kwonlyargs"})
+            for (const auto &a : args->list(field))
+                if (a->str("arg").rfind("TAD_SAVED_", 0) == 0)
+                    fail(TAD_ERR_INVALID_ARGUMENT, at(kf.file, *a) + ": kernel '" + name + "' has a parameter '" +
+                                                       a->str("arg") +
+                                                       "': names starting with TAD_SAVED_ are tad's (the buffers "
+                                                       "of the residuals it saves); rename it");
+    }
+}
+
+}  // namespace
+
+KernelFile analyze(ast::File file, bool tad_residuals) {
     KernelFile kf;
     kf.file = std::move(file);
     const ast::Node *stub_decorator = nullptr;
     kf.jit_functions = jit_functions_of(kf.file, &kf.jit_order);
+    if (!tad_residuals) refuse_reserved_names(kf);
     for (const auto &stmt : kf.file.module->list("body")) {
         if (stmt->is("FunctionDef")) {
             record_function(kf, stmt, stub_decorator);

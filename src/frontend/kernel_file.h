@@ -40,7 +40,9 @@ struct KernelFile {
 // Parses and analyses a forward file. Errors (tad::Error): TAD_ERR_IO, TAD_ERR_SYNTAX,
 // TAD_ERR_NO_KERNEL (no jit function, no stub, stub launching nothing), TAD_ERR_INVALID_ARGUMENT
 // (grad_inputs naming an unknown parameter).
-KernelFile analyze(ast::File file);
+// A kernel parameter named TAD_SAVED_... is refused (TAD_ERR_INVALID_ARGUMENT) unless
+// `tad_residuals`: the file is one tad edited to save residuals (frontend/residual_stores.h).
+KernelFile analyze(ast::File file, bool tad_residuals = false);
 
 // The file's @triton.jit functions, as KernelFile::jit_functions holds them; `order`: their
 // function names in source order.

@@ -167,6 +167,19 @@ class Ops:
                        "and tad tells kernels apart by their function's name; rename one");
 }
 
+// tad trusts its residual buffers (TAD_SAVED_...) to be float32 on every launch and reads a compared
+// value back from them; a user's buffer of that name may be narrower: refused, not trusted.
+TEST_F(Errors, KernelParameterWithTadsResidualPrefix) {
+    Session s = session();
+    std::string kernel = kKernel;
+    kernel.replace(kernel.find("def _double(X, Y, n,"), 20, "def _double(X, Y, n, TAD_SAVED_S,");
+    std::string p = write("reserved.py", kernel + kStub);
+    auto [status, msg] = error_of([&] { s.load_forward(p, std::nullopt); });
+    EXPECT_EQ(status, TAD_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(msg, p + ":9:22: kernel '_double' has a parameter 'TAD_SAVED_S': names starting with TAD_SAVED_ are "
+                       "tad's (the buffers of the residuals it saves); rename it");
+}
+
 TEST_F(Errors, GradInputsNamingUnknownArgument) {
     Session s = session();
     std::string stub = kStub;
