@@ -88,7 +88,8 @@ int64_t elements_from(JsonRef trace, JsonRef arg) {
 }
 
 // A store's buffer in one launch: the grid's programs times the row vector's length, float64 where
-// the launch has a float64 tensor (module_runtime.py's _with_saved allocates the same).
+// the launch has a float64 tensor, a descriptor's base included (module_runtime.py's _with_saved
+// allocates the same).
 int64_t buffer_elements(JsonRef trace, JsonRef launch, const frontend::ResidualStore &s) {
     JsonRef args = launch.at("args");
     if (!s.like.empty())
@@ -105,7 +106,9 @@ int64_t buffer_elements(JsonRef trace, JsonRef launch, const frontend::ResidualS
 std::string buffer_dtype(JsonRef launch) {
     JsonRef args = launch.at("args");
     for (size_t a = 0; a < args.size(); ++a)
-        if (args[a].str_or("kind", "") == "tensor" && args[a].str_or("dtype", "") == "float64") return "float64";
+        if ((args[a].str_or("kind", "") == "tensor" || args[a].str_or("kind", "") == "tensor_desc") &&
+            args[a].str_or("dtype", "") == "float64")
+            return "float64";
     return "float32";
 }
 

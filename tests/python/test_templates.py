@@ -846,6 +846,16 @@ class Recording(unittest.TestCase):
             rt._Recorded(FakeAutotuner(FakeJit(fn=saving_tile)))[(1,)](torch.ones(4), c, 1)
         self.assertEqual(launches[0].tensors["TAD_SAVED_0_LIKE_C"].shape, (39,))
 
+    def test_a_residual_buffer_is_float64_where_a_descriptors_base_is(self):
+        def saving(X, n, TAD_SAVED_0=None):
+            return X
+
+        with rt._capturing() as launches:
+            rt._Recorded(FakeJit(fn=saving))[(2,)](TensorDescriptor(torch.zeros(4, 4).double(), [2, 2]), 4)
+            rt._Recorded(FakeJit(fn=saving))[(2,)](TensorDescriptor(torch.zeros(4, 4), [2, 2]), 4)
+        self.assertEqual([launch.tensors["TAD_SAVED_0"].dtype for launch in launches],
+                         [torch.float64, torch.float32])
+
     def test_a_launch_outside_a_capture_runs_the_twin_without_the_saves(self):
         def saving(X, n, TAD_SAVED_0_LIKE_X=None):
             return X

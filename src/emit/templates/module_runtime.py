@@ -170,10 +170,9 @@ class _Recorded:
         missing = [k for k in self.saved if named.get(k) is None]
         if not missing:
             return kwargs
-        # float64 where a tensor is (the CPU tier), so that no value is rounded; as the trace's buffer
-        dtype = torch.float64 if any(isinstance(v, torch.Tensor) and v.dtype == torch.float64
-                                     for v in named.values()) else torch.float32
         tensors = self._tensors(args, kwargs)  # a descriptor's base too
+        # float64 where a tensor is (the CPU tier), so that no value is rounded; as the trace's buffer
+        dtype = torch.float64 if any(v.dtype == torch.float64 for v in tensors.values()) else torch.float32
         device = next(iter(tensors.values())).device
         sizes = {}
         for k in missing:
