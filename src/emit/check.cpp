@@ -596,7 +596,7 @@ void unique_definitions(const NodeList &module, const NodeList &forward) {
 // The user's kernel a module's `<k>_without_saves` copies (module.cpp: a kernel that stores
 // residuals, as written), or "": the user's code, judged and excused as that kernel is.
 std::string twin_of(const frontend::KernelFile &kf, const std::string &name) {
-    const std::string suffix = "_without_saves";
+    const std::string suffix = kTwinSuffix;
     if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
         return "";
     const std::string k = name.substr(0, name.size() - suffix.size());

@@ -29,6 +29,9 @@ std::string emit_kernel(const ir::Function &fn, const std::string &doc, bool wri
 std::string emit_module(const frontend::KernelFile &kf, const plan::Plan &backward, const plan::Plan *tangent,
                         const std::string &jvp_unsupported, const frontend::KernelFile *original = nullptr);
 
+// The suffix of such a twin's name (the module's check judges it as the user's kernel it copies).
+inline constexpr const char *kTwinSuffix = "_without_saves";
+
 // The launches of one kind in a stub whose launches are autograd nodes (docs/stub-autograd.md), as
 // a stub of their own: `file` is the forward file with the one-launch stub `<stub>_launch<g>`,
 // whose params are the views a launch of `kernel` gets (a kernel parameter names each) and whose

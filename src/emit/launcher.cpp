@@ -179,10 +179,7 @@ private:
     void fill_uncovered(int index, const ir::Function &fn, const std::vector<std::string> &args,
                         const std::function<std::string(const std::string &)> &value, std::string *grid,
                         const std::string &indent) {
-        std::function<std::string(const std::string &)> name = [&](const std::string &n) -> std::string {
-            const size_t div = n.find("//");
-            if (div != std::string::npos)
-                return "_tdiv(" + name(n.substr(0, div)) + ", " + name(n.substr(div + 2)) + ")";
+        auto leaf = [&](const std::string &n) -> std::string {
             const std::string programs = "num_programs(";
             if (n.compare(0, programs.size(), programs) == 0)
                 return "_grid_size(" + *grid + ", " + n.substr(programs.size(), n.size() - programs.size() - 1) + ")";
@@ -190,6 +187,7 @@ private:
                 if (fn.params[i].name == n) return args.at(i);
             return value(n);
         };
+        auto name = [&](const std::string &n) { return spell(n, leaf); };
         bool named = false;
         for (const Alloc &a : branch_->allocs) {
             if (a.init != Init::Covered || a.run != index) continue;
@@ -342,11 +340,21 @@ private:
     }
 
     // A guard's symbol: a recorded scalar, or `num_programs(k)`, the recorded grid's size along k.
-    std::string symbol(size_t launch, const std::string &name) const {
-        const size_t div = name.find("//");  // n//d, truncated as the kernel divides
+    // A plan symbol as Python: n//d truncated as the kernel divides, a literal as is, any other name
+    // as `leaf` spells it.
+    static std::string spell(const std::string &name, const std::function<std::string(const std::string &)> &leaf) {
+        const size_t div = name.find("//");
         if (div != std::string::npos)
-            return "_tdiv(" + symbol(launch, name.substr(0, div)) + ", " + symbol(launch, name.substr(div + 2)) + ")";
+            return "_tdiv(" + spell(name.substr(0, div), leaf) + ", " + spell(name.substr(div + 2), leaf) + ")";
         if (std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) return name;
+        return leaf(name);
+    }
+
+    std::string symbol(size_t launch, const std::string &name) const {
+        return spell(name, [&](const std::string &n) { return launch_leaf(launch, n); });
+    }
+
+    std::string launch_leaf(size_t launch, const std::string &name) const {
         const std::string grid = "num_programs(";
         if (name.compare(0, grid.size(), grid) == 0)
             return "(" +

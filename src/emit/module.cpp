@@ -200,7 +200,7 @@ private:
         if (!original_ || edited == kf_.jit_functions.end() || !original_->jit_functions.count(k)) return "";
         const std::vector<std::string> params = frontend::param_names(*edited->second);
         if (std::none_of(params.begin(), params.end(),
-                         [](const std::string &p) { return p.rfind("TAD_SAVED_", 0) == 0; }))
+                         [](const std::string &p) { return p.rfind(frontend::kResidualPrefix, 0) == 0; }))
             return "";
         const ast::Node &def = *original_->jit_functions.at(k);
         const ast::NodeList &decorators = def.list("decorator_list");
@@ -208,7 +208,7 @@ private:
             !frontend::is_jit_decorator(*decorators[0]))
             return "";
         std::string text = statement_source(*original_, def, false);
-        const std::string head = "def " + k + "(", twin = k + "_without_saves";
+        const std::string head = "def " + k + "(", twin = k + kTwinSuffix;
         const size_t at = text.find(head);
         if (at == std::string::npos) return "";
         text.replace(at, head.size(), "def " + twin + "(");

@@ -283,7 +283,7 @@ void refuse_reserved_names(const KernelFile &kf) {
         const ast::NodePtr args = kf.jit_functions.at(name)->node("args");
         for (const char *field : {"posonlyargs", "args", "kwonlyargs"})
             for (const auto &a : args->list(field))
-                if (a->str("arg").rfind("TAD_SAVED_", 0) == 0)
+                if (a->str("arg").rfind(kResidualPrefix, 0) == 0)
                     fail(TAD_ERR_INVALID_ARGUMENT, at(kf.file, *a) + ": kernel '" + name + "' has a parameter '" +
                                                        a->str("arg") +
                                                        "': names starting with TAD_SAVED_ are tad's (the buffers "

@@ -25,6 +25,10 @@ struct StubInfo {
     bool branches = false;
 };
 
+// The prefix of every parameter residual stores add (residual_stores.h): the launcher, the launch
+// nodes and the CPU oracle tell tad's buffers from the user's by it, and a user's kernel may not use it.
+inline constexpr const char *kResidualPrefix = "TAD_SAVED_";
+
 struct KernelFile {
     ast::File file;
     // name -> FunctionDef: @triton.jit defs by name (in a class also as `Cls.name`), and kernels

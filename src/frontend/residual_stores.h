@@ -34,10 +34,6 @@
 
 namespace tad::frontend {
 
-// The prefix of every parameter residual stores add: the launcher, the launch nodes and the CPU
-// oracle tell tad's buffers from the user's by it.
-inline constexpr const char *kResidualPrefix = "TAD_SAVED_";
-
 struct ResidualStore {
     std::string kernel;  // a jit function of the file, by the name the stub launches it with
     int line = 0, col = 0;  // the `for` statement's position, as ir::SrcLoc (column 1-based)

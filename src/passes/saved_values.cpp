@@ -142,8 +142,9 @@ private:
             return "reverse mode needs no value of it (it is used linearly)";
         if (claimed_.count(v)) return "another store saves it already";
         if (!member(v)) return "it is a loop's result";
-        // A buffer of tad's (TAD_SAVED_: float32, float64 on a float64 launch) holds a float32 value's
-        // exact bits on every launch: what is compared reads back as computed.
+        // A buffer of tad's (frontend::kResidualPrefix, which a user's kernel may not take: float32,
+        // float64 on a float64 launch) holds a float32 value's exact bits on every launch: what is
+        // compared reads back as computed.
         const bool exact = base.rfind("TAD_SAVED_", 0) == 0 && f_.type(v).elem == ir::DType::F32;
         if (!exact && exactness_matters(v)) return "its exact value matters (an extremum, or compared)";
         for (size_t i = 0; i < f_.ops.size(); ++i)
