@@ -394,6 +394,8 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
             b = ad::reverse(fwd, d.spec, schedule::without_split(plans[i].writes), name_i, cleanup);
         }
         if (scatter) dump("scatter", scatter->fn);
+        *report += schedule::unwrap_adds(b);
+        dump("unwrap-adds", b.fn);
         std::set<std::string> merged;
         *report += schedule::merge_adds(b, &merged);
         dump("merge-adds", b.fn);

@@ -1,6 +1,7 @@
 // zero_off_mask and same_computation (off_mask.h).
 #include "passes/off_mask.h"
 
+#include <cmath>
 #include <cstring>
 #include <set>
 #include <tuple>
@@ -44,6 +45,7 @@ public:
     bool factors(ValueId mask, std::vector<Factor> *out) const {
         const ir::Op &op = f_.def(mask);
         if (op.kind == OpKind::And) return factors(op.operands[0], out) && factors(op.operands[1], out);
+        if (op.kind != OpKind::Broadcast && f_.type(mask).rank() == 1) return out->push_back({0, mask}), true;
         if (op.kind != OpKind::Broadcast) return false;
         const ValueId x = op.operands[0];
         const ir::Type &t = f_.type(x);
@@ -69,8 +71,12 @@ public:
             if (f_.type(v).rank() != 2) return false;
             return along(op.operands[fac.dim == 0 ? 0 : 1], fac);
         case OpKind::Add:
-        case OpKind::Sub:
-        case OpKind::Mul: return along(op.operands[0], fac) && along(op.operands[1], fac);
+        case OpKind::Sub: return along(op.operands[0], fac) && along(op.operands[1], fac);
+        case OpKind::Mul:
+            return (along(op.operands[0], fac) && (finite_literal(op.operands[1]) || along(op.operands[1], fac))) ||
+                   (finite_literal(op.operands[0]) && along(op.operands[1], fac));
+        case OpKind::Div: return along(op.operands[0], fac) && finite_literal(op.operands[1], true);
+        case OpKind::Where: return along(op.operands[1], fac) && along(op.operands[2], fac);
         case OpKind::Neg: return along(op.operands[0], fac);
         case OpKind::Cast:
             return f_.type(v).is_float() && f_.type(op.operands[0]).is_float() && along(op.operands[0], fac);
@@ -84,6 +90,14 @@ private:
     const ir::Function &f_;
     std::vector<ir::Loop> loops_;
     std::set<std::tuple<ValueId, int, ValueId>> assumed_;  // loop args taken as 0 (the induction)
+
+    // Whether v is a literal (or a broadcast of one) that is finite, and not 0 where `nonzero`: 0
+    // times it, and 0 divided by it, are 0. A constexpr's name is not one (another launch may set it).
+    bool finite_literal(ValueId v, bool nonzero = false) const {
+        const ir::Op &op = f_.def(v);
+        if (op.kind == OpKind::Broadcast) return finite_literal(op.operands[0], nonzero);
+        return op.kind == OpKind::Const && op.name.empty() && std::isfinite(op.fval) && (!nonzero || op.fval != 0.0);
+    }
 
     // Whether load `op`'s mask has a factor equal to fac along the same dim.
     bool masks(const ir::Op &op, const Factor &fac) const {

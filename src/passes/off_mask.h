@@ -8,13 +8,15 @@
 // it (b's column is).
 //
 // The mask must be a conjunction (&, through broadcasts) of factors that each vary along one dim of
-// the value (a [M, 1] or [1, N] comparison broadcast to [M, N]). For each factor the value must be 0
-// on that dim's indices where the factor is false, proved through: zero constants; loads masked by
-// a conjunction holding a structurally equal factor along the same dim, with a zero `other`; tl.dot,
-// whose rows are its left operand's and whose columns its right operand's; sums, differences,
-// negations, products of two such values, float casts; and the result of a loop whose carried value
-// starts at such a value and whose update keeps it so (by induction over the iterations). A product
-// with a value that is not 0 there is not one (0 times an infinity is not 0). The contraction rule
+// the value (a [M, 1] or [1, N] comparison broadcast to [M, N]; a 1-D mask is its own factor). For
+// each factor the value must be 0 on that dim's indices where the factor is false, proved through:
+// zero constants; loads masked by a conjunction holding a structurally equal factor along the same
+// dim, with a zero `other`; tl.dot, whose rows are its left operand's and whose columns its right
+// operand's; sums, differences, negations, float casts, tl.where of two such values; products of two
+// such values, or of one and a finite literal, and quotients by a finite nonzero literal; and the
+// result of a loop whose carried value starts at such a value and whose update keeps it so (by
+// induction over the iterations). A product with any other value is not one (0 times an infinity
+// is not 0), nor is one with a constexpr (another launch may set it to one). The contraction rule
 // holds for finite operands: where the other operand holds an infinity, the forward's lanes off the
 // mask are NaN, and the backward reads 0 there instead (those lanes are no element of the tensor,
 // and recomputing them would only spread the NaN into the gradients of the lanes on it).

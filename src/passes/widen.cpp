@@ -30,7 +30,7 @@ bool mentions(const std::string &spelling, const std::string &c) {
 class WidenProof {
 public:
     WidenProof(const ir::Function &g, TileRole role, const std::string &c)
-        : g_(g), role_(role), c_(c), a_(g), users_(ir::users(g)) {
+        : g_(g), role_(role), c_(c), a_(g, true), users_(ir::users(g)) {
         for (const ir::Constexpr &x : g.constexprs)
             if (x.name == c) c_value_ = std::strtoll(x.literal.c_str(), nullptr, 10);
     }
@@ -256,7 +256,18 @@ private:
     // (or a part of it), or the iterations of the role's loop.
     bool own(const IndexVar &v) const {
         if (role_.loop >= 0) return v.kind == IndexVar::Iteration && v.n == role_.loop;
-        return v.n == role_.axis && v.kind != IndexVar::Lane && v.kind != IndexVar::Iteration;
+        return v.n == role_.axis && v.kind != IndexVar::Lane && v.kind != IndexVar::Iteration && !v.divides();
+    }
+
+    // Whether a divided index (x // d, x % d) of a form on tile t leaves C's tiles alone: x reads
+    // neither the program id C spans nor a lane of a C dim, and nothing of it mentions C. Its value
+    // is then the same wherever C's tile boundaries fall (a wrapped row offset `% M` in a kernel
+    // widened along K).
+    bool apart(const Division &d, const ir::Type &t) const {
+        for (const auto &[v, coeff] : d.dividend.terms)
+            if (own(v) || (v.kind == IndexVar::Lane && c_dim(t, static_cast<size_t>(v.n))) || coeff.mentions(c_))
+                return false;
+        return !d.dividend.offset.mentions(c_) && !d.divisor.mentions(c_);
     }
 
     // An index form moves with the program id C times as fast as with its C lane, and has C
@@ -266,6 +277,8 @@ private:
         Poly pid, lane;
         int lanes = 0;
         for (const auto &[v, coeff] : f.terms) {
+            if (v.divides() && !apart(a_.divisions().at(static_cast<size_t>(v.n)), t))
+                return refuse(i, "divides an index along " + c_, why);
             if (own(v) && v.kind != IndexVar::Program && v.kind != IndexVar::Iteration)
                 return refuse(i, "splits the program id", why);
             if (own(v)) {

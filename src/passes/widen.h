@@ -14,7 +14,9 @@
 // dim (the index values): they reach only integer arithmetic, comparisons, pointer offsets, and the
 // address, mask or condition operands of loads, stores, atomic adds and tl.where; each address and
 // each bound of a mask or condition (affine.h) moves with the program id C times as fast as with its
-// lane of a C dim (so it is a function of t·C + lane), mentions C nowhere else, and is affine. No
+// lane of a C dim (so it is a function of t·C + lane), mentions C nowhere else, and is affine (a
+// quotient or remainder of an index that reads neither that program id nor a C lane, a row offset
+// wrapped `% M` in a kernel widened along K, counts as one more index variable). No
 // reduction, scan or contraction runs along a C dim, no reshape, join or split touches one, and no
 // literal equals C's value (it could be C baked in).
 //

@@ -6,6 +6,7 @@
 #include "passes/gather_shifts.h"
 #include "passes/merge_adds.h"
 #include "passes/passes.h"
+#include "passes/unwrap_adds.h"
 #include "passes/updates_to_stores.h"
 #include "schedule/schedule.h"
 
@@ -25,6 +26,12 @@ std::string prefixed(const std::string &prefix, const std::string &text) {
 }
 
 }  // namespace
+
+std::string unwrap_adds(ad::Backward &b) {
+    passes::UnwrappedAdds u = passes::unwrap_adds(b.fn);
+    if (u.unwrapped) b.fn = passes::dce(passes::cse(u.fn));  // the same parameters: b.origins still holds
+    return prefixed(b.fn.name + ": ", u.report);
+}
 
 std::string merge_adds(ad::Backward &b, std::set<std::string> *merged) {
     std::string report;

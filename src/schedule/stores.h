@@ -12,6 +12,10 @@
 
 namespace tad::schedule {
 
+// Rewrites `b` with its adds at wrapped addresses (`x % d`) moved to `x` under `x < d`
+// (passes/unwrap_adds.h); returns the report (a line per add at a wrapped address).
+std::string unwrap_adds(ad::Backward &b);
+
 // Rewrites `b` with each buffer's adds across sibling loops merged into the last, then its adds at
 // shifted lanes gathered; returns the report (a line per buffer added to in several loops or at
 // several addresses outside loops) and adds the merged shadow parameters to `merged`.

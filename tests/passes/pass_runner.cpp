@@ -25,6 +25,7 @@
 #include "passes/split_loops.h"
 #include "passes/split_scatter.h"
 #include "passes/transpose.h"
+#include "passes/unwrap_adds.h"
 #include "passes/updates_to_stores.h"
 #include "passes/widen.h"
 #include "support/error.h"
@@ -209,6 +210,10 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             passes::UpdatesToStores u = passes::updates_to_stores(f, std::set<std::string>(ps.begin(), ps.end()));
             for (const std::string &line : split(u.report, '\n')) notes += "// " + line + "\n";
             f = std::move(u.fn);
+        } else if (s.pass == "unwrap-adds") {
+            passes::UnwrappedAdds u = passes::unwrap_adds(f);
+            for (const std::string &line : split(u.report, '\n')) notes += "// " + line + "\n";
+            f = passes::dce(passes::cse(u.fn));
         } else if (s.pass == "merge-loop-adds") {
             passes::MergedAdds m = passes::merge_loop_adds(f);
             for (const std::string &line : split(m.report, '\n')) notes += "// " + line + "\n";

@@ -7,7 +7,9 @@
 // kernel is launched with its tile's constexpr widened (passes/widen.h), as the launcher spells it,
 // and with its free block sizes' targets; the plan runner runs them retiled. A matmul with an
 // epilogue transposes through a stash (passes/stash.h): the rest stores dZ, dA and dB load it;
-// attention's dK/dV kernel loads Delta = rowsum(dO·O) from the stash the rest stores.
+// attention's dK/dV kernel loads Delta = rowsum(dO·O) from the stash the rest stores. The Triton
+// tutorial's matmul (offsets wrapped `% M`, `% N`) transposes once its adds are unwrapped
+// (passes/unwrap_adds.h).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -93,6 +95,14 @@ INSTANTIATE_TEST_SUITE_P(
              "_zero_unless_covered(d_a, ((a_[\"stride_am\"], a_[\"M\"]), (a_[\"stride_ak\"], a_[\"K\"]), ), "
              "a_[\"BLOCK_M\"]*_grid_size(grid__, 0) >= a_[\"M\"] and wide_block*_grid_size(grid__, 1) >= "
              "a_[\"K\"] and 0 not in grid__)\n        _mm_silu_bwd_DA[grid__]"},
+        Case{"matmul_wrapped", "tests/pipeline/data/transpose/matmul_wrapped.py",
+             "wide_block = _widen(a_[\"BLOCK_K\"], 8, ((a_[\"BLOCK_M\"], a_[\"BLOCK_K\"]),))\n        "
+             "grid__ = _regrid(launches[0].grid, 1, len(range(0, _tdiv((a_[\"K\"] + "
+             "(wide_block - 1)), wide_block), 1)))\n        "
+             "_zero_unless_covered(d_a, ((a_[\"stride_ak\"], a_[\"K\"]), (a_[\"stride_am\"], a_[\"M\"]), ), "
+             "wide_block*_grid_size(grid__, 1) >= a_[\"K\"] and a_[\"BLOCK_M\"]*_grid_size(grid__, 0) >= "
+             "a_[\"M\"] and 0 not in grid__)\n        _mm_wrapped_bwd_remapped_DA[grid__]",
+             "0", "dacc_stash = _stash_buffer(math.prod(launches[0].grid) * a_[\"BLOCK_M\"] * a_[\"BLOCK_N\"], "},
         Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
              "wide_block = _widen(a[\"BLOCK_N\"], 8, ((a[\"BLOCK_N\"],),))\n        "
              "grid_ = _regrid(launches[0].grid, 0, len(range(0, _tdiv((a[\"N\"] + "
