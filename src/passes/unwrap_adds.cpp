@@ -82,6 +82,7 @@ public:
         const ir::Op &divisor = f_.def(f_.def(rem).operands[1]);
         if (divisor.kind != OpKind::Broadcast || !f_.type(divisor.operands[0]).scalar())
             return "its divisor is not a scalar";
+        if (!reads(f_.ops[add].operands[0], rem)) return "the address reads it only through another remainder";
         return path(f_.ops[add].operands[0], add, u);
     }
 

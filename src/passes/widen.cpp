@@ -210,7 +210,7 @@ private:
             for (ValueId v : op.operands) touches = touches || has_c_dim(g_.type(v));
             if (touches) return refuse(i, "reshapes a tile with a dim of " + c_, why);
         }
-        if (role_.exact && role_.axis >= 0 && op.kind == OpKind::NumPrograms && op.axis == role_.axis)
+        if (role_.axis >= 0 && op.kind == OpKind::NumPrograms && op.axis == role_.axis)
             return refuse(i, "reads the grid's size along axis " + std::to_string(role_.axis), why);
         return true;
     }
