@@ -7,6 +7,7 @@
 
 #include "passes/access.h"
 #include "passes/passes.h"
+#include "passes/rising_end.h"
 #include "passes/stash.h"
 #include "passes/widen.h"
 #include "support/text.h"
@@ -164,7 +165,7 @@ ValueId peeled(const ir::Function &f, ValueId v) {
 // end loads nothing and stores nothing.
 class Writer {
 public:
-    Writer(const ir::Function &f, const ir::Loop &loop, const Slice &slice, int axis, int copies,
+    Writer(const ir::Function &f, const ir::Loop &loop, const Slice &slice, int axis, int copies, bool rising,
            const std::map<ValueId, Stash> &stashes, Transposed &out)
         : f_(f),
           loop_(loop),
@@ -172,6 +173,7 @@ public:
           stashes_(stashes),
           axis_(axis),
           copies_(copies),
+          rising_(rising),
           out_(out),
           b_(out.fn),
           maps_(copies, std::vector<ValueId>(f.values.size(), ir::kNoValue)),
@@ -220,6 +222,7 @@ private:
     const Slice &slice_;
     const std::map<ValueId, Stash> &stashes_;
     int axis_, copies_;
+    bool rising_;  // the loop's end rises with the axis' program id (one copy then)
     Transposed &out_;
     ir::Builder b_;
     std::vector<std::vector<ValueId>> maps_;  // per copy; values that do not move live in copy 0's
@@ -378,7 +381,8 @@ private:
             zeros.push_back(t.scalar() ? zero : b_.broadcast(zero, t.shape));
         }
         b_.loc = f_.ops[atomics[0]].loc;
-        const ValueId lo = b_.constant(0, ir::DType::I32), one = b_.constant(1, ir::DType::I32);
+        const ValueId lo = rising_ ? first_program() : b_.constant(0, ir::DType::I32);
+        const ValueId one = b_.constant(1, ir::DType::I32);
         program_ = b_.for_begin(lo, grid_, one, "range");
         name_program();
         const int n = static_cast<int>(atomics.size()) * copies_;
@@ -406,6 +410,55 @@ private:
     }
 
     static ir::DType acc_type(const ir::Type &t) { return t.elem == ir::DType::F64 ? ir::DType::F64 : ir::DType::F32; }
+
+    // The first program along the axis whose loop has this program's iteration: the loop's end
+    // rises with the program id (rising_end.h), so the programs that have it are that one .. G-1.
+    // A binary search over [0, G]: 32 halvings of the interval, each computing the end at its middle.
+    ValueId first_program() {
+        const ir::Type i32{ir::DType::I32, false, {}};
+        const ValueId end = f_.ops[loop_.begin].operands[1];
+        ValueId start = emit(f_.ops[loop_.begin].result, 0);
+        before(end);
+        const ValueId zero = b_.constant(0, ir::DType::I32), one = b_.constant(1, ir::DType::I32);
+        const ValueId halving = b_.for_begin(zero, b_.constant(32, ir::DType::I32), one, "range");
+        out_.fn.values[halving].name = "halving";
+        const ValueId first = b_.loop_arg(zero, 0), past = b_.loop_arg(grid_, 1);
+        out_.fn.values[first].name = "first";
+        out_.fn.values[past].name = "past";
+        const ValueId mid = b_.binary(OpKind::Div, b_.binary(OpKind::Add, first, past), b_.constant(2, ir::DType::I32));
+        std::map<ValueId, ValueId> local;
+        ValueId at = at_program(end, mid, local);
+        if (ir::dtype_rank(out_.fn.type(at).elem) > ir::dtype_rank(out_.fn.type(start).elem))
+            start = b_.cast(start, out_.fn.type(at).elem);
+        else
+            at = b_.cast(at, out_.fn.type(start).elem);
+        const ValueId open = b_.binary(OpKind::Lt, first, past);
+        const ValueId has = b_.binary(OpKind::And, open, b_.binary(OpKind::Lt, start, at));
+        const ValueId lacks = b_.binary(OpKind::And, open, b_.binary(OpKind::Ge, start, at));
+        b_.for_end({b_.where(lacks, b_.binary(OpKind::Add, mid, one), first), b_.where(has, mid, past)});
+        const ValueId found = b_.loop_result(0, i32);
+        b_.loop_result(1, i32);
+        out_.fn.values[found].name = "first";
+        return found;
+    }
+
+    // Emits what v reads that no program id along the axis changes (before the search's loop).
+    void before(ValueId v) {
+        if (!varies(v)) return void(emit(v, 0));
+        for (ValueId o : f_.def(v).operands) before(o);
+    }
+
+    // v at program p along the axis: the ops that read its program id computed again with p.
+    ValueId at_program(ValueId v, ValueId p, std::map<ValueId, ValueId> &local) {
+        if (!varies(v)) return emit(v, 0);
+        auto it = local.find(v);
+        if (it != local.end()) return it->second;
+        const ir::Op &op = f_.def(v);
+        if (op.kind == OpKind::ProgramId) return local[v] = p;
+        ir::Op o = op;
+        for (ValueId &x : o.operands) x = at_program(x, p, local);
+        return local[v] = b_.append(o, f_.type(v));
+    }
 };
 
 // An atomic add inside a loop that may transpose, with what qualify() found.
@@ -417,6 +470,7 @@ struct Member {
     std::vector<int> others;  // the grid axes its address reads
     TripCount trips;
     std::vector<std::vector<Inequality>> guards;  // alternatives
+    bool rising = false;  // the loop's end rises with the shared axis' program id (rising_end.h)
 };
 
 // The atomic adds of one loop shared along one grid axis, transposed into one kernel.
@@ -447,7 +501,7 @@ int copies(const ir::Function &f, const Group &g, const Slice &slice, const ir::
 // or "".
 std::string write(const ir::Function &f, const ir::Loop &loop, const Slice &slice, const Group &g, int copies,
                   const std::map<ValueId, Stash> &stashes, Transposed &out) {
-    Writer w(f, loop, slice, out.axis, out.trips.per = copies, stashes, out);
+    Writer w(f, loop, slice, out.axis, out.trips.per = copies, g.front()->rising, stashes, out);
     std::vector<int> ops;
     for (const Member *m : g) {
         const ir::Op &atomic = f.ops[m->op];
@@ -538,12 +592,28 @@ std::string qualify(const ir::Function &f, Affine &a, int op, const std::string 
     if (!why.empty()) return why;
     const ir::Op &begin = f.ops[loops[l].begin];
     std::optional<HostExpr> lo = host_expr(f, begin.operands[0], &why), hi, step;
-    if (lo) hi = host_expr(f, begin.operands[1], &why);
-    if (hi) step = host_expr(f, begin.operands[2], &why);
-    if (!step) return "the loop's bounds are not computable on the host (" + why + ")";
-    m = Member{op, param, l, shared[0], others, TripCount{*lo, *hi, *step}, {}};
+    if (lo) step = host_expr(f, begin.operands[2], &why);
+    if (step) hi = host_expr(f, begin.operands[1], &why);
+    std::optional<RisingEnd> rising;
+    const auto program_id = [](const ir::Op &x) { return x.kind == OpKind::ProgramId; };
+    if (step && !hi && cone_any(f, begin.operands[1], program_id)) {
+        const ir::Op &s = f.def(begin.operands[2]);
+        if (s.kind != OpKind::Const || s.fval <= 0)
+            return "its loop's end reads tl.program_id(" + std::to_string(shared[0]) +
+                   ") and its step is not a positive constant";
+        rising = rising_end(f, begin.operands[1], shared[0], &why);
+        if (!rising)
+            return "its loop's end neither is computable on the host nor rises with tl.program_id(" +
+                   std::to_string(shared[0]) + ") (" + why + ")";
+        hi = rising->last;
+    }
+    if (!hi) return "the loop's bounds are not computable on the host (" + why + ")";
+    m = Member{op, param, l, shared[0], others, TripCount{*lo, *hi, *step}, {}, rising.has_value()};
     const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
     if (!writes_distinct(f, a, {atomic.operands[0]}, mask, others, l, &m.guards, &why)) return why;
+    if (rising)
+        for (std::vector<Inequality> &alternative : m.guards)
+            alternative.insert(alternative.end(), rising->conditions.begin(), rising->conditions.end());
     return "";
 }
 
@@ -683,7 +753,7 @@ std::string transpose_group(const ir::Function &f, const Group &g, const std::se
     out.axis = first.axis;
     out.trips = first.trips;
     Affine a(f);
-    const int r = copies(f, g, slice, loop, max_copies);
+    const int r = first.rising ? 1 : copies(f, g, slice, loop, max_copies);
     std::string block = r > 1 && widen ? tile_constexpr(f, a, f.ops[first.op], first.loop) : "";
     for (const Member *m : g)
         if (!block.empty() && tile_constexpr(f, a, f.ops[m->op], m->loop) != block) {

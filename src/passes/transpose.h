@@ -25,6 +25,14 @@
 // must be computable on the host from the launch's integer arguments and constexprs (they size the
 // grid). Values that do not depend on p_g are computed once, before the loop over p_g.
 //
+// A loop whose end rises with p_g (rising_end.h: a causal attention's `hi = min((start_m + 1) *
+// BLOCK_M, N)`, a triangular loop's `range(0, p + 1)`), whose start is computable on the host and
+// whose step is a positive constant, has iteration i in programs p_lo .. G-1 only: the grid is sized
+// by the last program's trip count, and the kernel finds p_lo by a binary search (32 halvings of
+// [0, G], each computing the end at the middle program) and loops p_g over p_lo .. G-1. Then each
+// program owns one iteration (no copies, no widening), and the conditions that make the end rise
+// (its factors' signs) join the proof's guards.
+//
 // The atomic adds of one loop shared along one grid axis (attention's dK and dV) go into one kernel,
 // which computes their common slice once. Where that slice holds contractions the rest of the
 // backward computes too, the transposed kernel does that work a second time (the FlashAttention-2

@@ -7,7 +7,10 @@
 // kernel is launched with its tile's constexpr widened (passes/widen.h), as the launcher spells it,
 // and with its free block sizes' targets; the plan runner runs them retiled. A matmul with an
 // epilogue transposes through a stash (passes/stash.h): the rest stores dZ, dA and dB load it;
-// attention's dK/dV kernel loads Delta = rowsum(dO·O) from the stash the rest stores. The Triton
+// attention's dK/dV kernel loads Delta = rowsum(dO·O) from the stash the rest stores. A loop whose
+// end rises with the program id (causal attention, a block-causal GEMV) transposes too: its grid is
+// the last program's trip count, and each program sums from the first program that has its
+// iteration (passes/rising_end.h). The Triton
 // tutorial's matmul (offsets wrapped `% M`, `% N`) transposes once its adds are unwrapped
 // (passes/unwrap_adds.h).
 #include <gtest/gtest.h>
@@ -52,7 +55,7 @@ TEST_P(TransposeCpu, OwnedTilesMatchFiniteDifferences) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::string src = generate_and_verify(GetParam(), "on");
     EXPECT_TRUE(has(src, GetParam().kernel)) << src;
-    EXPECT_TRUE(has(src, "in range(G):")) << src;
+    EXPECT_TRUE(has(src, "in range(G):") || has(src, "in range(first, G):")) << src;
     EXPECT_TRUE(has(src, "loop transposed")) << src;
     EXPECT_TRUE(has(src, GetParam().tiles)) << src;
 }
@@ -103,6 +106,16 @@ INSTANTIATE_TEST_SUITE_P(
              "wide_block*_grid_size(grid__, 1) >= a_[\"K\"] and a_[\"BLOCK_M\"]*_grid_size(grid__, 0) >= "
              "a_[\"M\"] and 0 not in grid__)\n        _mm_wrapped_bwd_remapped_DA[grid__]",
              "0", "dacc_stash = _stash_buffer(math.prod(launches[0].grid) * a_[\"BLOCK_M\"] * a_[\"BLOCK_N\"], "},
+        Case{"causal_gemv", "tests/pipeline/data/transpose/causal_gemv.py",
+             "grid_ = _regrid(launches[0].grid, 0, len(range(0, min((((launches[0].grid + (1, 1))[0] - 1) + 1) * "
+             "a_[\"BLOCK_M\"], a_[\"N\"]), a_[\"BLOCK_N\"])))\n        "
+             "_zero_unless_covered(d_x, ((1, a_[\"N\"]), ), a_[\"BLOCK_N\"]*_grid_size(grid_, 0) >= a_[\"N\"] and "
+             "0 not in grid_)\n        _causal_gemv_bwd_DX[grid_]",
+             "0", "    for pid in range(first, G):\n"},
+        Case{"flash_attention_causal", "dataset/flash_attention.py",
+             "_regrid(launches[0].grid, 0, len(range(0, min((((launches[0].grid + (1, 1))[0] - 1) + 1) * "
+             "a[\"BLOCK_M\"], a[\"N\"]), a[\"BLOCK_N\"])))",
+             "1", "    for start_m in range(first, G):\n"},
         Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
              "wide_block = _widen(a[\"BLOCK_N\"], 8, ((a[\"BLOCK_N\"],),))\n        "
              "grid_ = _regrid(launches[0].grid, 0, len(range(0, _tdiv((a[\"N\"] + "
