@@ -18,6 +18,7 @@
 #include "passes/passes.h"
 #include "passes/pipeline_loops.h"
 #include "passes/remap_programs.h"
+#include "passes/run_once.h"
 #include "passes/segment_atomics.h"
 #include "schedule/closed_form.h"
 #include "schedule/regrid.h"
@@ -462,6 +463,35 @@ std::vector<passes::Remapped> remapped_forwards(const Derived &d, const std::str
     return out;
 }
 
+// Whether the access analysis classes some gradient of `g` as disjoint or reduced over grid axes
+// alone where it does not on `f`.
+bool classes_better(const ir::Function &f, const ir::Function &g, const std::vector<std::string> &wrt) {
+    const std::vector<passes::GradAccess> before = passes::analyze_access(f, wrt),
+                                          after = passes::analyze_access(g, wrt);
+    const auto good = [](passes::LoadAccess::Class c) {
+        return c == passes::LoadAccess::Disjoint || c == passes::LoadAccess::ReducedGrid;
+    };
+    for (size_t i = 0; i < before.size() && i < after.size(); ++i)
+        if (good(after[i].cls) && !good(before[i].cls)) return true;
+    return false;
+}
+
+// The forward with its top-level loops run once (passes/run_once.h), where that gives the access
+// analysis a better class for some gradient (a column loop's dW and dB, reduced over the grid axis
+// alone without the loop), unless TAD_RUN_ONCE=off.
+std::optional<passes::RunOnce> once_forward(const Derived &d, const std::string &name, std::string *report) {
+    if (!schedule::switched_on("TAD_RUN_ONCE", std::getenv("TAD_RUN_ONCE"))) return std::nullopt;
+    std::optional<passes::RunOnce> once = passes::run_loops_once(d.forward);
+    if (!once) return std::nullopt;
+    once->fn = passes::cse(once->fn, true);  // the loops' copies of one load are one load now
+    if (!classes_better(d.forward, once->fn, d.spec.wrt)) return std::nullopt;
+    std::string where;
+    for (const passes::Inequality &g : once->guards) where += (where.empty() ? "" : " and ") + g.str();
+    *report += name + "_once: " + std::to_string(once->loops) + " loop(s) run once where " + where + "\n" +
+               passes::print(once->fn, passes::analyze_access(once->fn, d.spec.wrt));
+    return once;
+}
+
 // Reverse mode of one launch: where the kernel computes its tile coordinates from the program ids,
 // the variants of the forward rewritten on each choice of them first (each applies where the
 // launch maps its programs one to one onto a box of them), then those of the forward as it is.
@@ -478,6 +508,15 @@ plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> 
         const size_t first = sp.variants.size();
         reverse_variants(sp, r, shared, name_i, false, report);
         for (size_t v = first; v < sp.variants.size(); ++v) sp.variants[v].remap = remapped[i].map;
+    }
+    if (std::optional<passes::RunOnce> once = once_forward(d, name, report)) {
+        Derived o = d;
+        o.forward = dump("run-once", once->fn);
+        const size_t first = sp.variants.size();
+        reverse_variants(sp, o, shared, name + "_once", false, report);
+        for (size_t v = first; v < sp.variants.size(); ++v)
+            for (const passes::Inequality &g : once->guards)
+                sp.variants[v].guards.push_back({plan::Guard::AtLeast, g.lhs, g.rhs, {}});
     }
     reverse_variants(sp, d, shared, name, true, report);
     return sp;

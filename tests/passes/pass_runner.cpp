@@ -1,6 +1,7 @@
 #include "pass_runner.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -19,6 +20,7 @@
 #include "passes/pipeline_loops.h"
 #include "passes/regrid.h"
 #include "passes/remap_programs.h"
+#include "passes/run_once.h"
 #include "passes/saved_values.h"
 #include "passes/segment_atomics.h"
 #include "passes/shift_invariance.h"
@@ -210,6 +212,13 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             passes::UpdatesToStores u = passes::updates_to_stores(f, std::set<std::string>(ps.begin(), ps.end()));
             for (const std::string &line : split(u.report, '\n')) notes += "// " + line + "\n";
             f = std::move(u.fn);
+        } else if (s.pass == "run-loops-once") {
+            std::optional<passes::RunOnce> once = passes::run_loops_once(f);
+            if (!once) return notes + "// no loop runs once\n";
+            std::string where;
+            for (const passes::Inequality &g : once->guards) where += (where.empty() ? "" : " and ") + g.str();
+            notes += "// " + std::to_string(once->loops) + " loop(s) run once where " + where + "\n";
+            f = passes::dce(passes::cse(once->fn));
         } else if (s.pass == "unwrap-adds") {
             passes::UnwrappedAdds u = passes::unwrap_adds(f);
             for (const std::string &line : split(u.report, '\n')) notes += "// " + line + "\n";
