@@ -28,6 +28,28 @@ bool mergeable(ir::OpKind k) {
     return k != ir::OpKind::Param && k != ir::OpKind::Load && k != ir::OpKind::Store && k != ir::OpKind::AtomicAdd &&
            k != ir::OpKind::Barrier && !structural(k);
 }
+// Whether v is the literal `c` (not a constexpr's name: another launch may set it), or a broadcast
+// or expand_dims of one.
+bool splat(const ir::Function &f, ir::ValueId v, double c) {
+    const ir::Op &op = f.def(v);
+    if (op.kind == ir::OpKind::Broadcast || op.kind == ir::OpKind::ExpandDims) return splat(f, op.operands[0], c);
+    return op.kind == ir::OpKind::Const && op.name.empty() && op.fval == c;
+}
+
+// The operand an op leaves unchanged, bit for bit: x * 1, 1 * x, x / 1, x - 0, and x + 0 on integers
+// (a float -0.0 + 0.0 is +0.0); kNoValue otherwise.
+ir::ValueId identity(const ir::Function &f, const ir::Op &op, const std::vector<ir::ValueId> &repl) {
+    if (op.operands.size() != 2) return ir::kNoValue;
+    const ir::ValueId a = repl[op.operands[0]], b = repl[op.operands[1]];
+    const bool integer = !f.type(op.result).is_float();
+    ir::ValueId x = ir::kNoValue;
+    if (op.kind == ir::OpKind::Mul) x = splat(f, b, 1) ? a : splat(f, a, 1) ? b : ir::kNoValue;
+    if (op.kind == ir::OpKind::Div && splat(f, b, 1)) x = a;
+    if (op.kind == ir::OpKind::Sub && splat(f, b, 0)) x = a;
+    if (op.kind == ir::OpKind::Add && integer) x = splat(f, b, 0) ? a : splat(f, a, 0) ? b : ir::kNoValue;
+    return x != ir::kNoValue && f.type(x) == f.type(op.result) ? x : ir::kNoValue;
+}
+
 // The loads of f from parameters it never stores or adds to (memory_params), by op index.
 std::vector<bool> read_only_loads_of(const ir::Function &f) {
     const MemoryParams m = memory_params(f);
@@ -61,6 +83,11 @@ ir::Function cse(const ir::Function &f, bool read_only_loads) {
         if (op.kind == ir::OpKind::ForBegin) scopes.emplace_back();
         if (op.kind == ir::OpKind::ForEnd) scopes.pop_back();
         if (!merges(i)) continue;
+        if (const ir::ValueId same = identity(f, op, repl); same != ir::kNoValue) {
+            repl[op.result] = same;
+            keep[i] = false;
+            continue;
+        }
         std::vector<ir::ValueId> operands;
         for (ir::ValueId v : op.operands) operands.push_back(repl[v]);
         Key key{static_cast<int>(op.kind),

@@ -15,7 +15,8 @@
 namespace tad::passes {
 
 // Common-subexpression elimination by value numbering, so that structurally equal address
-// expressions become the same SSA values. Memory ops are never merged, but with `read_only_loads`
+// expressions become the same SSA values; an op that leaves an operand unchanged bit for bit (x * 1,
+// x / 1, x - 0, an integer x + 0, by literals) is that operand. Memory ops are never merged, but with `read_only_loads`
 // a load from a parameter the function never stores or adds to merges with an equal load before it
 // in the same loop body (nothing can change what it reads).
 ir::Function cse(const ir::Function &f, bool read_only_loads = false);
