@@ -1,5 +1,6 @@
 #include "driver/pipeline.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <iostream>
@@ -463,33 +464,56 @@ std::vector<passes::Remapped> remapped_forwards(const Derived &d, const std::str
     return out;
 }
 
-// Whether the access analysis classes some gradient of `g` as disjoint or reduced over grid axes
-// alone where it does not on `f`.
-bool classes_better(const ir::Function &f, const ir::Function &g, const std::vector<std::string> &wrt) {
-    const std::vector<passes::GradAccess> before = passes::analyze_access(f, wrt),
-                                          after = passes::analyze_access(g, wrt);
-    const auto good = [](passes::LoadAccess::Class c) {
-        return c == passes::LoadAccess::Disjoint || c == passes::LoadAccess::ReducedGrid;
+// The atomic adds a variant's kernels hold (its rest, transposed and scatter kernels).
+int atomic_adds(const plan::KernelVariant &v) {
+    const auto count = [](const ir::Function &f) {
+        int n = 0;
+        for (const ir::Op &op : f.ops) n += op.kind == ir::OpKind::AtomicAdd;
+        return n;
     };
-    for (size_t i = 0; i < before.size() && i < after.size(); ++i)
-        if (good(after[i].cls) && !good(before[i].cls)) return true;
-    return false;
+    int n = v.rest ? count(v.bwd.fn) : 0;
+    for (const plan::Transposed &t : v.transposed) n += count(t.bwd.fn);
+    if (v.scatter) n += count(v.scatter->fn);
+    return n;
 }
 
-// The forward with its top-level loops run once (passes/run_once.h), where that gives the access
-// analysis a better class for some gradient (a column loop's dW and dB, reduced over the grid axis
-// alone without the loop), unless TAD_RUN_ONCE=off.
-std::optional<passes::RunOnce> once_forward(const Derived &d, const std::string &name, std::string *report) {
-    if (!schedule::switched_on("TAD_RUN_ONCE", std::getenv("TAD_RUN_ONCE"))) return std::nullopt;
+// Whether the variants of the forward whose loops run once are worth their place before the
+// others': one of them sums a gradient in registers over a re-grid (what no loop allowed), and the
+// first adds atomically no more than the best of the others.
+std::string once_worth(const plan::Specialization &once, const plan::Specialization &others) {
+    const bool regrid = std::any_of(once.variants.begin(), once.variants.end(),
+                                    [](const plan::KernelVariant &v) { return v.regrid.has_value(); });
+    if (!regrid) return "its backward re-grids nothing";
+    int best = atomic_adds(others.variants.front());
+    for (const plan::KernelVariant &v : others.variants) best = std::min(best, atomic_adds(v));
+    const int first = atomic_adds(once.variants.front());
+    if (first > best)
+        return "its first variant adds atomically at " + std::to_string(first) + " places, another at " +
+               std::to_string(best);
+    return "";
+}
+
+// The variants of the forward with its top-level loops run once (passes/run_once.h), guarded by
+// their conditions, where once_worth() keeps them; unless TAD_RUN_ONCE=off.
+std::vector<plan::KernelVariant> once_variants(const Derived &d, const plan::Specialization &others,
+                                               const std::set<plan::TensorRef> &shared, const std::string &name,
+                                               std::string *report) {
+    if (!schedule::switched_on("TAD_RUN_ONCE", std::getenv("TAD_RUN_ONCE"))) return {};
     std::optional<passes::RunOnce> once = passes::run_loops_once(d.forward);
-    if (!once) return std::nullopt;
-    once->fn = passes::cse(once->fn, true);  // the loops' copies of one load are one load now
-    if (!classes_better(d.forward, once->fn, d.spec.wrt)) return std::nullopt;
-    std::string where;
+    if (!once) return {};
+    Derived o = d;
+    o.forward = dump("run-once", passes::cse(once->fn, true));  // the loops' copies of one load are one load
+    std::string where, derived;
     for (const passes::Inequality &g : once->guards) where += (where.empty() ? "" : " and ") + g.str();
-    *report += name + "_once: " + std::to_string(once->loops) + " loop(s) run once where " + where + "\n" +
-               passes::print(once->fn, passes::analyze_access(once->fn, d.spec.wrt));
-    return once;
+    plan::Specialization sp{d.specialization.key, {}};
+    reverse_variants(sp, o, shared, name + "_once", false, &derived);
+    const std::string why = once_worth(sp, others);
+    *report += name + "_once: " + std::to_string(once->loops) + " loop(s) run once where " + where;
+    if (!why.empty()) return *report += ": not kept: " + why + "\n", std::vector<plan::KernelVariant>{};
+    *report += "\n" + passes::print(o.forward, passes::analyze_access(o.forward, d.spec.wrt)) + derived;
+    for (plan::KernelVariant &v : sp.variants)
+        for (const passes::Inequality &g : once->guards) v.guards.push_back({plan::Guard::AtLeast, g.lhs, g.rhs, {}});
+    return std::move(sp.variants);
 }
 
 // Reverse mode of one launch: where the kernel computes its tile coordinates from the program ids,
@@ -509,16 +533,12 @@ plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> 
         reverse_variants(sp, r, shared, name_i, false, report);
         for (size_t v = first; v < sp.variants.size(); ++v) sp.variants[v].remap = remapped[i].map;
     }
-    if (std::optional<passes::RunOnce> once = once_forward(d, name, report)) {
-        Derived o = d;
-        o.forward = dump("run-once", once->fn);
-        const size_t first = sp.variants.size();
-        reverse_variants(sp, o, shared, name + "_once", false, report);
-        for (size_t v = first; v < sp.variants.size(); ++v)
-            for (const passes::Inequality &g : once->guards)
-                sp.variants[v].guards.push_back({plan::Guard::AtLeast, g.lhs, g.rhs, {}});
-    }
-    reverse_variants(sp, d, shared, name, true, report);
+    plan::Specialization others{d.specialization.key, {}};
+    std::string own;
+    reverse_variants(others, d, shared, name, true, &own);
+    for (plan::KernelVariant &v : once_variants(d, others, shared, name, report)) sp.variants.push_back(std::move(v));
+    *report += own;
+    for (plan::KernelVariant &v : others.variants) sp.variants.push_back(std::move(v));
     return sp;
 }
 

@@ -20,11 +20,19 @@ std::optional<Poly> poly_of(const ir::Function &f, ValueId v) {
     return e ? Poly::parse(e->str()) : std::nullopt;
 }
 
+// Whether constexpr `name` sizes one of f's tiles (a block size).
+bool sizes_a_tile(const ir::Function &f, const std::string &name) {
+    return std::any_of(f.values.begin(), f.values.end(), [&](const ir::ValueInfo &v) {
+        return std::any_of(v.type.shape.begin(), v.type.shape.end(), [&](const ir::Dim &d) { return d.expr == name; });
+    });
+}
+
 // Loop l's guards (it runs once), where it qualifies.
 std::optional<std::vector<Inequality>> once(const ir::Function &f, const ir::Loop &l) {
     const ir::Op &begin = f.ops[static_cast<size_t>(l.begin)];
     const ir::Op &step = f.def(begin.operands[2]);
-    if (l.parent >= 0 || step.kind != OpKind::Const || step.fval <= 0) return std::nullopt;
+    if (l.parent >= 0 || step.kind != OpKind::Const || step.fval <= 0 || !sizes_a_tile(f, step.name))
+        return std::nullopt;
     const std::optional<Poly> lo = poly_of(f, begin.operands[0]), hi = poly_of(f, begin.operands[1]),
                               by = poly_of(f, begin.operands[2]);
     if (!lo || !hi || !by) return std::nullopt;

@@ -12,10 +12,12 @@
 // re-grid sums them in registers). The rewrite is exact where the loop runs once: the same ops on
 // the same values.
 //
-// Which loops: top-level loops whose start and end are polynomials of the launch's integer
-// arguments and constexprs, and whose step is a positive constant (a literal or a constexpr). A
-// loop whose bounds are anything else (a division: `range(0, tl.cdiv(K, BLOCK_K))`, a program id)
-// stays. `guards`: per rewritten loop, hi >= lo + 1 (it runs) and lo + step >= hi (not twice).
+// Which loops: top-level loops over column blocks, whose step is a constexpr that sizes one of the
+// kernel's tiles (BLOCK_SIZE) and whose start and end are polynomials of the launch's integer
+// arguments and constexprs. A loop whose bounds are anything else (a division: `range(0,
+// tl.cdiv(K, BLOCK_K))`, a program id) stays, and so does one stepping by 1 (a recurrence's time
+// steps: running once is a degenerate launch there). `guards`: per rewritten loop, hi >= lo + 1 (it
+// runs) and lo + step >= hi (not twice).
 #pragma once
 
 #include <optional>
