@@ -11,7 +11,7 @@ computes save() itself, so it also works as a plain function of the reference's 
 """
 import importlib
 
-# Kernel file name (examples/*.py, dataset/*.py) -> reference module under bench/refs.
+# Kernel file name (examples/*.py, dataset/*.py, bench/kernels/*.py) -> reference module under bench/refs.
 BY_FILE = {
     "layernorm": "layernorm",
     "rmsnorm": "rmsnorm",
@@ -20,6 +20,8 @@ BY_FILE = {
     "flash_attention": "flash_attention",
     "matmul": "matmul",
     "group_norm": "group_norm",
+    "matmul_tutorial": "matmul",
+    "layernorm_tutorial": "layernorm",
 }
 
 
