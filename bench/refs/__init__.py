@@ -11,7 +11,8 @@ computes save() itself, so it also works as a plain function of the reference's 
 """
 import importlib
 
-# Kernel file name (examples/*.py, dataset/*.py, bench/kernels/*.py) -> reference module under bench/refs.
+# Kernel file name (examples/*.py, dataset/*.py, bench/kernels/*.py, tests/pipeline/data/**/*.py) ->
+# reference module under bench/refs.
 BY_FILE = {
     "layernorm": "layernorm",
     "rmsnorm": "rmsnorm",
@@ -21,7 +22,7 @@ BY_FILE = {
     "matmul": "matmul",
     "group_norm": "group_norm",
     "matmul_tutorial": "matmul",
-    "layernorm_tutorial": "layernorm",
+    "layernorm_loops": "layernorm",
 }
 
 

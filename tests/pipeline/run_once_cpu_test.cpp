@@ -1,7 +1,7 @@
 // Loops that run once, on the CPU tier (passes/run_once.h): a LayerNorm that walks its row in
 // column blocks gets a variant for launches whose block covers the row, guarded by N >= 1 and
 // BLOCK >= N, whose backward sums dW and dB in registers over a re-grid instead of adding each row
-// atomically; with a block smaller than the row (max_block) the loops run several times and the
+// atomically; a row past the block's 64 KB cap (N = 9000 in float64) runs the loops twice and the
 // variants after it apply. Both match finite differences. TAD_RUN_ONCE=off leaves the variant out.
 #include <gtest/gtest.h>
 
