@@ -19,7 +19,6 @@ ir::Function Lowerer::run(const std::string &kernel, const std::vector<ArgBindin
     Env env;
     bind_params(def, args, env);
     lower_body(def.list("body"), env, kernel);
-    settle_step_signs();
     finish_specializations();
     std::string problem = ir::verify(fn_);
     if (!problem.empty())

@@ -150,9 +150,6 @@ private:
     // Every compile-time parameter (constexpr or bound to None / a bool / a string) and its value as
     // a Python literal: a specialization on one that is not a constexpr makes it one (run()).
     std::map<std::string, std::string> compile_time_params_;
-    // The constexpr steps of range loops: their sign chose how the loop was lowered (counted up or
-    // down), a use by value unless the step is a tile's size (settle_step_signs()).
-    std::vector<CV> step_signs_;
     // The i1 scalar under which the statement being lowered runs: the AND of the enclosing run-time
     // `if` conditions (negated in `else`) and of "not returned yet"; kNoValue when unconditional.
     // Every load, store and atomic is masked with it.
@@ -203,9 +200,6 @@ private:
     static std::string spelling(const CV &c);
     // The constexprs recorded as specializations, in signature order, each with its literal.
     void finish_specializations();
-    // Records each loop step's constexprs as specializations, but for a step spelled as a constexpr
-    // that sizes one of the function's tiles (a block size, positive for every launch).
-    void settle_step_signs();
 
     // ---- statements (lower_stmt.cpp) -----------------------------------------------------------
     // Lowers a function body; returns the value of its `return` (None if none).

@@ -78,17 +78,6 @@ std::string Lowerer::spelling(const CV &c) {
     return c.symbolic ? c.s : python_float(c.f);
 }
 
-void Lowerer::settle_step_signs() {
-    const auto sizes_a_tile = [&](const std::string &name) {
-        return std::any_of(fn_.values.begin(), fn_.values.end(), [&](const ir::ValueInfo &v) {
-            return std::any_of(v.type.shape.begin(), v.type.shape.end(), [&](const Dim &d) { return d.expr == name; });
-        });
-    };
-    for (const CV &step : step_signs_)
-        if (!(step.symbolic && step.deps.size() == 1 && step.s == *step.deps.begin() && sizes_a_tile(step.s)))
-            consume(step);
-}
-
 void Lowerer::finish_specializations() {
     for (const std::string &name : fn_.specialized) {
         bool known = std::any_of(fn_.constexprs.begin(), fn_.constexprs.end(),

@@ -197,7 +197,6 @@ void Lowerer::lower_for(const ast::Node &s, Env &env, const std::string &fname) 
         return;
     }
     if (r.step.kind == CV::Int && r.step.i == 0) unsupported(iter, r.callee + " with a step of 0", "");
-    if (r.step.kind == CV::Int && !r.step.deps.empty()) step_signs_.push_back(r.step);
     lower_range_loop(s, r.step.kind == CV::Int && r.step.i < 0 ? counting_up(r, iter) : r, var, env, fname);
 }
 

@@ -150,35 +150,6 @@ def k(X, A: tl.constexpr, B: tl.constexpr, EPS: tl.constexpr, W: tl.constexpr, B
     EXPECT_EQ(with("tl.store(X + offs, tl.where(offs < A % B, x, x * (EPS * B)))"), "");
 }
 
-// A constexpr loop step's sign decides whether the loop counts up or down (lowered differently),
-// so the step is recorded, unless it is spelled as a constexpr that sizes a tile (positive for every
-// launch). Found by a review: a backward traced with STEP = 16 ran for STEP = -16.
-TEST(Specialize, ALoopsConstexprStepIsRecordedUnlessItSizesATile) {
-    const std::string head = R"(
-@triton.jit
-def k(X, n, LO: tl.constexpr, STEP: tl.constexpr, BLOCK: tl.constexpr):
-    cols = tl.arange(0, BLOCK)
-    acc = tl.zeros((BLOCK,), tl.float32)
-    for start in range(0, n, BLOCK):
-        acc += tl.load(X + start + cols, mask=start + cols < n, other=0.0)
-)";
-    const std::string stepped = R"(    for start in range(LO, n, STEP):
-        acc += tl.load(X + start + cols, mask=start + cols < n, other=0.0)
-)";
-    const std::string doubled = R"(    for start in range(0, n, 2 * BLOCK):
-        acc += tl.load(X + start + cols, mask=start + cols < n, other=0.0)
-)";
-    const std::string tail = "    tl.store(X + cols, acc)\n";
-    auto args = [](int64_t lo, int64_t step) {
-        return std::vector<frontend::ArgBinding>{bind(K::Tensor, "X"), bind(K::Int, "n", 100), bind(K::Int, "LO", lo),
-                                                 bind(K::Int, "STEP", step), bind(K::Int, "BLOCK", 16)};
-    };
-    EXPECT_EQ(specialized(head + tail, args(0, 16)), "");
-    EXPECT_EQ(specialized(head + stepped + tail, args(0, 16)), "STEP");
-    EXPECT_EQ(specialized(head + stepped + tail, args(64, -16)), "STEP");
-    EXPECT_EQ(specialized(head + doubled + tail, args(0, 16)), "BLOCK");
-}
-
 TEST(Specialize, StaticRangeTripCountIsRecorded) {
     const char *body = R"(
 @triton.jit

@@ -24,8 +24,8 @@ class Fake:
 
 
 generated._matmul_hd_fwd.kernel = Fake(generated._matmul_hd_fwd.kernel.fn)
-backward_kernel = generated._matmul_hd_fwd_bwd_BLOCK_K_16
-generated._matmul_hd_fwd_bwd_BLOCK_K_16 = Fake(backward_kernel.fn)
+backward_kernel = generated._matmul_hd_fwd_bwd
+generated._matmul_hd_fwd_bwd = Fake(backward_kernel.fn)
 
 M, N, K = 37, 24, 40
 a, b = torch.randn(M, K), torch.randn(K, N)
@@ -43,7 +43,7 @@ for name, value in expected.items():
 
 layouts = [(c.shape, tuple(c.stride()), c.dtype, c.device)]
 generated.matmul_host_desc_backward(launches, (), a, b, (c,), layouts, [torch.ones(M, N)])
-(grid, args, kwargs), = generated._matmul_hd_fwd_bwd_BLOCK_K_16.calls
+(grid, args, kwargs), = generated._matmul_hd_fwd_bwd.calls
 assert grid == launch.grid, grid
 bound = inspect.signature(backward_kernel.fn).bind(*args, **kwargs).arguments
 assert bound["a_desc"] is a and bound["b_desc"] is b, "the kernel reads the descriptors' bases"

@@ -48,17 +48,15 @@ INSTANTIATE_TEST_SUITE_P(
              {}},
         // The access analysis follows batch and head split from one axis already: nothing to gain.
         Case{"batch_head", {"def _head_scale_bwd("}, {"_remapped", "_program_box(launches"}},
-        // A persistent loop's iterations become the tiles' programs: dw summed over tile rows. The
-        // loop steps by a constexpr P that sizes no tile, so the backward is keyed on it (its sign
-        // chose how the loop was lowered).
+        // A persistent loop's iterations become the tiles' programs: dw summed over tile rows.
         Case{"persistent_scale",
-             {"def _persistent_scale_bwd_P_3_remapped(", "tiles=(0, lambda p: (p[0], ",
-              "launches = _with_grid(launches, 0, box)", "def _persistent_scale_bwd_P_3("},
+             {"def _persistent_scale_bwd_remapped(", "tiles=(0, lambda p: (p[0], ",
+              "launches = _with_grid(launches, 0, box)", "def _persistent_scale_bwd("},
              {}},
         // The same with a second tile counter one step behind the loop's variable (Triton's
         // persistent matmul tutorial's epilogue counter).
         Case{"persistent_counter",
-             {"def _persistent_scale_bwd_P_3_remapped(", "tiles=(0, lambda p: (p[0], ",
+             {"def _persistent_scale_bwd_remapped(", "tiles=(0, lambda p: (p[0], ",
               "launches = _with_grid(launches, 0, box)"},
              {}},
         Case{"extra_programs",

@@ -56,16 +56,12 @@ TEST(TensorDescCpu, HostDescriptorsReachTheBackwardAsBaseAndScalars) {
     std::unique_ptr<Session> session = cpu_session(dir, "tests/pipeline/data/matmul_host_desc.py");
     Session &s = *session;
     // One backward kernel for the launch check to intercept (transposed ones: the next test); the
-    // CPU check re-derives the plans, under the same setting. Keyed on BLOCK_K: the K loop steps by
-    // it and no tile of the kernel is sized by it (the descriptors' blocks are), so its sign is
-    // the launch's to choose.
+    // CPU check re-derives the plans, under the same setting.
     const tad::testing::ScopedEnv off("TAD_TRANSPOSE", "off");
     std::string module = s.candidate_source(s.generate(GenerateOptions{}));
     std::string bwd = backward_part(module);
-    EXPECT_NE(
-        bwd.find(
-            "def _matmul_hd_fwd_bwd_BLOCK_K_16(a_desc, da_desc, a_desc_shape0, a_desc_shape1, a_desc_stride0, b_desc,"),
-        std::string::npos)
+    EXPECT_NE(bwd.find("def _matmul_hd_fwd_bwd(a_desc, da_desc, a_desc_shape0, a_desc_shape1, a_desc_stride0, b_desc,"),
+              std::string::npos)
         << bwd;
     EXPECT_NE(bwd.find("a_desc_block0: tl.constexpr"), std::string::npos) << bwd;
     EXPECT_EQ(bwd.find(".load(["), std::string::npos) << bwd;
@@ -92,7 +88,7 @@ TEST(TensorDescCpu, HostDescriptorGradientsAreLoopTransposed) {
     std::unique_ptr<Session> session = cpu_session(dir, "tests/pipeline/data/matmul_host_desc.py");
     Session &s = *session;
     std::string bwd = backward_part(s.candidate_source(s.generate(GenerateOptions{})));
-    EXPECT_NE(bwd.find("def _matmul_hd_fwd_bwd_BLOCK_K_16_da_desc(a_desc, da_desc,"), std::string::npos) << bwd;
-    EXPECT_NE(bwd.find("def _matmul_hd_fwd_bwd_BLOCK_K_16_db_desc(a_desc,"), std::string::npos) << bwd;
+    EXPECT_NE(bwd.find("def _matmul_hd_fwd_bwd_da_desc(a_desc, da_desc,"), std::string::npos) << bwd;
+    EXPECT_NE(bwd.find("def _matmul_hd_fwd_bwd_db_desc(a_desc,"), std::string::npos) << bwd;
     expect_cpu_verify_passes(s);
 }
