@@ -1,3 +1,4 @@
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -28,12 +29,12 @@ bool mergeable(ir::OpKind k) {
     return k != ir::OpKind::Param && k != ir::OpKind::Load && k != ir::OpKind::Store && k != ir::OpKind::AtomicAdd &&
            k != ir::OpKind::Barrier && !structural(k);
 }
-// Whether v is the literal `c` (not a constexpr's name: another launch may set it), or a broadcast
-// or expand_dims of one.
+// Whether v is the literal `c` (not a constexpr's name: another launch may set it; not -0.0:
+// x - (-0.0) is x + 0.0, which makes -0.0 +0.0), or a broadcast or expand_dims of one.
 bool splat(const ir::Function &f, ir::ValueId v, double c) {
     const ir::Op &op = f.def(v);
     if (op.kind == ir::OpKind::Broadcast || op.kind == ir::OpKind::ExpandDims) return splat(f, op.operands[0], c);
-    return op.kind == ir::OpKind::Const && op.name.empty() && op.fval == c;
+    return op.kind == ir::OpKind::Const && op.name.empty() && op.fval == c && !std::signbit(op.fval);
 }
 
 // The operand an op leaves unchanged, bit for bit: x * 1, 1 * x, x / 1, x - 0, and x + 0 on integers

@@ -407,8 +407,11 @@ private:
     }
 
     std::optional<Gather> plan(const std::string &param, const std::vector<int> &adds, std::string *why) {
+        // Types compare dims by value; tiles spelled by different constexprs (BA, BB, both 16 where
+        // traced) are different tiles at other launches, so the spellings must agree too.
         for (int a : adds)
             if (!(f_.type(f_.ops[a].operands[1]) == f_.type(f_.ops[adds[0]].operands[1])) ||
+                f_.type(f_.ops[a].operands[1]).str() != f_.type(f_.ops[adds[0]].operands[1]).str() ||
                 f_.ops[a].name != f_.ops[adds[0]].name)
                 return *why = "its adds differ in type", std::nullopt;
         // Each add in turn as the reference, the last first; the reason kept is the first one's,

@@ -727,6 +727,24 @@ std::string sizes_a_stash(const Slice &slice, const std::map<ValueId, Stash> &st
     return "";
 }
 
+// Adds `step >= 1` to every alternative of `guards` where the loop steps by a constexpr that sizes
+// no tile (its traced value is positive, as copies() and qualify() read it; one backward serves every
+// value of it, and at a negative one the loop counts down); "" or why not. A block size needs none.
+std::string positive_step(const ir::Function &f, const ir::Loop &loop,
+                          std::vector<std::vector<std::vector<Inequality>>> &guards) {
+    const ir::Op &step = f.def(f.ops[static_cast<size_t>(loop.begin)].operands[2]);
+    const bool block = std::any_of(f.values.begin(), f.values.end(), [&](const ir::ValueInfo &v) {
+        return std::any_of(v.type.shape.begin(), v.type.shape.end(),
+                           [&](const ir::Dim &d) { return d.expr == step.name; });
+    });
+    if (step.name.empty() || block) return "";
+    std::optional<Poly> p = Poly::parse(step.name);
+    if (!p) return "its loop's step '" + step.name + "' is no polynomial of names a guard could bound";
+    for (auto &alternatives : guards)
+        for (std::vector<Inequality> &alternative : alternatives) alternative.push_back({*p, Poly::constant(1)});
+    return "";
+}
+
 // Whether group `g` transposes as one kernel; fills `out` when it does, else returns why not.
 // `stashes`: the stash of every value a group's slice stashes (named here when new); `likes`: for
 // each value this group's kernel loads from one, what its slice converts it like (stash.h).
@@ -754,6 +772,11 @@ std::string transpose_group(const ir::Function &f, const Group &g, const std::se
     out.trips = first.trips;
     Affine a(f);
     const int r = first.rising ? 1 : copies(f, g, slice, loop, max_copies);
+    // Copies, a widened tile and a rising end read `lo + i·step < hi` as "iteration i exists".
+    if (r > 1 || first.rising) {
+        why = positive_step(f, loop, out.guards);
+        if (!why.empty()) return why;
+    }
     std::string block = r > 1 && widen ? tile_constexpr(f, a, f.ops[first.op], first.loop) : "";
     for (const Member *m : g)
         if (!block.empty() && tile_constexpr(f, a, f.ops[m->op], m->loop) != block) {
