@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "passes/passes.h"
+
 namespace tad::passes {
 
 bool specialized_expression(const ir::Function &f, const std::string &name) {
@@ -121,19 +123,13 @@ Form Affine::expand_lanes(const Form &in, int axis) {
 // constexpr's value is fixed only where the kernel is specialized on it: one backward serves every
 // value of a constexpr it reads only by name (an offset `i + OFF`), negative ones too.
 std::vector<Inequality> Affine::signs(const Form &dividend, const Poly &divisor) const {
-    auto sizes_a_tile = [&](const std::string &name) {
-        for (const ir::ValueInfo &v : f_.values)
-            for (const ir::Dim &d : v.type.shape)
-                if (d.expr == name) return true;
-        return false;
-    };
     auto known = [&](const std::string &name) {
         if (name.compare(0, 13, "num_programs(") == 0 && name.find("//") == std::string::npos) return true;
         const bool specialized = std::find(f_.specialized.begin(), f_.specialized.end(), name) != f_.specialized.end();
         for (const ir::Constexpr &c : f_.constexprs)
             if (c.name == name)
                 return !c.literal.empty() && std::isdigit(static_cast<unsigned char>(c.literal[0])) &&
-                       (specialized || sizes_a_tile(name));
+                       (specialized || sizes_a_tile(f_, name));
         return false;
     };
     std::set<std::string> names = dividend.offset.symbols();

@@ -106,6 +106,12 @@ bool zero_constant(const ir::Function &f, ir::ValueId v) {
     return op.kind == ir::OpKind::Const && op.fval == 0.0 && op.name.empty();
 }
 
+bool sizes_a_tile(const ir::Function &f, const std::string &name) {
+    return std::any_of(f.values.begin(), f.values.end(), [&](const ir::ValueInfo &v) {
+        return std::any_of(v.type.shape.begin(), v.type.shape.end(), [&](const ir::Dim &d) { return d.expr == name; });
+    });
+}
+
 bool cone_any(const ir::Function &f, ir::ValueId v, const std::function<bool(const ir::Op &)> &p) {
     std::set<ir::ValueId> seen;
     std::vector<ir::ValueId> work = {v};

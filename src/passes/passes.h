@@ -99,6 +99,10 @@ std::vector<bool> top_level(const ir::Function &f);
 // though 0 in the trace: the derived code keeps its name, and another launch may set it otherwise.
 bool zero_constant(const ir::Function &f, ir::ValueId v);
 
+// Whether constexpr `name` sizes one of f's tiles (a dim spelled by it): a block size, positive for
+// every launch.
+bool sizes_a_tile(const ir::Function &f, const std::string &name);
+
 // Whether some op of v's cone (v's own op, its operands', and so on) satisfies `p`.
 bool cone_any(const ir::Function &f, ir::ValueId v, const std::function<bool(const ir::Op &)> &p);
 

@@ -20,13 +20,6 @@ std::optional<Poly> poly_of(const ir::Function &f, ValueId v) {
     return e ? Poly::parse(e->str()) : std::nullopt;
 }
 
-// Whether constexpr `name` sizes one of f's tiles (a block size).
-bool sizes_a_tile(const ir::Function &f, const std::string &name) {
-    return std::any_of(f.values.begin(), f.values.end(), [&](const ir::ValueInfo &v) {
-        return std::any_of(v.type.shape.begin(), v.type.shape.end(), [&](const ir::Dim &d) { return d.expr == name; });
-    });
-}
-
 // Loop l's guards (it runs once), where it qualifies.
 std::optional<std::vector<Inequality>> once(const ir::Function &f, const ir::Loop &l) {
     const ir::Op &begin = f.ops[static_cast<size_t>(l.begin)];

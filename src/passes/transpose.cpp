@@ -733,11 +733,7 @@ std::string sizes_a_stash(const Slice &slice, const std::map<ValueId, Stash> &st
 std::string positive_step(const ir::Function &f, const ir::Loop &loop,
                           std::vector<std::vector<std::vector<Inequality>>> &guards) {
     const ir::Op &step = f.def(f.ops[static_cast<size_t>(loop.begin)].operands[2]);
-    const bool block = std::any_of(f.values.begin(), f.values.end(), [&](const ir::ValueInfo &v) {
-        return std::any_of(v.type.shape.begin(), v.type.shape.end(),
-                           [&](const ir::Dim &d) { return d.expr == step.name; });
-    });
-    if (step.name.empty() || block) return "";
+    if (step.name.empty() || sizes_a_tile(f, step.name)) return "";
     std::optional<Poly> p = Poly::parse(step.name);
     if (!p) return "its loop's step '" + step.name + "' is no polynomial of names a guard could bound";
     for (auto &alternatives : guards)
