@@ -738,6 +738,48 @@ bool writes_apart(const ir::Function &f, Affine &a, const std::vector<ir::ValueI
     return true;
 }
 
+// The bounds a loop's own range gives an address of type t inside it where no mask bounds it: a
+// loop over [lo, hi) in tiles of a constexpr S that sizes a dim of t (`for start in range(lo, hi,
+// S)` with `start + tl.arange(0, S)`) holds S · iteration + lane < hi - lo along that dim when S
+// divides hi - lo, which the Triton tutorials' unmasked kernels require. `guard` gets that
+// condition, S · ((hi - lo) // S) >= hi - lo. lo and hi must be the same for every program, and
+// hi - lo one name (N, or hi itself from lo = 0).
+std::vector<Bound> loop_bounds(const ir::Function &f, Affine &a, int loop, const ir::Type &t, Inequality *guard) {
+    if (loop < 0) return {};
+    const ir::Op &begin = f.ops[ir::loops(f).at(static_cast<size_t>(loop)).begin];
+    const ir::Op &step = f.def(begin.operands[2]);
+    const Form &lo = a.of(begin.operands[0]), &hi = a.of(begin.operands[1]);
+    if (step.kind != OpKind::Const || !sizes_a_tile(f, step.name) || !lo.invariant() || !hi.invariant()) return {};
+    const Poly range = hi.offset - lo.offset;
+    const std::set<std::string> names = range.symbols();
+    if (names.size() != 1 || range != Poly::symbol(*names.begin()) || names.begin()->find("//") != std::string::npos)
+        return {};
+    const Poly c = Poly::symbol(step.name);
+    *guard = Inequality{c * Poly::symbol(*names.begin() + "//" + step.name), range};
+    std::vector<Bound> out;
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+        if (t.shape[d].expr != step.name) continue;
+        Bound b;
+        b.form.terms = {{{IndexVar::Iteration, loop}, c}, {{IndexVar::Lane, static_cast<int>(d)}, Poly::constant(1)}};
+        b.bound = range;
+        out.push_back(b);
+    }
+    return out;
+}
+
+// The proofs over the digits of `addr` with `bounds` (mask bounds and loop_bounds), `inner` the
+// guards of the digits themselves; empty and `why` set when there is none.
+std::vector<Proof> distinct_proofs(const ir::Function &f, Affine &a, const Form &addr, const std::vector<Bound> &bounds,
+                                   const ir::Type &t, const std::vector<Digit> &extra, Proof *inner, std::string *why) {
+    std::vector<Digit> digits;
+    *inner = digits_of(f, addr, bounds, t, a, &digits);
+    if (!inner->ok) return *why = inner->why, std::vector<Proof>{};
+    digits.insert(digits.end(), extra.begin(), extra.end());
+    std::vector<Proof> proofs = every_order(digits);
+    if (proofs.empty()) *why = "its writes may alias: " + mixed_radix(digits).why;
+    return proofs;
+}
+
 }  // namespace
 
 bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs, ir::ValueId mask,
@@ -768,12 +810,19 @@ bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::Val
     std::vector<Bound> bounds;
     for (const Bound &b : a.bounds(mask))
         if (nonnegative(b.form)) bounds.push_back(b);
-    std::vector<Digit> digits;
-    Proof inner = digits_of(f, addr, bounds, t, a, &digits);
-    if (!inner.ok) return *why = inner.why, false;
-    if (ptrs.size() > 1) digits.push_back(apart);
-    std::vector<Proof> proofs = every_order(digits);
-    if (proofs.empty()) return *why = "its writes may alias: " + mixed_radix(digits).why, false;
+    std::vector<Digit> extra;
+    if (ptrs.size() > 1) extra.push_back(apart);
+    Proof inner;
+    std::vector<Proof> proofs = distinct_proofs(f, a, addr, bounds, t, extra, &inner, why);
+    Inequality divides;
+    const std::vector<Bound> tiles = proofs.empty() ? loop_bounds(f, a, loop, t, &divides) : std::vector<Bound>{};
+    if (!tiles.empty()) {
+        bounds.insert(bounds.end(), tiles.begin(), tiles.end());
+        std::string unproved;
+        proofs = distinct_proofs(f, a, addr, bounds, t, extra, &inner, &unproved);
+        inner.guards.push_back(divides);
+    }
+    if (proofs.empty()) return false;
     alternatives->clear();
     for (const Proof &p : proofs) {
         std::vector<Inequality> g = inner.guards;

@@ -139,7 +139,8 @@ private:
 
     std::string exp_name() const { return p_->exp == OpKind::Exp ? "exp" : "exp2"; }
 
-    // Every other carried float: c' = c·alpha[broadcast] + T(p), c starting at zero, or a plain sum.
+    // Every other carried float: c' = c·alpha[broadcast] + T(p), or a plain sum (where they start:
+    // match_start).
     std::string find_rescaled() {
         for (size_t k = 0; k < l_.args.size(); ++k) {
             if (k == p_->m || !f_.type(arg(k)).is_float()) continue;
@@ -151,7 +152,6 @@ private:
 
     std::string match_rescaled(size_t k) {
         if (plain_sum(k)) return "";
-        if (!zero_constant(f_, f_.ops[l_.args[k]].operands[0])) return "does not start at zero";
         const ir::Op &add = f_.def(yield(k));
         if (add.kind != OpKind::Add || !in_body(f_, l_, yield(k))) return "is not updated as c·alpha + T(p)";
         for (int side = 0; side < 2; ++side) {

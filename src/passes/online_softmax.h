@@ -2,7 +2,8 @@
 //
 // A loop that carries a running maximum m and values c rescaled each iteration,
 //     m' = (anything),  alpha = b^(m - m'),  p = b^(s - m'),  c' = c·alpha + T(p),
-// with b = e or 2 (exp or exp2 in both places), every c starting at zero, s independent of the
+// with b = e or 2 (exp or exp2 in both places), every c starting at zero (or at a finite literal
+// while m starts at -inf: the first alpha zeroes it), s independent of the
 // carried state and T linear in p row by row (a row sum, a dot with p on the left, a cast, a
 // broadcast or expand_dims, a product with or a select against values independent of the state,
 // sums of those; with a scalar m every element is one row and any sum will do), ends with
@@ -15,6 +16,12 @@
 // with M held constant: the iterations no longer depend on each other, and reverse mode can reverse
 // the loop as an accumulator loop, in one forward-order pass, where it would otherwise recover the
 // running state before each iteration (O(T²) body evaluations, or a tape).
+//
+// A chain of such loops, each starting where the one before ends (m from m, c from c; the Triton
+// tutorial's causal attention runs its key loop below the diagonal, then on it), is one online
+// softmax: each loop multiplies what it starts from by b^(m_start - m_end), and these telescope, so
+// the last one ends with the sum over every loop's iterations of T_j(b^(s_j - M)). The closed form's
+// copies of the chain's loops carry c from one to the next; only the last one's results are read.
 //
 // closed_form_online_softmax() rewrites a forward for reverse mode only. It keeps each such loop
 // (its results are the values the code after it reads) and adds after it M = stop_gradient(m_T) and

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -27,7 +28,18 @@ struct OnlineSoftmax {
     // Body ops the closed form has no use for: m' and what only it reads, alpha, its broadcasts and
     // the products c·alpha.
     std::set<int> dropped;
+    // The earlier top-level online softmaxes whose results this loop continues from, first first
+    // (match_start): the closed form is the whole chain's.
+    std::vector<OnlineSoftmax> before;
+    // Carried indices of rescaled values that start at a finite literal while m starts at -inf: the
+    // first alpha, b^(-inf - m'), zeroes them, so the closed form's copy starts them at zero.
+    std::set<size_t> killed;
 };
+
+// The value of a literal scalar (not a constexpr: the backward is not specialized on those), of a
+// broadcast of one, or of sums, differences, products and negations of those (the Triton
+// tutorial's `tl.zeros([BM], tl.float32) - float("inf")`); nullopt for anything else.
+std::optional<double> literal_value(const ir::Function &f, ir::ValueId v);
 
 // How a value changes when a maximum M becomes M + d, row by row: it is multiplied by e^(-w·d) and
 // shifted by shift·d. `axis`: the dim its rows are in (-1: every element).
@@ -51,6 +63,17 @@ int row_axis_after(const ir::Function &f, const ir::Op &op, int axis);
 // Whether loop l carries some c rescaled by b^(m - m') (the loops the report mentions); `why` is ""
 // and `out` filled when l is an online softmax (online_softmax.h), else why it is not.
 bool match_online_softmax(const ir::Function &f, const ir::Loop &l, OnlineSoftmax *out, std::string *why);
+
+// "" when every carried value of s starts where the closed form can start it, else why not:
+//  - a rescaled c at zero, or at a finite literal while m starts at -inf (s.killed);
+//  - or every carried float at zero or at the result of an earlier top-level loop that is an online
+//    softmax with the same base, m from its m, each rescaled c from a rescaled one and each plain
+//    sum from a plain sum, where nothing else reads that loop's floats (the Triton tutorial's
+//    causal attention runs its key loop in two stages). With M the last loop's final maximum, the
+//    chain ends with c_T = Σ over all its loops' iterations of T_j(b^(s_j - M)): each loop
+//    multiplies what it starts from by b^(m_start - m_end), and these telescope. s.before gets the
+//    earlier loops (each checked the same way), first first.
+std::string match_start(const ir::Function &f, OnlineSoftmax *s);
 
 // "" when the ops after the loop read m_T and the c_T only through expressions that do not change
 // when M is replaced by another row vector, or store them to buffers other than `outputs`; else the

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "passes/online_softmax.h"
 #include "passes/online_softmax_internal.h"
@@ -28,14 +29,6 @@ bool reduced_row_axis(const ir::Function &f, const ir::Op &op, int axis, int *ou
     return true;
 }
 
-// The value of a literal scalar (not a constexpr: the backward is not specialized on those), or of
-// a broadcast of one.
-bool literal_value(const ir::Function &f, ValueId v, double *out) {
-    const ir::Op &op = f.def(v);
-    if (op.kind == OpKind::Const && op.name.empty()) return *out = op.fval, true;
-    return op.kind == OpKind::Broadcast && literal_value(f, op.operands[0], out);
-}
-
 // x + y, zero where the two cancel to within rounding (log2(e) times ln(2) is 1 only so).
 double combine(double x, double y) {
     const double r = x + y;
@@ -46,11 +39,10 @@ double combine(double x, double y) {
 // (exp2(z * log2(e))) is shifted by as much times it.
 std::optional<Shift> product(const ir::Function &f, const ir::Op &op, const Shift &a, const Shift &b) {
     const bool mul = op.kind == OpKind::Mul, additive = a.shift != 0 || b.shift != 0;
-    double k = 0;
-    if (a.w == 0 && b.w == 0 && !b.tracked() && literal_value(f, op.operands[1], &k) && k != 0)
-        return Shift{0, mul ? a.shift * k : a.shift / k, a.axis};
-    if (a.w == 0 && b.w == 0 && mul && !a.tracked() && literal_value(f, op.operands[0], &k))
-        return Shift{0, b.shift * k, b.axis};
+    const std::optional<double> k0 = literal_value(f, op.operands[0]), k1 = literal_value(f, op.operands[1]);
+    if (a.w == 0 && b.w == 0 && !b.tracked() && k1 && *k1 != 0)
+        return Shift{0, mul ? a.shift * *k1 : a.shift / *k1, a.axis};
+    if (a.w == 0 && b.w == 0 && mul && !a.tracked() && k0) return Shift{0, b.shift * *k0, b.axis};
     if (additive || (a.tracked() && b.tracked() && a.axis != b.axis)) return std::nullopt;
     return Shift{combine(a.w, mul ? b.w : -b.w), 0, a.tracked() ? a.axis : b.axis};
 }
@@ -158,7 +150,7 @@ public:
         const ValueId m = saved_ ? load_saved(saved_->lse, f_.type(m_T), INFINITY) : map_[m_T];
         const ValueId M = b_.append(ir::Op(OpKind::StopGradient, {m}), f_.type(m_T));
         out_.values[M].name = f_.values[m_T].name;
-        closed_form_loop(M);
+        closed_form_loops(M);
         map_[m_T] = M;
         for (i = l.last() + 1; i < static_cast<int>(f_.ops.size()); ++i) copy(i);
         return with_params(std::move(out_), f_, map_, finals_);
@@ -224,54 +216,77 @@ private:
 
     void copy(int i) { copy_op(b_, f_, f_.ops[i], map_); }
 
-    // The loop again without m: p = b^(s - M), c' = c + T(p); then the code after the loop reads
-    // grad_via(c_T, the copy's c_T), and a plain sum's result from the copy (the same value).
-    void closed_form_loop(ValueId M) {
+    // The chain's loops again without m, first first: p = b^(s - M), c' = c + T(p), each loop's c
+    // starting from its copy before. Then the code after the last loop reads grad_via(c_T, the
+    // copy's c_T), and a plain sum's result from the copy (the same value).
+    void closed_form_loops(ValueId M) {
+        std::map<ValueId, ValueId> ends;  // a loop's result -> its copy's
+        for (const OnlineSoftmax &link : s_.before) closed_form_loop(link, M, &ends);
+        closed_form_loop(s_, M, &ends);
         const ir::Loop &l = s_.loop;
+        for (size_t k : s_.sums) map_[f_.ops[l.results[k]].result] = ends.at(f_.ops[l.results[k]].result);
+        for (const OnlineSoftmax::Rescaled &r : s_.rescaled) {
+            const ValueId res = f_.ops[l.results[r.k]].result;
+            const ValueId g =
+                b_.append(ir::Op(OpKind::GradVia, {value_of(r.k, map_[res]), ends.at(res)}), f_.type(res));
+            out_.values[g].name = f_.values[res].name;
+            map_[res] = g;
+        }
+    }
+
+    // Where the copy of `link` starts carried value k: the copy before's result where the loop
+    // continues one, zero for a value the first alpha zeroes, else where the loop starts it.
+    ValueId copy_start(const OnlineSoftmax &link, size_t k, const std::map<ValueId, ValueId> &ends) {
+        const ir::Op &arg = f_.ops[link.loop.args[k]];
+        auto it = ends.find(arg.operands[0]);
+        if (it != ends.end()) return it->second;
+        if (!link.killed.count(k)) return map_[arg.operands[0]];
+        const ir::Type &t = f_.type(arg.result);
+        const ValueId zero = b_.constant(0.0, t.elem);
+        return t.rank() > 0 ? b_.broadcast(zero, t.shape) : zero;
+    }
+
+    // One loop of the chain again; `ends` gets its carried results' copies.
+    void closed_form_loop(const OnlineSoftmax &link, ValueId M, std::map<ValueId, ValueId> *ends) {
+        const ir::Loop &l = link.loop;
         const ir::Op &begin = f_.ops[l.begin];
-        std::vector<ValueId> loop_results(l.args.size(), ir::kNoValue);
-        for (size_t k = 0; k < l.args.size(); ++k) loop_results[k] = map_[f_.ops[l.results[k]].result];
         b_.loc = begin.loc;
+        std::vector<ValueId> starts(l.args.size(), ir::kNoValue);
+        for (size_t k = 0; k < l.args.size(); ++k)
+            if (k != link.m) starts[k] = copy_start(link, k, *ends);
         const ValueId iv =
             b_.for_begin(map_[begin.operands[0]], map_[begin.operands[1]], map_[begin.operands[2]], begin.name);
         out_.values[iv].name = f_.values[begin.result].name;
         map_[begin.result] = iv;
+        std::vector<ValueId> loop_results(l.args.size(), ir::kNoValue);
         int index = 0;
         for (size_t k = 0; k < l.args.size(); ++k) {
             const ir::Op &arg = f_.ops[l.args[k]];
-            if (k == s_.m) {
+            loop_results[k] = map_[f_.ops[l.results[k]].result];
+            if (k == link.m) {
                 map_[arg.result] = M;
                 continue;
             }
             b_.loc = arg.loc;
-            map_[arg.result] = b_.loop_arg(map_[arg.operands[0]], index++);
+            map_[arg.result] = b_.loop_arg(starts[k], index++);
             out_.values[map_[arg.result]].name = f_.values[arg.result].name;
         }
-        map_[f_.ops[l.end].operands[s_.m]] = M;
-        for (const OnlineSoftmax::Rescaled &r : s_.rescaled) map_[r.product] = map_[f_.ops[l.args[r.k]].result];
+        map_[f_.ops[l.end].operands[link.m]] = M;
+        for (const OnlineSoftmax::Rescaled &r : link.rescaled) map_[r.product] = map_[f_.ops[l.args[r.k]].result];
         for (int i = l.args.empty() ? l.begin + 1 : l.args.back() + 1; i < l.end; ++i)
-            if (!s_.dropped.count(i)) copy(i);
+            if (!link.dropped.count(i)) copy(i);
         std::vector<ValueId> yields;
         for (size_t k = 0; k < l.args.size(); ++k)
-            if (k != s_.m) yields.push_back(map_[f_.ops[l.end].operands[k]]);
+            if (k != link.m) yields.push_back(map_[f_.ops[l.end].operands[k]]);
         b_.loc = f_.ops[l.end].loc;
         b_.for_end(yields);
-        std::vector<ValueId> copies(l.args.size(), ir::kNoValue);
         index = 0;
         for (size_t k = 0; k < l.args.size(); ++k) {
-            if (k == s_.m) continue;
             const ValueId r = f_.ops[l.results[k]].result;
-            copies[k] = b_.loop_result(index++, f_.type(r));
-            out_.values[copies[k]].name = f_.values[r].name;
-        }
-        for (size_t k = 0; k < l.args.size(); ++k) map_[f_.ops[l.results[k]].result] = loop_results[k];
-        for (size_t k : s_.sums) map_[f_.ops[l.results[k]].result] = copies[k];
-        for (const OnlineSoftmax::Rescaled &r : s_.rescaled) {
-            const ValueId res = f_.ops[l.results[r.k]].result;
-            const ValueId g =
-                b_.append(ir::Op(OpKind::GradVia, {value_of(r.k, loop_results[r.k]), copies[r.k]}), f_.type(res));
-            out_.values[g].name = f_.values[res].name;
-            map_[res] = g;
+            map_[r] = loop_results[k];
+            if (k == link.m) continue;
+            (*ends)[r] = b_.loop_result(index++, f_.type(r));
+            out_.values[(*ends)[r]].name = f_.values[r].name;
         }
     }
 
@@ -303,19 +318,31 @@ std::string saved_text(const ir::Function &f, const detail::OnlineSoftmax &s, co
     return t + "; the loop is not run again";
 }
 
+// ", continuing the loop at A" for a chain (", the loop at B" for each further link).
+std::string chain_text(const ir::Function &f, const detail::OnlineSoftmax &s) {
+    std::string t;
+    for (const detail::OnlineSoftmax &link : s.before)
+        t += (t.empty() ? ", continuing the " : ", the ") + op_at(f, link.loop.begin);
+    return t;
+}
+
 }  // namespace
 
 ClosedForm closed_form_online_softmax(const ir::Function &f, const std::vector<std::string> &outputs,
                                       const std::vector<std::string> &kept, std::string *report) {
     ClosedForm out{f, {}};
     std::vector<ir::Loop> loops = ir::loops(f);
-    // Last loop first: a rewrite adds parameters and changes ops after the loop, not the loops before.
+    std::set<size_t> links;  // indices in `loops` of loops rewritten with the chain they start
+    // Last loop first: a rewrite adds parameters and changes ops after the loop, not the loops before
+    // (which keep their places in `loops`).
     for (size_t n = loops.size(); n-- > 0;) {
         const ir::Loop &l = loops[n];
+        if (links.count(n)) continue;
         detail::OnlineSoftmax s;
         std::string why;
         if (!detail::match_online_softmax(out.fn, l, &s, &why)) continue;
         if (why.empty() && l.parent >= 0) why = "it is nested in another loop";
+        if (why.empty()) why = detail::match_start(out.fn, &s);
         if (why.empty()) why = detail::shift_invariant_uses(out.fn, s, outputs);
         const std::string at = op_at(out.fn, l.begin) + ": online softmax";
         if (!why.empty()) {
@@ -327,11 +354,14 @@ ClosedForm closed_form_online_softmax(const ir::Function &f, const std::vector<s
         const bool load = !kept.empty() && unsaved.empty();
         const std::string m = out.fn.values[out.fn.ops[l.args[s.m]].result].name;
         const std::string exp = s.exp == OpKind::Exp ? "exp" : "exp2";
-        *report += at + " (running maximum " + (m.empty() ? "" : "'" + m + "', ") + exp +
-                   "): differentiated in closed form, p = " + exp + "(s - M) for " +
+        *report += at + " (running maximum " + (m.empty() ? "" : "'" + m + "', ") + exp + ")" + chain_text(out.fn, s) +
+                   ": differentiated in closed form, p = " + exp + "(s - M) for " +
                    (load ? saved_text(out.fn, s, saved)
                          : "its final maximum M" + (unsaved.empty() ? "" : " (no saved values: " + unsaved + ")")) +
                    "\n";
+        for (const detail::OnlineSoftmax &link : s.before)
+            for (size_t j = 0; j < n; ++j)
+                if (loops[j].begin == link.loop.begin) links.insert(j);
         out.fn = detail::Rewrite(out.fn, s, load ? &saved : nullptr).run();
         if (load) out.guards.insert(out.guards.end(), saved.guards.begin(), saved.guards.end());
         loops = ir::loops(out.fn);
@@ -371,7 +401,7 @@ std::vector<UnsavedLogsumexp> unsaved_logsumexps(const ir::Function &f, const st
         detail::OnlineSoftmax s;
         std::string why;
         if (l.parent >= 0 || !detail::match_online_softmax(f, l, &s, &why) || !why.empty() ||
-            !detail::shift_invariant_uses(f, s, outputs).empty())
+            !detail::match_start(f, &s).empty() || !detail::shift_invariant_uses(f, s, outputs).empty())
             continue;
         detail::Saved saved;
         if (detail::find_saved(f, s, outputs, kept, &saved).empty()) continue;

@@ -12,7 +12,8 @@
 // the last program's trip count, and each program sums from the first program that has its
 // iteration (passes/rising_end.h). The Triton
 // tutorial's matmul (offsets wrapped `% M`, `% N`) transposes once its adds are unwrapped
-// (passes/unwrap_adds.h).
+// (passes/unwrap_adds.h). Kernels without masks (the tutorials' attention, a batched GEMV) transpose
+// under the guard that the loop's step divides its range, which bounds their tiles.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -39,8 +40,8 @@ struct Case {
     // owns unless its stores are proved to reach every element on that grid (Alloc::run).
     const char *name, *file, *kernel;
     const char *recompute = "0";  // TAD_TRANSPOSE_RECOMPUTE
-    // The free block sizes its launch passes (passes/widen.h: free_tiles), or the stash it loads, as
-    // the launcher spells them.
+    // The free block sizes its launch passes (passes/widen.h: free_tiles), the stash it loads, or a
+    // guard it is launched under, as the launcher spells them.
     const char *tiles = "";
 };
 
@@ -116,6 +117,13 @@ INSTANTIATE_TEST_SUITE_P(
              "_regrid(launches[0].grid, 0, len(range(0, min((((launches[0].grid + (1, 1))[0] - 1) + 1) * "
              "a[\"BLOCK_M\"], a[\"N\"]), a[\"BLOCK_N\"])))",
              "1", "    for start_m in range(first, G):\n"},
+        Case{"flash_attention_tutorial", "tests/pipeline/data/transpose/flash_attention_tutorial.py",
+             "grid_ = _regrid(launches[0].grid, 0, len(range(0, a[\"N\"], a[\"BLOCK_N\"])))\n            "
+             "_zero_unless_covered(d_k, ",
+             "1", "a[\"BLOCK_N\"]*_tdiv(a[\"N\"], a[\"BLOCK_N\"]) >= a[\"N\"] and a[\"stride_n\"] >= a[\"HEAD_DIM\"]"},
+        Case{"bgemv_unmasked", "tests/pipeline/data/transpose/bgemv_unmasked.py",
+             "_bgemv_bwd_DW[_regrid(launches[0].grid, 0, _cdiv(len(range(0, a[\"N\"], a[\"BLOCK_N\"])), 8))]", "0",
+             "a[\"BLOCK_N\"]*_tdiv(a[\"N\"], a[\"BLOCK_N\"]) >= a[\"N\"] and a[\"stride_wh\"] >= a[\"N\"]"},
         Case{"gemv", "tests/pipeline/data/transpose/gemv.py",
              "wide_block = _widen(a[\"BLOCK_N\"], 8, ((a[\"BLOCK_N\"],),))\n        "
              "grid_ = _regrid(launches[0].grid, 0, len(range(0, _tdiv((a[\"N\"] + "
