@@ -738,30 +738,51 @@ bool writes_apart(const ir::Function &f, Affine &a, const std::vector<ir::ValueI
     return true;
 }
 
-// The bounds a loop's own range gives an address of type t inside it where no mask bounds it: a
-// loop over [lo, hi) in tiles of a constexpr S that sizes a dim of t (`for start in range(lo, hi,
-// S)` with `start + tl.arange(0, S)`) holds S · iteration + lane < hi - lo along that dim when S
-// divides hi - lo, which the Triton tutorials' unmasked kernels require. `guard` gets that
-// condition, S · ((hi - lo) // S) >= hi - lo. lo and hi must be the same for every program, and
-// hi - lo one name (N, or hi itself from lo = 0).
-std::vector<Bound> loop_bounds(const ir::Function &f, Affine &a, int loop, const ir::Type &t, Inequality *guard) {
+// Guards that step S divides `range` (a polynomial of names): per term, S divides one of its names
+// (S·(n // S) >= n), or its coefficient where it has only grid sizes; false where a term gives no
+// such name.
+bool divides_guards(const Poly &range, const std::string &s, std::vector<Inequality> *guards) {
+    const Poly step = Poly::symbol(s);
+    for (const auto &[names, coeff] : range.terms()) {
+        auto n = std::find_if(names.begin(), names.end(), [](const std::string &x) {
+            return x.rfind("num_programs(", 0) != 0 && x.find("//") == std::string::npos;
+        });
+        if (n != names.end() && *n == s) continue;
+        const std::string name = n != names.end() ? *n : std::to_string(coeff < 0 ? -coeff : coeff);
+        const Inequality g{step * Poly::symbol(name + "//" + s),
+                           n != names.end() ? Poly::symbol(name) : Poly::constant(coeff < 0 ? -coeff : coeff)};
+        if (std::find(guards->begin(), guards->end(), g) == guards->end()) guards->push_back(g);
+    }
+    return true;
+}
+
+// The bounds a loop's range gives an address of type t inside it where no mask bounds it: a loop
+// over [lo, hi) in tiles of a constexpr S that sizes a dim of t (`for start in range(lo, hi, S)` with
+// `start + tl.arange(0, S)`) holds S · iteration + lane < hi - lo along that dim when S divides
+// hi - lo, which the Triton tutorials' unmasked kernels require; `guards` get that condition. lo
+// must be the same for every program; hi too, or (a causal loop's end) rise with the program id of
+// an axis outside `axes` (the programs a transposed kernel sums over), then its value at the last
+// program bounds every program's (loop_extent). `range`, where given, replaces hi - lo.
+std::vector<Bound> loop_bounds(const ir::Function &f, Affine &a, int loop, const std::vector<int> &axes,
+                               const ir::Type &t, const Poly *range, std::vector<Inequality> *guards) {
     if (loop < 0) return {};
     const ir::Op &begin = f.ops[ir::loops(f).at(static_cast<size_t>(loop)).begin];
     const ir::Op &step = f.def(begin.operands[2]);
-    const Form &lo = a.of(begin.operands[0]), &hi = a.of(begin.operands[1]);
-    if (step.kind != OpKind::Const || !sizes_a_tile(f, step.name) || !lo.invariant() || !hi.invariant()) return {};
-    const Poly range = hi.offset - lo.offset;
-    const std::set<std::string> names = range.symbols();
-    if (names.size() != 1 || range != Poly::symbol(*names.begin()) || names.begin()->find("//") != std::string::npos)
+    const std::optional<Poly> named = Poly::parse(step.name);  // one name: `N//S` spells a guard's symbol
+    if (step.kind != OpKind::Const || !named || *named != Poly::symbol(step.name) || !sizes_a_tile(f, step.name) ||
+        !a.of(begin.operands[0]).invariant())
         return {};
+    std::vector<Inequality> conditions;
+    std::optional<Poly> extent = range ? std::optional<Poly>(*range) : loop_extent(f, a, loop, axes, &conditions);
+    if (!extent || !divides_guards(*extent, step.name, &conditions)) return {};
+    guards->insert(guards->end(), conditions.begin(), conditions.end());
     const Poly c = Poly::symbol(step.name);
-    *guard = Inequality{c * Poly::symbol(*names.begin() + "//" + step.name), range};
     std::vector<Bound> out;
     for (size_t d = 0; d < t.shape.size(); ++d) {
         if (t.shape[d].expr != step.name) continue;
         Bound b;
         b.form.terms = {{{IndexVar::Iteration, loop}, c}, {{IndexVar::Lane, static_cast<int>(d)}, Poly::constant(1)}};
-        b.bound = range;
+        b.bound = *extent;
         out.push_back(b);
     }
     return out;
@@ -784,7 +805,7 @@ std::vector<Proof> distinct_proofs(const ir::Function &f, Affine &a, const Form 
 
 bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs, ir::ValueId mask,
                      const std::vector<int> &axes, int loop, std::vector<std::vector<Inequality>> *alternatives,
-                     std::string *why) {
+                     std::string *why, const Poly *range) {
     const ir::ValueId ptr = ptrs.at(0);
     Form addr = a.of(ptr);
     const ir::Type &t = f.type(ptr);
@@ -814,13 +835,14 @@ bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::Val
     if (ptrs.size() > 1) extra.push_back(apart);
     Proof inner;
     std::vector<Proof> proofs = distinct_proofs(f, a, addr, bounds, t, extra, &inner, why);
-    Inequality divides;
-    const std::vector<Bound> tiles = proofs.empty() ? loop_bounds(f, a, loop, t, &divides) : std::vector<Bound>{};
+    std::vector<Inequality> divides;
+    const std::vector<Bound> tiles =
+        proofs.empty() ? loop_bounds(f, a, loop, axes, t, range, &divides) : std::vector<Bound>{};
     if (!tiles.empty()) {
         bounds.insert(bounds.end(), tiles.begin(), tiles.end());
         std::string unproved;
         proofs = distinct_proofs(f, a, addr, bounds, t, extra, &inner, &unproved);
-        inner.guards.push_back(divides);
+        inner.guards.insert(inner.guards.begin(), divides.begin(), divides.end());
     }
     if (proofs.empty()) return false;
     alternatives->clear();
@@ -830,6 +852,24 @@ bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::Val
         alternatives->push_back(g);
     }
     return true;
+}
+
+std::optional<Poly> loop_extent(const ir::Function &f, Affine &a, int loop, const std::vector<int> &axes,
+                                std::vector<Inequality> *guards) {
+    const ir::Op &begin = f.ops[ir::loops(f).at(static_cast<size_t>(loop)).begin];
+    const Form &lo = a.of(begin.operands[0]), &hi = a.of(begin.operands[1]);
+    if (!lo.affine || !hi.affine) return std::nullopt;
+    Poly extent = hi.offset - lo.offset;
+    for (const auto &[v, c] : hi.terms) {
+        if (v.kind != IndexVar::Program || std::find(axes.begin(), axes.end(), v.n) != axes.end()) return std::nullopt;
+        int64_t k = 0;
+        if (!(c.constant_value(&k) && k >= 0) && !(c.symbols().size() == 1 && sizes_a_tile(f, *c.symbols().begin())))
+            guards->push_back({c, Poly::constant(0)});
+        extent = extent + c * (Poly::symbol("num_programs(" + std::to_string(v.n) + ")") - Poly::constant(1));
+    }
+    for (const auto &[v, c] : lo.terms)  // a start that rises (the caller's condition): program 0's is the least
+        if (v.kind != IndexVar::Program || std::find(axes.begin(), axes.end(), v.n) != axes.end()) return std::nullopt;
+    return extent;
 }
 
 std::optional<Coverage> write_coverage(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs,

@@ -81,9 +81,19 @@ bool writes_distinct(const ir::Function &f, Affine &a, ir::ValueId ptr, const st
 // constant distances from one another, one more digit. What it cannot settle statically becomes
 // guards: `alternatives`, each a set of guards that suffices (one per order of the index
 // variables: row- or column-major strides); `why` says why not.
+// Where no mask bounds the compound `start + lane` of a loop that walks its range in tiles of its
+// step, the loop's range bounds it under the guard that the step divides it (access.cpp:
+// loop_bounds); `range`, where given, is that range instead of the loop's own (a transposed kernel
+// over several loops spans them all).
 bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs, ir::ValueId mask,
                      const std::vector<int> &axes, int loop, std::vector<std::vector<Inequality>> *alternatives,
-                     std::string *why);
+                     std::string *why, const Poly *range = nullptr);
+
+// The extent of loop `loop`'s variable over every program, hi at the last program minus lo at the
+// first, where lo and hi are affine in the program ids of axes outside `axes` with nonnegative
+// factors (`guards` get the conditions for those that are not numbers); nullopt where not.
+std::optional<Poly> loop_extent(const ir::Function &f, Affine &a, int loop, const std::vector<int> &axes,
+                                std::vector<Inequality> *guards);
 
 // What the writes through `ptrs` (as above: one index map, constant distances apart) where `mask`
 // holds reach when they reach every element of the buffer from its first (each index takes every

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "passes/passes.h"
+#include "passes/same_in_loops.h"
 
 namespace tad::passes {
 
@@ -71,29 +72,6 @@ private:
 
     ValueId mask(const ir::Op &add) const { return add.has_mask ? add.operands[2] : ir::kNoValue; }
 
-    // Whether x (in loop lx) and y (in loop ly) are one value up to the loops' induction variables.
-    bool same(ValueId x, ValueId y, int lx, int ly, std::map<std::pair<ValueId, ValueId>, bool> &memo) const {
-        if (x == y) return true;
-        if (x == ir::kNoValue || y == ir::kNoValue) return false;
-        const auto key = std::make_pair(x, y);
-        if (auto it = memo.find(key); it != memo.end()) return it->second;
-        const int ox = f_.values[x].def_op, oy = f_.values[y].def_op;
-        const ir::Loop &a = loops_[lx], &b = loops_[ly];
-        bool eq = false;
-        if (ox == a.begin && oy == b.begin) {
-            eq = true;
-        } else if (inside(a, ox) && inside(b, oy)) {
-            const ir::Op &p = f_.ops[ox], &q = f_.ops[oy];
-            eq = p.kind == q.kind && p.kind != OpKind::LoopArg && p.kind != OpKind::LoopResult &&
-                 p.kind != OpKind::ForBegin && (p.kind != OpKind::Load || read_only(p)) &&
-                 p.operands.size() == q.operands.size() && p.axis == q.axis && p.keep_dims == q.keep_dims &&
-                 p.has_mask == q.has_mask && p.has_other == q.has_other && p.fval == q.fval && p.ival == q.ival &&
-                 p.ival2 == q.ival2 && p.name == q.name && f_.type(x) == f_.type(y);
-            for (size_t i = 0; eq && i < p.operands.size(); ++i) eq = same(p.operands[i], q.operands[i], lx, ly, memo);
-        }
-        return memo[key] = eq;
-    }
-
     // The ops of loop l that value v is computed from (its cone), or why the last loop cannot copy them.
     bool cone(ValueId v, int l, std::set<int> &ops, std::string *why) const {
         const int i = f_.values[v].def_op;
@@ -129,9 +107,9 @@ private:
             const ir::Op &begin = f_.ops[loops_[m.loops[k]].begin];
             if (begin.operands != last_begin.operands || begin.name != last_begin.name)
                 return *why = "the " + op_at(f_, loops_[m.loops[k]].begin) + " runs over another range", std::nullopt;
-            std::map<std::pair<ValueId, ValueId>, bool> memo;
-            if (!same(add.operands[0], to.operands[0], m.loops[k], last, memo) ||
-                !same(mask(add), mask(to), m.loops[k], last, memo))
+            SameInLoops same(f_, loops_, [&](const ir::Op &load) { return read_only(load); });
+            if (!same(add.operands[0], to.operands[0], m.loops[k], last) ||
+                !same(mask(add), mask(to), m.loops[k], last))
                 return *why = "the " + op_at(f_, adds[k]) + " adds at other addresses", std::nullopt;
             if (!(f_.type(add.operands[1]) == f_.type(to.operands[1])))
                 return *why = "the " + op_at(f_, adds[k]) + " adds another type", std::nullopt;

@@ -246,7 +246,9 @@ private:
         return t.rank() > 0 ? b_.broadcast(zero, t.shape) : zero;
     }
 
-    // One loop of the chain again; `ends` gets its carried results' copies.
+    // One loop of the chain again; `ends` gets its carried results' copies. map_ keeps the copy's
+    // values for the loop's own (its variable, its body's): nothing after the chain's last loop
+    // reads those, and each later copy sets its own.
     void closed_form_loop(const OnlineSoftmax &link, ValueId M, std::map<ValueId, ValueId> *ends) {
         const ir::Loop &l = link.loop;
         const ir::Op &begin = f_.ops[l.begin];
@@ -400,8 +402,11 @@ std::vector<UnsavedLogsumexp> unsaved_logsumexps(const ir::Function &f, const st
     for (const ir::Loop &l : ir::loops(f)) {
         detail::OnlineSoftmax s;
         std::string why;
+        // Not a chain's: l of the last loop is the sum of the p it adds, but the value it starts
+        // from need not be (a sum of p·w), and log(l) could be undefined where the forward's is not.
         if (l.parent >= 0 || !detail::match_online_softmax(f, l, &s, &why) || !why.empty() ||
-            !detail::match_start(f, &s).empty() || !detail::shift_invariant_uses(f, s, outputs).empty())
+            !detail::match_start(f, &s).empty() || !s.before.empty() ||
+            !detail::shift_invariant_uses(f, s, outputs).empty())
             continue;
         detail::Saved saved;
         if (detail::find_saved(f, s, outputs, kept, &saved).empty()) continue;

@@ -35,10 +35,10 @@ bool is_rescaled(const OnlineSoftmax &s, size_t k) {
                        [&](const OnlineSoftmax::Rescaled &r) { return r.k == k; });
 }
 
-int rescaled_axis(const OnlineSoftmax &s, size_t k) {
+std::optional<int> rescaled_axis(const OnlineSoftmax &s, size_t k) {
     for (const OnlineSoftmax::Rescaled &r : s.rescaled)
         if (r.k == k) return r.axis;
-    return -3;
+    return std::nullopt;
 }
 
 bool is_sum(const OnlineSoftmax &s, size_t k) { return std::count(s.sums.begin(), s.sums.end(), k) > 0; }
@@ -118,6 +118,8 @@ std::string match_start(const ir::Function &f, OnlineSoftmax *s) {
     if (!match_online_softmax(f, *prev, &p, &why)) return match_first(f, s);
     if (why.empty()) why = match_link(f, p, *s);
     if (why.empty()) why = match_start(f, &p);
+    // Not a chain, but a loop whose sums all start at zero needs none (whatever m starts at).
+    if (!why.empty() && match_first(f, s).empty()) return "";
     if (!why.empty()) return "it continues the " + op_at(f, prev->begin) + ", but " + why;
     s->before = std::move(p.before);
     p.before.clear();

@@ -97,7 +97,9 @@ std::optional<RisingEnd> rising_end(const ir::Function &f, ValueId v, int axis, 
     HostExpr last;
     last.op = HostExpr::Sub;
     last.args = {grid, one};
-    return RisingEnd{substituted(*e, "program_id(" + id + ")", last), r.conditions};
+    HostExpr zero;
+    return RisingEnd{substituted(*e, "program_id(" + id + ")", last), substituted(*e, "program_id(" + id + ")", zero),
+                     r.conditions};
 }
 
 }  // namespace tad::passes

@@ -28,6 +28,7 @@ namespace tad::passes {
 
 struct RisingEnd {
     HostExpr last;  // hi at the last program along the axis: program_id(axis) is num_programs(axis) - 1
+    HostExpr first;  // hi at program 0 (a rising start's smallest value: transpose.h)
     std::vector<Inequality> conditions;  // what makes hi rise: factors at least 0, divisors at least 1
 };
 

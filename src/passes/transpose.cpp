@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "passes/access.h"
 #include "passes/passes.h"
 #include "passes/rising_end.h"
+#include "passes/same_in_loops.h"
 #include "passes/stash.h"
 #include "passes/widen.h"
 #include "support/text.h"
@@ -159,17 +161,32 @@ ValueId peeled(const ir::Function &f, ValueId v) {
     return v;
 }
 
+// One loop of a transposed kernel that sums one buffer's adds from several loops (a chain's: the
+// blocks below the diagonal, then the diagonal block): its slice, the adds in it, and how its bounds
+// move with the program id along the shared axis.
+struct Segment {
+    const ir::Loop *loop = nullptr;
+    const Slice *slice = nullptr;
+    std::vector<int> atomics;
+    bool rising_end = false, moving_start = false;
+};
+
 // Builds the transposed kernel of a group of atomic adds from their slice. With R copies, program t owns
 // iterations t·R .. t·R + R-1: the slice is emitted once per copy, values that do not move with the
 // iteration (the incoming gradient's tile, matmul's dC) once for all copies; a copy past the loop's
 // end loads nothing and stores nothing.
+//
+// With several segments (run_segments), program t owns the loop variable's value x = lo(0) + t·step
+// in every segment, and sums each segment's adds over the programs p whose loop has x: lo(p) <= x <
+// hi(p), found by binary searches where a bound moves with p. What a segment computes once for all p
+// loads nothing where no p has x (the grid spans every segment's values).
 class Writer {
 public:
     Writer(const ir::Function &f, const ir::Loop &loop, const Slice &slice, int axis, int copies, bool rising,
            const std::map<ValueId, Stash> &stashes, Transposed &out)
         : f_(f),
-          loop_(loop),
-          slice_(slice),
+          loop_(&loop),
+          slice_(&slice),
           stashes_(stashes),
           axis_(axis),
           copies_(copies),
@@ -180,49 +197,86 @@ public:
           offsets_(copies) {}
 
     void run(const std::vector<int> &atomics) {
-        ir::Function &fn = out_.fn;
-        fn = empty_like(f_);
-        for (const ir::Param &p : f_.params) maps_[0][p.value] = b_.param_like(p, f_.type(p.value));
-        out_.grid_param = fresh_name(f_, "G");
-        grid_ = b_.param(out_.grid_param, ir::ParamKind::Int, ir::Type{ir::DType::I32, false, {}});
-        for (ValueId v : slice_.stashed()) {
-            const Stash &s = stashes_.at(v);
-            stash_params_[v] = b_.param(s.param, ir::ParamKind::Pointer, ir::Type{f_.type(v).elem, true, {}});
-            out_.stashes.push_back(s);
-        }
+        begin_kernel({slice_});
         iterations();
         // Values every program along the axis computes alike go before the loop over them.
         for (int c = 0; c < copies_; ++c) {
             for (size_t i = 0; i < f_.ops.size(); ++i) {
                 const ValueId r = f_.ops[i].result;
-                if (slice_.in(static_cast<int>(i)) && r != ir::kNoValue && !varies(r)) emit(r, c);
+                if (slice_->in(static_cast<int>(i)) && r != ir::kNoValue && !varies(r)) emit(r, c);
             }
-            for (const auto &[d, induction] : slice_.inductions())
+            for (const auto &[d, induction] : slice_->inductions())
                 if (induction.second != ir::kNoValue && !varies(induction.second)) offset(d, c);
         }
         sum_and_store(atomics);
+    }
+
+    // The kernel of several segments; `params`: each add's buffer (one accumulator per buffer,
+    // stored through its first add's address).
+    void run_segments(const std::vector<Segment> &segments, const std::map<int, std::string> &params) {
+        std::vector<const Slice *> slices;
+        for (const Segment &s : segments) slices.push_back(s.slice);
+        begin_kernel(slices);
+        iterations();
+        std::vector<std::string> names;  // one accumulator per buffer, in the order of their first adds
+        std::map<std::string, int> first;  // buffer -> its first add
+        std::vector<ValueId> accs;
+        for (const Segment &s : segments)
+            for (int op : s.atomics)
+                if (first.emplace(params.at(op), op).second) {
+                    names.push_back(params.at(op));
+                    accs.push_back(zero_like(op));
+                }
+        std::map<std::string, ValueId> covered;  // buffer -> whether some segment has this x
+        for (const Segment &s : segments) {
+            select(s);
+            const ValueId has = segment_loop(s, params, names, accs);
+            for (int op : s.atomics) {
+                auto [c, fresh] = covered.emplace(params.at(op), has);
+                if (!fresh && c->second != has) c->second = b_.binary(OpKind::Or, c->second, has);
+            }
+        }
+        for (size_t k = 0; k < names.size(); ++k) {
+            const ir::Op &atomic = f_.ops[first.at(names[k])];
+            b_.loc = atomic.loc;
+            ValueId mask = covered.at(names[k]);
+            const ir::Type &like = f_.type(atomic.operands[0]);
+            if (!like.scalar()) mask = b_.broadcast(mask, like.shape);
+            if (atomic.has_mask) mask = b_.binary(OpKind::And, slot(atomic.operands[2], 0), mask);
+            b_.store(slot(atomic.operands[0], 0), b_.cast(accs[k], f_.type(atomic.operands[1]).elem), mask);
+        }
+    }
+
+    // Writes segment s's loop from now on.
+    void select(const Segment &s) {
+        loop_ = s.loop;
+        slice_ = s.slice;
+        rising_ = s.rising_end;
+        moving_ = s.moving_start;
     }
 
     // Whether v differs between the programs along the shared axis (the loop over them).
     bool varies(ValueId v) {
         return depends(v, varies_, [&](int d) -> std::optional<bool> {
             const ir::Op &op = f_.ops[d];
-            if (slice_.stashed().count(op.result)) return true;  // loaded at the program summed over
+            if (slice_->stashed().count(op.result)) return true;  // loaded at the program summed over
             if (op.kind == OpKind::ProgramId) return op.axis == axis_;
-            if (d == loop_.begin) return false;
-            if (!slice_.inductions().count(d)) return std::nullopt;
-            const auto &[init, amount] = slice_.inductions().at(d);
+            if (d == loop_->begin) return false;
+            if (!slice_->inductions().count(d)) return std::nullopt;
+            const auto &[init, amount] = slice_->inductions().at(d);
             return varies(init) || (amount != ir::kNoValue && varies(amount));
         });
     }
 
 private:
     const ir::Function &f_;
-    const ir::Loop &loop_;
-    const Slice &slice_;
+    const ir::Loop *loop_;  // the segment being written
+    const Slice *slice_;
     const std::map<ValueId, Stash> &stashes_;
     int axis_, copies_;
     bool rising_;  // the loop's end rises with the axis' program id (one copy then)
+    bool moving_ = false;  // the segment's start rises with it too: its variable is x, not lo + t·step
+    ValueId has_x_ = ir::kNoValue;  // several segments: whether some program's loop has x
     Transposed &out_;
     ir::Builder b_;
     std::vector<std::vector<ValueId>> maps_;  // per copy; values that do not move live in copy 0's
@@ -235,10 +289,10 @@ private:
     // Whether v differs from one iteration of the loop to the next.
     bool moves(ValueId v) {
         return depends(v, moves_, [&](int d) -> std::optional<bool> {
-            if (d == loop_.begin) return true;
-            if (slice_.stashed().count(f_.ops[d].result)) return false;
-            if (!slice_.inductions().count(d)) return std::nullopt;
-            const auto &[init, amount] = slice_.inductions().at(d);
+            if (d == loop_->begin) return true;
+            if (slice_->stashed().count(f_.ops[d].result)) return false;
+            if (!slice_->inductions().count(d)) return std::nullopt;
+            const auto &[init, amount] = slice_->inductions().at(d);
             return amount != ir::kNoValue || moves(init);
         });
     }
@@ -258,18 +312,86 @@ private:
 
     ValueId &slot(ValueId v, int c) { return maps_[moves(v) ? c : 0][v]; }
 
+    // The parameters, G, and a parameter per stash the slices load.
+    void begin_kernel(const std::vector<const Slice *> &slices) {
+        ir::Function &fn = out_.fn;
+        fn = empty_like(f_);
+        for (const ir::Param &p : f_.params) maps_[0][p.value] = b_.param_like(p, f_.type(p.value));
+        out_.grid_param = fresh_name(f_, "G");
+        grid_ = b_.param(out_.grid_param, ir::ParamKind::Int, ir::Type{ir::DType::I32, false, {}});
+        for (const Slice *slice : slices)
+            for (ValueId v : slice->stashed()) {
+                if (stash_params_.count(v)) continue;
+                const Stash &s = stashes_.at(v);
+                stash_params_[v] = b_.param(s.param, ir::ParamKind::Pointer, ir::Type{f_.type(v).elem, true, {}});
+                out_.stashes.push_back(s);
+            }
+    }
+
+    // A float32 (float64) zero of the summed value's shape of atomic add `op`.
+    ValueId zero_like(int op) {
+        const ir::Type &t = f_.type(peeled(f_, f_.ops[op].operands[1]));
+        b_.loc = f_.ops[op].loc;
+        const ValueId zero = b_.constant(0.0, acc_type(t));
+        return t.scalar() ? zero : b_.broadcast(zero, t.shape);
+    }
+
+    // Segment s's loop over the programs p that have x, adding into the accumulators of its buffers
+    // (`accs`, updated to the loop's results); returns whether there is such a p. Its values that
+    // do not vary with p come first, their loads masked by that.
+    ValueId segment_loop(const Segment &s, const std::map<int, std::string> &params,
+                         const std::vector<std::string> &names, std::vector<ValueId> &accs) {
+        const ir::Op &begin = f_.ops[loop_->begin];
+        b_.loc = begin.loc;
+        const ValueId x = emit(begin.result, 0);
+        const ValueId lo = s.rising_end ? first_above(begin.operands[1]) : below_or_none(x, begin.operands[1]);
+        const ValueId past = s.moving_start ? first_above(begin.operands[0]) : grid_;
+        has_x_ = b_.binary(OpKind::Lt, lo, past);
+        for (size_t i = 0; i < f_.ops.size(); ++i) {
+            const ValueId r = f_.ops[i].result;
+            if (slice_->in(static_cast<int>(i)) && r != ir::kNoValue && !varies(r)) emit(r, 0);
+        }
+        b_.loc = f_.ops[s.atomics.front()].loc;
+        program_ = b_.for_begin(lo, past, b_.constant(1, ir::DType::I32), "range");
+        name_program();
+        std::vector<ValueId> args, next;
+        for (size_t k = 0; k < accs.size(); ++k) args.push_back(b_.loop_arg(accs[k], static_cast<int>(k)));
+        next = args;
+        for (int op : s.atomics) {
+            const size_t k = static_cast<size_t>(std::find(names.begin(), names.end(), params.at(op)) - names.begin());
+            const ValueId value = peeled(f_, f_.ops[op].operands[1]);
+            const ValueId v = b_.cast(emit(value, 0), acc_type(f_.type(value)));
+            b_.loc = f_.ops[op].loc;
+            next[k] = b_.binary(OpKind::Add, next[k], v);
+        }
+        b_.for_end(next);
+        for (size_t k = 0; k < accs.size(); ++k) accs[k] = b_.loop_result(static_cast<int>(k), out_.fn.type(args[k]));
+        const ValueId has = has_x_;
+        const int loop_start = out_.fn.values[program_].def_op;
+        for (ValueId &v : maps_[0])  // computed inside this loop over p: the next segment computes its own
+            if (v != ir::kNoValue && out_.fn.values[v].def_op >= loop_start) v = ir::kNoValue;
+        has_x_ = ir::kNoValue;
+        return has;
+    }
+
+    // 0 where x is below the loop's end `hi` (the same for every program), else G: no program has x.
+    ValueId below_or_none(ValueId x, ValueId hi) {
+        const ValueId end = emit(hi, 0);
+        return b_.where(b_.binary(OpKind::Lt, x, end), b_.constant(0, ir::DType::I32), grid_);
+    }
+
     // Copy c's iteration t·R + c, and (R > 1) whether the loop has it: lo + i·step < hi.
     void iterations() {
         const ValueId t = b_.program_id(axis_);
-        out_.fn.values[t].name = f_.values[f_.ops[loop_.begin].result].name + "_tile";
+        out_.fn.values[t].name = f_.values[f_.ops[loop_->begin].result].name + "_tile";
         if (copies_ == 1) return void(iteration_.push_back(t));
         const ValueId r = b_.constant(copies_, ir::DType::I32);
         const ValueId first = b_.binary(OpKind::Mul, t, r);
         for (int c = 0; c < copies_; ++c)
             iteration_.push_back(c ? b_.binary(OpKind::Add, first, b_.constant(c, ir::DType::I32)) : first);
-        const ValueId hi = emit(f_.ops[loop_.begin].operands[1], 0);
+        const ValueId hi = emit(f_.ops[loop_->begin].operands[1], 0);
         for (int c = 0; c < copies_; ++c)
-            valid_.push_back(b_.binary(OpKind::Lt, emit(f_.ops[loop_.begin].result, c), hi));
+            valid_.push_back(b_.binary(OpKind::Lt, emit(f_.ops[loop_->begin].result, c), hi));
     }
 
     // i·amount in the amount's type, or in int64 for a pointer's offset (the repeated additions
@@ -291,14 +413,15 @@ private:
     ValueId offset(int d, int c) {
         auto it = offsets_[c].find(d);
         if (it != offsets_[c].end()) return it->second;
-        const ValueId amount = emit(slice_.inductions().at(d).second, c);
+        const ValueId amount = emit(slice_->inductions().at(d).second, c);
         return offsets_[c][d] = times_iteration(amount, f_.type(f_.ops[d].result).is_ptr, c);
     }
 
     // `mask` (kNoValue: none) and copy c's validity, as a mask of `shape`.
     ValueId and_valid(ValueId mask, const ir::Type &like, int c) {
-        if (copies_ == 1) return mask;
-        const ValueId ok = like.scalar() ? valid_[c] : b_.broadcast(valid_[c], like.shape);
+        if (copies_ == 1 && has_x_ == ir::kNoValue) return mask;
+        const ValueId valid = copies_ == 1 ? has_x_ : valid_[c];
+        const ValueId ok = like.scalar() ? valid : b_.broadcast(valid, like.shape);
         return mask == ir::kNoValue ? ok : b_.binary(OpKind::And, mask, ok);
     }
 
@@ -306,7 +429,7 @@ private:
     ValueId load(const ir::Op &op, ValueId v, int c) {
         ir::Op o = op;
         for (ValueId &x : o.operands) x = emit(x, c);
-        if (copies_ > 1) {
+        if (copies_ > 1 || has_x_ != ir::kNoValue) {
             const ValueId mask = and_valid(o.has_mask ? o.operands[1] : ir::kNoValue, f_.type(v), c);
             if (o.has_mask)
                 o.operands[1] = mask;
@@ -324,20 +447,24 @@ private:
         const ir::Op &op = f_.ops[d];
         b_.loc = op.loc;
         ValueId r = ir::kNoValue;
-        if (slice_.stashed().count(v)) {
+        if (slice_->stashed().count(v)) {
             r = stash_load(v);
         } else if (op.kind == OpKind::ProgramId && op.axis == axis_) {
             r = program_;
         } else if (op.kind == OpKind::NumPrograms && op.axis == axis_) {
             r = grid_;
-        } else if (d == loop_.begin) {  // lo + i·step, without the + 0 and · 1 of a plain range
+        } else if (d == loop_->begin) {  // lo + i·step, without the + 0 and · 1 of a plain range
             const ValueId step = emit(op.operands[2], c);
             r = is_const(op.operands[2], 1) ? iteration_[c] : times_iteration(step, false, c);
-            if (!is_const(op.operands[0], 0)) r = b_.binary(OpKind::Add, emit(op.operands[0], c), r);
-        } else if (slice_.inductions().count(d) && slice_.inductions().at(d).second == ir::kNoValue) {
-            r = emit(slice_.inductions().at(d).first, c);
-        } else if (slice_.inductions().count(d)) {
-            const ValueId base = emit(slice_.inductions().at(d).first, c), step = offset(d, c);
+            std::map<ValueId, ValueId> local;  // a moving start's value at program 0
+            const ValueId zero = moving_ ? b_.constant(0, ir::DType::I32) : ir::kNoValue;
+            if (!is_const(op.operands[0], 0))
+                r = b_.binary(OpKind::Add, moving_ ? at_program(op.operands[0], zero, local) : emit(op.operands[0], c),
+                              r);
+        } else if (slice_->inductions().count(d) && slice_->inductions().at(d).second == ir::kNoValue) {
+            r = emit(slice_->inductions().at(d).first, c);
+        } else if (slice_->inductions().count(d)) {
+            const ValueId base = emit(slice_->inductions().at(d).first, c), step = offset(d, c);
             r = f_.type(v).is_ptr ? b_.add_ptr(base, step) : b_.binary(OpKind::Add, base, step);
         } else if (op.kind == OpKind::Load && moves(v)) {
             r = load(op, v, c);
@@ -413,11 +540,14 @@ private:
 
     // The first program along the axis whose loop has this program's iteration: the loop's end
     // rises with the program id (rising_end.h), so the programs that have it are that one .. G-1.
-    // A binary search over [0, G]: 32 halvings of the interval, each computing the end at its middle.
-    ValueId first_program() {
+    ValueId first_program() { return first_above(f_.ops[loop_->begin].operands[1]); }
+
+    // The first program p along the axis whose `end` (a loop bound that rises with p) exceeds this
+    // program's loop variable, G if none: a binary search over [0, G], 32 halvings of the interval,
+    // each computing the bound at its middle.
+    ValueId first_above(ValueId end) {
         const ir::Type i32{ir::DType::I32, false, {}};
-        const ValueId end = f_.ops[loop_.begin].operands[1];
-        ValueId start = emit(f_.ops[loop_.begin].result, 0);
+        ValueId start = emit(f_.ops[loop_->begin].result, 0);
         before(end);
         const ValueId zero = b_.constant(0, ir::DType::I32), one = b_.constant(1, ir::DType::I32);
         const ValueId halving = b_.for_begin(zero, b_.constant(32, ir::DType::I32), one, "range");
@@ -471,6 +601,13 @@ struct Member {
     TripCount trips;
     std::vector<std::vector<Inequality>> guards;  // alternatives
     bool rising = false;  // the loop's end rises with the shared axis' program id (rising_end.h)
+    // The loop's start rises with it too (a causal attention's diagonal block, `range(p * BLOCK_M,
+    // (p + 1) * BLOCK_M, BLOCK_N)`): the add transposes only beside an add to the same buffer, at the
+    // same address as a function of the loop variable, in a loop whose start is the same for every
+    // program (its proof serves both), and `conditions` hold what makes both bounds rise and the
+    // start move by whole steps.
+    bool moving_start = false;
+    std::vector<Inequality> conditions;
 };
 
 // The atomic adds of one loop shared along one grid axis, transposed into one kernel.
@@ -573,6 +710,60 @@ std::string tiles_cover_the_bound(const ir::Function &f, Affine &a, const ir::Op
     return same ? "" : "its loop's tiles of " + c + " may end before or after its mask bound " + bound->str();
 }
 
+// The grid axes whose program ids `values` read other than through the variable of the loop that
+// op `begin` starts.
+std::set<int> axes_read(const ir::Function &f, const std::vector<ValueId> &values, int begin) {
+    std::set<int> axes, seen;
+    std::vector<ValueId> work;
+    for (ValueId v : values)
+        if (v != ir::kNoValue) work.push_back(v);
+    while (!work.empty()) {
+        const int d = f.values[work.back()].def_op;
+        work.pop_back();
+        if (d == begin || !seen.insert(d).second) continue;
+        if (f.ops[d].kind == OpKind::ProgramId) axes.insert(f.ops[d].axis);
+        work.insert(work.end(), f.ops[d].operands.begin(), f.ops[d].operands.end());
+    }
+    return axes;
+}
+
+// A loop start that rises with program_id(axis) by whole steps: lo(p) = lo(0) + c·p with c a multiple
+// of the loop's step S (a positive literal, or a constexpr that sizes a tile), so every program's
+// loop variable takes values lo(0) + k·S only. `lo` gets lo(0); `conditions` what makes lo rise and
+// the guard that S divides c where that is not a number (S·(c // S) >= c). "" or why not.
+std::string moving_start(const ir::Function &f, Affine &a, const ir::Op &begin, int axis, std::optional<HostExpr> *lo,
+                         std::vector<Inequality> *conditions) {
+    const ir::Op &step = f.def(begin.operands[2]);
+    if (step.kind != OpKind::Const || step.fval <= 0 || (!step.name.empty() && !sizes_a_tile(f, step.name)))
+        return "its loop's start reads tl.program_id(" + std::to_string(axis) +
+               ") and its step is not a positive constant that sizes a tile";
+    std::string why;
+    std::optional<RisingEnd> r = rising_end(f, begin.operands[0], axis, &why);
+    if (!r) return "its loop's start does not rise with tl.program_id(" + std::to_string(axis) + ") (" + why + ")";
+    const Form &form = a.of(begin.operands[0]);
+    const auto term = form.terms.find(IndexVar{IndexVar::Program, axis});
+    if (!form.affine || form.terms.size() != 1 || term == form.terms.end())
+        return "its loop's start is not the same multiple of tl.program_id(" + std::to_string(axis) +
+               ") plus a value the same for every program";
+    const Poly &c = term->second;
+    const Poly s = step.name.empty() ? Poly::constant(static_cast<int64_t>(step.fval)) : Poly::symbol(step.name);
+    int64_t cv = 0, sv = 0;
+    const std::set<std::string> names = c.symbols();
+    if (c.constant_value(&cv) && s.constant_value(&sv)) {
+        if (cv % sv != 0) return "its loop's start moves by " + c.str() + " per program, not a multiple of its step";
+    } else if (names.size() == 1 && c == Poly::symbol(*names.begin()) &&
+               names.begin()->find("//") == std::string::npos) {
+        conditions->push_back({s * Poly::symbol(*names.begin() + "//" + s.str()), c});
+    } else if (c.constant_value(&cv) && cv > 0) {
+        conditions->push_back({s * Poly::symbol(std::to_string(cv) + "//" + s.str()), c});
+    } else {
+        return "its loop's start moves by " + c.str() + " per program, which no guard shows a multiple of its step";
+    }
+    conditions->insert(conditions->end(), r->conditions.begin(), r->conditions.end());
+    *lo = r->first;
+    return "";
+}
+
 // Whether atomic add `op` to `param` could transpose; fills `m` when it could, else returns why not.
 std::string qualify(const ir::Function &f, Affine &a, int op, const std::string &param,
                     const std::set<std::string> &written, const std::vector<bool> &from_loops, Member &m) {
@@ -583,19 +774,32 @@ std::string qualify(const ir::Function &f, Affine &a, int op, const std::string 
     const Form &addr = a.of(atomic.operands[0]);
     if (!addr.affine || addr.data >= 0) return "its address is not affine";
     if (!addr.loops.count(l)) return "its address does not move with the loop";
+    const ir::Op &begin = f.ops[loops[l].begin];
+    const auto program_id = [](const ir::Op &x) { return x.kind == OpKind::ProgramId; };
+    const bool moving = cone_any(f, begin.operands[0], program_id);
+    // Where the loop's start moves with a program id, the address may read it through the loop
+    // variable alone: it is then the same for every program at one value of the variable.
+    const std::set<int> read =
+        moving ? axes_read(f, {atomic.operands[0], atomic.has_mask ? atomic.operands[2] : ir::kNoValue}, loops[l].begin)
+               : addr.axes;
     std::vector<int> shared, others;
-    for (int axis : program_axes(f)) (addr.axes.count(axis) ? others : shared).push_back(axis);
+    for (int axis : program_axes(f)) (read.count(axis) ? others : shared).push_back(axis);
     if (shared.size() != 1)
         return shared.empty() ? "every program writes its own elements" : "it is shared along several grid axes";
     Slice slice(f, loops[l], written, from_loops.empty() ? nullptr : &from_loops);
     std::string why = slice.gather(op);
     if (!why.empty()) return why;
-    const ir::Op &begin = f.ops[loops[l].begin];
-    std::optional<HostExpr> lo = host_expr(f, begin.operands[0], &why), hi, step;
+    std::vector<Inequality> start;
+    std::optional<HostExpr> lo, hi, step;
+    if (moving) {
+        why = moving_start(f, a, begin, shared[0], &lo, &start);
+        if (!why.empty()) return why;
+    } else {
+        lo = host_expr(f, begin.operands[0], &why);
+    }
     if (lo) step = host_expr(f, begin.operands[2], &why);
     if (step) hi = host_expr(f, begin.operands[1], &why);
     std::optional<RisingEnd> rising;
-    const auto program_id = [](const ir::Op &x) { return x.kind == OpKind::ProgramId; };
     if (step && !hi && cone_any(f, begin.operands[1], program_id)) {
         const ir::Op &s = f.def(begin.operands[2]);
         if (s.kind != OpKind::Const || s.fval <= 0)
@@ -608,7 +812,9 @@ std::string qualify(const ir::Function &f, Affine &a, int op, const std::string 
         hi = rising->last;
     }
     if (!hi) return "the loop's bounds are not computable on the host (" + why + ")";
-    m = Member{op, param, l, shared[0], others, TripCount{*lo, *hi, *step}, {}, rising.has_value()};
+    m = Member{op, param, l, shared[0], others, TripCount{*lo, *hi, *step}, {}, rising.has_value(), moving, start};
+    if (rising) m.conditions.insert(m.conditions.end(), rising->conditions.begin(), rising->conditions.end());
+    if (moving) return "";  // proved by its partner's proof (transpose_segments)
     const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
     if (!writes_distinct(f, a, {atomic.operands[0]}, mask, others, l, &m.guards, &why)) return why;
     if (rising)
@@ -741,6 +947,177 @@ std::string positive_step(const ir::Function &f, const ir::Loop &loop,
     return "";
 }
 
+// The loop variable's value at program 0's first iteration, the same for every segment (each
+// segment's trips.lo); "" or why not. `hi`: the largest end over the segments, which sizes the grid.
+std::string common_range(const std::vector<const Member *> &firsts, HostExpr *hi) {
+    const Member &a = *firsts.front();
+    // Compared as polynomials where they are ones (a moving start at program 0 is `0 * BLOCK_M`).
+    auto same = [](const HostExpr &x, const HostExpr &y) {
+        const std::optional<Poly> p = Poly::parse(x.str()), q = Poly::parse(y.str());
+        return p && q ? *p == *q : x.str() == y.str();
+    };
+    for (const Member *m : firsts) {
+        if (!same(m->trips.lo, a.trips.lo)) return "its loops start at different values";
+        if (!same(m->trips.step, a.trips.step)) return "its loops step differently";
+    }
+    *hi = a.trips.hi;
+    for (size_t i = 1; i < firsts.size(); ++i) {
+        if (firsts[i]->trips.hi.str() == hi->str()) continue;
+        HostExpr m;
+        m.op = HostExpr::Max;
+        m.args = {*hi, firsts[i]->trips.hi};
+        *hi = m;
+    }
+    return "";
+}
+
+// Whether p is at least 0 for every launch: nonnegative coefficients of products of grid sizes and
+// constexprs that size tiles.
+bool nonnegative_poly(const ir::Function &f, const Poly &p) {
+    for (const auto &[names, coeff] : p.terms()) {
+        if (coeff < 0) return false;
+        for (const std::string &n : names)
+            if (n.rfind("num_programs(", 0) != 0 && !sizes_a_tile(f, n)) return false;
+    }
+    return true;
+}
+
+// The extent of the loop variable's values over the group's loops (loop_extent): the largest of
+// theirs where one provably is, else the first's, with guards that it is the largest.
+std::optional<Poly> union_extent(const ir::Function &f, Affine &a, const std::vector<const Member *> &firsts,
+                                 std::vector<Inequality> *guards) {
+    std::vector<Poly> extents;
+    for (const Member *m : firsts) {
+        std::optional<Poly> e = loop_extent(f, a, m->loop, m->others, guards);
+        if (!e) return std::nullopt;
+        extents.push_back(*e);
+    }
+    Poly r = extents.front();
+    for (const Poly &e : extents)
+        if (nonnegative_poly(f, e - r)) r = e;
+    for (const Poly &e : extents)
+        if (!nonnegative_poly(f, r - e)) guards->push_back({r, e});
+    return r;
+}
+
+// The disjointness proof of each buffer of a multi-loop group, from its add in a loop whose start
+// is the same for every program, over the values of the loop variable in all the loops (`extent`),
+// which each of its other adds must equal as a function of the loop variable (address and mask);
+// each alternative gets every add's conditions and `extra`. "" or why not.
+std::string segment_proofs(const ir::Function &f, const std::vector<ir::Loop> &loops, const Group &g,
+                           const MemoryParams &mem, const Poly &extent, const std::vector<Inequality> &extra,
+                           Transposed &out) {
+    Affine a(f);
+    SameInLoops same(f, loops,
+                     [&](const ir::Op &load) { return !mem.stored.count(pointer_base(f, load.operands[0])); });
+    auto mask = [&](const ir::Op &op) { return op.has_mask ? op.operands[2] : ir::kNoValue; };
+    for (const Member *m : g) {
+        if (std::find(out.params.begin(), out.params.end(), m->param) != out.params.end()) continue;
+        const Member *proof = nullptr;
+        std::vector<Inequality> conditions = extra;
+        for (const Member *x : g)
+            if (x->param == m->param) {
+                if (!x->moving_start && !proof) proof = x;
+                for (const Inequality &q : x->conditions)
+                    if (std::find(conditions.begin(), conditions.end(), q) == conditions.end()) conditions.push_back(q);
+            }
+        if (!proof) return m->param + "'s adds are all in loops whose start moves with the program id";
+        for (const Member *x : g) {
+            const ir::Op &p = f.ops[proof->op], &q = f.ops[x->op];
+            if (x->param == m->param && (!same(p.operands[0], q.operands[0], proof->loop, x->loop) ||
+                                         !same(mask(p), mask(q), proof->loop, x->loop)))
+                return "its adds to " + m->param + " at " + op_at(f, proof->op) + " and " + op_at(f, x->op) +
+                       " write different elements for one value of their loops' variables";
+        }
+        const ir::Op &atomic = f.ops[proof->op];
+        std::vector<std::vector<Inequality>> guards;
+        std::string why;
+        if (!writes_distinct(f, a, {atomic.operands[0]}, mask(atomic), proof->others, proof->loop, &guards, &why,
+                             &extent))
+            return why;
+        for (std::vector<Inequality> &alternative : guards)
+            for (const Inequality &q : conditions)
+                if (std::find(alternative.begin(), alternative.end(), q) == alternative.end()) alternative.push_back(q);
+        out.params.push_back(m->param);
+        out.guards.push_back(guards);
+    }
+    return "";
+}
+
+// A group whose buffers are added to in several top-level loops (the two stages of a causal
+// attention's key loop): one kernel whose program owns a value x of the loops' variable and sums,
+// loop after loop, over the programs whose loop has x (Writer::run_segments). The loops must start
+// at one value and step alike; a loop whose start moves with the program id has no loop-carried
+// value advancing with the iteration (its iteration count at x differs among the programs).
+std::string transpose_segments(const ir::Function &f, const Group &g, const std::set<std::string> &written,
+                               const std::vector<bool> &from_loops, int recompute, std::map<ValueId, Stash> &stashes,
+                               std::map<ValueId, std::string> &likes, Transposed &out) {
+    const std::vector<ir::Loop> loops = ir::loops(f);
+    std::vector<int> order;  // the loops, in op order
+    for (const Member *m : g)
+        if (std::find(order.begin(), order.end(), m->loop) == order.end()) order.push_back(m->loop);
+    std::sort(order.begin(), order.end(), [&](int x, int y) { return loops[x].begin < loops[y].begin; });
+    std::vector<std::unique_ptr<Slice>> slices;
+    std::vector<Segment> segments;
+    std::vector<const Member *> firsts;
+    std::map<int, std::string> params;
+    for (int l : order) {
+        slices.push_back(std::make_unique<Slice>(f, loops[l], written, from_loops.empty() ? nullptr : &from_loops));
+        Group in;
+        for (const Member *m : g)
+            if (m->loop == l) in.push_back(m);
+        Segment seg{&loops[l], slices.back().get(), {}, in.front()->rising, in.front()->moving_start};
+        for (const Member *m : in) {
+            const std::string why = slices.back()->gather(m->op);
+            if (!why.empty()) return why;
+            seg.atomics.push_back(m->op);
+            params[m->op] = m->param;
+        }
+        std::string why = recomputation(f, in, *slices.back(), loops[l], recompute);
+        if (!why.empty()) return why;
+        for (const auto &[d, induction] : slices.back()->inductions())
+            if (seg.moving_start && induction.second != ir::kNoValue)
+                return "loop-carried value '" + f.values[f.ops[d].result].name + "' advances in the " +
+                       op_at(f, loops[l].begin) + ", whose start moves with the program id";
+        name_stashes(f, *slices.back(), stashes);
+        for (ValueId v : slices.back()->stashed()) likes[v] = converted_like(f, v, slices.back()->ops());
+        segments.push_back(seg);
+        firsts.push_back(in.front());
+    }
+    HostExpr hi;
+    std::string why = common_range(firsts, &hi);
+    if (!why.empty()) return why;
+    Affine a(f);
+    std::vector<Inequality> extra;
+    const std::optional<Poly> extent = union_extent(f, a, firsts, &extra);
+    if (!extent) return "its loops' ranges are not affine in the program ids it sums over";
+    why = segment_proofs(f, loops, g, memory_params(f), *extent, extra, out);
+    if (!why.empty()) return why;
+    for (const Member *m : g)
+        for (int axis : m->others)
+            if (std::find(out.kept.begin(), out.kept.end(), axis) == out.kept.end()) out.kept.push_back(axis);
+    std::sort(out.kept.begin(), out.kept.end());
+    out.axis = firsts.front()->axis;
+    // The start as a loop that does not move spells it (0, not a moving start's `0 * BLOCK_M`).
+    const auto fixed = std::find_if(firsts.begin(), firsts.end(), [](const Member *m) { return !m->moving_start; });
+    out.trips = TripCount{(fixed != firsts.end() ? *fixed : firsts.front())->trips.lo, hi, firsts.front()->trips.step};
+    out.loops = static_cast<int>(segments.size());
+    why = positive_step(f, loops[order.front()], out.guards);
+    if (!why.empty()) return why;
+    Writer w(f, loops[order.front()], *slices.front(), out.axis, 1, false, stashes, out);
+    for (const Member *m : g) {
+        w.select(segments[static_cast<size_t>(std::find(order.begin(), order.end(), m->loop) - order.begin())]);
+        const ir::Op &atomic = f.ops[m->op];
+        const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
+        if (w.varies(atomic.operands[0]) || (mask != ir::kNoValue && w.varies(mask)))
+            return "its address or mask is computed from tl.program_id(" + std::to_string(out.axis) + ")";
+    }
+    w.run_segments(segments, params);
+    const std::string problem = ir::verify(out.fn);
+    if (!problem.empty()) return "internal: the transposed kernel is not valid IR: " + problem;
+    return "";
+}
+
 // Whether group `g` transposes as one kernel; fills `out` when it does, else returns why not.
 // `stashes`: the stash of every value a group's slice stashes (named here when new); `likes`: for
 // each value this group's kernel loads from one, what its slice converts it like (stash.h).
@@ -749,6 +1126,8 @@ std::string transpose_group(const ir::Function &f, const Group &g, const std::se
                             std::map<ValueId, Stash> &stashes, std::map<ValueId, std::string> &likes, Transposed &out) {
     const std::vector<ir::Loop> loops = ir::loops(f);
     const Member &first = *g.front();
+    if (std::any_of(g.begin(), g.end(), [&](const Member *m) { return m->loop != first.loop || m->moving_start; }))
+        return transpose_segments(f, g, written, from_loops, recompute, stashes, likes, out);
     const ir::Loop &loop = loops[first.loop];
     Slice slice(f, loop, written, from_loops.empty() ? nullptr : &from_loops);
     for (const Member *m : g) {
@@ -822,11 +1201,83 @@ void finish_rest(const ir::Function &f, const std::vector<bool> &kept, std::map<
     t.rest = compact(f, kept, repl);
 }
 
+// Whether every access of `param` is an atomic add directly in a top-level loop, each in another
+// (one buffer's adds in the loops of a chain: transpose_segments).
+bool adds_in_separate_loops(const MemoryParams &m, const std::string &param, const std::vector<ir::Loop> &loops) {
+    std::set<int> seen;
+    for (const Access &x : m.accesses) {
+        if (x.param != param) continue;
+        const int l = innermost(loops, x.op);
+        if (x.kind != OpKind::AtomicAdd || l < 0 || loops[l].parent >= 0 || !seen.insert(l).second) return false;
+    }
+    return true;
+}
+
+// One kernel per (loop, shared axis): the adds of one loop body share their slice's work; groups
+// that add to one buffer in different loops are one (transpose_segments). The adds to a buffer in
+// `refused` stay atomic.
+std::vector<Group> group_members(const std::vector<Member> &members, const std::set<std::string> &refused) {
+    std::vector<Group> groups;
+    for (const Member &mem : members) {
+        if (refused.count(mem.param)) continue;
+        auto g = std::find_if(groups.begin(), groups.end(), [&](const Group &x) {
+            return x.front()->axis == mem.axis && std::any_of(x.begin(), x.end(), [&](const Member *y) {
+                       return y->loop == mem.loop || y->param == mem.param;
+                   });
+        });
+        if (g == groups.end()) {
+            groups.push_back({&mem});
+            continue;
+        }
+        g->push_back(&mem);
+        // The new member may join this group to a later one (its loop there, its buffer here).
+        for (auto h = std::next(g); h != groups.end();) {
+            const bool shares = std::any_of(h->begin(), h->end(), [&](const Member *y) {
+                return std::any_of(g->begin(), g->end(),
+                                   [&](const Member *z) { return y->loop == z->loop || y->param == z->param; });
+            });
+            if (!shares) {
+                ++h;
+                continue;
+            }
+            g->insert(g->end(), h->begin(), h->end());
+            h = groups.erase(h);
+        }
+    }
+    for (Group &g : groups)
+        std::sort(g.begin(), g.end(), [](const Member *x, const Member *y) { return x->op < y->op; });
+    return groups;
+}
+
+// A refused group tried in parts: one loop's adds member by member; a group over several loops as
+// each buffer's adds in several loops together, and each loop's other adds together (the groups
+// they were before they were joined).
+std::vector<Group> split(const Group &g) {
+    auto in_several = [&](const Member *m) {
+        return std::any_of(g.begin(), g.end(),
+                           [&](const Member *x) { return x->param == m->param && x->loop != m->loop; });
+    };
+    const bool several = std::any_of(g.begin(), g.end(), in_several);
+    std::vector<Group> parts;
+    for (const Member *m : g) {
+        auto p = std::find_if(parts.begin(), parts.end(), [&](const Group &x) {
+            if (in_several(m) || in_several(x.front())) return x.front()->param == m->param;
+            return several && x.front()->loop == m->loop;
+        });
+        if (p == parts.end())
+            parts.push_back({m});
+        else
+            p->push_back(m);
+    }
+    return parts;
+}
+
 std::string transposed_text(const Transposed &t) {
     std::string s = join(t.params, ", ") + ": transposed" + (t.params.size() > 1 ? " in one kernel" : "") +
                     ": grid axis " + std::to_string(t.axis) + " of size " + t.trips.str() + ", " +
                     std::to_string(t.trips.per) + " iteration" + (t.trips.per > 1 ? "s" : "") +
-                    " per program, each summing over " + t.grid_param + " programs";
+                    " per program, each summing over " + t.grid_param + " programs" +
+                    (t.loops > 1 ? " in each of " + std::to_string(t.loops) + " loops" : "");
     if (!t.widening.name.empty())
         s += ", with " + t.widening.name + " " + std::to_string(t.widening.width) + " times its value";
     else if (!t.unwidened.empty())
@@ -870,31 +1321,25 @@ Transposition transpose_loops(const ir::Function &f, const std::set<std::string>
     Affine a(f);
     std::vector<Member> members;
     std::map<int, std::string> lines;  // op -> its report line, in op order
+    std::set<std::string> refused;  // a buffer with an add that stays atomic keeps all of them
     for (const Access &x : m.accesses) {
         if (x.kind != OpKind::AtomicAdd || innermost(loops, x.op) < 0) continue;
         const auto n =
             std::count_if(m.accesses.begin(), m.accesses.end(), [&](const Access &y) { return y.param == x.param; });
         std::string why = keep.count(x.param) ? "other launches add to its shadow"
-                          : n != 1            ? "the kernel accesses that buffer more than once"
-                                              : "";
+                          : n != 1 && !adds_in_separate_loops(m, x.param, loops)
+                              ? "the kernel accesses that buffer more than once"
+                              : "";
         Member member;
         if (why.empty()) why = qualify(f, a, x.op, x.param, written, from, member);
-        if (why.empty())
+        if (why.empty()) {
             members.push_back(std::move(member));
-        else
+        } else {
             lines[x.op] = x.param + ": not transposed: " + why + "\n";
+            refused.insert(x.param);
+        }
     }
-    // One kernel per (loop, shared axis): the adds of one loop body share their slice's work.
-    std::vector<Group> groups;
-    for (const Member &mem : members) {
-        auto g = std::find_if(groups.begin(), groups.end(), [&](const Group &x) {
-            return x.front()->loop == mem.loop && x.front()->axis == mem.axis;
-        });
-        if (g == groups.end())
-            groups.push_back({&mem});
-        else
-            g->push_back(&mem);
-    }
+    std::vector<Group> groups = group_members(members, refused);
     std::vector<bool> kept(f.ops.size(), true);
     std::map<ValueId, Stash> stashes;
     std::map<ValueId, std::set<std::string>> likes;  // per stashed value, its transposed kernels' likes
@@ -906,8 +1351,9 @@ Transposition transpose_loops(const ir::Function &f, const std::set<std::string>
         std::map<ValueId, std::string> group_likes;
         const std::string why =
             transpose_group(f, g, written, from, max_copies, widen, recompute, stashes, group_likes, out);
-        if (!why.empty() && g.size() > 1) {
-            for (const Member *mem : g) groups.push_back({mem});
+        const std::vector<Group> parts = split(g);
+        if (!why.empty() && parts.size() > 1) {
+            groups.insert(groups.end(), parts.begin(), parts.end());
             continue;
         }
         if (!why.empty()) {

@@ -25,6 +25,16 @@
 // must be computable on the host from the launch's integer arguments and constexprs (they size the
 // grid). Values that do not depend on p_g are computed once, before the loop over p_g.
 //
+// One buffer's adds in several top-level loops (the Triton tutorial's causal attention runs its key
+// loop below the diagonal, then on it, and adds dK and dV in both) transpose into one kernel when the
+// loops start at one value and step alike and the adds are at one address as a function of the loop
+// variable (same_in_loops.h): program t owns the value x = lo + t·step and sums, loop after loop,
+// over the programs whose loop has x. A loop whose start also rises with p_g (the diagonal block,
+// `range(p·BLOCK_M, (p + 1)·BLOCK_M, BLOCK_N)`) is walked by its variable's value: its programs are
+// those with lo(p) <= x < hi(p), found by binary searches, under the guard that lo moves by whole
+// steps per program; its adds are proved disjoint by the proof of the buffer's add in a loop whose
+// start is the same for every program.
+//
 // A loop whose end rises with p_g (rising_end.h: a causal attention's `hi = min((start_m + 1) *
 // BLOCK_M, N)`, a triangular loop's `range(0, p + 1)`), whose start is computable on the host and
 // whose step is a positive constant, has iteration i in programs p_lo .. G-1 only: the grid is sized
@@ -66,6 +76,10 @@ struct Transposed {
     std::vector<int> kept;  // the other grid axes the kernel reads, which keep their programs
     std::string grid_param;  // the scalar parameter receiving G, the forward grid's size along `axis`
     TripCount trips;  // the new grid's size along `axis` (trips.per: iterations per program)
+    // How many of the forward's loops add to its buffers: more than one where a buffer's adds are
+    // in the loops of a chain (the stages of a causal attention's key loop), each program then
+    // owning one value of the loops' variable in all of them.
+    int loops = 1;
     // Launched with constexpr `widening.name` widened (widen.h): each program owns a tile that many
     // iterations wide, and `trips` is evaluated with that value; name "" when not widened, then
     // `unwidened` says why (empty when widening was not tried).

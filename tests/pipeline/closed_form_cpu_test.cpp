@@ -120,6 +120,26 @@ TEST(SavedResiduals, KlDivInALaunchNode) {
     EXPECT_EQ(tad::test::count(k, "for start in range(0, V, BLOCK_V):"), 2) << k;
 }
 
+// A chain of two loops whose first adds rowsum(p·w) with w < 0 to l: the closed form holds (the
+// gradients match), but l may end negative, so generate saves no m + log(l) for the backward (NaN
+// gradients, before: a review's probe).
+TEST(ClosedFormChains, ASignedSumSavesNoLogsumexp) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src =
+        tad::test::generate_and_verify("tests/pipeline/data/closed_form/chain_signed_sum.py", "chain", 2);
+    EXPECT_FALSE(has(src, "_tad_tl.store(TAD_SAVED")) << src;
+}
+
+// A loop that starts from an earlier online softmax's maximum but restarts its sums at zero is no
+// chain (the earlier loop's l is read by a store); it has the closed form on its own, so generate
+// saves its logsumexp and the backward reads it back (before, the failed chain refused it).
+TEST(ClosedFormChains, SumsRestartedAtZeroStandAlone) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src =
+        tad::test::generate_and_verify("tests/pipeline/data/closed_form/restart_after_logsumexp.py", "restart", 2);
+    EXPECT_TRUE(has(src, "_tad_tl.store(TAD_SAVED_0__BLOCK_M + (_tad_tl.program_id(0)) * BLOCK_M")) << src;
+}
+
 // Attention whose forward stores O but no logsumexp, with a row vector of maxima per program:
 // generate saves m + log(l) as a BLOCK_M tile per program, and the backward reads it and O back
 // (FlashAttention-2's form: the key loop runs once, for the gradients).

@@ -13,7 +13,10 @@
 // iteration (passes/rising_end.h). The Triton
 // tutorial's matmul (offsets wrapped `% M`, `% N`) transposes once its adds are unwrapped
 // (passes/unwrap_adds.h). Kernels without masks (the tutorials' attention, a batched GEMV) transpose
-// under the guard that the loop's step divides its range, which bounds their tiles.
+// under the guard that the loop's step divides its range, which bounds their tiles. Adds to one
+// buffer in two loops (the tutorial's causal attention and a block-causal GEMV, each with its key
+// loop in two stages, the diagonal block's start moving with the program id) transpose into one
+// kernel that sums both loops' adds.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -121,6 +124,16 @@ INSTANTIATE_TEST_SUITE_P(
              "grid_ = _regrid(launches[0].grid, 0, len(range(0, a[\"N\"], a[\"BLOCK_N\"])))\n            "
              "_zero_unless_covered(d_k, ",
              "1", "a[\"BLOCK_N\"]*_tdiv(a[\"N\"], a[\"BLOCK_N\"]) >= a[\"N\"] and a[\"stride_n\"] >= a[\"HEAD_DIM\"]"},
+        Case{"flash_attention_tutorial_causal", "tests/pipeline/data/transpose/flash_attention_tutorial.py",
+             "_attn_fwd_bwd_STAGE_3_DV_DK[_regrid(launches[0].grid, 0, len(range(0, max((((launches[0].grid + (1, "
+             "1))[0] - 1) + 1) * a[\"BLOCK_M\"], ((launches[0].grid + (1, 1))[0] - 1) * a[\"BLOCK_M\"]), "
+             "a[\"BLOCK_N\"])))]",
+             "1", "    for start_m in range(first, first_1):\n"},
+        Case{"causal_gemv_two_stage", "tests/pipeline/data/transpose/causal_gemv_two_stage.py",
+             "_causal_gemv_bwd_DW[_regrid(launches[0].grid, 0, len(range(0, max((((launches[0].grid + (1, 1))[0] - "
+             "1) + 1) * a[\"BLOCK_M\"], ((launches[0].grid + (1, 1))[0] - 1) * a[\"BLOCK_M\"]), "
+             "a[\"BLOCK_N\"])))]",
+             "0", "    for pid in range(first, first_1):\n"},
         Case{"bgemv_unmasked", "tests/pipeline/data/transpose/bgemv_unmasked.py",
              "_bgemv_bwd_DW[_regrid(launches[0].grid, 0, _cdiv(len(range(0, a[\"N\"], a[\"BLOCK_N\"])), 8))]", "0",
              "a[\"BLOCK_N\"]*_tdiv(a[\"N\"], a[\"BLOCK_N\"]) >= a[\"N\"] and a[\"stride_wh\"] >= a[\"N\"]"},
