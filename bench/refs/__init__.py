@@ -23,6 +23,7 @@ BY_FILE = {
     "group_norm": "group_norm",
     "matmul_tutorial": "matmul",
     "layernorm_loops": "layernorm",
+    "flash_attention_tutorial": "flash_attention",
 }
 
 

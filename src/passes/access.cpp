@@ -739,9 +739,8 @@ bool writes_apart(const ir::Function &f, Affine &a, const std::vector<ir::ValueI
 }
 
 // Guards that step S divides `range` (a polynomial of names): per term, S divides one of its names
-// (S·(n // S) >= n), or its coefficient where it has only grid sizes; false where a term gives no
-// such name.
-bool divides_guards(const Poly &range, const std::string &s, std::vector<Inequality> *guards) {
+// (S·(n // S) >= n), or its coefficient where it has only grid sizes.
+void divides_guards(const Poly &range, const std::string &s, std::vector<Inequality> *guards) {
     const Poly step = Poly::symbol(s);
     for (const auto &[names, coeff] : range.terms()) {
         auto n = std::find_if(names.begin(), names.end(), [](const std::string &x) {
@@ -753,7 +752,6 @@ bool divides_guards(const Poly &range, const std::string &s, std::vector<Inequal
                            n != names.end() ? Poly::symbol(name) : Poly::constant(coeff < 0 ? -coeff : coeff)};
         if (std::find(guards->begin(), guards->end(), g) == guards->end()) guards->push_back(g);
     }
-    return true;
 }
 
 // The bounds a loop's range gives an address of type t inside it where no mask bounds it: a loop
@@ -774,7 +772,8 @@ std::vector<Bound> loop_bounds(const ir::Function &f, Affine &a, int loop, const
         return {};
     std::vector<Inequality> conditions;
     std::optional<Poly> extent = range ? std::optional<Poly>(*range) : loop_extent(f, a, loop, axes, &conditions);
-    if (!extent || !divides_guards(*extent, step.name, &conditions)) return {};
+    if (!extent) return {};
+    divides_guards(*extent, step.name, &conditions);
     guards->insert(guards->end(), conditions.begin(), conditions.end());
     const Poly c = Poly::symbol(step.name);
     std::vector<Bound> out;
@@ -833,25 +832,35 @@ bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::Val
         if (nonnegative(b.form)) bounds.push_back(b);
     std::vector<Digit> extra;
     if (ptrs.size() > 1) extra.push_back(apart);
+    alternatives->clear();
+    auto add = [&](const Proof &inner, const std::vector<Proof> &proofs, const std::vector<Inequality> &first) {
+        for (const Proof &p : proofs) {
+            std::vector<Inequality> g = first;
+            g.insert(g.end(), inner.guards.begin(), inner.guards.end());
+            g.insert(g.end(), p.guards.begin(), p.guards.end());
+            if (std::find(alternatives->begin(), alternatives->end(), g) == alternatives->end())
+                alternatives->push_back(g);
+        }
+    };
     Proof inner;
-    std::vector<Proof> proofs = distinct_proofs(f, a, addr, bounds, t, extra, &inner, why);
+    add(inner, distinct_proofs(f, a, addr, bounds, t, extra, &inner, why), {});
+    // Where no mask bounds the loop's tiles on their own (no mask, or only a bound on a wider
+    // compound: a descriptor's rows), the loop's range gives more alternatives.
     std::vector<Inequality> divides;
-    const std::vector<Bound> tiles =
-        proofs.empty() ? loop_bounds(f, a, loop, axes, t, range, &divides) : std::vector<Bound>{};
+    const bool bounded = std::any_of(bounds.begin(), bounds.end(), [&](const Bound &b) {
+        return b.form.terms.count({IndexVar::Iteration, loop}) &&
+               std::all_of(b.form.terms.begin(), b.form.terms.end(), [&](const auto &term) {
+                   return term.first.kind == IndexVar::Lane || term.first == IndexVar{IndexVar::Iteration, loop};
+               });
+    });
+    const std::vector<Bound> tiles = bounded ? std::vector<Bound>{} : loop_bounds(f, a, loop, axes, t, range, &divides);
     if (!tiles.empty()) {
         bounds.insert(bounds.end(), tiles.begin(), tiles.end());
         std::string unproved;
-        proofs = distinct_proofs(f, a, addr, bounds, t, extra, &inner, &unproved);
-        inner.guards.insert(inner.guards.begin(), divides.begin(), divides.end());
+        const std::vector<Proof> proofs = distinct_proofs(f, a, addr, bounds, t, extra, &inner, &unproved);
+        add(inner, proofs, divides);
     }
-    if (proofs.empty()) return false;
-    alternatives->clear();
-    for (const Proof &p : proofs) {
-        std::vector<Inequality> g = inner.guards;
-        g.insert(g.end(), p.guards.begin(), p.guards.end());
-        alternatives->push_back(g);
-    }
-    return true;
+    return !alternatives->empty();
 }
 
 std::optional<Poly> loop_extent(const ir::Function &f, Affine &a, int loop, const std::vector<int> &axes,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
+#include <set>
 
 #include "passes/access.h"
 #include "passes/online_softmax_internal.h"
@@ -89,9 +90,40 @@ std::vector<ValueId> conjuncts(const ir::Function &f, ValueId v) {
     return a;
 }
 
-// A predicate of one row (or of the whole program, axis -1): a value of rank 0 or 1, or of a shape
-// with one dim above 1 (`rows[:, None] < N`), through broadcasts and expand_dims; `axis`: where its
-// dim is in v.
+// The dims along which v's elements may differ: a broadcast's new dims and the dims it widens from 1
+// do not, an aranged tile's one dim does, and an elementwise op's are its operands'; anything else
+// (a load, a reduction, a dot) may differ along every dim of its type.
+std::set<int> varying_dims(const ir::Function &f, ValueId v) {
+    const ir::Op &op = f.def(v);
+    const ir::Type &t = f.type(v);
+    const int rank = static_cast<int>(t.rank());
+    std::set<int> out;
+    if (rank == 0 || op.kind == OpKind::Const) return out;
+    if (op.kind == OpKind::Arange) return {0};
+    if (op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims) {
+        const ir::Type &from = f.type(op.operands[0]);
+        for (int d : varying_dims(f, op.operands[0]))
+            if (from.shape[static_cast<size_t>(d)].value != 1) out.insert(row_axis_after(f, op, d));
+        return out;
+    }
+    const ir::OpClass cls = ir::op_info(op.kind).cls;
+    const bool elementwise = cls == ir::OpClass::Unary || cls == ir::OpClass::Binary || cls == ir::OpClass::Compare ||
+                             cls == ir::OpClass::Logical || op.kind == OpKind::Cast || op.kind == OpKind::Where;
+    for (ValueId o : op.operands) {
+        if (!elementwise || !f.type(o).same_shape(t)) {
+            if (!elementwise || f.type(o).rank() != 0)
+                for (int d = 0; d < rank; ++d) out.insert(d);
+            continue;
+        }
+        for (int d : varying_dims(f, o)) out.insert(d);
+    }
+    return out;
+}
+
+// A predicate of one row (or of the whole program, axis -1): a value of rank 0 or 1, or one whose
+// elements differ along one dim only (`rows[:, None] < N`, or a descriptor's bound on the rows of
+// its tile, compared after broadcasting), through broadcasts and expand_dims; `axis`: where its dim
+// is in v.
 bool row_predicate(const ir::Function &f, ValueId v, ValueId *base, int *axis) {
     const ir::Op &op = f.def(v);
     if (op.kind == OpKind::Broadcast || op.kind == OpKind::ExpandDims) {
@@ -99,8 +131,12 @@ bool row_predicate(const ir::Function &f, ValueId v, ValueId *base, int *axis) {
         *axis = row_axis_after(f, op, *axis);
         return true;
     }
-    const int varying = varying_axis(f.type(v));
-    if (f.type(v).rank() > 1 && varying == -2) return false;
+    int varying = varying_axis(f.type(v));
+    if (f.type(v).rank() > 1 && varying == -2) {
+        const std::set<int> dims = varying_dims(f, v);
+        if (dims.size() > 1) return false;
+        varying = dims.empty() ? -1 : *dims.begin();
+    }
     *base = v;
     *axis = f.type(v).rank() <= 1 ? f.type(v).rank() - 1 : varying;
     return true;

@@ -118,7 +118,13 @@ std::string Poly::str(const std::function<std::string(const std::string &)> &nam
         int64_t mag = c < 0 ? -c : c;
         s += s.empty() ? (c < 0 ? "-" : "") : (c < 0 ? " - " : " + ");
         std::string factors;
-        for (const std::string &n : names) factors += (factors.empty() ? "" : "*") + name(n);
+        const bool product = names.size() > 1 || mag != 1;
+        for (const std::string &n : names) {
+            // A quotient spelled n//d reads as a floor of the whole product unless parenthesized.
+            const std::string spelled = name(n);
+            const bool quotient = product && spelled.find("//") != std::string::npos;
+            factors += (factors.empty() ? "" : "*") + (quotient ? "(" + spelled + ")" : spelled);
+        }
         if (factors.empty())
             s += std::to_string(mag);
         else

@@ -12,7 +12,7 @@ bool SameInLoops::operator()(ir::ValueId x, ir::ValueId y, int lx, int ly) {
     using ir::OpKind;
     if (x == y) return true;
     if (x == ir::kNoValue || y == ir::kNoValue) return false;
-    const auto key = std::make_pair(x, y);
+    const auto key = std::make_tuple(x, y, lx, ly);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
     const int ox = f_.values[x].def_op, oy = f_.values[y].def_op;
     const ir::Loop &a = loops_[static_cast<size_t>(lx)], &b = loops_[static_cast<size_t>(ly)];

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -29,7 +30,7 @@ private:
     const ir::Function &f_;
     const std::vector<ir::Loop> &loops_;
     std::function<bool(const ir::Op &)> read_only_;
-    std::map<std::pair<ir::ValueId, ir::ValueId>, bool> memo_;
+    std::map<std::tuple<ir::ValueId, ir::ValueId, int, int>, bool> memo_;
 };
 
 }  // namespace tad::passes

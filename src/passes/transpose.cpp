@@ -211,19 +211,20 @@ public:
         sum_and_store(atomics);
     }
 
-    // The kernel of several segments; `params`: each add's buffer (one accumulator per buffer,
-    // stored through its first add's address).
-    void run_segments(const std::vector<Segment> &segments, const std::map<int, std::string> &params) {
+    // The kernel of several segments; `params`: each add's buffer (one accumulator per buffer);
+    // `store_at`: per buffer, the add through whose address and mask the sum is stored (one in a
+    // loop whose start is fixed: its address does not vary with p).
+    void run_segments(const std::vector<Segment> &segments, const std::map<int, std::string> &params,
+                      const std::map<std::string, int> &store_at) {
         std::vector<const Slice *> slices;
         for (const Segment &s : segments) slices.push_back(s.slice);
         begin_kernel(slices);
         iterations();
         std::vector<std::string> names;  // one accumulator per buffer, in the order of their first adds
-        std::map<std::string, int> first;  // buffer -> its first add
         std::vector<ValueId> accs;
         for (const Segment &s : segments)
             for (int op : s.atomics)
-                if (first.emplace(params.at(op), op).second) {
+                if (std::find(names.begin(), names.end(), params.at(op)) == names.end()) {
                     names.push_back(params.at(op));
                     accs.push_back(zero_like(op));
                 }
@@ -237,7 +238,7 @@ public:
             }
         }
         for (size_t k = 0; k < names.size(); ++k) {
-            const ir::Op &atomic = f_.ops[first.at(names[k])];
+            const ir::Op &atomic = f_.ops[store_at.at(names[k])];
             b_.loc = atomic.loc;
             ValueId mask = covered.at(names[k]);
             const ir::Type &like = f_.type(atomic.operands[0]);
@@ -264,7 +265,8 @@ public:
             if (d == loop_->begin) return false;
             if (!slice_->inductions().count(d)) return std::nullopt;
             const auto &[init, amount] = slice_->inductions().at(d);
-            return varies(init) || (amount != ir::kNoValue && varies(amount));
+            // Where the start moves, how far a carried value has advanced at x depends on p.
+            return varies(init) || (amount != ir::kNoValue && (moving_ || varies(amount)));
         });
     }
 
@@ -277,6 +279,7 @@ private:
     bool rising_;  // the loop's end rises with the axis' program id (one copy then)
     bool moving_ = false;  // the segment's start rises with it too: its variable is x, not lo + t·step
     ValueId has_x_ = ir::kNoValue;  // several segments: whether some program's loop has x
+    ValueId moving_iteration_ = ir::kNoValue;  // inside a moving start's loop over p: its iteration at x
     Transposed &out_;
     ir::Builder b_;
     std::vector<std::vector<ValueId>> maps_;  // per copy; values that do not move live in copy 0's
@@ -356,6 +359,11 @@ private:
         name_program();
         std::vector<ValueId> args, next;
         for (size_t k = 0; k < accs.size(); ++k) args.push_back(b_.loop_arg(accs[k], static_cast<int>(k)));
+        if (s.moving_start) {  // the iteration at x differs among the programs: (x - lo(p)) / step
+            std::map<ValueId, ValueId> local;
+            const ValueId start = at_program(begin.operands[0], program_, local);
+            moving_iteration_ = b_.binary(OpKind::Div, b_.binary(OpKind::Sub, x, start), emit(begin.operands[2], 0));
+        }
         next = args;
         for (int op : s.atomics) {
             const size_t k = static_cast<size_t>(std::find(names.begin(), names.end(), params.at(op)) - names.begin());
@@ -370,7 +378,9 @@ private:
         const int loop_start = out_.fn.values[program_].def_op;
         for (ValueId &v : maps_[0])  // computed inside this loop over p: the next segment computes its own
             if (v != ir::kNoValue && out_.fn.values[v].def_op >= loop_start) v = ir::kNoValue;
-        has_x_ = ir::kNoValue;
+        for (auto it = offsets_[0].begin(); it != offsets_[0].end();)
+            it = out_.fn.values[it->second].def_op >= loop_start ? offsets_[0].erase(it) : std::next(it);
+        has_x_ = moving_iteration_ = ir::kNoValue;
         return has;
     }
 
@@ -399,7 +409,7 @@ private:
     ValueId times_iteration(ValueId amount, bool pointer, int c) {
         const ir::Type t = out_.fn.type(amount);  // a copy: the builder grows the value table
         const ir::DType dt = pointer ? ir::DType::I64 : t.elem;
-        ValueId i = b_.cast(iteration_[c], dt);
+        ValueId i = b_.cast(moving_iteration_ != ir::kNoValue ? moving_iteration_ : iteration_[c], dt);
         if (!t.scalar()) i = b_.broadcast(i, t.shape);
         return b_.binary(OpKind::Mul, i, b_.cast(amount, dt));
     }
@@ -710,21 +720,43 @@ std::string tiles_cover_the_bound(const ir::Function &f, Affine &a, const ir::Op
     return same ? "" : "its loop's tiles of " + c + " may end before or after its mask bound " + bound->str();
 }
 
-// The grid axes whose program ids `values` read other than through the variable of the loop that
-// op `begin` starts.
-std::set<int> axes_read(const ir::Function &f, const std::vector<ValueId> &values, int begin) {
-    std::set<int> axes, seen;
-    std::vector<ValueId> work;
-    for (ValueId v : values)
-        if (v != ir::kNoValue) work.push_back(v);
-    while (!work.empty()) {
-        const int d = f.values[work.back()].def_op;
-        work.pop_back();
-        if (d == begin || !seen.insert(d).second) continue;
-        if (f.ops[d].kind == OpKind::ProgramId) axes.insert(f.ops[d].axis);
-        work.insert(work.end(), f.ops[d].operands.begin(), f.ops[d].operands.end());
+// Whether `form` reads program id p of the axis whose program ids a loop's start lo = lo(0) + c·p
+// moves with only through the loop variable x = lo + S·i: its p and i coefficients a_p, a_i with
+// a_p·S = a_i·c (then it is a function of x: a_i/S·(x - lo(0)) plus the rest).
+bool through_variable(const Form &form, int axis, int loop, const Poly &c, const Poly &step) {
+    const auto p = form.terms.find(IndexVar{IndexVar::Program, axis});
+    const auto i = form.terms.find(IndexVar{IndexVar::Iteration, loop});
+    const Poly ap = p == form.terms.end() ? Poly() : p->second, ai = i == form.terms.end() ? Poly() : i->second;
+    for (const auto &[v, coeff] : form.terms)
+        if ((v.kind == IndexVar::Quotient || v.kind == IndexVar::Remainder) && v.n == axis) return false;
+    return form.affine && ap * step == ai * c;
+}
+
+// For an add in a loop whose start moves with one axis' program id: "" where its address and mask
+// read that program id only through the loop variable (the address's or a bound's p and i terms in
+// proportion, through_variable), and that axis is taken out of `read`; else why not.
+std::string follows_the_variable(const ir::Function &f, Affine &a, const ir::Loop &loop, int l, const ir::Op &atomic,
+                                 std::set<int> *read) {
+    const ir::Op &begin = f.ops[loop.begin];
+    const Form &lo = a.of(begin.operands[0]);
+    const ir::Op &step = f.def(begin.operands[2]);
+    if (!lo.affine || lo.terms.size() != 1 || lo.terms.begin()->first.kind != IndexVar::Program ||
+        step.kind != OpKind::Const)
+        return "its loop's start is not the same multiple of a program id plus a value the same for every program";
+    const int axis = lo.terms.begin()->first.n;
+    const Poly c = lo.terms.begin()->second;
+    const Poly s = step.name.empty() ? Poly::constant(static_cast<int64_t>(step.fval)) : Poly::symbol(step.name);
+    const std::string id = "tl.program_id(" + std::to_string(axis) + ")";
+    if (!through_variable(a.of(atomic.operands[0]), axis, l, c, s))
+        return "its address reads " + id + " other than through its loop's variable";
+    if (atomic.has_mask) {
+        if (!a.only_bounds(atomic.operands[2])) return "its mask is not a conjunction of bounds on indices";
+        for (const Bound &b : a.bounds(atomic.operands[2]))
+            if (!through_variable(b.form, axis, l, c, s))
+                return "its mask reads " + id + " other than through its loop's variable";
     }
-    return axes;
+    read->erase(axis);
+    return "";
 }
 
 // A loop start that rises with program_id(axis) by whole steps: lo(p) = lo(0) + c·p with c a multiple
@@ -779,9 +811,11 @@ std::string qualify(const ir::Function &f, Affine &a, int op, const std::string 
     const bool moving = cone_any(f, begin.operands[0], program_id);
     // Where the loop's start moves with a program id, the address may read it through the loop
     // variable alone: it is then the same for every program at one value of the variable.
-    const std::set<int> read =
-        moving ? axes_read(f, {atomic.operands[0], atomic.has_mask ? atomic.operands[2] : ir::kNoValue}, loops[l].begin)
-               : addr.axes;
+    std::set<int> read = addr.axes;
+    if (moving) {
+        const std::string why = follows_the_variable(f, a, loops[l], l, atomic, &read);
+        if (!why.empty()) return why;
+    }
     std::vector<int> shared, others;
     for (int axis : program_axes(f)) (read.count(axis) ? others : shared).push_back(axis);
     if (shared.size() != 1)
@@ -971,6 +1005,43 @@ std::string common_range(const std::vector<const Member *> &firsts, HostExpr *hi
     return "";
 }
 
+// `form` as a function of the value of its loop's variable (the group's loops share their start and
+// step): its iteration term under one name for every loop, and for a loop whose start moves with a
+// program id, which the form reads only through the variable (follows_the_variable), without that
+// program id's term.
+Form at_value(Form form, const Member &m) {
+    if (m.moving_start) form.terms.erase(IndexVar{IndexVar::Program, m.axis});
+    const auto i = form.terms.find(IndexVar{IndexVar::Iteration, m.loop});
+    if (i != form.terms.end()) {
+        const Poly c = i->second;
+        form.terms.erase(i);
+        form.terms[IndexVar{IndexVar::Iteration, -1}] = c;
+    }
+    return form;
+}
+
+bool same_form(const Form &x, const Form &y) {
+    return x.affine && y.affine && x.terms == y.terms && x.offset == y.offset;
+}
+
+// Whether adds x and y write one element at one value of their loops' variable: their addresses'
+// affine forms agree as functions of it (at_value), and so do their masks' bounds, one by one (the
+// Triton tutorial's descriptor loads carry their row offset, which a structural comparison cannot
+// match across loops).
+bool same_at_value(const ir::Function &f, Affine &a, const Member &x, const Member &y) {
+    const ir::Op &p = f.ops[x.op], &q = f.ops[y.op];
+    if (!(f.type(p.operands[0]) == f.type(q.operands[0])) || p.has_mask != q.has_mask ||
+        !same_form(at_value(a.of(p.operands[0]), x), at_value(a.of(q.operands[0]), y)))
+        return false;
+    if (!p.has_mask) return true;
+    if (!a.only_bounds(p.operands[2]) || !a.only_bounds(q.operands[2])) return false;
+    const std::vector<Bound> bx = a.bounds(p.operands[2]), by = a.bounds(q.operands[2]);
+    if (bx.size() != by.size()) return false;
+    for (size_t k = 0; k < bx.size(); ++k)
+        if (!same_form(at_value(bx[k].form, x), at_value(by[k].form, y)) || bx[k].bound != by[k].bound) return false;
+    return true;
+}
+
 // Whether p is at least 0 for every launch: nonnegative coefficients of products of grid sizes and
 // constexprs that size tiles.
 bool nonnegative_poly(const ir::Function &f, const Poly &p) {
@@ -992,9 +1063,15 @@ std::optional<Poly> union_extent(const ir::Function &f, Affine &a, const std::ve
         if (!e) return std::nullopt;
         extents.push_back(*e);
     }
+    // The largest where one provably is; else the largest at a large grid and block sizes, with
+    // guards that it is the largest at the launch.
+    auto large = [](const Poly &p) {
+        int64_t v = 0;
+        return p.eval([](const std::string &, int64_t *x) { return *x = 1 << 10, true; }, &v) ? v : 0;
+    };
     Poly r = extents.front();
     for (const Poly &e : extents)
-        if (nonnegative_poly(f, e - r)) r = e;
+        if (nonnegative_poly(f, e - r) || (!nonnegative_poly(f, r - e) && large(e) > large(r))) r = e;
     for (const Poly &e : extents)
         if (!nonnegative_poly(f, r - e)) guards->push_back({r, e});
     return r;
@@ -1024,8 +1101,10 @@ std::string segment_proofs(const ir::Function &f, const std::vector<ir::Loop> &l
         if (!proof) return m->param + "'s adds are all in loops whose start moves with the program id";
         for (const Member *x : g) {
             const ir::Op &p = f.ops[proof->op], &q = f.ops[x->op];
-            if (x->param == m->param && (!same(p.operands[0], q.operands[0], proof->loop, x->loop) ||
-                                         !same(mask(p), mask(q), proof->loop, x->loop)))
+            const bool one = (same(p.operands[0], q.operands[0], proof->loop, x->loop) &&
+                              same(mask(p), mask(q), proof->loop, x->loop)) ||
+                             same_at_value(f, a, *proof, *x);
+            if (x->param == m->param && !one)
                 return "its adds to " + m->param + " at " + op_at(f, proof->op) + " and " + op_at(f, x->op) +
                        " write different elements for one value of their loops' variables";
         }
@@ -1035,11 +1114,15 @@ std::string segment_proofs(const ir::Function &f, const std::vector<ir::Loop> &l
         if (!writes_distinct(f, a, {atomic.operands[0]}, mask(atomic), proof->others, proof->loop, &guards, &why,
                              &extent))
             return why;
-        for (std::vector<Inequality> &alternative : guards)
+        std::vector<std::vector<Inequality>> alternatives;
+        for (std::vector<Inequality> alternative : guards) {
             for (const Inequality &q : conditions)
                 if (std::find(alternative.begin(), alternative.end(), q) == alternative.end()) alternative.push_back(q);
+            if (std::find(alternatives.begin(), alternatives.end(), alternative) == alternatives.end())
+                alternatives.push_back(alternative);
+        }
         out.params.push_back(m->param);
-        out.guards.push_back(guards);
+        out.guards.push_back(alternatives);
     }
     return "";
 }
@@ -1075,10 +1158,6 @@ std::string transpose_segments(const ir::Function &f, const Group &g, const std:
         }
         std::string why = recomputation(f, in, *slices.back(), loops[l], recompute);
         if (!why.empty()) return why;
-        for (const auto &[d, induction] : slices.back()->inductions())
-            if (seg.moving_start && induction.second != ir::kNoValue)
-                return "loop-carried value '" + f.values[f.ops[d].result].name + "' advances in the " +
-                       op_at(f, loops[l].begin) + ", whose start moves with the program id";
         name_stashes(f, *slices.back(), stashes);
         for (ValueId v : slices.back()->stashed()) likes[v] = converted_like(f, v, slices.back()->ops());
         segments.push_back(seg);
@@ -1105,14 +1184,16 @@ std::string transpose_segments(const ir::Function &f, const Group &g, const std:
     why = positive_step(f, loops[order.front()], out.guards);
     if (!why.empty()) return why;
     Writer w(f, loops[order.front()], *slices.front(), out.axis, 1, false, stashes, out);
+    std::map<std::string, int> store_at;  // the first add of each buffer in a loop with a fixed start
     for (const Member *m : g) {
+        if (m->moving_start || !store_at.emplace(m->param, m->op).second) continue;
         w.select(segments[static_cast<size_t>(std::find(order.begin(), order.end(), m->loop) - order.begin())]);
         const ir::Op &atomic = f.ops[m->op];
         const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
         if (w.varies(atomic.operands[0]) || (mask != ir::kNoValue && w.varies(mask)))
             return "its address or mask is computed from tl.program_id(" + std::to_string(out.axis) + ")";
     }
-    w.run_segments(segments, params);
+    w.run_segments(segments, params, store_at);
     const std::string problem = ir::verify(out.fn);
     if (!problem.empty()) return "internal: the transposed kernel is not valid IR: " + problem;
     return "";
@@ -1232,10 +1313,11 @@ std::vector<Group> group_members(const std::vector<Member> &members, const std::
         g->push_back(&mem);
         // The new member may join this group to a later one (its loop there, its buffer here).
         for (auto h = std::next(g); h != groups.end();) {
-            const bool shares = std::any_of(h->begin(), h->end(), [&](const Member *y) {
-                return std::any_of(g->begin(), g->end(),
-                                   [&](const Member *z) { return y->loop == z->loop || y->param == z->param; });
-            });
+            const bool shares = h->front()->axis == mem.axis && std::any_of(h->begin(), h->end(), [&](const Member *y) {
+                                    return std::any_of(g->begin(), g->end(), [&](const Member *z) {
+                                        return y->loop == z->loop || y->param == z->param;
+                                    });
+                                });
             if (!shares) {
                 ++h;
                 continue;
@@ -1247,6 +1329,17 @@ std::vector<Group> group_members(const std::vector<Member> &members, const std::
     for (Group &g : groups)
         std::sort(g.begin(), g.end(), [](const Member *x, const Member *y) { return x->op < y->op; });
     return groups;
+}
+
+// "" where group g holds every add to each buffer it writes (the kernel stores the buffer: an add
+// left elsewhere would be overwritten), else why not.
+std::string owns_its_buffers(const ir::Function &f, const Group &g, const std::vector<Member> &members,
+                             const std::set<std::string> &refused) {
+    for (const Member &m : members)
+        if (std::any_of(g.begin(), g.end(), [&](const Member *x) { return x->param == m.param; }) &&
+            (refused.count(m.param) || std::find(g.begin(), g.end(), &m) == g.end()))
+            return "its add at " + op_at(f, m.op) + " is not summed by the same kernel";
+    return "";
 }
 
 // A refused group tried in parts: one loop's adds member by member; a group over several loops as
@@ -1339,6 +1432,13 @@ Transposition transpose_loops(const ir::Function &f, const std::set<std::string>
             refused.insert(x.param);
         }
     }
+    // A buffer added to in several loops, shared along different grid axes, would need two kernels
+    // that both store it.
+    for (const Member &x : members)
+        for (const Member &y : members)
+            if (x.param == y.param && x.axis != y.axis && refused.insert(x.param).second)
+                lines[x.op] = x.param + ": not transposed: its adds in the " + op_at(f, loops[x.loop].begin) +
+                              " and the " + op_at(f, loops[y.loop].begin) + " are shared along different grid axes\n";
     std::vector<Group> groups = group_members(members, refused);
     std::vector<bool> kept(f.ops.size(), true);
     std::map<ValueId, Stash> stashes;
@@ -1349,10 +1449,10 @@ Transposition transpose_loops(const ir::Function &f, const std::set<std::string>
         const Group g = groups[i];
         Transposed out;
         std::map<ValueId, std::string> group_likes;
-        const std::string why =
-            transpose_group(f, g, written, from, max_copies, widen, recompute, stashes, group_likes, out);
-        const std::vector<Group> parts = split(g);
-        if (!why.empty() && parts.size() > 1) {
+        std::string why = transpose_group(f, g, written, from, max_copies, widen, recompute, stashes, group_likes, out);
+        if (why.empty()) why = owns_its_buffers(f, g, members, refused);
+        const std::vector<Group> parts = why.empty() ? std::vector<Group>{} : split(g);
+        if (parts.size() > 1) {
             groups.insert(groups.end(), parts.begin(), parts.end());
             continue;
         }

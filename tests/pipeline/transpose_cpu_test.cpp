@@ -16,7 +16,9 @@
 // under the guard that the loop's step divides its range, which bounds their tiles. Adds to one
 // buffer in two loops (the tutorial's causal attention and a block-causal GEMV, each with its key
 // loop in two stages, the diagonal block's start moving with the program id) transpose into one
-// kernel that sums both loops' adds.
+// kernel that sums both loops' adds; also where, as in the current tutorial, the loads go through
+// tensor descriptors at row offsets the loops carry (the diagonal loop's offset at a key block
+// differs among the query blocks: it is computed per block).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -129,6 +131,11 @@ INSTANTIATE_TEST_SUITE_P(
              "1))[0] - 1) + 1) * a[\"BLOCK_M\"], ((launches[0].grid + (1, 1))[0] - 1) * a[\"BLOCK_M\"]), "
              "a[\"BLOCK_N\"])))]",
              "1", "    for start_m in range(first, first_1):\n"},
+        Case{"flash_attention_descriptors", "tests/pipeline/data/transpose/flash_attention_descriptors.py",
+             "_attn_fwd_bwd_STAGE_3_DV_DK[_regrid(launches[0].grid, 0, len(range(0, max((((launches[0].grid + (1, "
+             "1))[0] - 1) + 1) * a[\"BLOCK_M\"], ((launches[0].grid + (1, 1))[0] - 1) * a[\"BLOCK_M\"]), "
+             "a[\"BLOCK_N\"])))]",
+             "1", "    for start_m in range(first, first_1):\n"},
         Case{"causal_gemv_two_stage", "tests/pipeline/data/transpose/causal_gemv_two_stage.py",
              "_causal_gemv_bwd_DW[_regrid(launches[0].grid, 0, len(range(0, max((((launches[0].grid + (1, 1))[0] - "
              "1) + 1) * a[\"BLOCK_M\"], ((launches[0].grid + (1, 1))[0] - 1) * a[\"BLOCK_M\"]), "
@@ -146,6 +153,21 @@ INSTANTIATE_TEST_SUITE_P(
              "        _gemv_bwd_DW[grid_]",
              "0", "_tiles=((\"BLOCK_M\", \"G\", 0),)"}),
     [](const auto &info) { return std::string(info.param.name); });
+
+// One buffer's adds in two loops are summed by one kernel or stay atomic: a grid of two axes whose
+// buffers are shared along either (W and V along axis 0, A along axis 1, W and A in both loops), and
+// a buffer shared along axis 0 in one loop and axis 1 in the other (atomic).
+TEST(TransposeCpuLoops, EachBufferIsStoredByOneKernel) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    ScopedEnv env("TAD_TRANSPOSE", "on");
+    std::string src = tad::test::generate_and_verify("tests/pipeline/data/transpose/two_axes_two_loops.py", "on", 2);
+    EXPECT_FALSE(has(src, "def _k_bwd_DW(")) << src;
+    const std::string k = tad::test::kernel(src, "_k_bwd_DW_DV");
+    EXPECT_EQ(tad::test::count(k, "for i in range("), 2) << k;
+    EXPECT_EQ(tad::test::count(k, "tl.store(DW + "), 1) << k;
+    src = tad::test::generate_and_verify("tests/pipeline/data/transpose/one_buffer_two_axes.py", "on", 2);
+    EXPECT_TRUE(has(src, "tl.atomic_add(DW + ")) << src;
+}
 
 // RMSNorm through tensor descriptors: dW is transposed, and what is left writes dX by adds that the
 // access proof turns into stores only under a run-time stride guard. The guarded variant stores; the
