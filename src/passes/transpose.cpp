@@ -1077,6 +1077,49 @@ std::optional<Poly> union_extent(const ir::Function &f, Affine &a, const std::ve
     return r;
 }
 
+ValueId mask_of(const ir::Op &op) { return op.has_mask ? op.operands[2] : ir::kNoValue; }
+
+// The first add to `param` in group g in a loop whose start is fixed (null if none); `conditions`
+// gets every add's conditions (rising bounds, a moving start's whole steps), each once.
+const Member *fixed_member(const Group &g, const std::string &param, std::vector<Inequality> *conditions) {
+    const Member *proof = nullptr;
+    for (const Member *x : g) {
+        if (x->param != param) continue;
+        if (!x->moving_start && !proof) proof = x;
+        for (const Inequality &q : x->conditions)
+            if (std::find(conditions->begin(), conditions->end(), q) == conditions->end()) conditions->push_back(q);
+    }
+    return proof;
+}
+
+// "" where every add of group g to the buffer of `proof` writes, at each value of the loops'
+// variable, the element `proof` writes (one structure, or one affine form: same_at_value).
+std::string one_element(const ir::Function &f, Affine &a, SameInLoops &same, const Group &g, const Member &proof) {
+    const ir::Op &p = f.ops[proof.op];
+    for (const Member *x : g) {
+        if (x->param != proof.param) continue;
+        const ir::Op &q = f.ops[x->op];
+        const bool structural = same(p.operands[0], q.operands[0], proof.loop, x->loop) &&
+                                same(mask_of(p), mask_of(q), proof.loop, x->loop);
+        if (!structural && !same_at_value(f, a, proof, *x))
+            return "its adds to " + proof.param + " at " + op_at(f, proof.op) + " and " + op_at(f, x->op) +
+                   " write different elements for one value of their loops' variables";
+    }
+    return "";
+}
+
+// Each alternative of `guards` with `conditions` added, each alternative once.
+std::vector<std::vector<Inequality>> with_conditions(const std::vector<std::vector<Inequality>> &guards,
+                                                     const std::vector<Inequality> &conditions) {
+    std::vector<std::vector<Inequality>> out;
+    for (std::vector<Inequality> alternative : guards) {
+        for (const Inequality &q : conditions)
+            if (std::find(alternative.begin(), alternative.end(), q) == alternative.end()) alternative.push_back(q);
+        if (std::find(out.begin(), out.end(), alternative) == out.end()) out.push_back(alternative);
+    }
+    return out;
+}
+
 // The disjointness proof of each buffer of a multi-loop group, from its add in a loop whose start
 // is the same for every program, over the values of the loop variable in all the loops (`extent`),
 // which each of its other adds must equal as a function of the loop variable (address and mask);
@@ -1087,42 +1130,20 @@ std::string segment_proofs(const ir::Function &f, const std::vector<ir::Loop> &l
     Affine a(f);
     SameInLoops same(f, loops,
                      [&](const ir::Op &load) { return !mem.stored.count(pointer_base(f, load.operands[0])); });
-    auto mask = [&](const ir::Op &op) { return op.has_mask ? op.operands[2] : ir::kNoValue; };
     for (const Member *m : g) {
         if (std::find(out.params.begin(), out.params.end(), m->param) != out.params.end()) continue;
-        const Member *proof = nullptr;
         std::vector<Inequality> conditions = extra;
-        for (const Member *x : g)
-            if (x->param == m->param) {
-                if (!x->moving_start && !proof) proof = x;
-                for (const Inequality &q : x->conditions)
-                    if (std::find(conditions.begin(), conditions.end(), q) == conditions.end()) conditions.push_back(q);
-            }
+        const Member *proof = fixed_member(g, m->param, &conditions);
         if (!proof) return m->param + "'s adds are all in loops whose start moves with the program id";
-        for (const Member *x : g) {
-            const ir::Op &p = f.ops[proof->op], &q = f.ops[x->op];
-            const bool one = (same(p.operands[0], q.operands[0], proof->loop, x->loop) &&
-                              same(mask(p), mask(q), proof->loop, x->loop)) ||
-                             same_at_value(f, a, *proof, *x);
-            if (x->param == m->param && !one)
-                return "its adds to " + m->param + " at " + op_at(f, proof->op) + " and " + op_at(f, x->op) +
-                       " write different elements for one value of their loops' variables";
-        }
+        std::string why = one_element(f, a, same, g, *proof);
+        if (!why.empty()) return why;
         const ir::Op &atomic = f.ops[proof->op];
         std::vector<std::vector<Inequality>> guards;
-        std::string why;
-        if (!writes_distinct(f, a, {atomic.operands[0]}, mask(atomic), proof->others, proof->loop, &guards, &why,
+        if (!writes_distinct(f, a, {atomic.operands[0]}, mask_of(atomic), proof->others, proof->loop, &guards, &why,
                              &extent))
             return why;
-        std::vector<std::vector<Inequality>> alternatives;
-        for (std::vector<Inequality> alternative : guards) {
-            for (const Inequality &q : conditions)
-                if (std::find(alternative.begin(), alternative.end(), q) == alternative.end()) alternative.push_back(q);
-            if (std::find(alternatives.begin(), alternatives.end(), alternative) == alternatives.end())
-                alternatives.push_back(alternative);
-        }
         out.params.push_back(m->param);
-        out.guards.push_back(alternatives);
+        out.guards.push_back(with_conditions(guards, conditions));
     }
     return "";
 }
@@ -1132,43 +1153,73 @@ std::string segment_proofs(const ir::Function &f, const std::vector<ir::Loop> &l
 // loop after loop, over the programs whose loop has x (Writer::run_segments). The loops must start
 // at one value and step alike; a loop whose start moves with the program id has no loop-carried
 // value advancing with the iteration (its iteration count at x differs among the programs).
-std::string transpose_segments(const ir::Function &f, const Group &g, const std::set<std::string> &written,
-                               const std::vector<bool> &from_loops, int recompute, std::map<ValueId, Stash> &stashes,
-                               std::map<ValueId, std::string> &likes, Transposed &out) {
-    const std::vector<ir::Loop> loops = ir::loops(f);
-    std::vector<int> order;  // the loops, in op order
-    for (const Member *m : g)
-        if (std::find(order.begin(), order.end(), m->loop) == order.end()) order.push_back(m->loop);
-    std::sort(order.begin(), order.end(), [&](int x, int y) { return loops[x].begin < loops[y].begin; });
+// What transpose_segments builds its kernel from: per loop of the group, in op order, its slice
+// and segment, and its first add; each add's buffer.
+struct Segments {
+    std::vector<int> order;
     std::vector<std::unique_ptr<Slice>> slices;
     std::vector<Segment> segments;
     std::vector<const Member *> firsts;
     std::map<int, std::string> params;
-    for (int l : order) {
-        slices.push_back(std::make_unique<Slice>(f, loops[l], written, from_loops.empty() ? nullptr : &from_loops));
+};
+
+// Gathers each loop's slice of group g (its adds' values), bounds what it computes again, and
+// names its stashes; "" or why not.
+std::string gather_segments(const ir::Function &f, const std::vector<ir::Loop> &loops, const Group &g,
+                            const std::set<std::string> &written, const std::vector<bool> &from_loops, int recompute,
+                            std::map<ValueId, Stash> &stashes, std::map<ValueId, std::string> &likes, Segments &s) {
+    for (const Member *m : g)
+        if (std::find(s.order.begin(), s.order.end(), m->loop) == s.order.end()) s.order.push_back(m->loop);
+    std::sort(s.order.begin(), s.order.end(), [&](int x, int y) { return loops[x].begin < loops[y].begin; });
+    for (int l : s.order) {
+        s.slices.push_back(std::make_unique<Slice>(f, loops[l], written, from_loops.empty() ? nullptr : &from_loops));
+        Slice &slice = *s.slices.back();
         Group in;
         for (const Member *m : g)
             if (m->loop == l) in.push_back(m);
-        Segment seg{&loops[l], slices.back().get(), {}, in.front()->rising, in.front()->moving_start};
+        Segment seg{&loops[l], &slice, {}, in.front()->rising, in.front()->moving_start};
         for (const Member *m : in) {
-            const std::string why = slices.back()->gather(m->op);
+            const std::string why = slice.gather(m->op);
             if (!why.empty()) return why;
             seg.atomics.push_back(m->op);
-            params[m->op] = m->param;
+            s.params[m->op] = m->param;
         }
-        std::string why = recomputation(f, in, *slices.back(), loops[l], recompute);
+        const std::string why = recomputation(f, in, slice, loops[l], recompute);
         if (!why.empty()) return why;
-        name_stashes(f, *slices.back(), stashes);
-        for (ValueId v : slices.back()->stashed()) likes[v] = converted_like(f, v, slices.back()->ops());
-        segments.push_back(seg);
-        firsts.push_back(in.front());
+        name_stashes(f, slice, stashes);
+        for (ValueId v : slice.stashed()) likes[v] = converted_like(f, v, slice.ops());
+        s.segments.push_back(seg);
+        s.firsts.push_back(in.front());
     }
+    return "";
+}
+
+// Per buffer, the add through whose address and mask the kernel stores its sum: the first in a loop
+// with a fixed start, whose address must not vary with the programs summed over; "" or why not.
+std::string store_adds(const ir::Function &f, const Group &g, const Segments &s, Writer &w,
+                       std::map<std::string, int> *store_at) {
+    for (const Member *m : g) {
+        if (m->moving_start || !store_at->emplace(m->param, m->op).second) continue;
+        w.select(s.segments[static_cast<size_t>(std::find(s.order.begin(), s.order.end(), m->loop) - s.order.begin())]);
+        const ir::Op &atomic = f.ops[m->op];
+        if (w.varies(atomic.operands[0]) || (atomic.has_mask && w.varies(atomic.operands[2])))
+            return "its address or mask is computed from tl.program_id(" + std::to_string(m->axis) + ")";
+    }
+    return "";
+}
+
+std::string transpose_segments(const ir::Function &f, const Group &g, const std::set<std::string> &written,
+                               const std::vector<bool> &from_loops, int recompute, std::map<ValueId, Stash> &stashes,
+                               std::map<ValueId, std::string> &likes, Transposed &out) {
+    const std::vector<ir::Loop> loops = ir::loops(f);
+    Segments s;
+    std::string why = gather_segments(f, loops, g, written, from_loops, recompute, stashes, likes, s);
     HostExpr hi;
-    std::string why = common_range(firsts, &hi);
+    if (why.empty()) why = common_range(s.firsts, &hi);
     if (!why.empty()) return why;
     Affine a(f);
     std::vector<Inequality> extra;
-    const std::optional<Poly> extent = union_extent(f, a, firsts, &extra);
+    const std::optional<Poly> extent = union_extent(f, a, s.firsts, &extra);
     if (!extent) return "its loops' ranges are not affine in the program ids it sums over";
     why = segment_proofs(f, loops, g, memory_params(f), *extent, extra, out);
     if (!why.empty()) return why;
@@ -1176,24 +1227,18 @@ std::string transpose_segments(const ir::Function &f, const Group &g, const std:
         for (int axis : m->others)
             if (std::find(out.kept.begin(), out.kept.end(), axis) == out.kept.end()) out.kept.push_back(axis);
     std::sort(out.kept.begin(), out.kept.end());
-    out.axis = firsts.front()->axis;
+    out.axis = s.firsts.front()->axis;
     // The start as a loop that does not move spells it (0, not a moving start's `0 * BLOCK_M`).
-    const auto fixed = std::find_if(firsts.begin(), firsts.end(), [](const Member *m) { return !m->moving_start; });
-    out.trips = TripCount{(fixed != firsts.end() ? *fixed : firsts.front())->trips.lo, hi, firsts.front()->trips.step};
-    out.loops = static_cast<int>(segments.size());
-    why = positive_step(f, loops[order.front()], out.guards);
+    const auto fixed = std::find_if(s.firsts.begin(), s.firsts.end(), [](const Member *m) { return !m->moving_start; });
+    out.trips =
+        TripCount{(fixed != s.firsts.end() ? *fixed : s.firsts.front())->trips.lo, hi, s.firsts.front()->trips.step};
+    out.loops = static_cast<int>(s.segments.size());
+    why = positive_step(f, loops[s.order.front()], out.guards);
+    Writer w(f, loops[s.order.front()], *s.slices.front(), out.axis, 1, false, stashes, out);
+    std::map<std::string, int> store_at;
+    if (why.empty()) why = store_adds(f, g, s, w, &store_at);
     if (!why.empty()) return why;
-    Writer w(f, loops[order.front()], *slices.front(), out.axis, 1, false, stashes, out);
-    std::map<std::string, int> store_at;  // the first add of each buffer in a loop with a fixed start
-    for (const Member *m : g) {
-        if (m->moving_start || !store_at.emplace(m->param, m->op).second) continue;
-        w.select(segments[static_cast<size_t>(std::find(order.begin(), order.end(), m->loop) - order.begin())]);
-        const ir::Op &atomic = f.ops[m->op];
-        const ValueId mask = atomic.has_mask ? atomic.operands[2] : ir::kNoValue;
-        if (w.varies(atomic.operands[0]) || (mask != ir::kNoValue && w.varies(mask)))
-            return "its address or mask is computed from tl.program_id(" + std::to_string(out.axis) + ")";
-    }
-    w.run_segments(segments, params, store_at);
+    w.run_segments(s.segments, s.params, store_at);
     const std::string problem = ir::verify(out.fn);
     if (!problem.empty()) return "internal: the transposed kernel is not valid IR: " + problem;
     return "";
@@ -1207,8 +1252,6 @@ std::string transpose_group(const ir::Function &f, const Group &g, const std::se
                             std::map<ValueId, Stash> &stashes, std::map<ValueId, std::string> &likes, Transposed &out) {
     const std::vector<ir::Loop> loops = ir::loops(f);
     const Member &first = *g.front();
-    if (std::any_of(g.begin(), g.end(), [&](const Member *m) { return m->loop != first.loop || m->moving_start; }))
-        return transpose_segments(f, g, written, from_loops, recompute, stashes, likes, out);
     const ir::Loop &loop = loops[first.loop];
     Slice slice(f, loop, written, from_loops.empty() ? nullptr : &from_loops);
     for (const Member *m : g) {
@@ -1449,7 +1492,11 @@ Transposition transpose_loops(const ir::Function &f, const std::set<std::string>
         const Group g = groups[i];
         Transposed out;
         std::map<ValueId, std::string> group_likes;
-        std::string why = transpose_group(f, g, written, from, max_copies, widen, recompute, stashes, group_likes, out);
+        const bool segmented = std::any_of(
+            g.begin(), g.end(), [&](const Member *m) { return m->loop != g.front()->loop || m->moving_start; });
+        std::string why =
+            segmented ? transpose_segments(f, g, written, from, recompute, stashes, group_likes, out)
+                      : transpose_group(f, g, written, from, max_copies, widen, recompute, stashes, group_likes, out);
         if (why.empty()) why = owns_its_buffers(f, g, members, refused);
         const std::vector<Group> parts = why.empty() ? std::vector<Group>{} : split(g);
         if (parts.size() > 1) {
