@@ -118,7 +118,7 @@ std::string Poly::str(const std::function<std::string(const std::string &)> &nam
         int64_t mag = c < 0 ? -c : c;
         s += s.empty() ? (c < 0 ? "-" : "") : (c < 0 ? " - " : " + ");
         std::string factors;
-        const bool product = names.size() > 1 || mag != 1;
+        const bool product = names.size() > 1 || mag != 1 || c < 0;
         for (const std::string &n : names) {
             // A quotient spelled n//d reads as a floor of the whole product unless parenthesized.
             const std::string spelled = name(n);

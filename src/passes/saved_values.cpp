@@ -132,9 +132,11 @@ private:
         const bool tile = f_.type(v).rank() > 0;
         std::set<ValueId> loads;
         const bool moved = tile && linear_over_loads(v, &loads);
-        r.zero_off = st.has_mask && !moved && tile && zeros_off(v, st.operands[2]);
+        r.zero_off = st.has_mask && !moved && tile &&
+                     (zeros_off(v, st.operands[2]) || lanes_off_do_not_matter(r.store, st.operands[2]));
         if (st.has_mask && !moved && !r.zero_off)
-            return "its store is masked (and it is not a linear tile of loads, nor 0 off the mask)";
+            return "its store is masked (and it is not a linear tile of loads, nor 0 off the mask, nor unread "
+                   "there)";
         if (st.has_mask && moved && !masked_alike(loads, st.operands[2]))
             return "its store is masked, and not every load it is made from is masked alike with an `other`";
         if (st.has_mask) r.mask = st.operands[2];
@@ -234,6 +236,80 @@ private:
 
     // Whether v is 0 off `mask` (off_mask.h), a mask computed from no memory: the backward computes
     // it again after v, where the buffers it could read may hold other values.
+    // Whether the stored value v's lanes off `mask` reach nothing that matters, so that the backward
+    // may read v back as 0 there (the Triton tutorial's matmul wraps its rows `% M`: its accumulator
+    // holds other rows' sums past M, which its masked store leaves out). Each value computed from v
+    // is elementwise on v's tile, through ops smooth on the whole real line (no division by it, log,
+    // square root, power), so that their derivatives at the 0 stay finite; and each write of one
+    // (v's own save aside) is masked by every conjunct of `mask`, so that its cotangent, and every
+    // cotangent on the way back to v, is 0 in those lanes, as it is with v's own value there.
+    bool lanes_off_do_not_matter(int store, ValueId mask) const {
+        if (cone_any(mask, [](const ir::Op &op) { return ir::op_info(op.kind).cls == ir::OpClass::Memory; }))
+            return false;
+        const std::vector<ValueId> need = conjuncts_of(mask);
+        const ValueId v = f_.ops[store].operands[1];
+        std::set<ValueId> tainted{v};
+        std::vector<ValueId> work{v};
+        while (!work.empty()) {
+            const ValueId x = work.back();
+            work.pop_back();
+            for (int u : users_.at(x)) {
+                const ir::Op &op = f_.ops[u];
+                if (u == store) continue;
+                if (op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd) {
+                    if (op.operands[0] == x || !op.has_mask || op.operands[2] == x || !masks_out(op, need))
+                        return false;
+                    continue;
+                }
+                if (!smooth_lane_wise(op, x) || !f_.type(op.result).same_shape(f_.type(v))) return false;
+                if (tainted.insert(op.result).second) work.push_back(op.result);
+            }
+        }
+        return true;
+    }
+
+    std::vector<ValueId> conjuncts_of(ValueId mask) const {
+        const ir::Op &op = f_.def(mask);
+        if (op.kind != OpKind::And) return {mask};
+        std::vector<ValueId> a = conjuncts_of(op.operands[0]), b = conjuncts_of(op.operands[1]);
+        a.insert(a.end(), b.begin(), b.end());
+        return a;
+    }
+
+    // Whether write `op`'s mask has each of `need` among its conjuncts.
+    bool masks_out(const ir::Op &op, const std::vector<ValueId> &need) const {
+        const std::vector<ValueId> have = conjuncts_of(op.operands[2]);
+        return std::all_of(need.begin(), need.end(),
+                           [&](ValueId c) { return std::find(have.begin(), have.end(), c) != have.end(); });
+    }
+
+    // An elementwise op reading x whose value and derivative are finite wherever its operands are:
+    // x nowhere a divisor, an exponent, or the argument of a function with a singularity.
+    static bool smooth_lane_wise(const ir::Op &op, ValueId x) {
+        switch (op.kind) {
+        case OpKind::Add:
+        case OpKind::Sub:
+        case OpKind::Mul:
+        case OpKind::Maximum:
+        case OpKind::Minimum:
+        case OpKind::Neg:
+        case OpKind::Abs:
+        case OpKind::Exp:
+        case OpKind::Exp2:
+        case OpKind::Sigmoid:
+        case OpKind::Tanh:
+        case OpKind::Erf:
+        case OpKind::Sin:
+        case OpKind::Cos:
+        case OpKind::Atan:
+        case OpKind::Expm1:
+        case OpKind::Cast:
+        case OpKind::Where: return true;
+        case OpKind::Div: return op.operands[1] != x;
+        default: return ir::op_info(op.kind).cls == ir::OpClass::Compare;
+        }
+    }
+
     bool zeros_off(ValueId v, ValueId mask) const {
         return zero_off_mask(f_, v, mask) &&
                !cone_any(mask, [](const ir::Op &op) { return ir::op_info(op.kind).cls == ir::OpClass::Memory; });

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -747,8 +748,11 @@ std::string follows_the_variable(const ir::Function &f, Affine &a, const ir::Loo
     const Poly c = lo.terms.begin()->second;
     const Poly s = step.name.empty() ? Poly::constant(static_cast<int64_t>(step.fval)) : Poly::symbol(step.name);
     const std::string id = "tl.program_id(" + std::to_string(axis) + ")";
-    if (!through_variable(a.of(atomic.operands[0]), axis, l, c, s))
-        return "its address reads " + id + " other than through its loop's variable";
+    const Form &addr = a.of(atomic.operands[0]);
+    if (!through_variable(addr, axis, l, c, s))
+        return addr.terms.count(IndexVar{IndexVar::Program, axis})
+                   ? "its address reads " + id + " other than through its loop's variable"
+                   : "its address moves with its loop's iteration count, not with its variable";
     if (atomic.has_mask) {
         if (!a.only_bounds(atomic.operands[2])) return "its mask is not a conjunction of bounds on indices";
         for (const Bound &b : a.bounds(atomic.operands[2]))
@@ -1015,7 +1019,7 @@ Form at_value(Form form, const Member &m) {
     if (i != form.terms.end()) {
         const Poly c = i->second;
         form.terms.erase(i);
-        form.terms[IndexVar{IndexVar::Iteration, -1}] = c;
+        form.terms[IndexVar{IndexVar::Iteration, std::numeric_limits<int>::min()}] = c;
     }
     return form;
 }
@@ -1037,8 +1041,15 @@ bool same_at_value(const ir::Function &f, Affine &a, const Member &x, const Memb
     if (!a.only_bounds(p.operands[2]) || !a.only_bounds(q.operands[2])) return false;
     const std::vector<Bound> bx = a.bounds(p.operands[2]), by = a.bounds(q.operands[2]);
     if (bx.size() != by.size()) return false;
-    for (size_t k = 0; k < bx.size(); ++k)
-        if (!same_form(at_value(bx[k].form, x), at_value(by[k].form, y)) || bx[k].bound != by[k].bound) return false;
+    std::vector<bool> used(by.size(), false);  // the conjuncts in any order
+    for (const Bound &b : bx) {
+        size_t k = 0;
+        while (k < by.size() &&
+               (used[k] || b.bound != by[k].bound || !same_form(at_value(b.form, x), at_value(by[k].form, y))))
+            ++k;
+        if (k == by.size()) return false;
+        used[k] = true;
+    }
     return true;
 }
 
@@ -1053,28 +1064,35 @@ bool nonnegative_poly(const ir::Function &f, const Poly &p) {
     return true;
 }
 
-// The extent of the loop variable's values over the group's loops (loop_extent): the largest of
-// theirs where one provably is, else the first's, with guards that it is the largest.
-std::optional<Poly> union_extent(const ir::Function &f, Affine &a, const std::vector<const Member *> &firsts,
-                                 std::vector<Inequality> *guards) {
+// One candidate for the extent of the loop variable's values over a group's loops: an extent of one
+// of them (loop_extent) and the guards that it is the largest at the launch.
+struct Extent {
+    Poly extent;
+    std::vector<Inequality> guards;
+};
+
+// Each loop's extent that may be the largest (none of the others provably exceeds it), with the
+// guards that it is; `guards` gets what the extents themselves need. Empty where one is not affine.
+std::vector<Extent> union_extents(const ir::Function &f, Affine &a, const std::vector<const Member *> &firsts,
+                                  std::vector<Inequality> *guards) {
     std::vector<Poly> extents;
     for (const Member *m : firsts) {
         std::optional<Poly> e = loop_extent(f, a, m->loop, m->others, guards);
-        if (!e) return std::nullopt;
-        extents.push_back(*e);
+        if (!e) return {};
+        if (std::find(extents.begin(), extents.end(), *e) == extents.end()) extents.push_back(*e);
     }
-    // The largest where one provably is; else the largest at a large grid and block sizes, with
-    // guards that it is the largest at the launch.
-    auto large = [](const Poly &p) {
-        int64_t v = 0;
-        return p.eval([](const std::string &, int64_t *x) { return *x = 1 << 10, true; }, &v) ? v : 0;
-    };
-    Poly r = extents.front();
-    for (const Poly &e : extents)
-        if (nonnegative_poly(f, e - r) || (!nonnegative_poly(f, r - e) && large(e) > large(r))) r = e;
-    for (const Poly &e : extents)
-        if (!nonnegative_poly(f, r - e)) guards->push_back({r, e});
-    return r;
+    std::vector<Extent> out;
+    for (const Poly &r : extents) {
+        Extent x{r, {}};
+        bool dominated = false;
+        for (const Poly &e : extents) {
+            if (e == r || nonnegative_poly(f, r - e)) continue;
+            dominated = dominated || nonnegative_poly(f, e - r);
+            x.guards.push_back({r, e});
+        }
+        if (!dominated) out.push_back(x);
+    }
+    return out;
 }
 
 ValueId mask_of(const ir::Op &op) { return op.has_mask ? op.operands[2] : ir::kNoValue; }
@@ -1108,6 +1126,11 @@ std::string one_element(const ir::Function &f, Affine &a, SameInLoops &same, con
     return "";
 }
 
+// Whether two alternatives hold the same conditions, in any order.
+bool same_conditions(const std::vector<Inequality> &x, const std::vector<Inequality> &y) {
+    return x.size() == y.size() && std::is_permutation(x.begin(), x.end(), y.begin());
+}
+
 // Each alternative of `guards` with `conditions` added, each alternative once.
 std::vector<std::vector<Inequality>> with_conditions(const std::vector<std::vector<Inequality>> &guards,
                                                      const std::vector<Inequality> &conditions) {
@@ -1115,7 +1138,8 @@ std::vector<std::vector<Inequality>> with_conditions(const std::vector<std::vect
     for (std::vector<Inequality> alternative : guards) {
         for (const Inequality &q : conditions)
             if (std::find(alternative.begin(), alternative.end(), q) == alternative.end()) alternative.push_back(q);
-        if (std::find(out.begin(), out.end(), alternative) == out.end()) out.push_back(alternative);
+        if (std::none_of(out.begin(), out.end(), [&](const auto &y) { return same_conditions(y, alternative); }))
+            out.push_back(alternative);
     }
     return out;
 }
@@ -1125,8 +1149,8 @@ std::vector<std::vector<Inequality>> with_conditions(const std::vector<std::vect
 // which each of its other adds must equal as a function of the loop variable (address and mask);
 // each alternative gets every add's conditions and `extra`. "" or why not.
 std::string segment_proofs(const ir::Function &f, const std::vector<ir::Loop> &loops, const Group &g,
-                           const MemoryParams &mem, const Poly &extent, const std::vector<Inequality> &extra,
-                           Transposed &out) {
+                           const MemoryParams &mem, const std::vector<Extent> &extents,
+                           const std::vector<Inequality> &extra, Transposed &out) {
     Affine a(f);
     SameInLoops same(f, loops,
                      [&](const ir::Op &load) { return !mem.stored.count(pointer_base(f, load.operands[0])); });
@@ -1137,13 +1161,24 @@ std::string segment_proofs(const ir::Function &f, const std::vector<ir::Loop> &l
         if (!proof) return m->param + "'s adds are all in loops whose start moves with the program id";
         std::string why = one_element(f, a, same, g, *proof);
         if (!why.empty()) return why;
+        // One proof per extent that may be the largest, each under the guards that it is.
         const ir::Op &atomic = f.ops[proof->op];
-        std::vector<std::vector<Inequality>> guards;
-        if (!writes_distinct(f, a, {atomic.operands[0]}, mask_of(atomic), proof->others, proof->loop, &guards, &why,
-                             &extent))
-            return why;
+        std::vector<std::vector<Inequality>> alternatives;
+        for (const Extent &x : extents) {
+            std::vector<std::vector<Inequality>> guards;
+            std::vector<Inequality> with = conditions;
+            with.insert(with.end(), x.guards.begin(), x.guards.end());
+            if (!writes_distinct(f, a, {atomic.operands[0]}, mask_of(atomic), proof->others, proof->loop, &guards, &why,
+                                 &x.extent))
+                continue;
+            for (const std::vector<Inequality> &alternative : with_conditions(guards, with))
+                if (std::none_of(alternatives.begin(), alternatives.end(),
+                                 [&](const auto &y) { return same_conditions(y, alternative); }))
+                    alternatives.push_back(alternative);
+        }
+        if (alternatives.empty()) return why;
         out.params.push_back(m->param);
-        out.guards.push_back(with_conditions(guards, conditions));
+        out.guards.push_back(alternatives);
     }
     return "";
 }
@@ -1151,8 +1186,8 @@ std::string segment_proofs(const ir::Function &f, const std::vector<ir::Loop> &l
 // A group whose buffers are added to in several top-level loops (the two stages of a causal
 // attention's key loop): one kernel whose program owns a value x of the loops' variable and sums,
 // loop after loop, over the programs whose loop has x (Writer::run_segments). The loops must start
-// at one value and step alike; a loop whose start moves with the program id has no loop-carried
-// value advancing with the iteration (its iteration count at x differs among the programs).
+// at one value and step alike; in a loop whose start moves with the program id, a value it carries
+// and advances is computed per program (its iteration count at x differs among the programs).
 // What transpose_segments builds its kernel from: per loop of the group, in op order, its slice
 // and segment, and its first add; each add's buffer.
 struct Segments {
@@ -1219,9 +1254,9 @@ std::string transpose_segments(const ir::Function &f, const Group &g, const std:
     if (!why.empty()) return why;
     Affine a(f);
     std::vector<Inequality> extra;
-    const std::optional<Poly> extent = union_extent(f, a, s.firsts, &extra);
-    if (!extent) return "its loops' ranges are not affine in the program ids it sums over";
-    why = segment_proofs(f, loops, g, memory_params(f), *extent, extra, out);
+    const std::vector<Extent> extents = union_extents(f, a, s.firsts, &extra);
+    if (extents.empty()) return "its loops' ranges are not affine in the program ids it sums over";
+    why = segment_proofs(f, loops, g, memory_params(f), extents, extra, out);
     if (!why.empty()) return why;
     for (const Member *m : g)
         for (int axis : m->others)

@@ -156,6 +156,19 @@ TEST(SavedResiduals, AttentionWithoutLogsumexp) {
     EXPECT_EQ(tad::test::count(k, "for start in range(0, N, BLOCK_N):"), 1) << k;
 }
 
+// The Triton tutorial's matmul with a leaky ReLU (its rows wrapped `% M`, so the accumulator holds
+// other rows' sums off the store's mask): the saved accumulator's lanes off the mask reach only the
+// masked store of C through a smooth op, so the backward reads it back with 0 there and runs no K
+// loop; dA and dB are the two contractions of their transposed kernels.
+TEST(SavedResiduals, WrappedMatmulReadsItsAccumulatorBack) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src =
+        tad::test::generate_and_verify("tests/pipeline/data/transpose/matmul_wrapped.py", "residuals", 2);
+    const std::string k = tad::test::kernel(src, "_mm_wrapped_bwd_remapped");
+    EXPECT_TRUE(has(k, "tl.load(TAD_SAVED_0_LIKE_Y_final + ")) << k;
+    EXPECT_FALSE(has(k, "tl.dot(")) << k;
+}
+
 // A matmul with a GELU epilogue: its backward needs act'(A·B + bias), which it would get by running
 // the K loop again. generate saves the accumulator where the forward stores C (a float32 buffer laid
 // out like C, under C's mask); the remapped backward reads it back and runs no K loop, and dZ (through
