@@ -30,6 +30,10 @@ struct Reuse {
     // or 0 where `zero_off` (off_mask.h).
     ValueId mask = ir::kNoValue;
     bool zero_off = false;
+    // Read back as 0 off the mask where v is not 0 there, but nothing reads those lanes
+    // (lanes_off_do_not_matter): nothing is undone from v then (its operands' other users would read
+    // the 0).
+    bool unread_off = false;
 };
 
 bool pure(const ir::Op &op) {
@@ -132,8 +136,9 @@ private:
         const bool tile = f_.type(v).rank() > 0;
         std::set<ValueId> loads;
         const bool moved = tile && linear_over_loads(v, &loads);
-        r.zero_off = st.has_mask && !moved && tile &&
-                     (zeros_off(v, st.operands[2]) || lanes_off_do_not_matter(r.store, st.operands[2]));
+        r.unread_off = st.has_mask && !moved && tile && !zeros_off(v, st.operands[2]) &&
+                       lanes_off_do_not_matter(r.store, st.operands[2]);
+        r.zero_off = st.has_mask && !moved && tile && (r.unread_off || zeros_off(v, st.operands[2]));
         if (st.has_mask && !moved && !r.zero_off)
             return "its store is masked (and it is not a linear tile of loads, nor 0 off the mask, nor unread "
                    "there)";
@@ -234,20 +239,22 @@ private:
         });
     }
 
-    // Whether v is 0 off `mask` (off_mask.h), a mask computed from no memory: the backward computes
-    // it again after v, where the buffers it could read may hold other values.
     // Whether the stored value v's lanes off `mask` reach nothing that matters, so that the backward
     // may read v back as 0 there (the Triton tutorial's matmul wraps its rows `% M`: its accumulator
-    // holds other rows' sums past M, which its masked store leaves out). Each value computed from v
-    // is elementwise on v's tile, through ops smooth on the whole real line (no division by it, log,
-    // square root, power), so that their derivatives at the 0 stay finite; and each write of one
-    // (v's own save aside) is masked by every conjunct of `mask`, so that its cotangent, and every
-    // cotangent on the way back to v, is 0 in those lanes, as it is with v's own value there.
+    // holds other rows' sums past M, which its masked store leaves out). v is a loop's running sum
+    // (acc' = acc + T, T not reading acc), whose reverse reads no value of it. Each value computed from
+    // v is elementwise on v's tile, through ops whose values and derivatives stay finite at the 0
+    // (no exponential, which 0 less a large offset overflows; no log, square root, power, division
+    // by it, or cast to a narrower float); and each write of one (v's own save aside) is masked by
+    // every conjunct of `mask`, so that its cotangent, and every cotangent on the way back to v, is 0
+    // in those lanes, as it is with v's own value there. Masks are matched by value: one rebuilt
+    // rather than reused is not recognized.
     bool lanes_off_do_not_matter(int store, ValueId mask) const {
         if (cone_any(mask, [](const ir::Op &op) { return ir::op_info(op.kind).cls == ir::OpClass::Memory; }))
             return false;
         const std::vector<ValueId> need = conjuncts_of(mask);
         const ValueId v = f_.ops[store].operands[1];
+        if (!running_sum(v)) return false;
         std::set<ValueId> tainted{v};
         std::vector<ValueId> work{v};
         while (!work.empty()) {
@@ -283,9 +290,10 @@ private:
                            [&](ValueId c) { return std::find(have.begin(), have.end(), c) != have.end(); });
     }
 
-    // An elementwise op reading x whose value and derivative are finite wherever its operands are:
-    // x nowhere a divisor, an exponent, or the argument of a function with a singularity.
-    static bool smooth_lane_wise(const ir::Op &op, ValueId x) {
+    // An elementwise op reading x whose value and derivative stay finite at any finite x of moderate
+    // size: polynomial, bounded or sign-like ops; x nowhere a divisor, an exponent, the argument of an
+    // exponential (its overflow), a logarithm or root, or cast to a narrower float.
+    bool smooth_lane_wise(const ir::Op &op, ValueId x) const {
         switch (op.kind) {
         case OpKind::Add:
         case OpKind::Sub:
@@ -294,22 +302,40 @@ private:
         case OpKind::Minimum:
         case OpKind::Neg:
         case OpKind::Abs:
-        case OpKind::Exp:
-        case OpKind::Exp2:
         case OpKind::Sigmoid:
         case OpKind::Tanh:
         case OpKind::Erf:
         case OpKind::Sin:
         case OpKind::Cos:
         case OpKind::Atan:
-        case OpKind::Expm1:
-        case OpKind::Cast:
         case OpKind::Where: return true;
+        case OpKind::Cast:
+            return !f_.type(op.result).is_float() ||
+                   ir::dtype_rank(f_.type(op.result).elem) >= ir::dtype_rank(f_.type(x).elem);
         case OpKind::Div: return op.operands[1] != x;
         default: return ir::op_info(op.kind).cls == ir::OpClass::Compare;
         }
     }
 
+    // Whether v is a top-level loop's running sum: carried as acc' = acc + T with T not reading acc,
+    // so that the loop's reverse needs no value of it.
+    bool running_sum(ValueId v) const {
+        if (!top_results_.count(def(v))) return false;
+        for (const ir::Loop &l : ir::loops(f_)) {
+            const auto r = std::find(l.results.begin(), l.results.end(), def(v));
+            if (r == l.results.end()) continue;
+            const size_t k = static_cast<size_t>(r - l.results.begin());
+            const ValueId arg = f_.ops[l.args[k]].result, next = f_.ops[l.end].operands[k];
+            const ir::Op &add = f_.def(next);
+            if (add.kind != OpKind::Add || (add.operands[0] != arg && add.operands[1] != arg)) return false;
+            const ValueId t = add.operands[0] == arg ? add.operands[1] : add.operands[0];
+            return users_.at(arg).size() == 1 && !cone_any(t, [&](const ir::Op &op) { return op.result == arg; });
+        }
+        return false;
+    }
+
+    // Whether v is 0 off `mask` (off_mask.h), a mask computed from no memory: the backward computes
+    // it again after v, where the buffers it could read may hold other values.
     bool zeros_off(ValueId v, ValueId mask) const {
         return zero_off_mask(f_, v, mask) &&
                !cone_any(mask, [](const ir::Op &op) { return ir::op_info(op.kind).cls == ir::OpClass::Memory; });
@@ -320,6 +346,7 @@ private:
     void chain(Reuse &r) const {
         const ir::Op &st = f_.ops[r.store];
         r.chain = {st.operands[1]};
+        if (r.unread_off) return;
         std::vector<ValueId> needed = {st.operands[0]};
         for (;;) {
             const ir::Op &op = f_.def(r.chain.back());

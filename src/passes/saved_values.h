@@ -22,10 +22,13 @@
 // Where it holds: the store is outside loops, unmasked (every lane saved; or, for a linear tile
 // below, masked as its loads; or masked where the value is 0 off the mask, off_mask.h, a mask made
 // without loads: a contraction's accumulator under its operands' row and column masks, read back as
-// where(mask, loaded, 0); or masked where its lanes off the mask matter to nothing: every value
-// computed from it is elementwise on its tile through ops smooth on the whole real line, and each
-// write of one is masked by every conjunct of the mask, so the cotangents there are 0 and the 0
-// read back changes no gradient: the Triton tutorial's matmul, whose rows wrap `% M`), the only write to its
+// where(mask, loaded, 0); or, for a loop's running sum (acc' = acc + T, whose reverse reads no
+// value of it), masked where its lanes off the mask matter to nothing: every value computed from it
+// is elementwise on its tile through ops whose values and derivatives stay finite at the 0 read
+// back there (no exponential, log, root, power, division by it, or narrowing cast), and each write of
+// one is masked by every conjunct of the mask, so the cotangents there are 0 and the 0 changes no
+// gradient; nothing is undone from it then: the Triton tutorial's matmul, whose rows wrap `% M`),
+// the only write to its
 // buffer in the kernel, at an address computed without loads or loop results, and proved to write
 // each element from one program (the access analysis, with run-time guards where it needs them);
 // each program then finds its own value there. Its buffer's element type is not narrower than v's

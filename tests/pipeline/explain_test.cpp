@@ -52,8 +52,8 @@ TEST(Explain, LayerNormRowsAreDisjointItsAffineParametersReducedOverRows) {
             "examples/layernorm.py:22:5: the backward reads 'rstd' back from Rstd (and, undone from it, the sqrt at " +
             kRoot + "examples/layernorm.py:20:18, the add at " + kRoot + "examples/layernorm.py:20:26)\n  store at " +
             kRoot +
-            "examples/layernorm.py:26:5: 'y' not read back: reverse mode needs no value of it (it is used "
-            "linearly)\n"
+            "examples/layernorm.py:26:5: 'y' not read back: its store is masked (and it is not a linear tile of "
+            "loads, nor 0 off the mask, nor unread there)\n"
             "  _layernorm_fwd_bwd: regrid axis 0 over G: DB (partial, DB_slab, rows covered) DW (partial, DW_slab, "
             "rows covered)\n"
             "  _layernorm_fwd_bwd: the loop over the programs of axis 0 pipelined (its loads prefetched "
