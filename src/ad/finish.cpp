@@ -8,6 +8,9 @@ namespace tad::ad {
 Finished finish_derived(const ir::Function &raw, const std::map<std::string, ParamOrigin> &derived_params,
                         const std::string &what, const Cleanup &cleanup) {
     Finished out;
+    // Checked before the cleanup too: its passes assume valid IR (an operand defined before its use).
+    std::string problem = ir::verify(raw);
+    if (!problem.empty()) fail(TAD_ERR_INTERNAL, what + " is invalid IR before its cleanup: " + problem);
     out.fn = cleanup(raw);
     for (const ir::Param &p : out.fn.params) {
         auto it = derived_params.find(p.name);
@@ -18,7 +21,7 @@ Finished finish_derived(const ir::Function &raw, const std::map<std::string, Par
         else
             out.origins.push_back({ParamOrigin::Primal, p.name});
     }
-    std::string problem = ir::verify(out.fn);
+    problem = ir::verify(out.fn);
     if (!problem.empty()) fail(TAD_ERR_INTERNAL, what + " is invalid IR: " + problem);
     return out;
 }

@@ -93,23 +93,28 @@ private:
     void begin_loop(const ir::Loop &l) {
         const ir::Op &begin = fwd_.ops[l.begin];
         b_.loc = begin.loc;
+        std::vector<size_t> &with = carried_tangents_[l.begin];
+        std::vector<ValueId> inits;  // made before the loop: a loop_arg's init is defined outside it
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            const ir::Op &arg = fwd_.ops[l.args[k]];
+            const ir::Type &t = fwd_.type(arg.result);
+            if (!(t.is_ptr ? tangent_[arg.operands[0]] != ir::kNoValue : t.is_float())) continue;
+            with.push_back(k);
+            const ValueId init = tangent_[arg.operands[0]];
+            inits.push_back(init == ir::kNoValue ? zeros(t) : init);
+        }
         ValueId iv = b_.for_begin(P(begin.operands[0]), P(begin.operands[1]), P(begin.operands[2]), begin.name);
         out_.values[iv].name = fwd_.values[begin.result].name;
         primal_[begin.result] = iv;
-        std::vector<size_t> &with = carried_tangents_[l.begin];
         for (size_t k = 0; k < l.args.size(); ++k) {
             const ir::Op &arg = fwd_.ops[l.args[k]];
             ValueId a = b_.loop_arg(P(arg.operands[0]), static_cast<int>(k));
             out_.values[a].name = fwd_.values[arg.result].name;
             primal_[arg.result] = a;
-            const ir::Type &t = fwd_.type(arg.result);
-            if (t.is_ptr ? tangent_[arg.operands[0]] != ir::kNoValue : t.is_float()) with.push_back(k);
         }
         for (size_t j = 0; j < with.size(); ++j) {
             const ir::Op &arg = fwd_.ops[l.args[with[j]]];
-            ValueId init = tangent_[arg.operands[0]];
-            if (init == ir::kNoValue) init = zeros(fwd_.type(arg.result));
-            ValueId a = b_.loop_arg(init, static_cast<int>(l.args.size() + j));
+            ValueId a = b_.loop_arg(inits[j], static_cast<int>(l.args.size() + j));
             tangent_[arg.result] = a;
             if (fwd_.type(arg.result).is_ptr) {
                 base_[arg.result] = base_[arg.operands[0]];

@@ -124,6 +124,22 @@ TEST(SpecializedJvp, EachSpecializationHasItsTangentKernel) {
     expect_dot_products_pass(report, 2);
 }
 
+// A loop whose carried float starts at a constant other than 0 (a running maximum from -1e4): its
+// tangent starts at a zero made before the loop, and the dot-product test passes.
+TEST(LoopJvp, ConstantStartCarriesAZeroTangent) {
+    REQUIRE_TORCH();
+    fs::TempDir dir;
+    std::unique_ptr<Session> s = cpu_session(dir, "tests/pipeline/data/max_accumulator.py");
+    std::string src = s->candidate_source(s->generate(GenerateOptions{}));
+    EXPECT_NE(src.find("def _mm_wrapped_jvp("), std::string::npos) << src;
+    VerifyOptions v;
+    v.cpu = true;
+    bool passed = false;
+    Json report = Json::parse(s->verify(v, &passed), "report");
+    EXPECT_TRUE(passed) << report.dump(true);
+    expect_dot_products_pass(report, 2);
+}
+
 // In-place updates and buffers a later launch overwrites: the tangent kernels read the contents
 // their launch saw (copies saved before the overwriting launch, `_JVP_SNAPSHOTS`), and update one
 // tangent buffer per tensor in the forward's order. The dot-product test passes on every case.
