@@ -268,7 +268,7 @@ private:
                         return false;
                     continue;
                 }
-                if (!smooth_lane_wise(op, x) || !f_.type(op.result).same_shape(f_.type(v))) return false;
+                if (!smooth_lane_wise(op, x, v) || !f_.type(op.result).same_shape(f_.type(v))) return false;
                 if (tainted.insert(op.result).second) work.push_back(op.result);
             }
         }
@@ -290,10 +290,11 @@ private:
                            [&](ValueId c) { return std::find(have.begin(), have.end(), c) != have.end(); });
     }
 
-    // An elementwise op reading x whose value and derivative stay finite at any finite x of moderate
-    // size: polynomial, bounded or sign-like ops; x nowhere a divisor, an exponent, the argument of an
-    // exponential (its overflow), a logarithm or root, or cast to a narrower float.
-    bool smooth_lane_wise(const ir::Op &op, ValueId x) const {
+    // An elementwise op reading x (computed from v) whose value and derivative stay finite at any
+    // finite x of moderate size: polynomial, bounded or sign-like ops; no divisor computed from v, x
+    // nowhere an exponent, the argument of an exponential (its overflow), a logarithm or root, or cast
+    // to a narrower float.
+    bool smooth_lane_wise(const ir::Op &op, ValueId x, ValueId v) const {
         switch (op.kind) {
         case OpKind::Add:
         case OpKind::Sub:
@@ -312,7 +313,7 @@ private:
         case OpKind::Cast:
             return !f_.type(op.result).is_float() ||
                    ir::dtype_rank(f_.type(op.result).elem) >= ir::dtype_rank(f_.type(x).elem);
-        case OpKind::Div: return op.operands[1] != x;
+        case OpKind::Div: return !cone_any(op.operands[1], [&](const ir::Op &o) { return o.result == v; });
         default: return ir::op_info(op.kind).cls == ir::OpClass::Compare;
         }
     }
