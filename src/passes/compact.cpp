@@ -131,6 +131,14 @@ bool only_user(const std::vector<std::vector<int>> &users, ir::ValueId v, int op
     return u.size() == 1 && u[0] == op;
 }
 
+std::vector<ir::ValueId> and_operands(const ir::Function &f, ir::ValueId v) {
+    const ir::Op &op = f.def(v);
+    if (op.kind != ir::OpKind::And) return {v};
+    std::vector<ir::ValueId> a = and_operands(f, op.operands[0]), b = and_operands(f, op.operands[1]);
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
 std::vector<bool> top_level(const ir::Function &f) {
     std::vector<bool> top(f.ops.size(), true);
     for (const ir::Loop &l : ir::loops(f))

@@ -82,14 +82,6 @@ std::optional<Term> term_of(const ir::Function &f, const ir::Op &op, const std::
     }
 }
 
-std::vector<ValueId> conjuncts(const ir::Function &f, ValueId v) {
-    const ir::Op &op = f.def(v);
-    if (op.kind != OpKind::And) return {v};
-    std::vector<ValueId> a = conjuncts(f, op.operands[0]), b = conjuncts(f, op.operands[1]);
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-}
-
 // The dims along which v's elements may differ: a broadcast's new dims and the dims it widens from 1
 // do not, an aranged tile's one dim does, and an elementwise op's are its operands'; anything else
 // (a load, a reduction, a dot) may differ along every dim of its type.
@@ -279,7 +271,7 @@ private:
     bool split_mask(const SavedValue &v, std::vector<Conjunct> *rows, std::vector<Conjunct> *cols) const {
         const ir::Op &st = f_.ops[v.store];
         const int axis = terms_.at(st.operands[1]).axis;
-        for (ValueId c : conjuncts(f_, st.operands[2])) {
+        for (ValueId c : and_operands(f_, st.operands[2])) {
             Conjunct k;
             if (!row_predicate(f_, c, &k.base, &k.axis)) return false;
             (k.axis < 0 || k.axis == axis ? rows : cols)->push_back(k);
@@ -412,7 +404,7 @@ private:
     // tile (-1: any).
     bool has_conjunct(const ir::Op &write, ValueId base, int axis) const {
         if (!write.has_mask) return false;
-        for (ValueId c : conjuncts(f_, write.operands[2])) {
+        for (ValueId c : and_operands(f_, write.operands[2])) {
             ValueId b = ir::kNoValue;
             int a = 0;
             if (row_predicate(f_, c, &b, &a) && b == base && (axis < 0 || a == axis)) return true;

@@ -106,6 +106,9 @@ bool sizes_a_tile(const ir::Function &f, const std::string &name);
 // Whether some op of v's cone (v's own op, its operands', and so on) satisfies `p`.
 bool cone_any(const ir::Function &f, ir::ValueId v, const std::function<bool(const ir::Op &)> &p);
 
+// The operands of the `and` tree at v (v itself where it is no `and`): a mask's conjuncts, by value.
+std::vector<ir::ValueId> and_operands(const ir::Function &f, ir::ValueId v);
+
 // Whether op `op` is the one reader of value v (`users`: ir::users of its function).
 bool only_user(const std::vector<std::vector<int>> &users, ir::ValueId v, int op);
 

@@ -252,7 +252,7 @@ private:
     bool lanes_off_do_not_matter(int store, ValueId mask) const {
         if (cone_any(mask, [](const ir::Op &op) { return ir::op_info(op.kind).cls == ir::OpClass::Memory; }))
             return false;
-        const std::vector<ValueId> need = conjuncts_of(mask);
+        const std::vector<ValueId> need = and_operands(f_, mask);
         const ValueId v = f_.ops[store].operands[1];
         if (!running_sum(v)) return false;
         std::set<ValueId> tainted{v};
@@ -275,17 +275,9 @@ private:
         return true;
     }
 
-    std::vector<ValueId> conjuncts_of(ValueId mask) const {
-        const ir::Op &op = f_.def(mask);
-        if (op.kind != OpKind::And) return {mask};
-        std::vector<ValueId> a = conjuncts_of(op.operands[0]), b = conjuncts_of(op.operands[1]);
-        a.insert(a.end(), b.begin(), b.end());
-        return a;
-    }
-
     // Whether write `op`'s mask has each of `need` among its conjuncts.
     bool masks_out(const ir::Op &op, const std::vector<ValueId> &need) const {
-        const std::vector<ValueId> have = conjuncts_of(op.operands[2]);
+        const std::vector<ValueId> have = and_operands(f_, op.operands[2]);
         return std::all_of(need.begin(), need.end(),
                            [&](ValueId c) { return std::find(have.begin(), have.end(), c) != have.end(); });
     }

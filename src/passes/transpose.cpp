@@ -776,12 +776,8 @@ std::string moving_start(const ir::Function &f, Affine &a, const ir::Op &begin, 
     std::string why;
     std::optional<RisingEnd> r = rising_end(f, begin.operands[0], axis, &why);
     if (!r) return "its loop's start does not rise with tl.program_id(" + std::to_string(axis) + ") (" + why + ")";
-    const Form &form = a.of(begin.operands[0]);
-    const auto term = form.terms.find(IndexVar{IndexVar::Program, axis});
-    if (!form.affine || form.terms.size() != 1 || term == form.terms.end())
-        return "its loop's start is not the same multiple of tl.program_id(" + std::to_string(axis) +
-               ") plus a value the same for every program";
-    const Poly &c = term->second;
+    // follows_the_variable proved lo = lo(0) + c·p for this axis.
+    const Poly c = a.of(begin.operands[0]).terms.at(IndexVar{IndexVar::Program, axis});
     const Poly s = step.name.empty() ? Poly::constant(static_cast<int64_t>(step.fval)) : Poly::symbol(step.name);
     int64_t cv = 0, sv = 0;
     const std::set<std::string> names = c.symbols();
