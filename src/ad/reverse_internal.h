@@ -107,6 +107,10 @@ private:
     };
     Chain accumulator_chain(const ir::Loop &l, size_t k) const;
     bool nonlinear(const ir::Loop &l) const;
+    // Whether carried value k of loop l is read only as replay_as(it, w), w computed from no value l
+    // carries (passes/stored_states.h: a state the forward stored, loaded back): the reverse body
+    // replays w for it, so it is neither taped nor rerun.
+    bool replayed_state(const ir::Loop &l, size_t k) const;
     // No gradient reaches the loop: its results have no adjoints and its body seeds none (a store to
     // a differentiated output). Its reversal would compute nothing (the closed form of an online
     // softmax leaves the forward loop so).

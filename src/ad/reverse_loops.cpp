@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ad/reverse_internal.h"
+#include "passes/passes.h"
 
 namespace tad::ad::detail {
 
@@ -68,6 +69,22 @@ bool Reverse::nonlinear(const ir::Loop &l) const {
     for (size_t k = 0; k < l.args.size(); ++k)
         if (fwd_.type(fwd_.ops[l.args[k]].result).is_float() && !accumulator_chain(l, k).linear) return true;
     return false;
+}
+
+bool Reverse::replayed_state(const ir::Loop &l, size_t k) const {
+    const ValueId arg = fwd_.ops[l.args[k]].result;
+    const ir::Op *replay = nullptr;
+    for (int i = l.begin; i <= l.end; ++i)
+        for (ValueId o : fwd_.ops[i].operands)
+            if (o == arg) {
+                if (replay || fwd_.ops[i].kind != OpKind::ReplayAs || fwd_.ops[i].operands[0] != arg) return false;
+                replay = &fwd_.ops[i];
+            }
+    if (!replay) return false;
+    return !passes::cone_any(fwd_, replay->operands[1], [&](const ir::Op &op) {
+        return op.kind == OpKind::LoopArg &&
+               std::find(l.args.begin(), l.args.end(), fwd_.values[op.result].def_op) != l.args.end();
+    });
 }
 
 std::vector<ValueId> Reverse::outer_values(const ir::Loop &l) {

@@ -89,7 +89,7 @@ void Reverse::recover_state(Recompute &r) {
     std::vector<size_t> rerun;
     for (size_t k = 0; k < l.args.size(); ++k) {
         bool is_float = fwd_.type(fwd_.ops[l.args[k]].result).is_float();
-        if (!is_float || (taped == taped_.end() && !r.chains[k].linear)) rerun.push_back(k);
+        if (!is_float || (taped == taped_.end() && !r.chains[k].linear && !replayed_state(l, k))) rerun.push_back(k);
     }
     r.state.assign(l.args.size(), ir::kNoValue);
     if (!rerun.empty() || !r.mirrored.empty()) rerun_to_iteration(r, rerun);
@@ -221,9 +221,10 @@ void Reverse::choose_taped_loops() {
             ValueId arg = fwd_.ops[l.args[k]].result;
             if (!fwd_.type(arg).is_float())
                 roots.push_back(end.operands[k]);
-            else if (!accumulator_chain(l, k).linear)
+            else if (!accumulator_chain(l, k).linear && !replayed_state(l, k))
                 region.state.push_back(arg);
         }
+        if (region.state.empty()) continue;
         std::set<int> cone = body_cone(l, roots);
         bool independent = true;
         for (ValueId s : region.state) independent = independent && !cone.count(fwd_.values[s].def_op);

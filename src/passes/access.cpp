@@ -169,7 +169,7 @@ std::vector<Bound> widest_first(std::vector<Bound> bounds) {
 std::vector<Bound> narrower_than(const std::vector<Bound> &bounds, size_t i) {
     std::vector<Bound> out;
     for (size_t j = i + 1; j < bounds.size(); ++j)
-        if (bounds[j].form.terms.size() < bounds[i].form.terms.size()) out.push_back(bounds[j]);
+        if (bounds[j].form.terms.size() < bounds[i].form.terms.size() && !bounds[j].range) out.push_back(bounds[j]);
     return out;
 }
 
@@ -359,9 +359,38 @@ bool nonnegative(const Form &g) {
     return true;
 }
 
+// The loop's range, `step · k < hi - lo` for its iteration k, where the step is positive (a number,
+// or a constexpr that sizes a tile) and lo and hi are the same for every program: the iteration's
+// digit gets a range, which lets an order place a program id above it (a [B, T, C] scan's rows, B
+// outermost).
+std::optional<Bound> trip_bound(const ir::Function &f, Affine &a, int loop, const std::vector<int> &axes) {
+    if (loop < 0) return std::nullopt;
+    const Form &step = a.of(f.ops[ir::loops(f).at(static_cast<size_t>(loop)).begin].operands[2]);
+    if (!step.affine || !step.terms.empty()) return std::nullopt;
+    int64_t c = 0;
+    const std::set<std::string> names = step.offset.symbols();
+    const bool positive =
+        step.offset.constant_value(&c)
+            ? c >= 1
+            : names.size() == 1 && step.offset == Poly::symbol(*names.begin()) && sizes_a_tile(f, *names.begin());
+    if (!positive) return std::nullopt;
+    std::vector<Inequality> conditions;
+    const std::optional<Poly> extent = loop_extent(f, a, loop, axes, &conditions);
+    if (!extent || !conditions.empty()) return std::nullopt;
+    Bound b;
+    b.form.terms = {{{IndexVar::Iteration, loop}, step.offset}};
+    b.bound = *extent;
+    b.range = true;
+    return b;
+}
+
 // The proof that the loads of one parameter, each a disjoint candidate, never write one element
-// twice: one index map, one mask, constant distances between the loads.
-Proof prove_param(Affine &a, const ir::Function &f, const std::vector<int> &loads) {
+// twice: one index map, one mask, constant distances between the loads. The orders of the index
+// variables that prove it with the fewest guards are alternatives (`alternatives`: their guards;
+// none where one needs none): which holds depends on the layout (a [B, T, C] scan's rows, time
+// inside or outside the batch).
+Proof prove_param(Affine &a, const ir::Function &f, const std::vector<int> &loads,
+                  std::vector<std::vector<Inequality>> *alternatives) {
     const ir::Op &first = f.ops[loads[0]];
     const Form &addr = a.of(first.operands[0]);
     const ir::Type &t = f.type(first.operands[0]);
@@ -380,6 +409,10 @@ Proof prove_param(Affine &a, const ir::Function &f, const std::vector<int> &load
     std::vector<Bound> bounds;
     for (const Bound &b : a.bounds(mask_value(first)))
         if (nonnegative(b.form)) bounds.push_back(b);
+    for (const auto &term : addr.terms)
+        if (term.first.kind == IndexVar::Iteration && term.first.n >= 0)
+            if (const std::optional<Bound> trips = trip_bound(f, a, term.first.n, program_axes(f)))
+                bounds.push_back(*trips);
     std::vector<Digit> digits;
     Proof inner = digits_of(f, addr, bounds, t, a, &digits);
     if (!inner.ok) return inner;
@@ -387,9 +420,17 @@ Proof prove_param(Affine &a, const ir::Function &f, const std::vector<int> &load
     if (loads.size() > 1 && !distance_digit(offsets, &distance))
         return Proof{false, {}, "its loads are not at constant distances from one another"};
     if (loads.size() > 1) digits.push_back(distance);
-    Proof p = mixed_radix(digits);
-    p.guards.insert(p.guards.begin(), inner.guards.begin(), inner.guards.end());
-    return p;
+    const std::vector<Proof> proofs = every_order(digits);
+    if (proofs.empty()) return Proof{false, {}, mixed_radix(digits).why};
+    alternatives->clear();
+    for (const Proof &p : proofs) {
+        if (p.guards.size() > proofs[0].guards.size()) break;  // every_order sorts by guard count
+        std::vector<Inequality> g = inner.guards;
+        g.insert(g.end(), p.guards.begin(), p.guards.end());
+        if (g.empty()) return alternatives->clear(), Proof{true, {}, ""};
+        alternatives->push_back(g);
+    }
+    return Proof{true, {}, ""};
 }
 
 // ---- coverage ----------------------------------------------------------------------------------
@@ -631,9 +672,8 @@ GradAccess with_split(Affine &a, const ir::Function &f, GradAccess g, const std:
         rest.push_back(loads[i]);
     }
     if (rest.empty()) return g;
-    Proof p = prove_param(a, f, rest);
+    Proof p = prove_param(a, f, rest, &g.alternatives);
     g.split = p.ok;
-    if (p.ok) g.guards = p.guards;
     if (p.ok) g.cover = load_coverage(a, f, rest, &g.uncovered);
     return g;
 }
@@ -648,9 +688,8 @@ GradAccess analyze_param(Affine &a, const ir::Function &f, const std::string &pa
     }
     if (g.cls == LoadAccess::Scatter) return with_split(a, f, g, loads);
     if (g.cls != LoadAccess::Disjoint) return g;
-    Proof p = prove_param(a, f, loads);
+    Proof p = prove_param(a, f, loads, &g.alternatives);
     if (p.ok) {
-        g.guards = p.guards;
         g.cover = load_coverage(a, f, loads, &g.uncovered);
     } else {
         g.cls = LoadAccess::Unproven;
@@ -842,12 +881,14 @@ bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::Val
                 alternatives->push_back(g);
         }
     };
+    const std::vector<Bound> masked = bounds;
+    if (const std::optional<Bound> trips = trip_bound(f, a, loop, axes)) bounds.push_back(*trips);
     Proof inner;
     add(inner, distinct_proofs(f, a, addr, bounds, t, extra, &inner, why), {});
     // Where no mask bounds the loop's tiles on their own (no mask, or only a bound on a wider
     // compound: a descriptor's rows), the loop's range gives more alternatives.
     std::vector<Inequality> divides;
-    const bool bounded = std::any_of(bounds.begin(), bounds.end(), [&](const Bound &b) {
+    const bool bounded = std::any_of(masked.begin(), masked.end(), [&](const Bound &b) {
         return b.form.terms.count({IndexVar::Iteration, loop}) &&
                std::all_of(b.form.terms.begin(), b.form.terms.end(), [&](const auto &term) {
                    return term.first.kind == IndexVar::Lane || term.first == IndexVar{IndexVar::Iteration, loop};
@@ -914,7 +955,9 @@ std::string print(const ir::Function &f, const std::vector<GradAccess> &accesses
         if (g.split)
             verdict +=
                 "; its other loads are disjoint: plain stores, then the scatter's atomic adds in a kernel of their own";
-        for (size_t i = 0; i < g.guards.size(); ++i) verdict += (i ? " and " : " if ") + g.guards[i].str();
+        for (size_t k = 0; k < g.alternatives.size(); ++k)
+            for (size_t i = 0; i < g.alternatives[k].size(); ++i)
+                verdict += (i ? " and " : k ? " or if " : " if ") + g.alternatives[k][i].str();
         if (g.cover) verdict += "; no zero fill where the buffer's strides and sizes are " + digits_text(*g.cover);
         if (!g.uncovered.empty()) verdict += "; zero fill: " + g.uncovered;
         s += "d" + g.param + ": " + verdict + "\n";

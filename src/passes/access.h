@@ -53,8 +53,10 @@ struct LoadAccess {
 struct GradAccess {
     std::string param;
     LoadAccess::Class cls = LoadAccess::Unproven;
-    // Disjoint, or Scatter with `split`: run-time conditions of the proof, e.g. stride >= N
-    std::vector<Inequality> guards;
+    // Disjoint, or Scatter with `split`: run-time conditions of the proof, e.g. stride >= N, as
+    // alternatives (one per order of the index variables that proves it: row- or column-major
+    // strides), each a conjunction; none where the proof needs no guard.
+    std::vector<std::vector<Inequality>> alternatives;
     // Scatter: the loads that are not scatters are, together, disjoint: their writes can be plain
     // stores, with the scatter's in a kernel run after them (split_scatter.h).
     bool split = false;

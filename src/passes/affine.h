@@ -116,6 +116,9 @@ struct Bound {
     // minimum (the scalar, where the mask broadcasts one), the same for each of its bounds, and the
     // operand this bound is by (b or c).
     ir::ValueId minimum = ir::kNoValue, operand = ir::kNoValue;
+    // A loop's own range (access.cpp trip_bound), `step · k < hi - lo`: a digit of its own, never a
+    // part of a wider compound (there it would lose that step · k is a multiple of the step).
+    bool range = false;
 };
 
 // A compound index divided by a loop-invariant (Affine, `dividing`): `dividend` // `divisor` and

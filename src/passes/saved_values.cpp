@@ -10,6 +10,7 @@
 #include "passes/access.h"
 #include "passes/off_mask.h"
 #include "passes/passes.h"
+#include "passes/read_back.h"
 #include "passes/unsaved_accumulators.h"
 
 namespace tad::passes {
@@ -107,26 +108,7 @@ private:
             v, [&](const ir::Op &op) { return op.result != ir::kNoValue && def(op.result) > at && !pure(op); });
     }
 
-    // Whether a derivative could change with v's last bits: an extremum's rule finds its arguments by
-    // equality, and a comparison, rounding or integer cast of v replayed in the backward picks
-    // branches by it. A value read back (rounded where its buffer is narrower on another launch) or
-    // undone (rounded) must not be one of those.
-    bool exactness_matters(ValueId v) const {
-        const OpKind k = f_.def(v).kind;
-        if (k == OpKind::ReduceMax || k == OpKind::ReduceMin || k == OpKind::Maximum || k == OpKind::Minimum)
-            return true;
-        for (int i : users_.at(v)) {
-            const ir::Op &op = f_.ops[i];
-            const ir::OpClass c = ir::op_info(op.kind).cls;
-            if (c == ir::OpClass::Shape && exactness_matters(op.result)) return true;
-            if (c == ir::OpClass::Compare || op.kind == OpKind::Maximum || op.kind == OpKind::Minimum ||
-                op.kind == OpKind::ReduceMax || op.kind == OpKind::ReduceMin || op.kind == OpKind::Argmax ||
-                op.kind == OpKind::Argmin || op.kind == OpKind::Floor || op.kind == OpKind::Ceil ||
-                op.kind == OpKind::Mod || (op.kind == OpKind::Cast && !f_.type(op.result).is_float()))
-                return true;
-        }
-        return false;
-    }
+    bool exactness_matters(ValueId v) const { return passes::exactness_matters(f_, users_, v); }
 
     std::string check(Reuse &r) const {
         const ir::Op &st = f_.ops[r.store];
@@ -239,75 +221,13 @@ private:
         });
     }
 
-    // Whether the stored value v's lanes off `mask` reach nothing that matters, so that the backward
-    // may read v back as 0 there (the Triton tutorial's matmul wraps its rows `% M`: its accumulator
-    // holds other rows' sums past M, which its masked store leaves out). v is a loop's running sum
-    // (acc' = acc + T, T not reading acc), whose reverse reads no value of it. Each value computed from
-    // v is elementwise on v's tile, through ops whose values and derivatives stay finite at the 0
-    // (no exponential, which 0 less a large offset overflows; no log, square root, power, division
-    // by it, or cast to a narrower float); and each write of one (v's own save aside) is masked by
-    // every conjunct of `mask`, so that its cotangent, and every cotangent on the way back to v, is 0
-    // in those lanes, as it is with v's own value there. Masks are matched by value: one rebuilt
-    // rather than reused is not recognized.
+    // Whether the stored value v's lanes off `mask` reach nothing that matters (read_back.h), so that
+    // the backward may read v back as 0 there (the Triton tutorial's matmul wraps its rows `% M`: its
+    // accumulator holds other rows' sums past M, which its masked store leaves out). v is a loop's
+    // running sum (acc' = acc + T, T not reading acc), whose reverse reads no value of it.
     bool lanes_off_do_not_matter(int store, ValueId mask) const {
-        if (cone_any(mask, [](const ir::Op &op) { return ir::op_info(op.kind).cls == ir::OpClass::Memory; }))
-            return false;
-        const std::vector<ValueId> need = and_operands(f_, mask);
         const ValueId v = f_.ops[store].operands[1];
-        if (!running_sum(v)) return false;
-        std::set<ValueId> tainted{v};
-        std::vector<ValueId> work{v};
-        while (!work.empty()) {
-            const ValueId x = work.back();
-            work.pop_back();
-            for (int u : users_.at(x)) {
-                const ir::Op &op = f_.ops[u];
-                if (u == store) continue;
-                if (op.kind == OpKind::Store || op.kind == OpKind::AtomicAdd) {
-                    if (op.operands[0] == x || !op.has_mask || op.operands[2] == x || !masks_out(op, need))
-                        return false;
-                    continue;
-                }
-                if (!smooth_lane_wise(op, x, v) || !f_.type(op.result).same_shape(f_.type(v))) return false;
-                if (tainted.insert(op.result).second) work.push_back(op.result);
-            }
-        }
-        return true;
-    }
-
-    // Whether write `op`'s mask has each of `need` among its conjuncts.
-    bool masks_out(const ir::Op &op, const std::vector<ValueId> &need) const {
-        const std::vector<ValueId> have = and_operands(f_, op.operands[2]);
-        return std::all_of(need.begin(), need.end(),
-                           [&](ValueId c) { return std::find(have.begin(), have.end(), c) != have.end(); });
-    }
-
-    // An elementwise op reading x (computed from v) whose value and derivative stay finite at any
-    // finite x of moderate size: polynomial, bounded or sign-like ops; no divisor computed from v, x
-    // nowhere an exponent, the argument of an exponential (its overflow), a logarithm or root, or cast
-    // to a narrower float.
-    bool smooth_lane_wise(const ir::Op &op, ValueId x, ValueId v) const {
-        switch (op.kind) {
-        case OpKind::Add:
-        case OpKind::Sub:
-        case OpKind::Mul:
-        case OpKind::Maximum:
-        case OpKind::Minimum:
-        case OpKind::Neg:
-        case OpKind::Abs:
-        case OpKind::Sigmoid:
-        case OpKind::Tanh:
-        case OpKind::Erf:
-        case OpKind::Sin:
-        case OpKind::Cos:
-        case OpKind::Atan:
-        case OpKind::Where: return true;
-        case OpKind::Cast:
-            return !f_.type(op.result).is_float() ||
-                   ir::dtype_rank(f_.type(op.result).elem) >= ir::dtype_rank(f_.type(x).elem);
-        case OpKind::Div: return !cone_any(op.operands[1], [&](const ir::Op &o) { return o.result == v; });
-        default: return ir::op_info(op.kind).cls == ir::OpClass::Compare;
-        }
+        return running_sum(v) && lanes_off_unread(f_, users_, v, store, mask);
     }
 
     // Whether v is a top-level loop's running sum: carried as acc' = acc + T with T not reading acc,

@@ -3,6 +3,7 @@
 #include "passes/online_softmax.h"
 #include "passes/saved_values.h"
 #include "passes/shift_invariance.h"
+#include "passes/stored_states.h"
 #include "schedule/schedule.h"
 #include "support/error.h"
 
@@ -23,8 +24,10 @@ std::vector<ReverseForward> forwards_for_reverse(const ir::Function &given, cons
     const std::vector<std::string> kept = closed_forms == ClosedForms::On ? spec.kept : std::vector<std::string>{};
     passes::ClosedForm c = passes::closed_form_online_softmax(fwd, spec.outputs, kept, report);
     passes::SavedReuse s = passes::reuse_saved_values(c.fn, kept, report);
-    std::vector<ReverseForward> out = {{std::move(s.fn), {}}};
+    passes::SavedReuse states = passes::reuse_stored_states(s.fn, kept, report);
+    std::vector<ReverseForward> out = {{std::move(states.fn), {}}};
     c.guards.insert(c.guards.end(), s.guards.begin(), s.guards.end());
+    c.guards.insert(c.guards.end(), states.guards.begin(), states.guards.end());
     for (const auto &alternatives : c.guards) {
         const plan::Guards g = guards_of(alternatives);
         out[0].guards.insert(out[0].guards.end(), g.begin(), g.end());

@@ -34,7 +34,7 @@ std::vector<Option> options(const passes::GradWrite &mirror, const passes::GradA
     const bool split = access && access->cls == passes::LoadAccess::Scatter && access->split;
     if (access && (access->cls == passes::LoadAccess::Disjoint || split)) {
         Option o{passes::GradWrite{passes::GradWrite::Store, "", {}, split, access->cover}, {}};
-        for (const passes::Inequality &b : access->guards) o.guards.push_back({plan::Guard::AtLeast, b.lhs, b.rhs, {}});
+        if (!access->alternatives.empty()) o.guards = guards_of(access->alternatives);
         out.push_back(o);
         if (o.guards.empty()) return out;
     }

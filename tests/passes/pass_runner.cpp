@@ -26,6 +26,7 @@
 #include "passes/shift_invariance.h"
 #include "passes/split_loops.h"
 #include "passes/split_scatter.h"
+#include "passes/stored_states.h"
 #include "passes/transpose.h"
 #include "passes/unwrap_adds.h"
 #include "passes/updates_to_stores.h"
@@ -314,10 +315,11 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             for (const std::string &line : split(report, '\n'))
                 if (!line.empty()) notes += "// " + line + "\n";
             for (const auto &alternatives : c.guards) notes += "// guard:" + passes::guards_text(alternatives) + "\n";
-        } else if (s.pass == "reuse-saved-values") {  // kept=C,D
+        } else if (s.pass == "reuse-saved-values" || s.pass == "reuse-stored-states") {  // kept=C,D
             std::string report;
-            passes::SavedReuse r =
-                passes::reuse_saved_values(f, split(s.args.count("kept") ? s.args.at("kept") : "", ','), &report);
+            const std::vector<std::string> kept = split(s.args.count("kept") ? s.args.at("kept") : "", ',');
+            passes::SavedReuse r = s.pass == "reuse-saved-values" ? passes::reuse_saved_values(f, kept, &report)
+                                                                  : passes::reuse_stored_states(f, kept, &report);
             f = std::move(r.fn);
             for (const std::string &line : split(report, '\n'))
                 if (!line.empty()) notes += "// " + line + "\n";

@@ -1,0 +1,66 @@
+// Reading a recurrence's states back where its forward stored them (passes/stored_states.h), on the
+// CPU tier: the backward is one reverse-time loop that loads the state each step started from, with
+// neither a tape nor a rerun of the forward loop; a buffer a later launch overwrites is not read.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cpu_session.h"
+
+using tad::test::kPython;
+using tad::test::torch_available;
+
+namespace {
+
+using tad::test::count;
+using tad::test::kernel;
+
+// The reverse kernel `name` of `src`: its stored states read back, no tape, one loop.
+void expect_read_back(const std::string &src, const std::string &name, const std::string &load) {
+    const std::string k = kernel(src, name);
+    EXPECT_EQ(count(k, load), 1) << k;
+    EXPECT_EQ(count(k, "tape"), 0) << k;
+    EXPECT_EQ(count(k, "for back in range(trips):"), 1) << k;
+    EXPECT_EQ(count(k, "for t in range("), 0) << k;  // no forward loop
+}
+
+// dataset/linear_recurrence.py at its own [B, T, C] layout: the launcher's first variant (states
+// read back, plain stores) holds where time is inside the batch (the proof's order with the
+// iteration below the batch's program id, trip_bound in access.cpp).
+TEST(StoredStatesCpu, LinearRecurrence) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("dataset/linear_recurrence.py", "states", 2);
+    expect_read_back(src, "_linear_recurrence_fwd_bwd", "tl.load(Hs_final + offs, mask=mask & (t != 0), other=0.0)");
+    const size_t first =
+        src.find("    if ((a_[\"stride_t\"] >= a_[\"C\"] and a_[\"stride_b\"] >= a_[\"T\"]*a_[\"stride_t\"]");
+    const size_t launch = src.find("_linear_recurrence_fwd_bwd[");
+    EXPECT_NE(first, std::string::npos) << src;
+    EXPECT_LT(first, launch);
+}
+
+// A nonlinear state (tanh), started from a loaded h0 whose gradient the first step's state passes
+// on; w's gradient summed over the programs.
+TEST(StoredStatesCpu, NonlinearStateFromALoadedStart) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("tests/pipeline/data/states/rnn_tanh.py", "states", 2);
+    expect_read_back(src, "_rnn_tanh_bwd", "tl.load(Hs_final + offs, mask=mask & (t != 0), other=0.0)");
+    EXPECT_EQ(count(kernel(src, "_rnn_tanh_bwd"), "tl.where(t == 0, h, "), 1) << src;
+}
+
+// A scalar state over range(1, T, 2): the state entering step t is step t - 2's, the start value at
+// t = 1; the writes are proved distinct without guards.
+TEST(StoredStatesCpu, ScalarStateOverAStridedRange) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("tests/pipeline/data/states/strided_scalar.py", "states", 2);
+    expect_read_back(src, "_strided_scalar_bwd", "tl.load(Hs_final + t0 + (t - 2), mask=t != 1, other=0.0)");
+    EXPECT_EQ(count(src, "_strided_scalar_bwd_atomic["), 0) << src;
+}
+
+TEST(StoredStatesCpu, OverwrittenBufferIsNotReadBack) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src =
+        tad::test::generate_and_verify("tests/pipeline/data/states/overwritten_later.py", "states", 2);
+    EXPECT_EQ(count(src, "Hs_final"), 0) << src;
+}
+
+}  // namespace
