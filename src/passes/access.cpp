@@ -359,21 +359,16 @@ bool nonnegative(const Form &g) {
     return true;
 }
 
-// The loop's range, `step · k < hi - lo` for its iteration k, where the step is positive (a number,
-// or a constexpr that sizes a tile) and lo and hi are the same for every program: the iteration's
-// digit gets a range, which lets an order place a program id above it (a [B, T, C] scan's rows, B
-// outermost).
+// The loop's range, `step · k < hi - lo` for its iteration k, where the step is a positive number
+// and lo and hi are the same for every program: the iteration's digit gets a range, which lets an
+// order place a program id above it (a [B, T, C] scan's rows, B outermost). A constexpr step (a
+// tile's) is left to loop_bounds, whose compound with the lanes keeps that step · k is a multiple
+// of the step.
 std::optional<Bound> trip_bound(const ir::Function &f, Affine &a, int loop, const std::vector<int> &axes) {
     if (loop < 0) return std::nullopt;
     const Form &step = a.of(f.ops[ir::loops(f).at(static_cast<size_t>(loop)).begin].operands[2]);
-    if (!step.affine || !step.terms.empty()) return std::nullopt;
     int64_t c = 0;
-    const std::set<std::string> names = step.offset.symbols();
-    const bool positive =
-        step.offset.constant_value(&c)
-            ? c >= 1
-            : names.size() == 1 && step.offset == Poly::symbol(*names.begin()) && sizes_a_tile(f, *names.begin());
-    if (!positive) return std::nullopt;
+    if (!step.affine || !step.terms.empty() || !step.offset.constant_value(&c) || c < 1) return std::nullopt;
     std::vector<Inequality> conditions;
     const std::optional<Poly> extent = loop_extent(f, a, loop, axes, &conditions);
     if (!extent || !conditions.empty()) return std::nullopt;

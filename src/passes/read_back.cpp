@@ -111,4 +111,29 @@ bool lanes_off_unread(const ir::Function &f, const std::vector<std::vector<int>>
     return true;
 }
 
+FinalBuffers::FinalBuffers(ir::Builder &b, const ir::Function &f, const std::vector<std::string> &bases)
+    : b_(b), f_(f) {
+    for (const std::string &base : bases) {
+        const ValueId from = f.params[static_cast<size_t>(f.param_index(base))].value;
+        if (final_of_.count(from)) continue;
+        params_.push_back(final_param(b, f, base, f.params.size() + params_.size()));
+        final_of_[from] = params_.back().value;
+    }
+}
+
+ValueId FinalBuffers::recompute(ValueId v, const std::vector<ValueId> &map, std::map<ValueId, ValueId> &done) {
+    auto it = done.find(v);
+    if (it != done.end()) return it->second;
+    auto fin = final_of_.find(v);
+    if (fin != final_of_.end()) return done[v] = fin->second;
+    ir::Op c = f_.def(v);
+    bool changed = map[v] == ir::kNoValue;
+    for (ValueId &o : c.operands) {
+        const ValueId n = recompute(o, map, done);
+        changed = changed || n != map[o];
+        o = n;
+    }
+    return done[v] = changed ? b_.append(c, f_.type(v)) : map[v];
+}
+
 }  // namespace tad::passes

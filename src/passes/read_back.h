@@ -2,6 +2,8 @@
 // shared by the passes that do so (saved_values.h, stored_states.h).
 #pragma once
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "ir/ir.h"
@@ -25,5 +27,25 @@ bool exactness_matters(const ir::Function &f, const std::vector<std::vector<int>
 // recognized.
 bool lanes_off_unread(const ir::Function &f, const std::vector<std::vector<int>> &users, ir::ValueId v, int save,
                       ir::ValueId mask);
+
+// The buffers a rewrite of f reads back from, as the launch left them: a parameter with
+// ir::Param::final_of per buffer (pointer parameter) named in `bases`, once each, appended through
+// b after f's parameters, and the stand-ins for them in v's recomputation (`recompute`).
+class FinalBuffers {
+public:
+    FinalBuffers(ir::Builder &b, const ir::Function &f, const std::vector<std::string> &bases);
+    const std::vector<ir::Param> &params() const { return params_; }
+
+    // v computed again after the current op: `done`'s values (f's value -> b's) where it has them,
+    // the final buffers in place of their parameters, and `map`'s values (f's value -> b's) for what
+    // reaches neither.
+    ir::ValueId recompute(ir::ValueId v, const std::vector<ir::ValueId> &map, std::map<ir::ValueId, ir::ValueId> &done);
+
+private:
+    ir::Builder &b_;
+    const ir::Function &f_;
+    std::map<ir::ValueId, ir::ValueId> final_of_;  // f's pointer parameters -> their final parameters
+    std::vector<ir::Param> params_;
+};
 
 }  // namespace tad::passes

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "passes/access.h"
@@ -338,7 +339,9 @@ public:
         int i = 0;
         const int n = static_cast<int>(f_.ops.size());
         for (; i < n && f_.ops[i].kind == OpKind::Param; ++i) copy(i);
-        final_params();
+        std::vector<std::string> bases;
+        for (const Reuse &r : reuses_) bases.push_back(pointer_base(f_, f_.ops[r.store].operands[0]));
+        finals_.emplace(b_, f_, bases);  // after the kernel's own parameters
         for (; i < n; ++i) {
             copy(i);
             auto it = at_.find(i);
@@ -352,7 +355,7 @@ public:
             const ValueId v = f_.ops[i].result;
             if (v != ir::kNoValue && stand_in_.count(v)) replay_as(v);
         }
-        return with_params(std::move(out_), f_, map_, finals_);
+        return with_params(std::move(out_), f_, map_, finals_->params());
     }
 
 private:
@@ -363,8 +366,7 @@ private:
     std::vector<ValueId> map_;
     std::map<int, std::vector<size_t>> at_;  // op index -> the reuses whose stand-ins follow it
     std::map<ValueId, ValueId> stand_in_;  // f_'s chain values -> out_'s values they are replayed as
-    std::map<ValueId, ValueId> final_of_;  // f_'s pointer parameters -> out_'s final parameter of each
-    std::vector<ir::Param> finals_;
+    std::optional<FinalBuffers> finals_;  // the buffers values are read back from
 
     void copy(int i) { copy_op(b_, f_, f_.ops[i], map_); }
 
@@ -376,35 +378,9 @@ private:
         return i;
     }
 
-    // After the kernel's own parameters, one per buffer a saved value is read back from.
-    void final_params() {
-        for (const Reuse &r : reuses_) {
-            const std::string base = pointer_base(f_, f_.ops[r.store].operands[0]);
-            const ValueId from = f_.params[static_cast<size_t>(f_.param_index(base))].value;
-            if (final_of_.count(from)) continue;
-            finals_.push_back(final_param(b_, f_, base, f_.params.size() + finals_.size()));
-            final_of_[from] = finals_.back().value;
-        }
-    }
-
     // v computed again after the current op, through the final buffers: what it reads from before
     // that op is reused unless it reaches a saved buffer's pointer.
-    ValueId clone(ValueId v, std::map<ValueId, ValueId> &done) {
-        auto it = done.find(v);
-        if (it != done.end()) return it->second;
-        auto fin = final_of_.find(v);
-        if (fin != final_of_.end()) return done[v] = fin->second;
-        const ir::Op &op = f_.def(v);
-        ir::Op c = op;
-        bool changed = map_[v] == ir::kNoValue;
-        for (ValueId &o : c.operands) {
-            const ValueId n = clone(o, done);
-            changed = changed || n != map_[o];
-            o = n;
-        }
-        if (!changed) return done[v] = map_[v];
-        return done[v] = b_.append(c, f_.type(v));
-    }
+    ValueId clone(ValueId v, std::map<ValueId, ValueId> &done) { return finals_->recompute(v, map_, done); }
 
     // The load of what r's store saved, and each chain value undone from it.
     void stand_ins(const Reuse &r) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "passes/access.h"
 #include "passes/passes.h"
@@ -153,13 +154,15 @@ public:
     ir::Function run() {
         size_t i = 0;
         for (; i < f_.ops.size() && f_.ops[i].kind == OpKind::Param; ++i) copy_op(b_, f_, f_.ops[i], map_);
-        final_params();
+        std::vector<std::string> bases;
+        for (const State &s : states_) bases.push_back(pointer_base(f_, f_.ops[s.store].operands[0]));
+        finals_.emplace(b_, f_, bases);
         for (; i < f_.ops.size(); ++i) {
             copy_op(b_, f_, f_.ops[i], map_);
             for (const State &s : states_)
                 if (loops_[static_cast<size_t>(s.loop)].args.back() == static_cast<int>(i)) stand_in(s);
         }
-        return with_params(std::move(out_), f_, map_, finals_);
+        return with_params(std::move(out_), f_, map_, finals_->params());
     }
 
 private:
@@ -169,38 +172,7 @@ private:
     ir::Function out_;
     ir::Builder b_;
     std::vector<ValueId> map_;
-    std::map<ValueId, ValueId> final_of_;  // f_'s pointer parameters -> out_'s final parameter of each
-    std::vector<ir::Param> finals_;
-
-    void final_params() {
-        for (const State &s : states_) {
-            const std::string base = pointer_base(f_, f_.ops[s.store].operands[0]);
-            const ValueId from = f_.params[static_cast<size_t>(f_.param_index(base))].value;
-            if (final_of_.count(from)) continue;
-            finals_.push_back(final_param(b_, f_, base, f_.params.size() + finals_.size()));
-            final_of_[from] = finals_.back().value;
-        }
-    }
-
-    // v computed again with `done`'s values in place of f_'s (the loop variable's previous value) and
-    // the final buffers in place of their parameters.
-    ValueId clone(ValueId v, std::map<ValueId, ValueId> &done) {
-        auto it = done.find(v);
-        if (it != done.end()) return it->second;
-        auto fin = final_of_.find(v);
-        if (fin != final_of_.end()) return done[v] = fin->second;
-        ir::Op c = f_.def(v);
-        bool changed = map_[v] == ir::kNoValue;
-        for (ValueId &o : c.operands) {
-            const ValueId n = clone(o, done);
-            changed = changed || n != map_[o];
-            o = n;
-        }
-        if (!changed) return done[v] = map_[v];
-        const ValueId r = b_.append(c, f_.type(v));
-        out_.values[r].name = f_.values[v].name;
-        return done[v] = r;
-    }
+    std::optional<FinalBuffers> finals_;  // the buffers states are read back from
 
     // A scalar as a tile of `shape` (itself where the shape is a scalar's).
     ValueId spread(ValueId v, const std::vector<ir::Dim> &shape) { return shape.empty() ? v : b_.broadcast(v, shape); }
@@ -214,10 +186,10 @@ private:
         const ir::DType it = out_.type(t).elem;
         const ValueId lo = b_.cast(map_[begin.operands[0]], it), step = b_.cast(map_[begin.operands[2]], it);
         std::map<ValueId, ValueId> done{{begin.result, b_.binary(OpKind::Sub, t, step)}};
-        const ValueId ptr = clone(st.operands[0], done);
+        const ValueId ptr = finals_->recompute(st.operands[0], map_, done);
         const ir::Type &h = f_.type(arg.result);
         ValueId later = spread(b_.binary(OpKind::Ne, t, lo), h.shape);
-        if (st.has_mask) later = b_.binary(OpKind::And, clone(st.operands[2], done), later);
+        if (st.has_mask) later = b_.binary(OpKind::And, finals_->recompute(st.operands[2], map_, done), later);
         const ValueId zero = spread(b_.constant(0.0, out_.type(ptr).elem), h.shape);
         const ValueId stored = b_.cast(b_.load(ptr, later, zero), h.elem, true);
         const ValueId first = spread(b_.binary(OpKind::Eq, t, lo), h.shape);

@@ -30,7 +30,8 @@ void expect_read_back(const std::string &src, const std::string &name, const std
 TEST(StoredStatesCpu, LinearRecurrence) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::string src = tad::test::generate_and_verify("dataset/linear_recurrence.py", "states", 2);
-    expect_read_back(src, "_linear_recurrence_fwd_bwd", "tl.load(Hs_final + offs, mask=mask & (t != 0), other=0.0)");
+    expect_read_back(src, "_linear_recurrence_fwd_bwd",
+                     "tl.load(Hs_final + (base + ((t - 1) * stride_t).to(tl.int64)), mask=mask & (t != 0), other=0.0)");
     const size_t first =
         src.find("    if ((a_[\"stride_t\"] >= a_[\"C\"] and a_[\"stride_b\"] >= a_[\"T\"]*a_[\"stride_t\"]");
     const size_t launch = src.find("_linear_recurrence_fwd_bwd[");
@@ -43,7 +44,7 @@ TEST(StoredStatesCpu, LinearRecurrence) {
 TEST(StoredStatesCpu, NonlinearStateFromALoadedStart) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::string src = tad::test::generate_and_verify("tests/pipeline/data/states/rnn_tanh.py", "states", 2);
-    expect_read_back(src, "_rnn_tanh_bwd", "tl.load(Hs_final + offs, mask=mask & (t != 0), other=0.0)");
+    expect_read_back(src, "_rnn_tanh_bwd", "(t - 1) * stride_t + cols), mask=mask & (t != 0), other=0.0)");
     EXPECT_EQ(count(kernel(src, "_rnn_tanh_bwd"), "tl.where(t == 0, h, "), 1) << src;
 }
 
