@@ -107,8 +107,9 @@ private:
     };
     Chain accumulator_chain(const ir::Loop &l, size_t k) const;
     bool nonlinear(const ir::Loop &l) const;
-    // Whether carried value k of loop l is read only as replay_as(it, w), w computed from no value l
-    // carries (passes/stored_states.h: a state the forward stored, loaded back): the reverse body
+    // Whether carried value k of loop l is read only as replay_as(it, w), w computed from no float
+    // value l carries (passes/stored_states.h: a state the forward stored, loaded back; its address
+    // may advance with a carried pointer, which the reverse loop recovers first): the reverse body
     // replays w for it, so it is neither taped nor rerun.
     bool replayed_state(const ir::Loop &l, size_t k) const;
     // No gradient reaches the loop: its results have no adjoints and its body seeds none (a store to
@@ -164,6 +165,11 @@ private:
     // The state at iteration k_it: rerunning the forward loop up to it, or reading the tape.
     void recover_state(Recompute &r);
     void rerun_to_iteration(Recompute &r, const std::vector<size_t> &rerun);
+    // Where every value to rerun and every mirrored pointer only advances by an amount from before
+    // the loop (passes::advance_of: `p += D`), each at iteration k_it directly, init + k_it · amount:
+    // no rerun of the forward loop inside the reverse one (quadratic in the trip count).
+    bool advance_to_iteration(Recompute &r, const std::vector<size_t> &rerun);
+    ValueId advanced(const Recompute &r, ValueId init, size_t k);
     // Replays the body at iteration k_it from the recovered state and sweeps it; returns the yields.
     std::vector<ValueId> sweep_iteration(Recompute &r);
     // Ends the reverse loop and hands its adjoints to the inits and the outer values.

@@ -82,7 +82,7 @@ bool Reverse::replayed_state(const ir::Loop &l, size_t k) const {
             }
     if (!replay) return false;
     return !passes::cone_any(fwd_, replay->operands[1], [&](const ir::Op &op) {
-        return op.kind == OpKind::LoopArg &&
+        return op.kind == OpKind::LoopArg && fwd_.type(op.result).is_float() &&
                std::find(l.args.begin(), l.args.end(), fwd_.values[op.result].def_op) != l.args.end();
     });
 }

@@ -6,6 +6,7 @@
 #include "ad/reverse_internal.h"
 #include "ad/tape.h"
 #include "passes/host_expr.h"
+#include "passes/passes.h"
 
 namespace tad::ad::detail {
 
@@ -92,7 +93,7 @@ void Reverse::recover_state(Recompute &r) {
         if (!is_float || (taped == taped_.end() && !r.chains[k].linear && !replayed_state(l, k))) rerun.push_back(k);
     }
     r.state.assign(l.args.size(), ir::kNoValue);
-    if (!rerun.empty() || !r.mirrored.empty()) rerun_to_iteration(r, rerun);
+    if ((!rerun.empty() || !r.mirrored.empty()) && !advance_to_iteration(r, rerun)) rerun_to_iteration(r, rerun);
     if (taped != taped_.end()) read_tape(r, taped->second);
 }
 
@@ -135,6 +136,36 @@ void Reverse::rerun_to_iteration(Recompute &r, const std::vector<size_t> &rerun)
             r.mirror_state.push_back(v);
     }
     shadow_ = shadow_outer;
+}
+
+bool Reverse::advance_to_iteration(Recompute &r, const std::vector<size_t> &rerun) {
+    const ir::Loop &l = r.l;
+    std::vector<size_t> all = rerun;
+    all.insert(all.end(), r.mirrored.begin(), r.mirrored.end());
+    for (size_t k : all)
+        if (fwd_.type(fwd_.ops[l.args[k]].result).is_float() || passes::advance_of(fwd_, l, k) == ir::kNoValue)
+            return false;
+    b_.loc = fwd_.ops[l.begin].loc;
+    for (size_t k : rerun) r.state[k] = advanced(r, P(fwd_.ops[l.args[k]].operands[0]), k);
+    for (size_t m = 0; m < r.mirrored.size(); ++m)
+        r.mirror_state.push_back(advanced(r, r.mirror_inits[m], r.mirrored[m]));
+    return true;
+}
+
+// Carried value k at iteration k_it from `init` (its value, or its mirror's): init + k_it · amount,
+// the amount as the forward computes it before the loop (or broadcast here, as the body does), in
+// 64 bits for a pointer's offset.
+ValueId Reverse::advanced(const Recompute &r, ValueId init, size_t k) {
+    const ValueId a = passes::advance_of(fwd_, r.l, k);
+    const ir::Op &op = fwd_.def(a);
+    const ir::Type &t = fwd_.type(a);
+    const ValueId amount = fwd_.values[a].def_op < r.l.begin ? P(a) : b_.broadcast(P(op.operands[0]), t.shape);
+    const bool ptr = bwd_.type(init).is_ptr;
+    const ir::DType wide = ptr ? ir::DType::I64 : t.elem;
+    ValueId steps = b_.cast(r.k_it, wide);
+    if (t.rank() > 0) steps = b_.broadcast(steps, t.shape);
+    const ValueId offset = b_.binary(OpKind::Mul, b_.cast(amount, wide), steps);
+    return ptr ? b_.add_ptr(init, offset) : b_.binary(OpKind::Add, init, offset);
 }
 
 void Reverse::read_tape(Recompute &r, const TapeRegion &region) {

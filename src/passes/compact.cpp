@@ -131,6 +131,20 @@ bool only_user(const std::vector<std::vector<int>> &users, ir::ValueId v, int op
     return u.size() == 1 && u[0] == op;
 }
 
+ir::ValueId advance_of(const ir::Function &f, const ir::Loop &l, size_t k) {
+    const ir::ValueId arg = f.ops[static_cast<size_t>(l.args[k])].result;
+    const ir::Op &next = f.def(f.ops[static_cast<size_t>(l.end)].operands[k]);
+    const bool ptr = next.kind == ir::OpKind::AddPtr;
+    if (!ptr && next.kind != ir::OpKind::Add) return ir::kNoValue;
+    for (int j = 0; j < (ptr ? 1 : 2); ++j) {
+        const ir::ValueId amount = next.operands[static_cast<size_t>(1 - j)];
+        const ir::Op &a = f.def(amount);
+        const ir::ValueId from = a.kind == ir::OpKind::Broadcast ? a.operands[0] : amount;
+        if (next.operands[static_cast<size_t>(j)] == arg && f.values[from].def_op < l.begin) return amount;
+    }
+    return ir::kNoValue;
+}
+
 std::vector<ir::ValueId> and_operands(const ir::Function &f, ir::ValueId v) {
     const ir::Op &op = f.def(v);
     if (op.kind != ir::OpKind::And) return {v};

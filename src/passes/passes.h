@@ -109,6 +109,12 @@ bool cone_any(const ir::Function &f, ir::ValueId v, const std::function<bool(con
 // The operands of the `and` tree at v (v itself where it is no `and`): a mask's conjuncts, by value.
 std::vector<ir::ValueId> and_operands(const ir::Function &f, ir::ValueId v);
 
+// What carried value k of loop l adds at every iteration, where its next value is itself plus (or,
+// a pointer, offset by) a value defined before the loop or a broadcast of one (`p += D` on a tile of
+// pointers): that value (the carried value at iteration i is then init + i · amount); kNoValue where
+// it is not so.
+ir::ValueId advance_of(const ir::Function &f, const ir::Loop &l, size_t k);
+
 // Whether op `op` is the one reader of value v (`users`: ir::users of its function).
 bool only_user(const std::vector<std::vector<int>> &users, ir::ValueId v, int op);
 

@@ -74,6 +74,15 @@ private:
         return v;
     }
 
+    // The narrowest float type on the way from the state's next value to the stored value v, v's
+    // included (a state rounded to float16 and cast back is not the state).
+    ir::DType narrowest(ValueId v) const {
+        ir::DType out = f_.type(v).elem;
+        for (; float_cast(f_, f_.def(v)); v = f_.def(v).operands[0])
+            if (ir::dtype_rank(f_.type(v).elem) < ir::dtype_rank(out)) out = f_.type(v).elem;
+        return ir::dtype_rank(f_.type(v).elem) < ir::dtype_rank(out) ? f_.type(v).elem : out;
+    }
+
     // Whether op i lies in l's body outside the loops nested in it.
     bool directly_in(const ir::Loop &l, int i) const {
         if (i <= l.begin || i >= l.end) return false;
@@ -93,18 +102,28 @@ private:
         return -1;
     }
 
-    // Computed from loop l's variable and values from before l, without memory or carried values.
+    // Whether value v is loop l's carried value that only advances by an amount from before l
+    // (passes::advance_of: `p += D`), not a float.
+    bool advancing(const ir::Loop &l, ValueId v) const {
+        const int d = f_.values[v].def_op;
+        const auto k = std::find(l.args.begin(), l.args.end(), d);
+        return k != l.args.end() && !f_.type(v).is_float() &&
+               advance_of(f_, l, static_cast<size_t>(k - l.args.begin())) != ir::kNoValue;
+    }
+
+    // Computed from loop l's variable, its advancing carried values and values from before l,
+    // without memory.
     bool from_variable(const ir::Loop &l, ValueId v) const {
         return !cone_any(f_, v, [&](const ir::Op &op) {
             const ir::OpClass c = ir::op_info(op.kind).cls;
             return c == ir::OpClass::Memory || c == ir::OpClass::Random ||
-                   (c == ir::OpClass::Loop && op.result != f_.ops[l.begin].result);
+                   (c == ir::OpClass::Loop && op.result != f_.ops[l.begin].result && !advancing(l, op.result));
         });
     }
 
     bool changes_with_iteration(const ir::Loop &l, ValueId v) const {
         const ValueId iv = f_.ops[l.begin].result;
-        return cone_any(f_, v, [&](const ir::Op &op) { return op.result == iv; });
+        return cone_any(f_, v, [&](const ir::Op &op) { return op.result == iv || op.kind == OpKind::LoopArg; });
     }
 
     std::string check(State &s) const {
@@ -119,15 +138,17 @@ private:
                 (f_.ops[i].kind == OpKind::Store || f_.ops[i].kind == OpKind::AtomicAdd) &&
                 pointer_base(f_, f_.ops[i].operands[0]) == base)
                 return "the kernel writes " + base + " elsewhere too";
-        const ir::DType stored = f_.type(st.operands[1]).elem;
+        const ir::DType stored = narrowest(st.operands[1]);
         if (ir::dtype_rank(stored) < ir::dtype_rank(ir::DType::F32) ||
             ir::dtype_rank(stored) < ir::dtype_rank(f_.type(h).elem))
             return std::string("it is saved in ") + ir::dtype_name(stored) + " (rounded)";
         if (exactness_matters(f_, users_, h)) return "its exact value matters (an extremum, or compared)";
-        if (!from_variable(l, st.operands[0])) return "its address reads memory or a carried value";
+        if (!from_variable(l, st.operands[0]))
+            return "its address reads memory or a carried value that does not advance by a fixed amount";
         const ValueId mask = st.has_mask ? st.operands[2] : ir::kNoValue;
         if (mask != ir::kNoValue) {
-            if (!from_variable(l, mask)) return "its mask reads memory or a carried value";
+            if (!from_variable(l, mask))
+                return "its mask reads memory or a carried value that does not advance by a fixed amount";
             if (changes_with_iteration(l, mask)) return "its mask changes with the iteration";
             if (!lanes_off_unread(f_, users_, h, s.store, mask))
                 return "its lanes off the store's mask may matter (read back as 0 there)";
@@ -177,6 +198,28 @@ private:
     // A scalar as a tile of `shape` (itself where the shape is a scalar's).
     ValueId spread(ValueId v, const std::vector<ir::Dim> &shape) { return shape.empty() ? v : b_.broadcast(v, shape); }
 
+    // Each advancing carried value of l (passes::advance_of) at the iteration before, k - 1 (k the
+    // iteration's index, `before`): init + (k - 1) · amount, from the init computed again through
+    // the final buffers (a pointer into the buffer read back must point into its final contents).
+    void back_one_step(const ir::Loop &l, ValueId before, const ir::Op &st, std::map<ValueId, ValueId> &done) {
+        const auto reaches = [&](ValueId v) {
+            const auto is_v = [&](const ir::Op &op) { return op.result == v; };
+            return cone_any(f_, st.operands[0], is_v) || (st.has_mask && cone_any(f_, st.operands[2], is_v));
+        };
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            const ValueId v = f_.ops[l.args[k]].result, a = advance_of(f_, l, k);
+            if (f_.type(v).is_float() || a == ir::kNoValue || !reaches(v)) continue;
+            const ValueId init = finals_->recompute(f_.ops[l.args[k]].operands[0], map_, done);
+            const ValueId amount = finals_->recompute(a, map_, done);
+            const ir::Type &t = out_.type(amount);
+            const bool ptr = out_.type(init).is_ptr;
+            ValueId steps = b_.cast(before, ptr ? ir::DType::I64 : t.elem);
+            if (t.rank() > 0) steps = b_.broadcast(steps, t.shape);
+            const ValueId offset = b_.binary(OpKind::Mul, b_.cast(amount, ptr ? ir::DType::I64 : t.elem), steps);
+            done[v] = ptr ? b_.add_ptr(init, offset) : b_.binary(OpKind::Add, init, offset);
+        }
+    }
+
     // h as where(t == lo, init, what iteration t - step stored), from here on.
     void stand_in(const State &s) {
         const ir::Loop &l = loops_[static_cast<size_t>(s.loop)];
@@ -186,6 +229,8 @@ private:
         const ir::DType it = out_.type(t).elem;
         const ValueId lo = b_.cast(map_[begin.operands[0]], it), step = b_.cast(map_[begin.operands[2]], it);
         std::map<ValueId, ValueId> done{{begin.result, b_.binary(OpKind::Sub, t, step)}};
+        const ValueId index = b_.binary(OpKind::Div, b_.binary(OpKind::Sub, t, lo), step);
+        back_one_step(l, b_.binary(OpKind::Sub, index, b_.constant(1, it)), st, done);
         const ValueId ptr = finals_->recompute(st.operands[0], map_, done);
         const ir::Type &h = f_.type(arg.result);
         ValueId later = spread(b_.binary(OpKind::Ne, t, lo), h.shape);

@@ -57,6 +57,31 @@ TEST(StoredStatesCpu, ScalarStateOverAStridedRange) {
     EXPECT_EQ(count(src, "_strided_scalar_bwd_atomic["), 0) << src;
 }
 
+// Pointers that advance by D every step (`p += D`): the state is read one step behind the output's
+// pointer, from the final buffer (a review of the first version found it read through the carried
+// pointer, rooted at the buffer before the launch: wrong gradients), and the reverse loop computes
+// each step's pointers as init + k * D instead of running the forward loop up to the step.
+TEST(StoredStatesCpu, AdvancingPointers) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src =
+        tad::test::generate_and_verify("tests/pipeline/data/states/advancing_pointers.py", "states", 2);
+    const std::string k = kernel(src, "_gated_scan_bwd");
+    EXPECT_EQ(count(k, "tl.load(O_final + "), 1) << k;
+    EXPECT_EQ(count(k, "for "), 1) << k;  // the reverse loop alone
+    EXPECT_EQ(count(k, "tape"), 0) << k;
+}
+
+// The same pointers in a loop that stores no state (o = h * q): h is taped, and the reverse loop
+// still computes each step's pointers directly (before, it ran the forward loop's pointer updates
+// up to each step inside the reverse loop: quadratic in T).
+TEST(StoredStatesCpu, TapedLoopAdvancesItsPointers) {
+    if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
+    const std::string src = tad::test::generate_and_verify("tests/pipeline/data/states/taped_pointers.py", "states", 2);
+    const std::string k = kernel(src, "_taped_bwd");
+    EXPECT_EQ(count(k, "for "), 2) << k;  // the taping loop, then the reverse loop; none inside it
+    EXPECT_EQ(count(k, "tl.store(tape + "), 1) << k;
+}
+
 TEST(StoredStatesCpu, OverwrittenBufferIsNotReadBack) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::string src =
