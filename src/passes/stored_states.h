@@ -18,7 +18,9 @@
 // backward finds as the launch left it (`kept`), of an element type not narrower than float32 in
 // the trace (another launch's narrower buffer is read back rounded, as in saved_values.h, so
 // nothing may compare or round h: read_back.h's exactness_matters); its address and mask computed
-// from the loop variable and values from before the loop, without memory; and each element written
+// from the loop variable, carried values that only advance by an amount from before the loop
+// (`p += D`, passes::advance_of: the previous step's is init + (k - 1) · amount, the init through
+// the final buffer) and values from before the loop, without memory; and each element written
 // once over every program and iteration (access.h's writes_distinct, with run-time guards where it
 // needs them). A masked store's mask must not change with the iteration, and h's lanes off it must
 // reach nothing that matters (read_back.h's lanes_off_unread): they are read back as 0.
