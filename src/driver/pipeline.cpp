@@ -422,6 +422,22 @@ void add_variants(plan::Specialization &sp, const Derived &d, const ir::Function
     }
 }
 
+// Whether a kernel of the variants from index `first` on reads a buffer as the launch left it
+// (ir::Param::final_of: a value the forward saved, read back).
+bool reads_back(const plan::Specialization &sp, size_t first) {
+    const auto finals = [](const ad::Backward &b) {
+        return std::any_of(b.fn.params.begin(), b.fn.params.end(),
+                           [](const ir::Param &p) { return !p.final_of.empty(); });
+    };
+    for (size_t i = first; i < sp.variants.size(); ++i) {
+        const plan::KernelVariant &v = sp.variants[i];
+        if (finals(v.bwd) || (v.scatter && finals(*v.scatter))) return true;
+        for (const plan::Transposed &t : v.transposed)
+            if (finals(t.bwd)) return true;
+    }
+    return false;
+}
+
 // The variants of each forward for reverse mode of `d` (the one that loads what the forward saved
 // first, where that needs guards).
 void reverse_variants(plan::Specialization &sp, const Derived &d, const std::set<plan::TensorRef> &shared,
@@ -432,8 +448,21 @@ void reverse_variants(plan::Specialization &sp, const Derived &d, const std::set
     *report += closed;
     for (size_t k = 0; k < fwds.size(); ++k) {
         dump("closed-form", fwds[k].fn);
+        const size_t first = sp.variants.size();
+        std::string made;
         add_variants(sp, d, fwds[k].fn, fwds[k].guards, shared, name + (k == 0 ? "" : "_recompute"), atomic_fallback,
-                     report);
+                     &made);
+        // Where no backward kernel reads a buffer back after all (the value's derivatives needed
+        // none of it: gae's advantage, whose factor is no input's), the guards the read-backs
+        // brought, and the variant without them, are moot.
+        if (k == 0 && !fwds[k].guards.empty() && !reads_back(sp, first)) {
+            sp.variants.resize(first);
+            made.clear();
+            add_variants(sp, d, fwds[k].fn, {}, shared, name, atomic_fallback, &made);
+            *report += made;
+            return;
+        }
+        *report += made;
     }
 }
 
