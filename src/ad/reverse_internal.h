@@ -170,6 +170,7 @@ private:
     // no rerun of the forward loop inside the reverse one (quadratic in the trip count).
     bool advance_to_iteration(Recompute &r, const std::vector<size_t> &rerun);
     ValueId advanced(const Recompute &r, ValueId init, size_t k);
+    ValueId before_loop(const ir::Loop &l, ValueId v);
     // Replays the body at iteration k_it from the recovered state and sweeps it; returns the yields.
     std::vector<ValueId> sweep_iteration(Recompute &r);
     // Ends the reverse loop and hands its adjoints to the inits and the outer values.

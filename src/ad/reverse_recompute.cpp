@@ -152,14 +152,22 @@ bool Reverse::advance_to_iteration(Recompute &r, const std::vector<size_t> &reru
     return true;
 }
 
+// Loop-invariant value v of l's body (an advance's amount) before the loop: its replay where the
+// forward computes it before l, else a copy of its constant or a broadcast of such a value.
+ValueId Reverse::before_loop(const ir::Loop &l, ValueId v) {
+    const ir::Op &op = fwd_.def(v);
+    if (fwd_.values[v].def_op < l.begin) return P(v);
+    if (op.kind == OpKind::Const) return b_.append(op, fwd_.type(v));
+    return b_.broadcast(before_loop(l, op.operands[0]), fwd_.type(v).shape);
+}
+
 // Carried value k at iteration k_it from `init` (its value, or its mirror's): init + k_it · amount,
 // the amount as the forward computes it before the loop (or broadcast here, as the body does), in
 // 64 bits for a pointer's offset.
 ValueId Reverse::advanced(const Recompute &r, ValueId init, size_t k) {
     const ValueId a = passes::advance_of(fwd_, r.l, k);
-    const ir::Op &op = fwd_.def(a);
     const ir::Type &t = fwd_.type(a);
-    const ValueId amount = fwd_.values[a].def_op < r.l.begin ? P(a) : b_.broadcast(P(op.operands[0]), t.shape);
+    const ValueId amount = before_loop(r.l, a);
     const bool ptr = bwd_.type(init).is_ptr;
     const ir::DType wide = ptr ? ir::DType::I64 : t.elem;
     ValueId steps = b_.cast(r.k_it, wide);

@@ -140,7 +140,8 @@ ir::ValueId advance_of(const ir::Function &f, const ir::Loop &l, size_t k) {
         const ir::ValueId amount = next.operands[static_cast<size_t>(1 - j)];
         const ir::Op &a = f.def(amount);
         const ir::ValueId from = a.kind == ir::OpKind::Broadcast ? a.operands[0] : amount;
-        if (next.operands[static_cast<size_t>(j)] == arg && f.values[from].def_op < l.begin) return amount;
+        const bool invariant = f.values[from].def_op < l.begin || f.def(from).kind == ir::OpKind::Const;
+        if (next.operands[static_cast<size_t>(j)] == arg && invariant) return amount;
     }
     return ir::kNoValue;
 }

@@ -110,9 +110,9 @@ bool cone_any(const ir::Function &f, ir::ValueId v, const std::function<bool(con
 std::vector<ir::ValueId> and_operands(const ir::Function &f, ir::ValueId v);
 
 // What carried value k of loop l adds at every iteration, where its next value is itself plus (or,
-// a pointer, offset by) a value defined before the loop or a broadcast of one (`p += D` on a tile of
-// pointers): that value (the carried value at iteration i is then init + i · amount); kNoValue where
-// it is not so.
+// a pointer, offset by) a value defined before the loop, a constant, or a broadcast of either (`p +=
+// D` on a tile of pointers, `c += 2`): that value (the carried value at iteration i is then init +
+// i · amount); kNoValue where it is not so.
 ir::ValueId advance_of(const ir::Function &f, const ir::Loop &l, size_t k);
 
 // Whether op `op` is the one reader of value v (`users`: ir::users of its function).

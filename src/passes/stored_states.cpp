@@ -211,7 +211,7 @@ private:
             if (f_.type(v).is_float() || a == ir::kNoValue || !reaches(v)) continue;
             const ValueId init = finals_->recompute(f_.ops[l.args[k]].operands[0], map_, done);
             const ValueId amount = finals_->recompute(a, map_, done);
-            const ir::Type &t = out_.type(amount);
+            const ir::Type t = out_.type(amount);  // a copy: the builder's appends move out_'s values
             const bool ptr = out_.type(init).is_ptr;
             ValueId steps = b_.cast(before, ptr ? ir::DType::I64 : t.elem);
             if (t.rank() > 0) steps = b_.broadcast(steps, t.shape);

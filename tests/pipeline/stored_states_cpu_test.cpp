@@ -71,9 +71,10 @@ TEST(StoredStatesCpu, AdvancingPointers) {
     EXPECT_EQ(count(k, "tape"), 0) << k;
 }
 
-// The same pointers in a loop that stores no state (o = h * q): h is taped, and the reverse loop
-// still computes each step's pointers directly (before, it ran the forward loop's pointer updates
-// up to each step inside the reverse loop: quadratic in T).
+// The same pointers, and a counter advancing by a constant, in a loop that stores no state
+// (o = h * q): h is taped, and the reverse loop still computes each step's pointers and counter
+// directly (before, it ran the forward loop's updates up to each step inside the reverse loop:
+// quadratic in T).
 TEST(StoredStatesCpu, TapedLoopAdvancesItsPointers) {
     if (!torch_available()) GTEST_SKIP() << "[SKIP] " << kPython << " cannot import torch";
     const std::string src = tad::test::generate_and_verify("tests/pipeline/data/states/taped_pointers.py", "states", 2);

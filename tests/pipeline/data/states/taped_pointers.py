@@ -1,6 +1,7 @@
-"""A recurrence h = tanh(w * h + x) that stores only o = h * q, never h, with pointers advancing by D
-every step: the backward tapes h, and recovers each reversed step's pointers as init + k * D rather
-than running the forward loop's pointer updates up to that step (quadratic in T)."""
+"""A recurrence h = tanh(w * h + x + 0.01 * c) that stores only o = h * q, never h, with pointers
+advancing by D and a counter c by the constant 3 every step: the backward tapes h, and recovers each
+reversed step's pointers and counter as init + k * amount rather than running the forward loop's
+updates up to that step (quadratic in T)."""
 import torch
 import triton
 import triton.language as tl
@@ -18,13 +19,15 @@ def _taped(X, Q, W, O, T, D, BD: tl.constexpr):
     p_o = O + base + cols
     w = tl.load(W + cols, mask=mask, other=0.0)
     h = tl.zeros([BD], dtype=tl.float32)
+    c = 0
     for _ in range(0, T):
-        z = w * h + tl.load(p_x, mask=mask, other=0.0)
+        z = w * h + tl.load(p_x, mask=mask, other=0.0) + 0.01 * c
         h = 2.0 * tl.sigmoid(2.0 * z) - 1.0
         tl.store(p_o, h * tl.load(p_q, mask=mask, other=0.0), mask=mask)
         p_x += D
         p_q += D
         p_o += D
+        c += 3
 
 
 @tad.autodiff(grad_inputs=("x", "q", "w"))
@@ -50,6 +53,6 @@ def reference(x, q, w):
     h = torch.zeros_like(x[:, 0])
     outs = []
     for t in range(x.shape[1]):
-        h = torch.tanh(w * h + x[:, t])
+        h = torch.tanh(w * h + x[:, t] + 0.01 * (3 * t))
         outs.append(h * q[:, t])
     return torch.stack(outs, dim=1)
