@@ -162,18 +162,9 @@ ValueId Reverse::before_loop(const ir::Loop &l, ValueId v) {
 }
 
 // Carried value k at iteration k_it from `init` (its value, or its mirror's): init + k_it · amount,
-// the amount as the forward computes it before the loop (or broadcast here, as the body does), in
-// 64 bits for a pointer's offset.
+// the amount as the forward computes it before the loop (or broadcast here, as the body does).
 ValueId Reverse::advanced(const Recompute &r, ValueId init, size_t k) {
-    const ValueId a = passes::advance_of(fwd_, r.l, k);
-    const ir::Type &t = fwd_.type(a);
-    const ValueId amount = before_loop(r.l, a);
-    const bool ptr = bwd_.type(init).is_ptr;
-    const ir::DType wide = ptr ? ir::DType::I64 : t.elem;
-    ValueId steps = b_.cast(r.k_it, wide);
-    if (t.rank() > 0) steps = b_.broadcast(steps, t.shape);
-    const ValueId offset = b_.binary(OpKind::Mul, b_.cast(amount, wide), steps);
-    return ptr ? b_.add_ptr(init, offset) : b_.binary(OpKind::Add, init, offset);
+    return passes::advanced_by(b_, init, before_loop(r.l, passes::advance_of(fwd_, r.l, k)), r.k_it);
 }
 
 void Reverse::read_tape(Recompute &r, const TapeRegion &region) {

@@ -146,6 +146,16 @@ ir::ValueId advance_of(const ir::Function &f, const ir::Loop &l, size_t k) {
     return ir::kNoValue;
 }
 
+ir::ValueId advanced_by(ir::Builder &b, ir::ValueId init, ir::ValueId amount, ir::ValueId steps) {
+    const ir::Type t = b.func().type(amount);  // a copy: the appends below move the function's values
+    const bool ptr = b.func().type(init).is_ptr;
+    const ir::DType wide = ptr ? ir::DType::I64 : t.elem;
+    ir::ValueId n = b.cast(steps, wide);
+    if (t.rank() > 0) n = b.broadcast(n, t.shape);
+    const ir::ValueId offset = b.binary(ir::OpKind::Mul, b.cast(amount, wide), n);
+    return ptr ? b.add_ptr(init, offset) : b.binary(ir::OpKind::Add, init, offset);
+}
+
 std::vector<ir::ValueId> and_operands(const ir::Function &f, ir::ValueId v) {
     const ir::Op &op = f.def(v);
     if (op.kind != ir::OpKind::And) return {v};

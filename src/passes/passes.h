@@ -115,6 +115,10 @@ std::vector<ir::ValueId> and_operands(const ir::Function &f, ir::ValueId v);
 // i · amount); kNoValue where it is not so.
 ir::ValueId advance_of(const ir::Function &f, const ir::Loop &l, size_t k);
 
+// init + steps · amount in b's function (values of it): a carried value advance_of describes, at
+// iteration `steps` (an integer scalar); a pointer's offset in 64 bits, an integer's in its type.
+ir::ValueId advanced_by(ir::Builder &b, ir::ValueId init, ir::ValueId amount, ir::ValueId steps);
+
 // Whether op `op` is the one reader of value v (`users`: ir::users of its function).
 bool only_user(const std::vector<std::vector<int>> &users, ir::ValueId v, int op);
 

@@ -210,13 +210,7 @@ private:
             const ValueId v = f_.ops[l.args[k]].result, a = advance_of(f_, l, k);
             if (f_.type(v).is_float() || a == ir::kNoValue || !reaches(v)) continue;
             const ValueId init = finals_->recompute(f_.ops[l.args[k]].operands[0], map_, done);
-            const ValueId amount = finals_->recompute(a, map_, done);
-            const ir::Type t = out_.type(amount);  // a copy: the builder's appends move out_'s values
-            const bool ptr = out_.type(init).is_ptr;
-            ValueId steps = b_.cast(before, ptr ? ir::DType::I64 : t.elem);
-            if (t.rank() > 0) steps = b_.broadcast(steps, t.shape);
-            const ValueId offset = b_.binary(OpKind::Mul, b_.cast(amount, ptr ? ir::DType::I64 : t.elem), steps);
-            done[v] = ptr ? b_.add_ptr(init, offset) : b_.binary(OpKind::Add, init, offset);
+            done[v] = advanced_by(b_, init, finals_->recompute(a, map_, done), before);
         }
     }
 
