@@ -13,11 +13,11 @@ def _rnn_tanh(X, W, H0, Hs, T, C, stride_b, stride_t, BLOCK_C: tl.constexpr):
     b = tl.program_id(0)
     cols = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
     mask = cols < C
-    w = tl.load(W + cols, mask=mask, other=0.0)
-    h = tl.load(H0 + b * C + cols, mask=mask, other=0.0)
+    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+    h = tl.load(H0 + b * C + cols, mask=mask, other=0.0).to(tl.float32)
     for t in range(T):
         offs = b * stride_b + t * stride_t + cols
-        x = tl.load(X + offs, mask=mask, other=0.0)
+        x = tl.load(X + offs, mask=mask, other=0.0).to(tl.float32)
         h = _tanh(w * h + x)
         tl.store(Hs + offs, h, mask=mask)
 
