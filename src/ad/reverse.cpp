@@ -148,7 +148,7 @@ void Reverse::seed_from_store(const ir::Op &op) {
     const ir::Type &t = fwd_.type(op.operands[1]);
     ValueId other = mask == ir::kNoValue ? ir::kNoValue : b_.broadcast(b_.constant(0, t.elem), t.shape);
     ValueId g = b_.load(shadow(op.operands[0]), mask, other);
-    if (op.kind == OpKind::Store && contains(spec_.overwritten, base)) {
+    if (op.kind == OpKind::Store && (contains(spec_.overwritten, base) || contains(spec_.rewritten, base))) {
         // The load, the zeroing store and the gradient's atomic adds may each spread the tile over
         // the program's threads differently: barriers keep them in order (found on the GPU).
         const ir::Type &st = bwd_.type(g);

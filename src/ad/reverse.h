@@ -41,6 +41,14 @@ struct GradSpec {
     // cotangent it read, so that the overwritten value, whose adjoint the same shadow holds next,
     // gets none of it; atomic adds pass their cotangent on unchanged.
     std::vector<std::string> overwritten = {};
+    // Outputs a program may write an element of twice (passes/rewrites.h): their stores' reverse
+    // zeroes the cotangent it read too, and a loop storing to one is reversed last iteration first
+    // (also where it carries no state), so that the last write's reverse reads the cotangent.
+    std::vector<std::string> rewritten = {};
+    // Outputs written once per program only where the launch's programs map one to one onto tile
+    // coordinates (the forward on them, passes/remap_programs.h, proves it; a persistent kernel's
+    // tiles): the backward runs on those coordinates or refuses (plan::Precondition::mapped).
+    std::vector<std::string> mapped_once = {};
     // Pointer parameters whose buffer still holds, when the backward runs, what this launch stored:
     // an output or temporary, or an input the stub updates in place and returns (saved for the
     // backward after the forward), that no later launch writes and no other parameter points at. A

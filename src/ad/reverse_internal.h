@@ -107,6 +107,9 @@ private:
     };
     Chain accumulator_chain(const ir::Loop &l, size_t k) const;
     bool nonlinear(const ir::Loop &l) const;
+    // Whether loop l stores to a buffer a program may write an element of twice (spec.rewritten):
+    // its reverse must run last iteration first.
+    bool rewrites(const ir::Loop &l) const;
     // Whether carried value k of loop l is read only as replay_as(it, w), w computed from no float
     // value l carries (passes/stored_states.h: a state the forward stored, loaded back; its address
     // may advance with a carried pointer, which the reverse loop recovers first): the reverse body

@@ -71,6 +71,13 @@ bool Reverse::nonlinear(const ir::Loop &l) const {
     return false;
 }
 
+bool Reverse::rewrites(const ir::Loop &l) const {
+    for (int i = l.begin; i < l.end; ++i)
+        if (fwd_.ops[i].kind == OpKind::Store && contains(spec_.rewritten, base_param(fwd_.ops[i].operands[0])))
+            return true;
+    return false;
+}
+
 bool Reverse::replayed_state(const ir::Loop &l, size_t k) const {
     const ValueId arg = fwd_.ops[l.args[k]].result;
     const ir::Op *replay = nullptr;
@@ -132,7 +139,7 @@ bool Reverse::inert(const ir::Loop &l) const {
 
 void Reverse::reverse_loop(const ir::Loop &l) {
     if (inert(l)) return;
-    if (nonlinear(l)) return reverse_loop_recompute(l);
+    if (nonlinear(l) || rewrites(l)) return reverse_loop_recompute(l);
     const ir::Op &end = fwd_.ops[l.end];
     std::vector<Chain> chains(l.args.size());
     std::vector<ValueId> seed(l.args.size(), ir::kNoValue), floats;

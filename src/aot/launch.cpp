@@ -192,6 +192,9 @@ private:
     }
 
     const plan::Branch &branch(const plan::Case &c) {
+        grid_ = r_.grid;
+        for (const plan::Precondition &p : c.preconditions)
+            if ((p.mapped && !mapped(c)) || !holds(p.guards)) invalid(p.refusal);
         for (const plan::Branch &b : c.branches) {
             grid_ = r_.grid;
             if (b.remap) {
@@ -201,16 +204,28 @@ private:
                 grid_ = {1, 1, 1};
                 std::copy(box->begin(), box->end(), grid_.begin());
             }
-            bool all = true;
-            for (const plan::Guard &g : b.guards) {
-                bool holds = false;
-                if (!g.eval(symbols(), &holds))
-                    invalid("the plan's guard " + g.str() + " names a value the launch does not give");
-                all = all && holds;
-            }
-            if (all) return b;
+            if (holds(b.guards)) return b;
         }
         fail(TAD_ERR_INTERNAL, "no branch of the plan applies (its last has no guards)");
+    }
+
+    // Whether the launch's programs map one to one onto the box of some remapped branch of `c`.
+    bool mapped(const plan::Case &c) {
+        return std::any_of(c.branches.begin(), c.branches.end(), [this](const plan::Branch &b) {
+            return b.remap && b.remap->box({r_.grid.begin(), r_.grid.end()},
+                                           [this](const std::string &x, int64_t *w) { return named(x, w); });
+        });
+    }
+
+    bool holds(const plan::Guards &guards) {
+        bool all = true;
+        for (const plan::Guard &g : guards) {
+            bool h = false;
+            if (!g.eval(symbols(), &h))
+                invalid("the plan's guard " + g.str() + " names a value the launch does not give");
+            all = all && h;
+        }
+        return all;
     }
 
     // ---- buffers

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "driver/launch_nodes.h"
+#include "driver/preconditions.h"
 #include "driver/residuals.h"
 #include "emit/emit.h"
 #include "flow/flow.h"
@@ -19,6 +20,7 @@
 #include "passes/passes.h"
 #include "passes/pipeline_loops.h"
 #include "passes/remap_programs.h"
+#include "passes/rewrites.h"
 #include "passes/run_once.h"
 #include "passes/segment_atomics.h"
 #include "schedule/closed_form.h"
@@ -29,6 +31,7 @@
 #include "schedule/stores.h"
 #include "schedule/transpose.h"
 #include "support/error.h"
+#include "support/text.h"
 
 namespace tad::driver {
 
@@ -107,7 +110,8 @@ std::string print_flow(const flow::Flow &f, const std::vector<Derived> &ls) {
     };
     for (size_t k = 0; k < ls.size(); ++k)
         s += "launch " + std::to_string(k) + " " + ls[k].kernel + ": wrt" + list(f.specs[k].wrt) + "; outputs" +
-             list(f.specs[k].outputs) + "; overwritten" + list(f.specs[k].overwritten) + "\n";
+             list(f.specs[k].outputs) + "; overwritten" + list(f.specs[k].overwritten) + "; rewritten" +
+             list(f.specs[k].rewritten) + "\n";
     for (const plan::TensorRef &t : f.shared)
         s += "shared " + std::to_string(t.kind) + ":" + std::to_string(t.index) + "\n";
     return s;
@@ -477,16 +481,31 @@ int unproven_loads(const ir::Function &f, const std::vector<std::string> &wrt) {
 // The forward rewritten on its tile coordinates (passes/remap_programs.h), where the access
 // analysis leaves fewer of its loads unproven than on the forward as it is (a head split the
 // analysis follows already gains nothing), unless TAD_REMAP=off; `report` gets why not, where the
-// program ids are not affine and the analysis left loads unproven.
+// program ids are not affine and the analysis left loads unproven. Where some outputs are written
+// once only on tile coordinates (GradSpec::mapped_once), the one rewrite that proves it
+// (passes::once_on_tiles), always; where a program may write an element twice (GradSpec::rewritten),
+// none: the loop iterations that write it become programs, whose order no zeroing can follow.
 std::vector<passes::Remapped> remapped_forwards(const Derived &d, const std::string &name, std::string *report) {
+    const std::vector<std::string> &mapped = d.spec.mapped_once;
+    if (!d.spec.rewritten.empty()) return {};
+    std::string why;
+    if (!mapped.empty()) {
+        std::vector<std::vector<passes::Inequality>> unless;
+        const int form = passes::once_on_tiles(d.forward, mapped.front(), &unless);
+        for (const std::string &p : mapped)
+            if (form < 0 || passes::once_on_tiles(d.forward, p, &unless) != form)
+                fail(TAD_ERR_UNSUPPORTED, d.kernel + ": no one choice of tile coordinates writes each element of " +
+                                              join(mapped, ", ") + " once");
+        return {passes::remap_programs(d.forward, &why).at(static_cast<size_t>(form))};
+    }
     const char *env = std::getenv("TAD_REMAP");
     if (env && std::string(env) == "off") return {};
     const int unproven = unproven_loads(d.forward, d.spec.wrt);
     if (unproven == 0) return {};
-    std::string why;
-    std::vector<passes::Remapped> out;
-    for (passes::Remapped &r : passes::remap_programs(d.forward, &why))
-        if (unproven_loads(r.fn, d.spec.wrt) < unproven) out.push_back(std::move(r));
+    std::vector<passes::Remapped> out = passes::remap_programs(d.forward, &why);
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](const passes::Remapped &r) { return unproven_loads(r.fn, d.spec.wrt) >= unproven; }),
+              out.end());
     if (out.empty() && why != "no program id" && why != "its program ids are used affinely already")
         *report +=
             name + ": programs not remapped: " + (why.empty() ? "no rewrite proves more of its loads" : why) + "\n";
@@ -522,6 +541,15 @@ std::string once_worth(const plan::Specialization &once, const plan::Specializat
     return "";
 }
 
+// `d` on its forward with its loops run once, where which of the buffers a program may write twice
+// (ad::GradSpec::rewritten) is asked again: one the loops no longer write twice needs no zeroing.
+void rewritten_again(Derived &d) {
+    std::set<std::string> still;
+    for (const passes::Rewrite &r : passes::rewrites(d.forward)) still.insert(r.param);
+    std::vector<std::string> &rw = d.spec.rewritten;
+    rw.erase(std::remove_if(rw.begin(), rw.end(), [&](const std::string &p) { return !still.count(p); }), rw.end());
+}
+
 // The variants of the forward with its top-level loops run once (passes/run_once.h), guarded by
 // their conditions, where once_worth() keeps them; unless TAD_RUN_ONCE=off.
 std::vector<plan::KernelVariant> once_variants(const Derived &d, const plan::Specialization &others,
@@ -532,6 +560,7 @@ std::vector<plan::KernelVariant> once_variants(const Derived &d, const plan::Spe
     if (!once) return {};
     Derived o = d;
     o.forward = dump("run-once", passes::cse(once->fn, true));  // the loops' copies of one load are one load
+    rewritten_again(o);
     std::string where, derived;
     for (const passes::Inequality &g : once->guards) where += (where.empty() ? "" : " and ") + g.str();
     plan::Specialization sp{d.specialization.key, {}};
@@ -561,6 +590,13 @@ plan::Specialization backward(const Derived &d, const std::set<plan::TensorRef> 
         const size_t first = sp.variants.size();
         reverse_variants(sp, r, shared, name_i, false, report);
         for (size_t v = first; v < sp.variants.size(); ++v) sp.variants[v].remap = remapped[i].map;
+    }
+    // The forward as it is may write an element of these twice: no variant of it is right.
+    if (!d.spec.mapped_once.empty()) {
+        if (sp.variants.empty())
+            fail(TAD_ERR_UNSUPPORTED, d.kernel + ": a program may write an element of " + d.spec.mapped_once[0] +
+                                          " twice, and no backward on its tile coordinates was derived");
+        return sp;
     }
     plan::Specialization others{d.specialization.key, {}};
     std::string own;
@@ -618,6 +654,7 @@ Chain derive_chain(const frontend::KernelFile &kf, JsonRef trace, ad::LoopPolicy
         for (const auto &[t, first] : c.first_writer)
             if (first == k) shared.erase(t);
         d.specialization = backward(d, shared, d.kernel + "_bwd" + suffix, &regridded);
+        d.specialization.preconditions = single_write_preconditions(d.forward, d.spec, &d.access);
         d.access += regridded;
         d.tangent = tangent(d, d.kernel + "_jvp" + suffix);
     }

@@ -9,6 +9,7 @@
 #include "ad/tape.h"
 #include "emit/module_internal.h"
 #include "support/error.h"
+#include "support/py_literal.h"
 
 namespace tad::emit::detail {
 
@@ -444,6 +445,23 @@ private:
         os_ << indent << "return True\n";
     }
 
+    // The case's preconditions, each raising its refusal where it fails; a `mapped` one fails where
+    // no branch's box exists (`boxes`: per branch, the name of its box, "" where none).
+    void preconditions(size_t launch, const plan::Case &c, const std::vector<std::string> &boxes,
+                       const std::string &indent) {
+        std::string any;
+        for (const std::string &b : std::set<std::string>(boxes.begin(), boxes.end()))
+            if (!b.empty()) any += (any.empty() ? "" : " or ") + b + " is not None";
+        for (const plan::Precondition &p : c.preconditions) {
+            std::string cond = !p.mapped ? "" : any.empty() ? "False" : any;
+            if (p.mapped && !p.guards.empty()) cond = "(" + cond + ")";
+            for (const plan::Guard &g : p.guards)
+                cond += (cond.empty() ? "" : " and ") + g.str([&](const std::string &n) { return symbol(launch, n); });
+            os_ << indent << "if not (" << cond << "):\n"
+                << indent << "    raise RuntimeError(" << py_literal(p.refusal, PyQuotes::Double) << ")\n";
+        }
+    }
+
     // A case's variants, tried by their guards (conditions on recorded scalars); a remapped one
     // where its box exists, its guards read on the box.
     void branches(size_t launch, const plan::Case &c, const std::string &indent) {
@@ -461,6 +479,7 @@ private:
                 }
                 boxes[i] = it->second;
             }
+        preconditions(launch, c, boxes, indent);
         for (size_t i = 0; i < bs.size(); ++i) {
             std::string inner = indent;
             if (bs.size() > 1) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "passes/rewrites.h"
 #include "support/error.h"
 
 namespace tad::flow {
@@ -88,15 +89,18 @@ void check_overwrites(const Call &c, const std::vector<Launch> &ls, size_t k, co
     }
 }
 
-// Tensors a launch writes the same elements of more than once: stored in a loop through an address
-// that does not change between iterations, or stored twice through one pointer.
-std::set<TensorRef> rewritten_tensors(const Launch &l) {
+// Tensors a launch may write an element of more than once within a program (passes/rewrites.h;
+// where it writes each once under run-time conditions, the backward checks those instead).
+// `mapped_once` gets the parameters written once where the programs map onto tiles one to one.
+std::set<TensorRef> rewritten_tensors(const Launch &l, std::vector<std::string> *mapped_once) {
     std::set<TensorRef> out;
-    std::map<std::pair<TensorRef, ir::ValueId>, int> stores_at;
-    for (const passes::Access &a : l.mem.accesses) {
-        if (a.kind != ir::OpKind::Store) continue;
-        TensorRef t = l.tensors.at(a.param);
-        if (++stores_at[{t, a.ptr}] > 1 || (a.loop >= 0 && !a.varies)) out.insert(t);
+    for (const passes::Rewrite &r : passes::rewrites(*l.forward)) {
+        if (!r.unless.empty()) continue;
+        std::vector<std::vector<passes::Inequality>> unless;
+        if (passes::once_on_tiles(*l.forward, r.param, &unless) >= 0)
+            mapped_once->push_back(r.param);
+        else
+            out.insert(l.tensors.at(r.param));
     }
     return out;
 }
@@ -163,15 +167,18 @@ void shared_shadows(const std::vector<Launch> &ls, Flow &f) {
     for (size_t k = 0; k < ls.size(); ++k) {
         const Launch &l = ls[k];
         ad::GradSpec &spec = f.specs[k];
-        const std::set<TensorRef> reads = tensors(l, l.mem.loaded), rewritten = rewritten_tensors(l);
-        // The reverse of a store that overwrites contents which also carry gradient zeroes the shadow.
+        std::vector<std::string> mapped_once;
+        const std::set<TensorRef> reads = tensors(l, l.mem.loaded), rewritten = rewritten_tensors(l, &mapped_once);
+        // The reverse of a store that overwrites contents which also carry gradient zeroes the shadow;
+        // so does that of a store the launch itself may overwrite later.
         for (const std::string &p : spec.outputs) {
             TensorRef t = l.tensors.at(p);
-            if (l.mem.overwritten.count(p) &&
-                (t.kind == TensorRef::Input || touched.count(t) || reads.count(t) || rewritten.count(t))) {
-                spec.overwritten.push_back(p);
-                f.shared.insert(t);
-            }
+            if (!l.mem.overwritten.count(p)) continue;
+            const bool earlier = t.kind == TensorRef::Input || touched.count(t) || reads.count(t);
+            if (earlier) spec.overwritten.push_back(p);
+            if (rewritten.count(t)) spec.rewritten.push_back(p);
+            if (contains(mapped_once, p)) spec.mapped_once.push_back(p);
+            if (earlier || rewritten.count(t)) f.shared.insert(t);
         }
         for (const std::string &p : spec.wrt) ++contributions[l.tensors.at(p)];
         touched.insert(reads.begin(), reads.end());

@@ -899,6 +899,97 @@ bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::Val
     return !alternatives->empty();
 }
 
+namespace {
+
+bool program_var(const IndexVar &v) {
+    return v.kind == IndexVar::Program || v.kind == IndexVar::Quotient || v.kind == IndexVar::Remainder;
+}
+
+// `addr` with the program ids one program holds fixed taken out (a constant offset within it), but
+// for those a bound ties to a lane or an iteration: `pid*BLOCK + lane < N` keeps pid, one digit.
+Form within_program(const Form &addr, const std::vector<Bound> &bounds) {
+    std::set<IndexVar> tied;
+    for (const Bound &b : bounds) {
+        const bool moves = std::any_of(b.form.terms.begin(), b.form.terms.end(),
+                                       [](const auto &term) { return !program_var(term.first); });
+        for (const auto &term : b.form.terms)
+            if (moves && program_var(term.first)) tied.insert(term.first);
+    }
+    Form out = addr;
+    for (auto it = out.terms.begin(); it != out.terms.end();)
+        it = program_var(it->first) && !tied.count(it->first) ? out.terms.erase(it) : std::next(it);
+    return out;
+}
+
+// The subsets of `bounds` that keep every bound naming no program id: a compound of a program id
+// and a lane is injective over one program (`pid*BLOCK + lane < N`), one of a program id and a loop
+// whose range moves with it (`pid*CHUNK + k < T`) only over one program, and its proof over all of
+// them fails; which to keep is tried. At most 16 subsets (the first four such bounds).
+std::vector<std::vector<Bound>> program_bound_choices(const std::vector<Bound> &bounds) {
+    std::vector<Bound> fixed, optional;
+    for (const Bound &b : bounds)
+        (std::any_of(b.form.terms.begin(), b.form.terms.end(), [](const auto &term) { return program_var(term.first); })
+             ? optional
+             : fixed)
+            .push_back(b);
+    const size_t n = std::min<size_t>(optional.size(), 4);
+    std::vector<std::vector<Bound>> out;
+    for (size_t mask = 0; mask < (size_t{1} << n); ++mask) {
+        std::vector<Bound> bs = fixed;
+        for (size_t i = 0; i < n; ++i)
+            if (mask & (size_t{1} << i)) bs.push_back(optional[i]);
+        out.push_back(std::move(bs));
+    }
+    return out;
+}
+
+}  // namespace
+
+bool writes_once_per_program(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs, ir::ValueId mask,
+                             const std::vector<int> &loops, std::vector<std::vector<Inequality>> *alternatives,
+                             std::string *why) {
+    alternatives->clear();
+    const Form &addr = a.of(ptrs.at(0));
+    const ir::Type &t = f.type(ptrs[0]);
+    if (!addr.affine || addr.data >= 0) return *why = "its address is not affine", false;
+    Digit apart;
+    if (ptrs.size() > 1 && !writes_apart(f, a, ptrs, &apart, why)) return false;
+    int partial = -1;
+    const std::set<IndexVar> vars = determined(a, addr, &partial);
+    if (partial >= 0) return *why = partial_text(f, a, addr.terms, partial), false;
+    *why = repeated_lanes(vars, t);
+    if (!why->empty()) return false;
+    for (int loop : loops)
+        if (!vars.count({IndexVar::Iteration, loop}))
+            return *why = "every iteration of the " + op_at(f, a.loops()[static_cast<size_t>(loop)].begin) +
+                          " writes the same elements",
+                   false;
+    for (const IndexVar &v : vars)
+        if (v.kind == IndexVar::Iteration && std::find(loops.begin(), loops.end(), v.n) == loops.end())
+            return *why = "its address moves with " + v.str() + ", a loop that does not hold it", false;
+    std::vector<Bound> bounds;
+    for (const Bound &b : a.bounds(mask))
+        if (nonnegative(b.form)) bounds.push_back(b);
+    for (int loop : loops)
+        if (const std::optional<Bound> trips = trip_bound(f, a, loop, {})) bounds.push_back(*trips);
+    std::vector<Digit> extra;
+    if (ptrs.size() > 1) extra.push_back(apart);
+    std::string unproved;
+    for (const std::vector<Bound> &bs : program_bound_choices(bounds)) {
+        Proof inner;
+        for (const Proof &p : distinct_proofs(f, a, within_program(addr, bs), bs, t, extra, &inner, &unproved)) {
+            std::vector<Inequality> g = inner.guards;
+            g.insert(g.end(), p.guards.begin(), p.guards.end());
+            if (g.empty()) return alternatives->clear(), true;
+            if (std::find(alternatives->begin(), alternatives->end(), g) == alternatives->end())
+                alternatives->push_back(g);
+        }
+        if (why->empty()) *why = unproved;
+    }
+    if (!alternatives->empty()) why->clear();
+    return !alternatives->empty();
+}
+
 std::optional<Poly> loop_extent(const ir::Function &f, Affine &a, int loop, const std::vector<int> &axes,
                                 std::vector<Inequality> *guards) {
     const ir::Op &begin = f.ops[ir::loops(f).at(static_cast<size_t>(loop)).begin];

@@ -91,6 +91,17 @@ bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::Val
                      const std::vector<int> &axes, int loop, std::vector<std::vector<Inequality>> *alternatives,
                      std::string *why, const Poly *range = nullptr);
 
+// Whether one program writes each element at most once through `ptrs` where `mask` holds (several
+// pointers as above: one index map, constant distances apart), over every lane and every iteration
+// of `loops` (indices in ir::loops(f): every loop holding the writes): the mixed-radix proof with the
+// program ids held fixed, except where a mask bounds them together with a lane or an iteration
+// (`pid*BLOCK + lane < N` stays one digit, bounded by N). What it cannot settle statically becomes
+// `alternatives` as above; `why` says why not. Whether programs write distinct elements is not
+// asked: two programs writing one element race in the forward already.
+bool writes_once_per_program(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs, ir::ValueId mask,
+                             const std::vector<int> &loops, std::vector<std::vector<Inequality>> *alternatives,
+                             std::string *why);
+
 // The extent of loop `loop`'s variable over every program, hi at the last program minus lo at the
 // first, where lo and hi are affine in the program ids of axes outside `axes` with nonnegative
 // factors (`guards` get the conditions for those that are not numbers); nullopt where not.

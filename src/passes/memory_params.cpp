@@ -41,23 +41,6 @@ std::string base_of(const ir::Function &f, const std::vector<ir::Loop> &loops, i
     }
 }
 
-// Whether value v changes between iterations of loop l: it is l's own loop argument or iterator, or
-// it is computed inside l from such a value.
-bool varies_in(const ir::Function &f, const ir::Loop &l, ir::ValueId v, std::map<ir::ValueId, bool> &memo) {
-    auto it = memo.find(v);
-    if (it != memo.end()) return it->second;
-    int def = -1;
-    for (size_t i = static_cast<size_t>(l.begin); i <= static_cast<size_t>(l.end) && def < 0; ++i)
-        if (f.ops[i].result == v) def = static_cast<int>(i);
-    bool r = false;
-    if (def >= 0) {
-        const ir::Op &op = f.ops[static_cast<size_t>(def)];
-        r = op.kind == ir::OpKind::ForBegin || op.kind == ir::OpKind::LoopArg;
-        for (ir::ValueId o : op.operands) r = r || varies_in(f, l, o, memo);
-    }
-    return memo[v] = r;
-}
-
 std::string base_in(const ir::Function &f, const std::vector<ir::Loop> &loops, ir::ValueId p) {
     std::set<ir::ValueId> open;
     std::string base = base_of(f, loops, p, open);
@@ -93,10 +76,6 @@ MemoryParams memory_params(const ir::Function &f) {
         Access a{static_cast<int>(i), op.kind, base, op.operands[0]};
         for (size_t l = 0; l < loops.size(); ++l)  // loops come outermost first: the last match is innermost
             if (loops[l].begin < a.op && a.op < loops[l].end) a.loop = static_cast<int>(l);
-        if (a.loop >= 0) {
-            std::map<ir::ValueId, bool> memo;
-            a.varies = varies_in(f, loops[static_cast<size_t>(a.loop)], a.ptr, memo);
-        }
         m.accesses.push_back(a);
         if (op.kind == ir::OpKind::Load) {
             m.loaded.insert(base);

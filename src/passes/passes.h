@@ -76,7 +76,6 @@ struct Access {
     std::string param;  // the pointer parameter it addresses
     ir::ValueId ptr = ir::kNoValue;
     int loop = -1;  // the innermost loop holding it (index into ir::loops(f)), -1: none
-    bool varies = false;  // its address changes from one iteration of that loop to the next
 };
 
 // The pointer parameters a kernel loads from, stores (or atomically adds) to, atomically adds to,

@@ -178,7 +178,7 @@ private:
         const LaunchDerivation &l = d_.launches[k];
         Step s{k, l.kernel, {}};
         for (const Specialization &sp : l.specializations) {
-            Case c{sp.key, {}};
+            Case c{sp.key, {}, sp.preconditions};
             for (const KernelVariant &v : sp.variants) c.branches.push_back(branch(k, v));
             s.cases.push_back(std::move(c));
         }

@@ -99,10 +99,26 @@ struct KernelVariant {
     std::vector<passes::Stash> stashes = {};  // what bwd stores for the transposed kernels (passes/stash.h)
 };
 
-// The backward of one specialization: its variants, tried in order (the last has no guards).
+// A condition on the launch's arguments that the derivation assumed without proving it statically
+// (passes/rewrites.h: a program writes each element of a buffer once, `stride_t >= C`); where it
+// fails, the backward raises `refusal` instead of computing a wrong gradient. `mapped`: the
+// condition is that the programs map one to one onto the box of some remapped variant (that
+// variant's forward on tile coordinates writes each element once: ad::GradSpec::mapped_once).
+struct Precondition {
+    Guards guards;
+    bool mapped = false;
+    std::string refusal;
+    bool operator==(const Precondition &o) const {
+        return guards == o.guards && mapped == o.mapped && refusal == o.refusal;
+    }
+};
+
+// The backward of one specialization: its variants, tried in order (the last has no guards, unless
+// a precondition is `mapped`: then every variant is a remapped one).
 struct Specialization {
     Key key;
     std::vector<KernelVariant> variants;
+    std::vector<Precondition> preconditions = {};  // checked before any variant runs
 };
 
 // The tangent kernel (forward mode) of one specialization, or why forward mode does not handle it.

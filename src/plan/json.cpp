@@ -424,6 +424,14 @@ void put_step(JsonRef o, const Step &s) {
         put_key(co.set_array("key"), c.key);
         JsonRef branches = co.set_array("branches");
         for (const Branch &b : c.branches) put_branch(branches.push_object(), b);
+        JsonRef pres = co.set_array("preconditions");
+        for (const Precondition &p : c.preconditions) {
+            JsonRef po = pres.push_object();
+            JsonRef guards = po.set_array("guards");
+            for (const Guard &g : p.guards) put_guard(guards.push_object(), g);
+            po.set_bool("mapped", p.mapped);
+            po.set("refusal", p.refusal);
+        }
     }
 }
 
@@ -437,6 +445,14 @@ Step step(JsonRef j) {
         c.key = key(cases[i].at("key"));
         for (size_t k = 0; k < cases[i].at("branches").size(); ++k)
             c.branches.push_back(branch(cases[i].at("branches")[k]));
+        JsonRef pres = cases[i].at("preconditions");
+        for (size_t k = 0; k < pres.size(); ++k) {
+            Precondition p;
+            for (size_t g = 0; g < pres[k].at("guards").size(); ++g) p.guards.push_back(guard(pres[k].at("guards")[g]));
+            p.mapped = pres[k].at("mapped").boolean();
+            p.refusal = pres[k].at("refusal").str();
+            c.preconditions.push_back(std::move(p));
+        }
         s.cases.push_back(std::move(c));
     }
     return s;

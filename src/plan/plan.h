@@ -192,6 +192,7 @@ bool takes_hits(const Branch &b);
 struct Case {
     Key key;
     std::vector<Branch> branches;
+    std::vector<Precondition> preconditions = {};  // the specialization's: checked before the branches
 };
 
 struct Step {

@@ -146,6 +146,11 @@ private:
                 os_ << "  when " << key(c.key) << ":\n";
                 indent = "    ";
             }
+            for (const Precondition &p : c.preconditions) {
+                std::string cond = p.mapped ? "programs map onto the box of a branch" : "";
+                for (const Guard &g : p.guards) cond += (cond.empty() ? "" : " and ") + g.str();
+                os_ << indent << "require " << cond << "\n";
+            }
             for (const Branch &b : c.branches) branch(b, c.branches.size() > 1, indent);
         }
     }

@@ -182,6 +182,13 @@ const plan::Branch &PlanRunner::choose(const plan::Step &s, std::array<int64_t, 
     const Recorded &r = launches_.at(s.launch);
     for (const plan::Case &c : s.cases) {
         if (!matches(c.key, r)) continue;
+        const bool mapped = std::any_of(c.branches.begin(), c.branches.end(),
+                                        [&](const plan::Branch &b) { return b.remap && box_of(*b.remap, r); });
+        for (const plan::Precondition &p : c.preconditions) {
+            bool ok = !p.mapped || mapped;
+            for (const plan::Guard &g : p.guards) ok = ok && holds(g, r);
+            if (!ok) fail(TAD_ERR_INVALID_ARGUMENT, p.refusal);
+        }
         for (const plan::Branch &b : c.branches) {
             Recorded on = r;
             if (b.remap) {

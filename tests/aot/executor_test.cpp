@@ -505,4 +505,24 @@ TEST_F(Executor, ArgumentsAreCheckedBeforeAnythingIsEnqueued) {
     EXPECT_EQ(fake_cuda::state().calls.size(), before);
 }
 
+// A precondition of the plan (plan::Precondition: what the derivation assumed of the launch's
+// arguments) that fails refuses the launch with the plan's refusal, before anything is enqueued.
+TEST_F(Executor, AFailedPreconditionRefusesTheLaunch) {
+    const std::string dir = fresh_dir("precondition");
+    Manifest m = with_cubins(elementwise(dir), "fwd_bwd",
+                             {cubin(dir, "k.cubin", "fwd_bwd", elementwise_params(param("N", "i32")))});
+    plan::Precondition p;
+    p.guards.push_back({plan::Guard::AtLeast, passes::Poly::symbol("N"), passes::Poly::constant(8), {}});
+    p.refusal = "tad: the backward of fwd assumes N >= 8";
+    m.plan.steps[0].cases[0].preconditions.push_back(p);
+    Kernels &k = load(dir, m);
+    Elementwise e;
+    k.launch(e.request(8), nullptr);
+    EXPECT_EQ(fake_cuda::state().launches.size(), 1u);
+    const size_t before = fake_cuda::state().calls.size();
+    EXPECT_EQ(error_of([&] { k.launch(e.request(7), nullptr); }),
+              std::make_pair(static_cast<int>(TAD_ERR_INVALID_ARGUMENT), std::string(p.refusal)));
+    EXPECT_EQ(fake_cuda::state().calls.size(), before);
+}
+
 }  // namespace

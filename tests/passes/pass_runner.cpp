@@ -20,6 +20,7 @@
 #include "passes/pipeline_loops.h"
 #include "passes/regrid.h"
 #include "passes/remap_programs.h"
+#include "passes/rewrites.h"
 #include "passes/run_once.h"
 #include "passes/saved_values.h"
 #include "passes/segment_atomics.h"
@@ -93,10 +94,27 @@ std::string memory_text(const ir::Function &f) {
                       "\naccumulated: " + set(m.accumulated) + "\noverwritten: " + set(m.overwritten) + "\n";
     for (const passes::Access &a : m.accesses) {
         out += std::string(ir::op_name(a.kind)) + " " + a.param + " ptr=%" + std::to_string(a.ptr);
-        if (a.loop >= 0) out += " loop=" + std::to_string(a.loop) + (a.varies ? " varies" : "");
+        if (a.loop >= 0) out += " loop=" + std::to_string(a.loop);
         out += "\n";
     }
     return out;
+}
+
+// A line per stored parameter a program may write an element of twice: why, or the run-time
+// conditions under which it does not ("none" when there is no such parameter).
+std::string rewrites_text(const ir::Function &f) {
+    std::string out;
+    for (const passes::Rewrite &r : passes::rewrites(f)) {
+        std::vector<std::string> alternatives;
+        for (const std::vector<passes::Inequality> &gs : r.unless) {
+            std::vector<std::string> all;
+            for (const passes::Inequality &g : gs) all.push_back(g.str());
+            alternatives.push_back(join(all, " and "));
+        }
+        out += r.param + " at op " + std::to_string(r.op) + ": " +
+               (r.unless.empty() ? "rewritten: " + r.why : "once where " + join(alternatives, ", or ")) + "\n";
+    }
+    return out.empty() ? "none\n" : out;
 }
 
 std::string access_text(const ir::Function &f, const Step &s) {
@@ -163,9 +181,11 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             if (!last) fail(TAD_ERR_INVALID_ARGUMENT, "RUN: the analysis retile-proof must come last");
             return retile_text(f, s);
         }
-        if (s.pass == "plan-gradient-writes" || s.pass == "memory-params" || s.pass == "access") {
+        if (s.pass == "plan-gradient-writes" || s.pass == "memory-params" || s.pass == "access" ||
+            s.pass == "rewrites") {
             if (!last) fail(TAD_ERR_INVALID_ARGUMENT, "RUN: the analysis " + s.pass + " must come last");
             if (s.pass == "access") return access_text(f, s);
+            if (s.pass == "rewrites") return rewrites_text(f);
             return s.pass == "memory-params" ? memory_text(f) : plan_text(f, s);
         }
         if (s.pass == "regrid") {  // flush=atomic: one atomic add per program instead of a partial buffer

@@ -9,7 +9,10 @@
 //                                                      "X: atomic"
 //   // RUN: memory-params                              "loaded: X, W", "stored: ...", "accumulated: ...",
 //                                                      "overwritten: ...", then per access
-//                                                      "load X ptr=%7 loop=0 varies"
+//                                                      "load X ptr=%7 loop=0"
+//   // RUN: rewrites                                   per parameter a program may write an element
+//                                                      of twice: "Y at op 29: rewritten: <why>" or
+//                                                      "Y at op 29: once where stride >= C"; "none"
 // Transforms: cse, dce, drop-unused-params. An analysis comes last. A pass that throws gives
 // "error: <message>" as the output.
 #pragma once
