@@ -17,7 +17,8 @@
 namespace tad::aot {
 
 // 3: a Covered allocation may carry `run` (plan::Alloc::run): its cover is that run's.
-constexpr int kManifestVersion = 3;
+// 4: a case may carry preconditions (plan::Precondition) the executor checks before its branches.
+constexpr int kManifestVersion = 4;
 constexpr const char *kManifestFile = "manifest.json";
 
 // One parameter of a compiled kernel, as Triton 3.6 specialized it: `type` is its signature's

@@ -38,8 +38,9 @@ std::vector<plan::Precondition> single_write_preconditions(const ir::Function &f
             *report += r.param + ": written once where " + cond +
                        " (the backward runs on those tiles; checked when it runs)\n";
             out.push_back(std::move(p));
-        } else if (r.unless.empty()) {
-            *report += r.param + ": a program may write an element twice (" + at + ": " + r.why +
+        } else if (r.unless.empty() || contains(spec.rewritten, r.param)) {
+            const std::string why = r.unless.empty() ? r.why : "another parameter stores to its tensor";
+            *report += r.param + ": a program may write an element twice (" + at + ": " + why +
                        "); its gradient is read at the last write and zeroed\n";
         } else {
             plan::Precondition p{schedule::guards_of(r.unless), false, ""};

@@ -54,17 +54,23 @@ std::set<TensorRef> useful_tensors(const std::vector<Launch> &ls, const std::set
 
 // Within a launch, every load must see the contents from before the launch: a load after a store or
 // atomic add to the same tensor (through any parameter), or a load in a loop that a later store of
-// that loop may have written in an earlier iteration, is refused where gradient could flow.
+// that loop may have written in an earlier iteration (through another pointer, or through the same
+// one where a program may write an element twice: passes/rewrites.h), is refused where gradient
+// could flow.
 void check_rereads(const Call &c, const std::vector<Launch> &ls, size_t k, const std::set<TensorRef> &active,
                    bool flows) {
     const Launch &l = ls[k];
+    std::set<std::string> twice;
+    for (const passes::Rewrite &r : passes::rewrites(*l.forward))
+        if (r.unless.empty()) twice.insert(r.param);
     std::set<TensorRef> written_here;
     for (const passes::Access &a : l.mem.accesses) {
         TensorRef t = l.tensors.at(a.param);
         bool reread = a.kind == ir::OpKind::Load && written_here.count(t);
         for (const passes::Access &b : l.mem.accesses)
             reread = reread || (a.kind == ir::OpKind::Load && a.loop >= 0 && b.loop == a.loop && b.op > a.op &&
-                                b.kind != ir::OpKind::Load && l.tensors.at(b.param) == t && b.ptr != a.ptr);
+                                b.kind != ir::OpKind::Load && l.tensors.at(b.param) == t &&
+                                (b.ptr != a.ptr || twice.count(b.param)));
         if (a.kind != ir::OpKind::Load) written_here.insert(t);
         if (!reread || (!active.count(t) && !flows)) continue;
         const ir::Op &load = l.forward->ops[static_cast<size_t>(a.op)];
@@ -72,7 +78,8 @@ void check_rereads(const Call &c, const std::vector<Launch> &ls, size_t k, const
                                       " back after writing it (" +
                                       where(l.forward->source_path, load.loc.line, load.loc.col) +
                                       "); a launch that updates a differentiated buffer must read each element before "
-                                      "writing it, through the same pointer");
+                                      "writing it, through the same pointer, and not in a later iteration of a loop "
+                                      "(carry such a value in a variable)");
     }
 }
 
@@ -90,18 +97,30 @@ void check_overwrites(const Call &c, const std::vector<Launch> &ls, size_t k, co
 }
 
 // Tensors a launch may write an element of more than once within a program (passes/rewrites.h;
-// where it writes each once under run-time conditions, the backward checks those instead).
-// `mapped_once` gets the parameters written once where the programs map onto tiles one to one.
+// where it writes each once under run-time conditions, the backward checks those instead, so the
+// decision does not depend on the trace). A parameter no proof covers may be written once on tile
+// coordinates (a persistent kernel): `mapped_once` gets it, unless the launch has a buffer written
+// twice, which keeps it off its tiles (remapped_forwards). Two stored parameters of one tensor are
+// rewrites.
 std::set<TensorRef> rewritten_tensors(const Launch &l, std::vector<std::string> *mapped_once) {
     std::set<TensorRef> out;
+    std::vector<std::string> mapped;
     for (const passes::Rewrite &r : passes::rewrites(*l.forward)) {
-        if (!r.unless.empty()) continue;
         std::vector<std::vector<passes::Inequality>> unless;
+        if (!r.unless.empty()) continue;
         if (passes::once_on_tiles(*l.forward, r.param, &unless) >= 0)
-            mapped_once->push_back(r.param);
+            mapped.push_back(r.param);
         else
             out.insert(l.tensors.at(r.param));
     }
+    std::map<TensorRef, int> stored;
+    for (const std::string &p : l.mem.overwritten)
+        if (++stored[l.tensors.at(p)] > 1) out.insert(l.tensors.at(p));
+    for (const std::string &p : mapped)
+        if (out.empty())
+            mapped_once->push_back(p);
+        else
+            out.insert(l.tensors.at(p));
     return out;
 }
 
@@ -167,6 +186,14 @@ void shared_shadows(const std::vector<Launch> &ls, Flow &f) {
     for (size_t k = 0; k < ls.size(); ++k) {
         const Launch &l = ls[k];
         ad::GradSpec &spec = f.specs[k];
+        const int repeated = passes::store_with_repeated_lanes(*l.forward, spec.outputs);
+        if (repeated >= 0) {
+            const ir::Op &op = l.forward->ops[static_cast<size_t>(repeated)];
+            fail(TAD_ERR_UNSUPPORTED, where(l.forward->source_path, op.loc.line, op.loc.col) +
+                                          ": unsupported construct 'store': lanes of its tile write one element (its "
+                                          "address does not move along a dim of the tile); store a scalar, or mask all "
+                                          "lanes but one");
+        }
         std::vector<std::string> mapped_once;
         const std::set<TensorRef> reads = tensors(l, l.mem.loaded), rewritten = rewritten_tensors(l, &mapped_once);
         // The reverse of a store that overwrites contents which also carry gradient zeroes the shadow;

@@ -945,13 +945,48 @@ std::vector<std::vector<Bound>> program_bound_choices(const std::vector<Bound> &
 
 }  // namespace
 
+namespace {
+
+// The part of address `v` that moves within one program: scalars computed outside every loop (a row
+// from program ids through a division the affine forms do not follow, or loaded) are the same
+// throughout the program, so they are left out where the rest (sums of them and affine tiles) is
+// affine; nullopt where it is not.
+std::optional<Form> moving_part(const ir::Function &f, Affine &a, ir::ValueId v, const std::vector<bool> &outside) {
+    const Form &whole = a.of(v);
+    if (whole.affine && whole.data < 0) return whole;
+    const int def = f.values.at(v).def_op;
+    if (def < 0) return std::nullopt;
+    const ir::Op &op = f.ops[static_cast<size_t>(def)];
+    if (outside[static_cast<size_t>(def)] && f.type(v).shape.empty()) return Form{};
+    if (op.kind == OpKind::Broadcast && f.type(op.operands[0]).shape.empty()) {
+        std::optional<Form> s = moving_part(f, a, op.operands[0], outside);
+        if (s && s->terms.empty()) return Form{};
+        return std::nullopt;
+    }
+    if (op.kind != OpKind::AddPtr && op.kind != OpKind::Add) return std::nullopt;
+    std::optional<Form> l = moving_part(f, a, op.operands[0], outside), r = moving_part(f, a, op.operands[1], outside);
+    if (!l || !r) return std::nullopt;
+    for (const auto &[var, c] : r->terms) {
+        Poly sum = l->terms.count(var) ? l->terms.at(var) + c : c;
+        if (sum == Poly())
+            l->terms.erase(var);
+        else
+            l->terms[var] = sum;
+    }
+    l->offset = l->offset + r->offset;
+    return l;
+}
+
+}  // namespace
+
 bool writes_once_per_program(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs, ir::ValueId mask,
                              const std::vector<int> &loops, std::vector<std::vector<Inequality>> *alternatives,
                              std::string *why) {
     alternatives->clear();
-    const Form &addr = a.of(ptrs.at(0));
+    const std::optional<Form> moving = moving_part(f, a, ptrs.at(0), top_level(f));
+    if (!moving) return *why = "its address is not affine", false;
+    const Form &addr = *moving;
     const ir::Type &t = f.type(ptrs[0]);
-    if (!addr.affine || addr.data >= 0) return *why = "its address is not affine", false;
     Digit apart;
     if (ptrs.size() > 1 && !writes_apart(f, a, ptrs, &apart, why)) return false;
     int partial = -1;

@@ -1,6 +1,7 @@
 #include "passes/rewrites.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 #include "passes/access.h"
@@ -13,6 +14,39 @@ namespace tad::passes {
 namespace {
 
 ir::ValueId store_mask(const ir::Op &store) { return store.has_mask ? store.operands[2] : ir::kNoValue; }
+
+// Whether `g` can hold: not where it is false at the kernel's constexprs (`STEP >= BLOCK` with both
+// known), nor where every term of lhs - rhs is negative (`C >= 2*C`, `1 >= K + 1`: false for any
+// positive sizes). Dropping an alternative only ever leaves the buffer to the zeroing backward.
+bool may_hold(const ir::Function &f, const Inequality &g) {
+    const Poly d = g.lhs - g.rhs;
+    int64_t value = 0;
+    const bool known = d.eval(
+        [&](const std::string &name, int64_t *out) {
+            for (const ir::Constexpr &c : f.constexprs)
+                if (c.name == name) {
+                    char *end = nullptr;
+                    *out = std::strtoll(c.literal.c_str(), &end, 10);
+                    return end != c.literal.c_str() && *end == '\0';
+                }
+            return false;
+        },
+        &value);
+    if (known) return value >= 0;
+    return std::any_of(d.terms().begin(), d.terms().end(), [](const auto &term) { return term.second > 0; });
+}
+
+// The alternatives every condition of which may hold.
+std::vector<std::vector<Inequality>> possible(const ir::Function &f,
+                                              std::vector<std::vector<Inequality>> alternatives) {
+    alternatives.erase(std::remove_if(alternatives.begin(), alternatives.end(),
+                                      [&](const std::vector<Inequality> &gs) {
+                                          return std::any_of(gs.begin(), gs.end(),
+                                                             [&](const Inequality &g) { return !may_hold(f, g); });
+                                      }),
+                       alternatives.end());
+    return alternatives;
+}
 
 // One parameter's verdict from its stores (op indices, in op order).
 Rewrite verdict(const ir::Function &f, Affine &a, const std::string &param, const std::vector<int> &stores) {
@@ -38,7 +72,12 @@ Rewrite verdict(const ir::Function &f, Affine &a, const std::string &param, cons
     std::vector<std::vector<Inequality>> alternatives;
     // Every order's conditions: those of the other orders hold in layouts with a dimension of one
     // (a single row whose stride torch leaves arbitrary), which are no reason to refuse.
-    if (writes_once_per_program(f, a, ptrs, store_mask(first), loops, &alternatives, &r.why)) r.unless = alternatives;
+    if (!writes_once_per_program(f, a, ptrs, store_mask(first), loops, &alternatives, &r.why)) return r;
+    r.why.clear();
+    if (alternatives.empty()) return r;  // no condition needed
+    r.unless = possible(f, alternatives);
+    if (r.unless.empty())
+        r.why = "its writes are distinct only where " + alternatives.front().front().str() + ", which cannot hold";
     return r;
 }
 
@@ -58,6 +97,25 @@ std::vector<Rewrite> rewrites(const ir::Function &f) {
         if (!r.why.empty() || !r.unless.empty()) out.push_back(std::move(r));
     }
     return out;
+}
+
+int store_with_repeated_lanes(const ir::Function &f, const std::vector<std::string> &params) {
+    Affine a(f, true);
+    for (size_t i = 0; i < f.ops.size(); ++i) {
+        const ir::Op &op = f.ops[i];
+        if (op.kind != ir::OpKind::Store ||
+            std::find(params.begin(), params.end(), pointer_base(f, op.operands[0])) == params.end())
+            continue;
+        const Form &addr = a.of(op.operands[0]);
+        const bool divides =
+            std::any_of(addr.terms.begin(), addr.terms.end(), [](const auto &term) { return term.first.divides(); });
+        if (!addr.affine || divides) continue;
+        const ir::Type &t = f.type(op.operands[0]);
+        for (size_t d = 0; d < t.rank(); ++d)
+            if (t.shape[d].value > 1 && !addr.terms.count({IndexVar::Lane, static_cast<int>(d)}))
+                return static_cast<int>(i);
+    }
+    return -1;
 }
 
 int once_on_tiles(const ir::Function &f, const std::string &param, std::vector<std::vector<Inequality>> *unless) {

@@ -34,6 +34,11 @@ struct Rewrite {
 // twice, in parameter order. Expects `f` after cse().
 std::vector<Rewrite> rewrites(const ir::Function &f);
 
+// The first plain store to one of `params` whose lanes along a dim of more than one lane address one
+// element (a tile of one value stored at one address: no backward tells the lanes' cotangents
+// apart), its op index; -1 where there is none (or its address is not affine).
+int store_with_repeated_lanes(const ir::Function &f, const std::vector<std::string> &params);
+
 // Where f on some choice of its tile coordinates (passes/remap_programs.h, whose backward runs only
 // where the launch's programs map one to one onto a box of tiles: a persistent kernel's loop over
 // its tiles) stores `param` outside loops at an address injective over all its programs and lanes

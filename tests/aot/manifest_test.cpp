@@ -78,8 +78,8 @@ TEST(Manifest, BadManifestsAreNamedByWhatIsWrong) {
     };
     expect("{", "JSON: invalid JSON near byte 0");
     expect(R"({"format": "other", "version": 1})", "format is 'other', not 'tad-kernels'");
-    expect(R"({"format": "tad-kernels", "version": 2})", "version 2 (this libtad reads version 3)");
-    expect(R"({"format": "tad-kernels", "version": 3})", "JSON object has no member 'tad'");
+    expect(R"({"format": "tad-kernels", "version": 3})", "version 3 (this libtad reads version 4)");
+    expect(R"({"format": "tad-kernels", "version": 4})", "JSON object has no member 'tad'");
 
     Json j = manifest_json(sample(dir));
     j.at("kernels")[0].at("cubins")[0].at("abi").push(static_cast<int64_t>(4));

@@ -112,7 +112,7 @@ TEST(DumpIr, PrintsEachStageInPipelineOrder) {
     size_t at = 0;
     for (const char *header :
          {"// ---- lower: _gelu_fwd\nfunc @_gelu_fwd(", "// ---- cse: _gelu_fwd\nfunc @_gelu_fwd(",
-          "// ---- flow: gelu\nlaunch 0 _gelu_fwd: wrt X; outputs Y; overwritten\n",
+          "// ---- flow: gelu\nlaunch 0 _gelu_fwd: wrt X; outputs Y; overwritten; rewritten\n",
           "// ---- writes: _gelu_fwd_bwd\nX: store mirroring Y, covering where its layout matches\n",
           "// ---- ad: _gelu_fwd_bwd\nfunc @_gelu_fwd_bwd(", "// ---- cse: _gelu_fwd_bwd\n",
           "// ---- dce: _gelu_fwd_bwd\n", "// ---- drop-unused-params: _gelu_fwd_bwd\n",

@@ -49,10 +49,12 @@ INSTANTIATE_TEST_SUITE_P(
         // The access analysis follows batch and head split from one axis already: nothing to gain.
         Case{"batch_head", {"def _head_scale_bwd("}, {"_remapped", "_program_box(launches"}},
         // A persistent loop's iterations become the tiles' programs: dw summed over tile rows.
+        // Y is written once only on its tiles (passes/rewrites.h): no backward of the forward as it
+        // is; the module refuses a launch whose programs do not map onto them.
         Case{"persistent_scale",
              {"def _persistent_scale_bwd_remapped(", "tiles=(0, lambda p: (p[0], ",
-              "launches = _with_grid(launches, 0, box)", "def _persistent_scale_bwd("},
-             {}},
+              "launches = _with_grid(launches, 0, box)", "    if not (box is not None):\n        raise RuntimeError("},
+             {"def _persistent_scale_bwd("}},
         // The same with a second tile counter one step behind the loop's variable (Triton's
         // persistent matmul tutorial's epilogue counter).
         Case{"persistent_counter",

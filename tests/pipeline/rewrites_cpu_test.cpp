@@ -77,4 +77,28 @@ TEST(RewritesCpu, PersistentMatmulRunsOnItsTilesOrRefuses) {
     EXPECT_EQ(count(src, "_persistent_matmul_fwd_bwd_remapped_DA["), 1) << src;
 }
 
+// A row accumulated in memory across a loop's steps (loaded and stored through one pointer each
+// step) is refused, naming the load; one store whose lanes write one element is refused, naming
+// the store. Both gave wrong gradients before.
+TEST(RewritesCpu, MemoryCarriedAcrossIterationsAndRepeatedLanesAreRefused) {
+    REQUIRE_TORCH();
+    tad::test::expect_refused("tests/pipeline/data/rewrites/accumulated_rows.py",
+                              "data/rewrites/accumulated_rows.py:18:15); a launch that updates a "
+                              "differentiated buffer must read each element before writing it, through the same "
+                              "pointer, and not in a later iteration of a loop (carry such a value in a variable)");
+    tad::test::expect_refused("tests/pipeline/data/rewrites/broadcast_store.py",
+                              "data/rewrites/broadcast_store.py:17:5: unsupported construct 'store': lanes of its tile "
+                              "write one element (its address does not move along a dim of the tile); store a scalar, "
+                              "or mask all lanes but one");
+}
+
+// One output passed as two parameters: the later store's reverse reads the cotangent, the earlier
+// one's a zeroed one.
+TEST(RewritesCpu, OneTensorStoredThroughTwoParameters) {
+    REQUIRE_TORCH();
+    const std::string src =
+        tad::test::generate_and_verify("tests/pipeline/data/rewrites/aliased_outputs.py", "rewrites", 2);
+    EXPECT_EQ(count(kernel(src, "_aliased_outputs_bwd"), "tl.debug_barrier()"), 4) << src;
+}
+
 }  // namespace
