@@ -836,6 +836,23 @@ std::vector<Proof> distinct_proofs(const ir::Function &f, Affine &a, const Form 
 
 }  // namespace
 
+namespace {
+
+// The index variables `addr` (of the first of `ptrs`) determines, and the distance digit of several
+// pointers; false and `why` where the pointers index differently, a division keeps one part, or
+// lanes repeat an address.
+bool address_vars(const ir::Function &f, Affine &a, const Form &addr, const std::vector<ir::ValueId> &ptrs,
+                  Digit *apart, std::set<IndexVar> *vars, std::string *why) {
+    if (ptrs.size() > 1 && !writes_apart(f, a, ptrs, apart, why)) return false;
+    int partial = -1;
+    *vars = determined(a, addr, &partial);
+    if (partial >= 0) return *why = partial_text(f, a, addr.terms, partial), false;
+    *why = repeated_lanes(*vars, f.type(ptrs[0]));
+    return why->empty();
+}
+
+}  // namespace
+
 bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::ValueId> &ptrs, ir::ValueId mask,
                      const std::vector<int> &axes, int loop, std::vector<std::vector<Inequality>> *alternatives,
                      std::string *why, const Poly *range) {
@@ -844,12 +861,8 @@ bool writes_distinct(const ir::Function &f, Affine &a, const std::vector<ir::Val
     const ir::Type &t = f.type(ptr);
     if (!addr.affine || addr.data >= 0) return *why = "its address is not affine", false;
     Digit apart;
-    if (ptrs.size() > 1 && !writes_apart(f, a, ptrs, &apart, why)) return false;
-    int partial = -1;
-    const std::set<IndexVar> vars = determined(a, addr, &partial);
-    if (partial >= 0) return *why = partial_text(f, a, addr.terms, partial), false;
-    *why = repeated_lanes(vars, t);
-    if (!why->empty()) return false;
+    std::set<IndexVar> vars;
+    if (!address_vars(f, a, addr, ptrs, &apart, &vars, why)) return false;
     auto has = [&](IndexVar::Kind k, int axis) { return vars.count({k, axis}) > 0; };
     for (int axis : axes)
         if (!has(IndexVar::Program, axis) && !(has(IndexVar::Quotient, axis) && has(IndexVar::Remainder, axis)))
@@ -988,12 +1001,8 @@ bool writes_once_per_program(const ir::Function &f, Affine &a, const std::vector
     const Form &addr = *moving;
     const ir::Type &t = f.type(ptrs[0]);
     Digit apart;
-    if (ptrs.size() > 1 && !writes_apart(f, a, ptrs, &apart, why)) return false;
-    int partial = -1;
-    const std::set<IndexVar> vars = determined(a, addr, &partial);
-    if (partial >= 0) return *why = partial_text(f, a, addr.terms, partial), false;
-    *why = repeated_lanes(vars, t);
-    if (!why->empty()) return false;
+    std::set<IndexVar> vars;
+    if (!address_vars(f, a, addr, ptrs, &apart, &vars, why)) return false;
     for (int loop : loops)
         if (!vars.count({IndexVar::Iteration, loop}))
             return *why = "every iteration of the " + op_at(f, a.loops()[static_cast<size_t>(loop)].begin) +
