@@ -55,14 +55,15 @@ std::set<TensorRef> useful_tensors(const std::vector<Launch> &ls, const std::set
 // Within a launch, every load must see the contents from before the launch: a load after a store or
 // atomic add to the same tensor (through any parameter), or a load in a loop that a later store of
 // that loop may have written in an earlier iteration (through another pointer, or through the same
-// one where a program may write an element twice: passes/rewrites.h), is refused where gradient
+// one where that store may write an element twice: passes/rewrites.h), is refused where gradient
 // could flow.
 void check_rereads(const Call &c, const std::vector<Launch> &ls, size_t k, const std::set<TensorRef> &active,
                    bool flows) {
     const Launch &l = ls[k];
-    std::set<std::string> twice;
-    for (const passes::Rewrite &r : passes::rewrites(*l.forward))
-        if (r.unless.empty()) twice.insert(r.param);
+    std::set<int> twice;  // stores in loops that may write an element twice
+    for (const passes::Access &b : l.mem.accesses)
+        if (b.kind == ir::OpKind::Store && b.loop >= 0 && !passes::store_once_per_program(*l.forward, b.op))
+            twice.insert(b.op);
     std::set<TensorRef> written_here;
     for (const passes::Access &a : l.mem.accesses) {
         TensorRef t = l.tensors.at(a.param);
@@ -70,7 +71,7 @@ void check_rereads(const Call &c, const std::vector<Launch> &ls, size_t k, const
         for (const passes::Access &b : l.mem.accesses)
             reread = reread || (a.kind == ir::OpKind::Load && a.loop >= 0 && b.loop == a.loop && b.op > a.op &&
                                 b.kind != ir::OpKind::Load && l.tensors.at(b.param) == t &&
-                                (b.ptr != a.ptr || twice.count(b.param)));
+                                (b.ptr != a.ptr || twice.count(b.op)));
         if (a.kind != ir::OpKind::Load) written_here.insert(t);
         if (!reread || (!active.count(t) && !flows)) continue;
         const ir::Op &load = l.forward->ops[static_cast<size_t>(a.op)];
@@ -191,8 +192,7 @@ void shared_shadows(const std::vector<Launch> &ls, Flow &f) {
             const ir::Op &op = l.forward->ops[static_cast<size_t>(repeated)];
             fail(TAD_ERR_UNSUPPORTED, where(l.forward->source_path, op.loc.line, op.loc.col) +
                                           ": unsupported construct 'store': lanes of its tile write one element (its "
-                                          "address does not move along a dim of the tile); store a scalar, or mask all "
-                                          "lanes but one");
+                                          "address does not move along a dim of the tile); store a scalar instead");
         }
         std::vector<std::string> mapped_once;
         const std::set<TensorRef> reads = tensors(l, l.mem.loaded), rewritten = rewritten_tensors(l, &mapped_once);

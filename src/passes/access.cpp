@@ -960,17 +960,32 @@ std::vector<std::vector<Bound>> program_bound_choices(const std::vector<Bound> &
 
 namespace {
 
-// The part of address `v` that moves within one program: scalars computed outside every loop (a row
-// from program ids through a division the affine forms do not follow, or loaded) are the same
-// throughout the program, so they are left out where the rest (sums of them and affine tiles) is
-// affine; nullopt where it is not.
+// Whether scalar `v` is the same throughout one program: a parameter, computed outside every loop,
+// or inside one from such scalars, program ids and constants only (no load, no loop variable or
+// carried value there).
+bool program_constant(const ir::Function &f, ir::ValueId v, const std::vector<bool> &outside, int depth = 0) {
+    if (!f.type(v).shape.empty() || depth > 16) return false;
+    const int def = f.values.at(v).def_op;
+    if (def < 0 || outside[static_cast<size_t>(def)]) return true;
+    const ir::Op &op = f.ops[static_cast<size_t>(def)];
+    if (op.kind == OpKind::Load || op.kind == OpKind::ForBegin || op.kind == OpKind::LoopArg ||
+        op.kind == OpKind::LoopResult)
+        return false;
+    return std::all_of(op.operands.begin(), op.operands.end(),
+                       [&](ir::ValueId o) { return program_constant(f, o, outside, depth + 1); });
+}
+
+// The part of address `v` that moves within one program: scalars the same throughout it
+// (program_constant: a row from program ids through a division the affine forms do not follow, or
+// loaded before the loops) are left out where the rest (sums of them and affine tiles) is affine;
+// nullopt where it is not.
 std::optional<Form> moving_part(const ir::Function &f, Affine &a, ir::ValueId v, const std::vector<bool> &outside) {
     const Form &whole = a.of(v);
     if (whole.affine && whole.data < 0) return whole;
     const int def = f.values.at(v).def_op;
     if (def < 0) return std::nullopt;
     const ir::Op &op = f.ops[static_cast<size_t>(def)];
-    if (outside[static_cast<size_t>(def)] && f.type(v).shape.empty()) return Form{};
+    if (program_constant(f, v, outside)) return Form{};
     if (op.kind == OpKind::Broadcast && f.type(op.operands[0]).shape.empty()) {
         std::optional<Form> s = moving_part(f, a, op.operands[0], outside);
         if (s && s->terms.empty()) return Form{};

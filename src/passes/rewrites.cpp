@@ -99,6 +99,14 @@ std::vector<Rewrite> rewrites(const ir::Function &f) {
     return out;
 }
 
+bool store_once_per_program(const ir::Function &f, int store) {
+    Affine a(f, true);
+    const ir::Op &op = f.ops[static_cast<size_t>(store)];
+    std::vector<std::vector<Inequality>> alternatives;
+    std::string why;
+    return writes_once_per_program(f, a, {op.operands[0]}, store_mask(op), a.loops_around(store), &alternatives, &why);
+}
+
 int store_with_repeated_lanes(const ir::Function &f, const std::vector<std::string> &params) {
     Affine a(f, true);
     for (size_t i = 0; i < f.ops.size(); ++i) {

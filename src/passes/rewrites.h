@@ -34,6 +34,11 @@ struct Rewrite {
 // twice, in parameter order. Expects `f` after cse().
 std::vector<Rewrite> rewrites(const ir::Function &f);
 
+// Whether the store at op `store` alone writes each element at most once over the lanes and the
+// iterations of the loops holding it, per program (writes_once_per_program; run-time conditions
+// aside): then a load through its pointer in its loop never reads what an earlier iteration stored.
+bool store_once_per_program(const ir::Function &f, int store);
+
 // The first plain store to one of `params` whose lanes along a dim of more than one lane address one
 // element (a tile of one value stored at one address: no backward tells the lanes' cotangents
 // apart), its op index; -1 where there is none (or its address is not affine).
