@@ -107,8 +107,8 @@ std::set<TensorRef> rewritten_tensors(const Launch &l, std::vector<std::string> 
     std::set<TensorRef> out;
     std::vector<std::string> mapped;
     for (const passes::Rewrite &r : passes::rewrites(*l.forward)) {
-        std::vector<std::vector<passes::Inequality>> unless;
         if (!r.unless.empty()) continue;
+        std::vector<std::vector<passes::Inequality>> unless;
         if (passes::once_on_tiles(*l.forward, r.param, &unless) >= 0)
             mapped.push_back(r.param);
         else
