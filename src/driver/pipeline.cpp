@@ -20,6 +20,7 @@
 #include "passes/passes.h"
 #include "passes/pipeline_loops.h"
 #include "passes/remap_programs.h"
+#include "passes/reverse_rereads.h"
 #include "passes/rewrites.h"
 #include "passes/run_once.h"
 #include "passes/segment_atomics.h"
@@ -195,6 +196,18 @@ void schedule_rest(ad::Backward &b, bool regridded, std::string *report) {
         }
     }
     if (schedule::fusing_loops(std::getenv("TAD_FUSE_LOOPS"))) fuse(b.fn, report);
+    if (schedule::reversing_rereads(std::getenv("TAD_REVERSE_REREADS"))) {
+        passes::ReversedLoops reversed = passes::reverse_rereads(b.fn);
+        if (!reversed.loops.empty()) {
+            *report += b.fn.name + ": " + std::to_string(reversed.loops.size()) +
+                       " loop(s) that read again what an earlier loop read run last iteration first\n";
+            b.fn = std::move(reversed.fn);
+            dump("reverse-rereads", b.fn);
+        } else if (!reversed.why.empty()) {
+            *report += b.fn.name +
+                       ": a loop that reads again what an earlier loop read keeps its order: " + reversed.why + "\n";
+        }
+    }
     if (schedule::early_loading(std::getenv("TAD_EARLY_LOADS"))) {
         passes::EarlyLoads early = passes::early_loads(b.fn);
         if (early.moved > 0) {

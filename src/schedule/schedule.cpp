@@ -145,4 +145,6 @@ bool lifting_reductions(const char *env) { return switched_on("TAD_LIFT_REDUCTIO
 
 bool fusing_loops(const char *env) { return switched_on("TAD_FUSE_LOOPS", env); }
 
+bool reversing_rereads(const char *env) { return switched_on("TAD_REVERSE_REREADS", env); }
+
 }  // namespace tad::schedule

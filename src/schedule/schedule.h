@@ -54,6 +54,11 @@ bool lifting_reductions(const char *env);
 // they are; anything else is an invalid argument.
 bool fusing_loops(const char *env);
 
+// TAD_REVERSE_REREADS: "on" (or unset) runs a loop that reads again what an earlier loop read last
+// iteration first (passes/reverse_rereads.h); "off" keeps its order; anything else is an invalid
+// argument.
+bool reversing_rereads(const char *env);
+
 // A proof's alternatives of run-time conditions (passes::writes_distinct) as guards: all of the one
 // alternative, or an Any over several.
 plan::Guards guards_of(const std::vector<std::vector<passes::Inequality>> &alternatives);

@@ -20,6 +20,7 @@
 #include "passes/pipeline_loops.h"
 #include "passes/regrid.h"
 #include "passes/remap_programs.h"
+#include "passes/reverse_rereads.h"
 #include "passes/rewrites.h"
 #include "passes/run_once.h"
 #include "passes/saved_values.h"
@@ -283,6 +284,11 @@ std::string run_steps(const std::vector<std::string> &steps, ir::Function f) {
             passes::FusedLoops fl = passes::fuse_loops(f);
             notes += "// fused: " + std::to_string(fl.fused) + "\n";
             f = passes::dce(passes::cse(fl.fn));
+        } else if (s.pass == "reverse-rereads") {
+            passes::ReversedLoops r = passes::reverse_rereads(f);
+            notes +=
+                "// reversed: " + std::to_string(r.loops.size()) + (r.why.empty() ? "" : " (" + r.why + ")") + "\n";
+            f = std::move(r.fn);
         } else if (s.pass == "early-loads") {
             passes::EarlyLoads e = passes::early_loads(f);
             notes += "// loads moved: " + std::to_string(e.moved) + "\n";
