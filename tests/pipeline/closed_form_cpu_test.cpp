@@ -117,7 +117,7 @@ TEST(SavedResiduals, KlDivInALaunchNode) {
     EXPECT_TRUE(has(src, "_RecordedNode(_kl_div_rows_fwd)")) << src;
     const std::string k = tad::test::kernel(src, "_kl_div_rows_fwd_bwd_launch0_LOG_TARGET_False");
     EXPECT_EQ(tad::test::count(k, "tl.load(TAD_SAVED_0_final + row)"), 1) << k;
-    EXPECT_EQ(tad::test::count(k, "for start in range(0, V, BLOCK_V):"), 2) << k;
+    EXPECT_EQ(tad::test::count(k, "start in range(0, V, BLOCK_V):"), 2) << k;  // `start`, `rev_start`
 }
 
 // A chain of two loops whose first adds rowsum(p·w) with w < 0 to l: the closed form holds (the
