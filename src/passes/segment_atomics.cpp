@@ -60,7 +60,7 @@ public:
         find_groups();
         if (groups_.empty()) return {f_, {}, 0, std::nullopt, {}};
         for (size_t i = 0; i < f_.ops.size(); ++i) step(static_cast<int>(i));
-        for (const Group *g : last_flushes_) flush(*g, g->results[1], g->results);
+        for (const Group *g : last_flushes_) flush(*g, g->results[1], g->results, true);
         return std::move(out_);
     }
 
@@ -130,8 +130,38 @@ private:
         for (Group &g : groups_) {
             g.runs = g.loop >= 0 && float_values(g);
             for (int i : g.ops) g.runs = g.runs && !loaded.count(pointer_base(f_, f_.ops[i].operands[0]));
+            // A run carried across iterations is flushed at its base in a later iteration or after the
+            // loop: the base must be the same in every iteration (a base that moves with the loop would
+            // take one iteration's sums to another's address).
+            for (ValueId base : g.bases) g.runs = g.runs && invariant_in(base, loops_[static_cast<size_t>(g.loop)]);
             out_.runs += g.runs;
         }
+    }
+
+    // Whether v has one value in every iteration of loop l: computed outside it, or inside it by pure
+    // ops from such values (no iterator, carried value, load or nested loop's result of l's body).
+    bool invariant_in(ValueId v, const ir::Loop &l) const {
+        const int d = f_.values[v].def_op;
+        if (d < l.begin || d > l.last()) return true;
+        const ir::Op &op = f_.ops[static_cast<size_t>(d)];
+        const ir::OpClass c = ir::op_info(op.kind).cls;
+        if (c == ir::OpClass::Memory || c == ir::OpClass::Loop || c == ir::OpClass::Random || op.kind == OpKind::Param)
+            return false;
+        return std::all_of(op.operands.begin(), op.operands.end(), [&](ValueId o) { return invariant_in(o, l); });
+    }
+
+    // Value v (invariant_in loop l) where the loop has ended: what its body computed is computed again
+    // from the values before the loop.
+    ValueId after_loop(ValueId v, const ir::Loop &l, std::map<ValueId, ValueId> &memo) {
+        const int d = f_.values[v].def_op;
+        if (d < l.begin || d > l.last()) return map_.at(v);
+        auto it = memo.find(v);
+        if (it != memo.end()) return it->second;
+        ir::Op op = f_.ops[static_cast<size_t>(d)];
+        std::vector<ValueId> local(f_.values.size(), ir::kNoValue);
+        for (ValueId o : op.operands) local[o] = after_loop(o, l, memo);
+        copy_op(b_, f_, op, local);
+        return memo[v] = local[v];
     }
 
     std::vector<Group *> runs_of(int loop) {
@@ -228,7 +258,7 @@ private:
             g->results.clear();
             for (ValueId v : g->carried) g->results.push_back(b_.loop_result(index++, out_.fn.type(v)));
             if (loops_[loop].parent >= 0)
-                flush(*g, g->results[1], g->results);
+                flush(*g, g->results[1], g->results, true);
             else
                 last_flushes_.push_back(g);
         }
@@ -243,11 +273,16 @@ private:
         b_.for_end({});
     }
 
-    // The runs' sums added at their address, where `when` holds.
-    void flush(const Group &g, ValueId when, const std::vector<ValueId> &state) {
+    // The runs' sums added at their address, where `when` holds; `after`, past the end of the loop
+    // holding the adds (their bases computed again there).
+    void flush(const Group &g, ValueId when, const std::vector<ValueId> &state, bool after) {
+        std::map<ValueId, ValueId> memo;
+        std::vector<ValueId> bases;
+        for (ValueId base : g.bases)
+            bases.push_back(after ? after_loop(base, loops_[static_cast<size_t>(g.loop)], memo) : map_.at(base));
         guarded(when, "flush", [&] {
             for (size_t k = 0; k < g.ops.size(); ++k)
-                b_.atomic_add(b_.add_ptr(map_.at(g.bases[k]), state[0]),
+                b_.atomic_add(b_.add_ptr(bases[k], state[0]),
                               b_.reduce(OpKind::ReduceSum, state[k + 2], -1, false), ir::kNoValue,
                               f_.ops[g.ops[k]].name);
         });
@@ -269,7 +304,7 @@ private:
             const ValueId at = g.carried[0], live = g.carried[1];
             const ValueId same = b_.binary(OpKind::And, live, b_.binary(OpKind::Eq, lo, at));
             const ValueId reset = b_.binary(OpKind::And, one, b_.unary(OpKind::Not, same));
-            flush(g, b_.binary(OpKind::And, live, reset), g.carried);
+            flush(g, b_.binary(OpKind::And, live, reset), g.carried, false);
             g.next = {b_.where(one, lo, at), b_.binary(OpKind::Or, live, one)};
             const ValueId adding = active(g, b_.broadcast(one, t.shape));
             for (size_t k = 0; k < g.ops.size(); ++k) {

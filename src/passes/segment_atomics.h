@@ -30,7 +30,10 @@
 // What makes it sound: the sums are the same contributions reassociated (relaxed atomic adds fix
 // no order anyway), deferred within one program only and only to buffers the kernel never loads.
 // Adds sharing the offset tile, mask, memory semantics and loop (dW and dB) share one run state and
-// one loop of each kind. Runs carry float32 and float64 only (a float16 run rounds at every step).
+// one loop of each kind. Runs carry float32 and float64 only (a float16 run rounds at every step),
+// and only where each add's scalar base is the same in every iteration (a run keeps an offset from
+// that base: one moving with the loop would take an iteration's sums to another's address); a base
+// the loop body computes is computed again after the loop for the last run's flush.
 // The rest of an add's kind (offsets not of unit steps) is combine_atomics.h's.
 #pragma once
 

@@ -54,4 +54,25 @@ TEST(SegmentAtomicsCpu, GroupNormAffineGradients) {
     EXPECT_FALSE(has(k, "tl.atomic_add(DB + ch")) << k;
 }
 
+// The last run's flush after the loop computes the row's base again there, where the kernel computed
+// it inside the loop (the module used the body's value past the loop before: a review's probe).
+TEST(SegmentAtomicsCpu, TheLastRunsBaseIsComputedAfterTheLoop) {
+    REQUIRE_TORCH();
+    const std::string k =
+        kernel(tad::test::generate_and_verify("tests/pipeline/data/segments/base_in_loop.py", "segments", 3),
+               "_dup_fwd_bwd");
+    EXPECT_TRUE(has(k, " = DX + r * stride\n    for flush in range(run_live.to(tl.int32)):\n")) << k;
+}
+
+// A base that moves with the loop carries no runs (their sums would reach a later iteration's base):
+// segments alone.
+TEST(SegmentAtomicsCpu, ABaseMovingWithTheLoopCarriesNoRuns) {
+    REQUIRE_TORCH();
+    const std::string k =
+        kernel(tad::test::generate_and_verify("tests/pipeline/data/segments/moving_base.py", "segments", 3),
+               "_spread_fwd_bwd");
+    EXPECT_FALSE(has(k, "run_at")) << k;
+    EXPECT_TRUE(has(k, "for segment in range(")) << k;
+}
+
 }  // namespace
