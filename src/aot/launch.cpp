@@ -317,12 +317,12 @@ private:
         std::vector<CallArg> args;
     };
 
-    // _regrid_programs: with the `kept` programs of the other axes, as many per SM as stay resident,
-    // at most the forward's G.
+    // _regrid_programs: with the `kept` programs of the other axes, as many per SM as stay resident
+    // (about 16 registers per element of the largest tile, an SM's 64K), at most the forward's G.
     int64_t regrid_programs(const plan::Kernel &k, int64_t g, int64_t kept) const {
         int64_t tile = 1;
         for (const std::string &d : m_.kernels.at(k.fn.name).largest_tile) tile *= symbol(d, k.fn.name + "'s tile");
-        const int64_t per_sm = std::max<int64_t>(1, std::min<int64_t>(4, 8192 / std::max<int64_t>(tile, 1)));
+        const int64_t per_sm = std::max<int64_t>(1, std::min<int64_t>(4, 4096 / std::max<int64_t>(tile, 1)));
         return std::max<int64_t>(1, std::min<int64_t>(g, per_sm * sm_count_ / std::max<int64_t>(kept, 1)));
     }
 

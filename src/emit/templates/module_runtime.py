@@ -694,9 +694,11 @@ _SM_COUNTS = {}
 def _regrid_programs(grid, axes, device, tile=1):
     """Programs P of a backward re-gridded along `axes` of the forward's `grid`, at most G, the
     grid's size over them: with the programs of the other axes, as many per SM as stay resident
-    together, 1 to 4, taking about 8 registers per element of its largest tile (`tile` elements; an
-    SM has 64K), so that none waits for a second wave and the partial buffers have no more rows than
-    needed. Off the GPU (the CPU check) at most 3, so that programs loop over several of the
+    together, 1 to 4, taking about 16 registers per element of its largest tile (`tile` elements; an
+    SM has 64K: the tile, the partial sums it carries and the body's other tiles), so that none waits
+    for a second wave and the partial buffers have no more rows than needed (LayerNorm's backward
+    at N 4096 float16 on the H100: 2 per SM, 0.0496 ms, against 1, 0.0471; the rows' sum is 4 us of
+    it at 2). Off the GPU (the CPU check) at most 3, so that programs loop over several of the
     forward's."""
     grid_size = _grid_size(grid, axes)
     kept = max(1, math.prod(grid) // max(grid_size, 1))
@@ -707,7 +709,7 @@ def _regrid_programs(grid, axes, device, tile=1):
         index = device.index if device.index is not None else torch.cuda.current_device()
         if index not in _SM_COUNTS:
             _SM_COUNTS[index] = torch.cuda.get_device_properties(index).multi_processor_count
-        per_sm = max(1, min(4, 8192 // max(tile, 1)))
+        per_sm = max(1, min(4, 4096 // max(tile, 1)))
         programs = max(1, min(grid_size, per_sm * _SM_COUNTS[index] // kept))
     if grid_size + programs >= 2**31:  # the kernel's loop counter, r < G stepping by P, is an int32
         raise RuntimeError(f"tad: a re-gridded backward loops over {grid_size} programs by {programs}: "
@@ -884,4 +886,17 @@ def _sum_partial(shadow, row_sum):
 
 
 def _as_dtype(g, t):
-    return None if g is None else g.to(t.dtype)
+    """Gradient g in its input t's dtype. A view of a small block (the rows' sums of several
+    gradients, _row_sums: LayerNorm's dW and dB) casts the whole block at its first view's cast and
+    keeps it on the block, so the others cast in that one launch (float16 M4096 N4096 on the H100:
+    0.0496 -> 0.0479 ms)."""
+    if g is None or g.dtype == t.dtype:
+        return g
+    base = g._base
+    if base is None or not base.is_contiguous() or base.dtype != g.dtype or base.numel() > 4 * g.numel():
+        return g.to(t.dtype)
+    cast = getattr(base, "_tad_cast", None)
+    if cast is None or cast.dtype != t.dtype:
+        cast = base.to(t.dtype)
+        base._tad_cast = cast
+    return torch.as_strided(cast, g.shape, g.stride(), g.storage_offset() - base.storage_offset())
