@@ -282,9 +282,8 @@ private:
             bases.push_back(after ? after_loop(base, loops_[static_cast<size_t>(g.loop)], memo) : map_.at(base));
         guarded(when, "flush", [&] {
             for (size_t k = 0; k < g.ops.size(); ++k)
-                b_.atomic_add(b_.add_ptr(bases[k], state[0]),
-                              b_.reduce(OpKind::ReduceSum, state[k + 2], -1, false), ir::kNoValue,
-                              f_.ops[g.ops[k]].name);
+                b_.atomic_add(b_.add_ptr(bases[k], state[0]), b_.reduce(OpKind::ReduceSum, state[k + 2], -1, false),
+                              ir::kNoValue, f_.ops[g.ops[k]].name);
         });
     }
 
