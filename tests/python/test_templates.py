@@ -125,17 +125,19 @@ class Buffers(unittest.TestCase):
         self.assertEqual(got.tolist(), [1.5, -2.25])
 
     def test_as_dtype_casts_a_block_of_sums_once_for_its_views(self):
-        block = torch.tensor([[1.5, -2.25, 3.0], [0.5, 4.0, -1.0]], dtype=torch.float32)
+        partials = torch.tensor([[[1.0, -2.0, 3.0], [0.5, -0.25, 0.0]], [[0.5, 4.0, -1.0], [0.0, 0.0, 0.0]]])
+        rows = rt._row_sums(partials[0], partials[1])
         like = torch.ones(3, dtype=torch.float16)
-        first, second = rt._as_dtype(block[1], like), rt._as_dtype(block[0], like)
+        first, second = rt._as_dtype(rows[1], like), rt._as_dtype(rows[0], like)
         self.assertEqual((first.dtype, first.tolist()), (torch.float16, [0.5, 4.0, -1.0]))
         self.assertEqual((second.dtype, second.tolist()), (torch.float16, [1.5, -2.25, 3.0]))
         self.assertIsNotNone(first._base)
         self.assertIs(first._base, second._base)
-        # a view of a block much larger than itself is cast on its own
-        big = torch.zeros(10, 3)
-        alone = rt._as_dtype(big[2], like)
-        self.assertEqual((alone._base, alone.tolist()), (None, [0.0, 0.0, 0.0]))
+        # a view of any other tensor (a user's gradient) is cast on its own, and nothing is kept on it
+        users = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        alone = rt._as_dtype(users[1], like)
+        self.assertEqual((alone._base, alone.tolist()), (None, [4.0, 5.0, 6.0]))
+        self.assertFalse(hasattr(users, "_tad_cast"))
 
     def test_partial_buffers_of_one_row_length_and_dtype_share_one_zeroed_allocation(self):
         w, b, other = torch.ones(4, dtype=torch.float16), torch.ones(4), torch.ones(6)

@@ -848,6 +848,7 @@ def _row_sums(*partials):
             continue
         if id(block) not in sums:
             sums[id(block)] = _sum_rows(block)
+            sums[id(block)]._tad_sums = True  # a block of tad's own, read only: _as_dtype may cast it whole
         out.append(sums[id(block)][p.storage_offset() // block.stride(0)])
     return out
 
@@ -886,14 +887,15 @@ def _sum_partial(shadow, row_sum):
 
 
 def _as_dtype(g, t):
-    """Gradient g in its input t's dtype. A view of a small block (the rows' sums of several
-    gradients, _row_sums: LayerNorm's dW and dB) casts the whole block at its first view's cast and
-    keeps it on the block, so the others cast in that one launch (float16 M4096 N4096 on the H100:
-    0.0496 -> 0.0479 ms)."""
+    """Gradient g in its input t's dtype. A view of a block of rows' sums (_row_sums: LayerNorm's dW
+    and dB, a block made for this backward and only read) casts the whole block at its first view's
+    cast and keeps it on the block, so the others cast in that one launch (float16 M4096 N4096 on the
+    H100: 0.0496 -> 0.0479 ms). Any other tensor (a user's gradient among them) is cast on its own."""
     if g is None or g.dtype == t.dtype:
         return g
     base = g._base
-    if base is None or not base.is_contiguous() or base.dtype != g.dtype or base.numel() > 4 * g.numel():
+    if (base is None or not getattr(base, "_tad_sums", False) or not base.is_contiguous() or
+            base.dtype != g.dtype or base.numel() > 4 * g.numel()):
         return g.to(t.dtype)
     cast = getattr(base, "_tad_cast", None)
     if cast is None or cast.dtype != t.dtype:
