@@ -223,7 +223,7 @@ private:
         copy_op(b_, f_, op, map_);
     }
 
-    ValueId zeros(const ir::Type &t) {
+    ValueId zeros(ir::Type t) {  // by value: building the constant may grow the values a reference points into
         const ValueId z = b_.constant(0, t.elem);
         return t.scalar() ? z : b_.broadcast(z, t.shape);
     }

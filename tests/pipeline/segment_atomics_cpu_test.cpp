@@ -75,4 +75,15 @@ TEST(SegmentAtomicsCpu, ABaseMovingWithTheLoopCarriesNoRuns) {
     EXPECT_TRUE(has(k, "for segment in range(")) << k;
 }
 
+// Group norm with each group's offset inside its loops: the runs keep their tile type while the rewrite
+// grows the function's values (a stale reference made them scalars: the module did not compile).
+TEST(SegmentAtomicsCpu, RunsKeepTheirTileTypeWhereTheBasesAreComputedInTheLoops) {
+    REQUIRE_TORCH();
+    const std::string k = kernel(
+        tad::test::generate_and_verify("tests/pipeline/data/segments/group_offsets_in_loops.py", "segments", 2),
+        "_group_norm_fwd_bwd");
+    EXPECT_TRUE(has(k, "DW_run = tl.full((BLOCK_SIZE,), 0.0, tl.float32)")) << k;
+    EXPECT_FALSE(has(k, "tl.broadcast_to(")) << k;
+}
+
 }  // namespace

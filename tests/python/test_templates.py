@@ -133,6 +133,18 @@ class Buffers(unittest.TestCase):
         self.assertEqual((second.dtype, second.tolist()), (torch.float16, [1.5, -2.25, 3.0]))
         self.assertIsNotNone(first._base)
         self.assertIs(first._base, second._base)
+        # a block summed as a view of another tensor (the GPU's product with a row of ones, squeezed)
+        squeezed = torch.tensor([[[1.0, 2.0]], [[3.0, 4.0]]]).squeeze(1)
+        real_sum_rows = rt._sum_rows
+        rt._sum_rows = lambda block: squeezed
+        try:
+            partials = torch.zeros(2, 1, 2)
+            views = rt._row_sums(partials[0], partials[1])
+        finally:
+            rt._sum_rows = real_sum_rows
+        cast = [rt._as_dtype(v, torch.ones(2, dtype=torch.float16)) for v in views]
+        self.assertIs(cast[0]._base, cast[1]._base)
+        self.assertEqual([c.tolist() for c in cast], [[1.0, 2.0], [3.0, 4.0]])
         # a view of any other tensor (a user's gradient) is cast on its own, and nothing is kept on it
         users = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
         alone = rt._as_dtype(users[1], like)

@@ -848,7 +848,8 @@ def _row_sums(*partials):
             continue
         if id(block) not in sums:
             sums[id(block)] = _sum_rows(block)
-            sums[id(block)]._tad_sums = True  # a block of tad's own, read only: _as_dtype may cast it whole
+            root = sums[id(block)] if sums[id(block)]._base is None else sums[id(block)]._base
+            root._tad_sums = True  # a block of tad's own, read only: _as_dtype may cast it whole (views name their root)
         out.append(sums[id(block)][p.storage_offset() // block.stride(0)])
     return out
 
