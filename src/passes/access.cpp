@@ -179,8 +179,8 @@ std::string reread_text(const ir::Function &f, const IndexVar &v, const Division
            op_at(f, div.op) + ")";
 }
 
-// Where a mask bounds a division's dividend below a multiple of the divisor, `dividend < Q · d`:
-// Q, the quotient's range.
+// Where a mask, or the end of the loop whose iterator it is (Division::below), bounds a division's
+// dividend below a multiple of the divisor, `dividend < Q · d`: Q, the quotient's range.
 std::optional<Poly> quotient_size(const Division &div, const std::vector<Bound> &bounds) {
     for (const Bound &b : bounds) {
         Poly q;
@@ -188,6 +188,8 @@ std::optional<Poly> quotient_size(const Division &div, const std::vector<Bound> 
             (b.bound - b.form.offset + div.dividend.offset).divide(div.divisor, &q))
             return q;
     }
+    Poly q;
+    if (div.below && div.below->divide(div.divisor, &q)) return q;
     return std::nullopt;
 }
 

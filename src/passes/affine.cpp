@@ -312,12 +312,30 @@ Form Affine::divided(const ir::Op &op, int index) {
     Form dividend;
     dividend.terms = x.terms;
     dividend.offset = x.offset;
+    Division div{dividend, d.offset, index, signs(dividend, d.offset), std::nullopt};
+    iterator_end(op.operands[0], &div);
     Form r;
-    r.terms[{op.kind == OpKind::Div ? IndexVar::Divided : IndexVar::Modulo,
-             division_of({dividend, d.offset, index, signs(dividend, d.offset)})}] = Poly::constant(1);
+    r.terms[{op.kind == OpKind::Div ? IndexVar::Divided : IndexVar::Modulo, division_of(div)}] = Poly::constant(1);
     merge_deps(r, x);
     merge_deps(r, d);
     return r;
+}
+
+// Division::below where x is a loop's iterator: its end, where that is the same for every program
+// and lane, and the step is positive (a number at least 1, a grid size, or else a guard).
+void Affine::iterator_end(ir::ValueId x, Division *div) {
+    const ir::Op &begin = f_.def(x);
+    if (begin.kind != OpKind::ForBegin) return;
+    const Form &hi = of(begin.operands[1]), &step = of(begin.operands[2]);
+    if (!hi.invariant() || hi.data >= 0 || !step.invariant() || step.data >= 0) return;
+    int64_t c = 0;
+    if (step.offset.constant_value(&c)) {
+        if (c < 1) return;
+    } else if (!(step.offset.symbols().size() == 1 && step.offset == Poly::symbol(*step.offset.symbols().begin()) &&
+                 step.offset.symbols().begin()->rfind("num_programs(", 0) == 0)) {
+        div->signs.push_back({step.offset, Poly::constant(1)});
+    }
+    div->below = hi.offset;
 }
 
 const Poly *Affine::divisor(int axis) const {

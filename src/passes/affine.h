@@ -132,6 +132,10 @@ struct Division {
     // the dividend at least 0 (so that x >= 0: Triton's // and % truncate toward zero) and a symbolic
     // divisor at least 1. A proof that reads the division takes them as guards.
     std::vector<Inequality> signs;
+    // Where the dividend is a loop's iterator (a persistent kernel's `tile` in `tile // tiles_n`), the
+    // loop's end when it is the same for every program: the dividend stays below it (the step is
+    // positive: a number, a grid size, or a guard in `signs`).
+    std::optional<Poly> below;
 };
 
 // Whether `name` (a named constant's or a tile dim's spelling) is an expression of constexprs f is
@@ -171,6 +175,7 @@ private:
     Form quotient(const ir::Op &op, int index);
     Form divided(const ir::Op &op, int index);
     int division_of(const Division &d);  // its index in divisions_, added where new
+    void iterator_end(ir::ValueId x, Division *div);
     std::vector<Inequality> signs(const Form &dividend, const Poly &divisor) const;
     Form relane(const Form &in, int (*map)(int, int), int arg);
     Form broadcast_lanes(const Form &in, const ir::Type &from, const ir::Type &to);

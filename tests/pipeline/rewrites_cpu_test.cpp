@@ -101,4 +101,13 @@ TEST(RewritesCpu, OneTensorStoredThroughTwoParameters) {
     EXPECT_EQ(count(kernel(src, "_aliased_outputs_bwd"), "tl.debug_barrier()"), 4) << src;
 }
 
+// Column-major tiles of a persistent loop: written once per program where the launch has no more
+// programs than the loop's step; the CPU tier runs it (refused at run time before).
+TEST(RewritesCpu, PersistentColumnMajorTilesAreWrittenOnce) {
+    REQUIRE_TORCH();
+    const std::string src =
+        tad::test::generate_and_verify("tests/pipeline/data/rewrites/persistent_column_major.py", "rewrites", 2);
+    EXPECT_NE(src.find("NUM_PROGRAMS >= num_programs(0)"), std::string::npos) << src;
+}
+
 }  // namespace
