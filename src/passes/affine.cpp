@@ -321,6 +321,18 @@ Form Affine::divided(const ir::Op &op, int index) {
     return r;
 }
 
+namespace {
+
+// Whether p is a grid's size along an axis, `num_programs(a)` (at least 1; not a share of it,
+// `num_programs(a)//d`, which may be 0).
+bool grid_size(const Poly &p) {
+    const std::set<std::string> names = p.symbols();
+    return names.size() == 1 && p == Poly::symbol(*names.begin()) && names.begin()->rfind("num_programs(", 0) == 0 &&
+           names.begin()->find("//") == std::string::npos;
+}
+
+}  // namespace
+
 // Division::below where x is a loop's iterator: its end, where that is the same for every program
 // and lane, and the step is positive (a number at least 1, a grid size, or else a guard).
 void Affine::iterator_end(ir::ValueId x, Division *div) {
@@ -331,8 +343,7 @@ void Affine::iterator_end(ir::ValueId x, Division *div) {
     int64_t c = 0;
     if (step.offset.constant_value(&c)) {
         if (c < 1) return;
-    } else if (!(step.offset.symbols().size() == 1 && step.offset == Poly::symbol(*step.offset.symbols().begin()) &&
-                 step.offset.symbols().begin()->rfind("num_programs(", 0) == 0)) {
+    } else if (!grid_size(step.offset)) {
         div->signs.push_back({step.offset, Poly::constant(1)});
     }
     div->below = hi.offset;

@@ -22,7 +22,8 @@ TEST(FuseLoopsCpu, GroupNormReadsXInTwoLoops) {
             kernel(tad::test::generate_and_verify("dataset/group_norm.py", mode, 2), "_group_norm_fwd_bwd");
         const bool on = std::string(mode) == "on";
         // top-level loops, one of them run last block first (reverse_rereads.h) or not
-        EXPECT_EQ(count(k, "\n    for start in ") + count(k, "\n    for rev_start in "), on ? 2 : 3) << mode << ":\n" << k;
+        EXPECT_EQ(count(k, "\n    for start in ") + count(k, "\n    for rev_start in "), on ? 2 : 3) << mode << ":\n"
+                                                                                                     << k;
         EXPECT_EQ(count(k, "tl.load(X + offs"), on ? 2 : 3) << mode << ":\n" << k;
     }
 }

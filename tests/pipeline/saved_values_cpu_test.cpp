@@ -54,7 +54,8 @@ TEST(SavedValuesCpu, LoopResult) {
     const std::string src = tad::test::generate_and_verify("tests/pipeline/data/saved/loop_sum.py", "saved", 2);
     const std::string k = kernel(src, "_loop_sum_bwd");
     EXPECT_EQ(count(k, "tl.load(S_final + row)"), 1) << k;
-    EXPECT_EQ(count(k, "start in range(0, N, BLOCK):"), 2) << k;  // the gradient's two passes (`start`, `rev_start`), no rerun
+    EXPECT_EQ(count(k, "start in range(0, N, BLOCK):"), 2)
+        << k;  // the gradient's two passes (`start`, `rev_start`), no rerun
 }
 
 TEST(SavedValuesCpu, SumOfTwoLoadsReadBack) {

@@ -58,9 +58,8 @@ TEST(SegmentAtomicsCpu, GroupNormAffineGradients) {
 // it inside the loop (the module used the body's value past the loop before: a review's probe).
 TEST(SegmentAtomicsCpu, TheLastRunsBaseIsComputedAfterTheLoop) {
     REQUIRE_TORCH();
-    const std::string k =
-        kernel(tad::test::generate_and_verify("tests/pipeline/data/segments/base_in_loop.py", "segments", 3),
-               "_dup_fwd_bwd");
+    const std::string k = kernel(
+        tad::test::generate_and_verify("tests/pipeline/data/segments/base_in_loop.py", "segments", 3), "_dup_fwd_bwd");
     EXPECT_TRUE(has(k, " = DX + r * stride\n    for flush in range(run_live.to(tl.int32)):\n")) << k;
 }
 
@@ -79,9 +78,9 @@ TEST(SegmentAtomicsCpu, ABaseMovingWithTheLoopCarriesNoRuns) {
 // grows the function's values (a stale reference made them scalars: the module did not compile).
 TEST(SegmentAtomicsCpu, RunsKeepTheirTileTypeWhereTheBasesAreComputedInTheLoops) {
     REQUIRE_TORCH();
-    const std::string k = kernel(
-        tad::test::generate_and_verify("tests/pipeline/data/segments/group_offsets_in_loops.py", "segments", 2),
-        "_group_norm_fwd_bwd");
+    const std::string k =
+        kernel(tad::test::generate_and_verify("tests/pipeline/data/segments/group_offsets_in_loops.py", "segments", 2),
+               "_group_norm_fwd_bwd");
     EXPECT_TRUE(has(k, "DW_run = tl.full((BLOCK_SIZE,), 0.0, tl.float32)")) << k;
     EXPECT_FALSE(has(k, "tl.broadcast_to(")) << k;
 }
