@@ -151,17 +151,15 @@ private:
     }
 
     // Value v (invariant_in loop l) where the loop has ended: what its body computed is computed again
-    // from the values before the loop.
-    ValueId after_loop(ValueId v, const ir::Loop &l, std::map<ValueId, ValueId> &memo) {
+    // from the values before the loop. `after` maps the values found so far (one per flush).
+    ValueId after_loop(ValueId v, const ir::Loop &l, std::vector<ValueId> &after) {
+        if (after[v] != ir::kNoValue) return after[v];
         const int d = f_.values[v].def_op;
-        if (d < l.begin || d > l.last()) return map_.at(v);
-        auto it = memo.find(v);
-        if (it != memo.end()) return it->second;
-        ir::Op op = f_.ops[static_cast<size_t>(d)];
-        std::vector<ValueId> local(f_.values.size(), ir::kNoValue);
-        for (ValueId o : op.operands) local[o] = after_loop(o, l, memo);
-        copy_op(b_, f_, op, local);
-        return memo[v] = local[v];
+        if (d < l.begin || d > l.last()) return after[v] = map_.at(v);
+        const ir::Op &op = f_.ops[static_cast<size_t>(d)];
+        for (ValueId o : op.operands) after_loop(o, l, after);
+        copy_op(b_, f_, op, after);
+        return after[v];
     }
 
     std::vector<Group *> runs_of(int loop) {
@@ -276,10 +274,9 @@ private:
     // The runs' sums added at their address, where `when` holds; `after`, past the end of the loop
     // holding the adds (their bases computed again there).
     void flush(const Group &g, ValueId when, const std::vector<ValueId> &state, bool after) {
-        std::map<ValueId, ValueId> memo;
-        std::vector<ValueId> bases;
+        std::vector<ValueId> past(after ? f_.values.size() : 0, ir::kNoValue), bases;
         for (ValueId base : g.bases)
-            bases.push_back(after ? after_loop(base, loops_[static_cast<size_t>(g.loop)], memo) : map_.at(base));
+            bases.push_back(after ? after_loop(base, loops_[static_cast<size_t>(g.loop)], past) : map_.at(base));
         guarded(when, "flush", [&] {
             for (size_t k = 0; k < g.ops.size(); ++k)
                 b_.atomic_add(b_.add_ptr(bases[k], state[0]), b_.reduce(OpKind::ReduceSum, state[k + 2], -1, false),
